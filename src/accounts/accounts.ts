@@ -1,0 +1,156 @@
+import type { Database } from "bun:sqlite";
+import { ApiError } from "../http/errors.ts";
+import { newId } from "../lib/ids.ts";
+import { nowSeconds, rfc3339 } from "../lib/time.ts";
+import { DISPLAY_PREFIX_LENGTH, digestsEqual, generateApiKey, hashSecret, looksLikeApiKey } from "./keys.ts";
+
+export type Currency = "USD" | "RUB";
+
+export interface Account {
+  id: string;
+  name: string;
+  currency: Currency;
+  balance_micro: bigint;
+  held_micro: bigint;
+  created_at: bigint;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  hash: Uint8Array;
+  can_manage: bigint;
+  monthly_limit_micro: bigint | null;
+  writes_per_minute: bigint | null;
+  max_in_flight: bigint | null;
+  created_at: bigint;
+  last_used_at: bigint | null;
+  revoked_at: bigint | null;
+}
+
+/** What an authenticated request knows about its caller. */
+export interface Principal {
+  keyId: string;
+  keyPrefix: string;
+  accountId: string;
+  canManage: boolean;
+  monthlyLimitMicro: bigint | null;
+  writesPerMinute: number | null;
+  maxInFlight: number | null;
+}
+
+export interface NewKeyOptions {
+  name?: string;
+  canManage?: boolean;
+  monthlyLimitMicro?: bigint | null;
+}
+
+/** Account and key SQL, prepared once per database (the query cache holds only 20 statements). */
+export class AccountStore {
+  private readonly byHash;
+  private readonly insertAccount;
+  private readonly insertKey;
+  private readonly getAccountStmt;
+  private readonly getAccountByName;
+
+  constructor(private readonly db: Database) {
+    this.byHash = db.prepare<ApiKeyRow, [Uint8Array]>("SELECT * FROM api_keys WHERE hash = ?");
+    this.insertAccount = db.prepare(
+      "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES (?, ?, ?, 0, 0, ?)",
+    );
+    this.insertKey = db.prepare(
+      `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.getAccountStmt = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE id = ?");
+    this.getAccountByName = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE name = ?");
+  }
+
+  countAccounts(): number {
+    const row = this.db.query("SELECT count(*) AS n FROM accounts").get() as { n: bigint };
+    return Number(row.n);
+  }
+
+  getAccount(id: string): Account | null {
+    return this.getAccountStmt.get(id);
+  }
+
+  findAccountByName(name: string): Account | null {
+    return this.getAccountByName.get(name);
+  }
+
+  /**
+   * Creates an account and its Default key (which has the manage right) in one transaction.
+   * Returns the key in clear: the only moment it exists outside the caller's hands.
+   */
+  createAccount(name: string, currency: Currency): { account: Account; keyId: string; key: string } {
+    return this.db
+      .transaction(() => {
+        if (this.findAccountByName(name)) {
+          throw new ApiError("conflict", `An account named "${name}" already exists.`, { param: "name" });
+        }
+        const id = newId("acct");
+        this.insertAccount.run(id, name, currency, nowSeconds());
+        const { keyId, key } = this.createKeyInTx(id, { name: "Default", canManage: true });
+        return { account: this.getAccount(id)!, keyId, key };
+      })
+      .immediate();
+  }
+
+  createKey(accountId: string, options: NewKeyOptions = {}): { keyId: string; key: string } {
+    return this.db.transaction(() => this.createKeyInTx(accountId, options)).immediate();
+  }
+
+  private createKeyInTx(accountId: string, options: NewKeyOptions): { keyId: string; key: string } {
+    if (!this.getAccount(accountId)) {
+      throw new ApiError("not_found", `No account ${accountId}.`, { param: "account_id" });
+    }
+    const key = generateApiKey();
+    const keyId = newId("key");
+    this.insertKey.run(
+      keyId,
+      accountId,
+      options.name ?? "Key",
+      key.slice(0, DISPLAY_PREFIX_LENGTH),
+      hashSecret(key),
+      options.canManage ? 1 : 0,
+      options.monthlyLimitMicro ?? null,
+      nowSeconds(),
+    );
+    return { keyId, key };
+  }
+
+  /**
+   * Resolves a presented key. The lookup is by SHA-256 (an index probe reveals nothing about the
+   * key), and the stored digest is compared again in constant time. Revoked keys resolve to null.
+   */
+  authenticate(presented: string): Principal | null {
+    if (!looksLikeApiKey(presented)) return null;
+    const digest = hashSecret(presented);
+    const row = this.byHash.get(digest);
+    if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
+    return {
+      keyId: row.id,
+      keyPrefix: row.prefix,
+      accountId: row.account_id,
+      canManage: row.can_manage === 1n,
+      monthlyLimitMicro: row.monthly_limit_micro,
+      writesPerMinute: row.writes_per_minute === null ? null : Number(row.writes_per_minute),
+      maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
+    };
+  }
+}
+
+export function accountView(a: Account) {
+  return {
+    id: a.id,
+    name: a.name,
+    currency: a.currency,
+    balance_micro: a.balance_micro.toString(),
+    held_micro: a.held_micro.toString(),
+    available_micro: (a.balance_micro - a.held_micro).toString(),
+    created_at: rfc3339(a.created_at),
+  };
+}

@@ -1,0 +1,43 @@
+import type { Principal } from "../accounts/accounts.ts";
+import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import { ApiError } from "../http/errors.ts";
+import { requestMeta } from "../http/request-meta.ts";
+import type { AppContext } from "../server/context.ts";
+
+/** Accepts `Key <key>` (the spec's form) and `Bearer <key>` (so OpenAI SDKs work unchanged). */
+export function credentialFrom(header: string | null): string | null {
+  if (!header) return null;
+  const m = /^(Key|Bearer)[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return m ? m[2]! : null;
+}
+
+const UNAUTHORIZED_MESSAGE =
+  "Missing, malformed, unknown or revoked API key. Send `Authorization: Key <API_KEY>` (or `Bearer <API_KEY>`).";
+
+/** Resolves the caller of an API route or throws 401 `unauthorized`. */
+export function requirePrincipal(ctx: AppContext, request: Request): Principal {
+  const credential = credentialFrom(request.headers.get("authorization"));
+  const principal = credential ? ctx.accounts.authenticate(credential) : null;
+  if (!principal) throw new ApiError("unauthorized", UNAUTHORIZED_MESSAGE);
+  const meta = requestMeta(request);
+  if (meta) meta.keyPrefix = principal.keyPrefix;
+  return principal;
+}
+
+/** Like requirePrincipal, but a request without credentials is anonymous rather than an error. */
+export function optionalPrincipal(ctx: AppContext, request: Request): Principal | null {
+  return request.headers.has("authorization") ? requirePrincipal(ctx, request) : null;
+}
+
+/** Operator API: `Authorization: Bearer <admin token>`, compared as SHA-256 digests in constant time. */
+export function requireAdmin(ctx: AppContext, request: Request): void {
+  const credential = credentialFrom(request.headers.get("authorization"));
+  if (!credential || !digestsEqual(hashSecret(credential), ctx.adminTokenHash)) {
+    throw new ApiError(
+      "unauthorized",
+      "Missing or wrong admin token. Send `Authorization: Bearer <admin token>`.",
+    );
+  }
+  const meta = requestMeta(request);
+  if (meta) meta.keyPrefix = "admin";
+}

@@ -1,0 +1,95 @@
+import { type Static, Type as T } from "@sinclair/typebox";
+
+/** Model kinds of the spec, and the billing unit each kind may use. */
+export const KINDS = ["video", "image", "avatar", "upscale", "audio", "text"] as const;
+export type Kind = (typeof KINDS)[number];
+export const UNITS = ["second", "image", "megapixel", "1M_tokens"] as const;
+export type Unit = (typeof UNITS)[number];
+
+export const UNITS_BY_KIND: Record<Kind, readonly Unit[]> = {
+  video: ["second"],
+  avatar: ["second"],
+  audio: ["second"],
+  image: ["image", "megapixel"],
+  upscale: ["second", "image", "megapixel"],
+  text: ["1M_tokens"],
+};
+
+const Micro = T.Integer({ minimum: 0, maximum: 1_000_000_000_000 });
+const ModelId = T.String({ pattern: "^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+$", maxLength: 128 });
+
+/**
+ * A catalog entry as an operator writes it in the config file (TOML or JSON).
+ * Prices are integer micro-USD per unit; text prices are per 1M tokens.
+ */
+export const ModelConfig = T.Object(
+  {
+    id: ModelId,
+    kind: T.Union(KINDS.map((k) => T.Literal(k))),
+    unit: T.Optional(T.Union(UNITS.map((u) => T.Literal(u)))),
+    description: T.Optional(T.String({ maxLength: 2000 })),
+    price_usd_micro: T.Optional(Micro),
+    input_price_usd_micro: T.Optional(Micro),
+    output_price_usd_micro: T.Optional(Micro),
+    max: T.Optional(T.Integer({ minimum: 1, maximum: 100_000 })),
+    context: T.Optional(T.Integer({ minimum: 1, maximum: 100_000_000 })),
+    resolutions: T.Optional(T.Array(T.String({ minLength: 1, maxLength: 32 }), { minItems: 1 })),
+    resolution_prices_usd_micro: T.Optional(T.Record(T.String(), Micro)),
+    default_units: T.Optional(T.Integer({ minimum: 1 })),
+    /** Reference-to-video: the input carries input_duration_sec and is priced on it. */
+    reference_video: T.Optional(T.Boolean()),
+    input_schema: T.Optional(T.Record(T.String(), T.Unknown())),
+    provider: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
+    upstream_model: T.Optional(T.String({ minLength: 1, maxLength: 256 })),
+    time_limit_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 86_400 })),
+    enabled: T.Optional(T.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ModelConfig = Static<typeof ModelConfig>;
+
+/** A validated, fully resolved catalog entry (defaults filled in). */
+export interface Model {
+  id: string;
+  kind: Kind;
+  unit: Unit;
+  description: string;
+  price_usd_micro: number | null;
+  input_price_usd_micro: number | null;
+  output_price_usd_micro: number | null;
+  max: number | null;
+  context: number | null;
+  resolutions: string[] | null;
+  resolution_prices_usd_micro: Record<string, number> | null;
+  default_units: number | null;
+  reference_video: boolean;
+  input_schema: Record<string, unknown>;
+  provider: string;
+  upstream_model: string | null;
+  time_limit_seconds: number;
+}
+
+/** The public catalog entry of CONTRACT.md (money as decimal strings). */
+export function publicModel(m: Model) {
+  const s = (n: number | null) => (n === null ? undefined : String(n));
+  return {
+    id: m.id,
+    object: "model" as const,
+    kind: m.kind,
+    unit: m.unit,
+    price_usd_micro: s(m.price_usd_micro),
+    input_price_usd_micro: s(m.input_price_usd_micro),
+    output_price_usd_micro: s(m.output_price_usd_micro),
+    max: m.max ?? undefined,
+    context: m.context ?? undefined,
+    resolutions: m.resolutions ?? undefined,
+    resolution_prices_usd_micro: m.resolution_prices_usd_micro
+      ? Object.fromEntries(Object.entries(m.resolution_prices_usd_micro).map(([k, v]) => [k, String(v)]))
+      : undefined,
+    default_units: m.default_units ?? undefined,
+    omitted_units: m.default_units ?? undefined,
+    description: m.description,
+    input_schema: m.input_schema,
+  };
+}
+export type PublicModel = ReturnType<typeof publicModel>;

@@ -1,0 +1,50 @@
+import { ConfigError } from "../config/load.ts";
+import { SchemaTooNewError } from "../db/database.ts";
+import { VERSION } from "../server/version.ts";
+import { UsageError } from "./args.ts";
+import { backupCommand } from "./backup.ts";
+import { serveCommand } from "./serve.ts";
+
+const USAGE = `gengate ${VERSION}: prepaid gateway for generation models
+
+Usage:
+  gengate serve [--port N] [--host H] [--data-dir DIR] [--config FILE] [--public-url URL]
+  gengate backup FILE [--data-dir DIR]
+  gengate version
+  gengate help
+
+Environment: GENGATE_PORT, GENGATE_HOST, GENGATE_DATA_DIR, GENGATE_CONFIG, GENGATE_PUBLIC_URL.
+Docs: README.md and docs/ in the source tree; /docs and /v1/llms.txt on a running server.`;
+
+/** Dispatches a command line; returns the exit code. Errors are one line on stderr. */
+export async function runCli(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "serve":
+        return await serveCommand(rest);
+      case "backup":
+        return backupCommand(rest);
+      case "version":
+      case "--version":
+        process.stdout.write(`gengate ${VERSION}\n`);
+        return 0;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}" (try: gengate help)`);
+    }
+  } catch (err) {
+    const known = err instanceof UsageError || err instanceof ConfigError || err instanceof SchemaTooNewError;
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`gengate: ${message}\n`);
+    if (!known && !(err instanceof Error && err.constructor.name.endsWith("Error") && err.name !== "Error")) {
+      if (process.env.GENGATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    }
+    return err instanceof UsageError ? 2 : 1;
+  }
+}

@@ -1,0 +1,86 @@
+import { readFileSync } from "node:fs";
+import { Value } from "@sinclair/typebox/value";
+import { ConfigFile, DEFAULT_LIMITS, type LiveSettings, type ServerSettings } from "./schema.ts";
+
+export class ConfigError extends Error {}
+
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_HOST = "127.0.0.1";
+export const DEFAULT_DATA_DIR = "./.data";
+
+/** Reads and validates the config file; every problem is one line naming the file and the key. */
+export function readConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`config ${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = path.endsWith(".json") ? JSON.parse(text) : Bun.TOML.parse(text);
+  } catch (err) {
+    throw new ConfigError(
+      `config ${path}: not valid ${path.endsWith(".json") ? "JSON" : "TOML"}: ${(err as Error).message}`,
+    );
+  }
+  const first = Value.Errors(ConfigFile, parsed).First();
+  if (first) {
+    const key = first.path.replace(/^\//, "").replaceAll("/", ".") || "(top level)";
+    const hint = first.message.toLowerCase().includes("unexpected property") ? " (unknown key)" : "";
+    throw new ConfigError(`config ${path}: ${key}: ${first.message.toLowerCase()}${hint}`);
+  }
+  return parsed as ConfigFile;
+}
+
+export function liveSettingsFrom(file: ConfigFile | null): LiveSettings {
+  const l = file?.limits ?? {};
+  return {
+    limits: {
+      writesPerMinute: l.writes_per_minute ?? DEFAULT_LIMITS.writesPerMinute,
+      inFlight: l.in_flight ?? DEFAULT_LIMITS.inFlight,
+      runWaitSeconds: l.run_wait_seconds ?? DEFAULT_LIMITS.runWaitSeconds,
+      uploadMaxBytes: l.upload_max_bytes ?? DEFAULT_LIMITS.uploadMaxBytes,
+    },
+    sandbox: file?.catalog?.sandbox ?? true,
+    models: file?.models ?? [],
+  };
+}
+
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  "data-dir"?: string;
+  config?: string;
+  "public-url"?: string;
+}
+
+/** Precedence: flag > environment > config file > default. */
+export function resolveServerSettings(
+  flags: ServeFlags,
+  env: Record<string, string | undefined>,
+  file: ConfigFile | null,
+  configPath: string | null,
+): ServerSettings {
+  const portText = flags.port ?? env.GENGATE_PORT;
+  let port = file?.server?.port ?? DEFAULT_PORT;
+  if (portText !== undefined) {
+    if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+      throw new ConfigError(`port: "${portText}" is not a port number (0-65535)`);
+    }
+    port = Number(portText);
+  }
+  const host = flags.host ?? env.GENGATE_HOST ?? file?.server?.host ?? DEFAULT_HOST;
+  const dataDir = flags["data-dir"] ?? env.GENGATE_DATA_DIR ?? file?.server?.data_dir ?? DEFAULT_DATA_DIR;
+  const publicUrl = flags["public-url"] ?? env.GENGATE_PUBLIC_URL ?? file?.server?.public_url ?? "";
+  if (publicUrl && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(publicUrl)) {
+    throw new ConfigError(`public-url: "${publicUrl}" is not an http(s) URL`);
+  }
+  return { host, port, dataDir, publicUrl: publicUrl.replace(/\/+$/, ""), configPath };
+}
+
+/** The public address used in every URL the service returns. */
+export function defaultPublicUrl(host: string, port: number): string {
+  const h = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}

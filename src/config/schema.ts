@@ -1,0 +1,71 @@
+import { type Static, Type as T } from "@sinclair/typebox";
+
+/**
+ * The operator's config file (TOML, or JSON when the name ends in .json). Unknown keys are errors:
+ * a typo must not silently fall back to a default. See docs/configuration.md.
+ */
+export const ConfigFile = T.Object(
+  {
+    server: T.Optional(
+      T.Object(
+        {
+          host: T.Optional(T.String({ minLength: 1 })),
+          port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
+          public_url: T.Optional(T.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })),
+          data_dir: T.Optional(T.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    limits: T.Optional(
+      T.Object(
+        {
+          writes_per_minute: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
+          in_flight: T.Optional(T.Integer({ minimum: 1, maximum: 100_000 })),
+          run_wait_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 600 })),
+          upload_max_bytes: T.Optional(T.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    catalog: T.Optional(
+      T.Object(
+        { sandbox: T.Optional(T.Boolean({ description: "Serve the built-in sandbox/* models." })) },
+        { additionalProperties: false },
+      ),
+    ),
+    models: T.Optional(T.Array(T.Unknown())),
+  },
+  { additionalProperties: false },
+);
+export type ConfigFile = Static<typeof ConfigFile>;
+
+export interface Limits {
+  writesPerMinute: number;
+  inFlight: number;
+  runWaitSeconds: number;
+  uploadMaxBytes: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  writesPerMinute: 120,
+  inFlight: 20,
+  runWaitSeconds: 90,
+  uploadMaxBytes: 100 * 1024 * 1024,
+};
+
+/** Settings fixed for the life of the process (a change needs a restart). */
+export interface ServerSettings {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl: string;
+  configPath: string | null;
+}
+
+/** Settings re-read on SIGHUP. */
+export interface LiveSettings {
+  limits: Limits;
+  sandbox: boolean;
+  models: unknown[];
+}

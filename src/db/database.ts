@@ -1,0 +1,68 @@
+import { Database } from "bun:sqlite";
+import { nowSeconds } from "../lib/time.ts";
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations.ts";
+
+export class SchemaTooNewError extends Error {}
+
+/**
+ * Opens the ledger database with the settings every caller needs (STACK.md):
+ * strict bindings, safe 64-bit integers, WAL, a busy timeout so the server and operator
+ * commands can write at the same time, and foreign keys.
+ */
+export function openDatabase(path: string, options: { create?: boolean } = {}): Database {
+  const db = new Database(path, { strict: true, safeIntegers: true, create: options.create ?? true });
+  db.exec("PRAGMA busy_timeout = 5000");
+  db.exec("PRAGMA journal_mode = WAL");
+  // NORMAL in WAL mode survives a process crash (kill -9); see docs/operations.md for the trade-off.
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  return db;
+}
+
+export function currentSchemaVersion(db: Database): number {
+  const table = db
+    .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
+  if (!table) return 0;
+  const row = db.query("SELECT max(version) AS v FROM schema_migrations").get() as { v: bigint | null };
+  return row.v === null ? 0 : Number(row.v);
+}
+
+/** Applies every pending migration; refuses a database written by a newer gengate. Returns versions applied. */
+export function migrate(db: Database): number[] {
+  const current = currentSchemaVersion(db);
+  if (current > LATEST_SCHEMA_VERSION) {
+    throw new SchemaTooNewError(
+      `database schema version ${current} is newer than this gengate supports (${LATEST_SCHEMA_VERSION}); upgrade gengate`,
+    );
+  }
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+      );
+      db.exec(m.sql);
+      db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        m.version,
+        m.name,
+        nowSeconds(),
+      );
+    }).immediate();
+    applied.push(m.version);
+  }
+  return applied;
+}
+
+/** Readiness: the database answers and every migration this binary knows is applied. */
+export function databaseReady(db: Database): { ok: boolean; schema_version: number; detail?: string } {
+  try {
+    const v = currentSchemaVersion(db);
+    return v === LATEST_SCHEMA_VERSION
+      ? { ok: true, schema_version: v }
+      : { ok: false, schema_version: v, detail: `schema ${v}, expected ${LATEST_SCHEMA_VERSION}` };
+  } catch (err) {
+    return { ok: false, schema_version: -1, detail: err instanceof Error ? err.message : String(err) };
+  }
+}

@@ -1,0 +1,15 @@
+import m001 from "./migrations/001_foundation.sql" with { type: "text" };
+
+/**
+ * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
+ * transaction together with its row in schema_migrations. Append only: never edit a released one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "foundation", sql: m001 }];
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

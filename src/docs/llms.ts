@@ -1,0 +1,182 @@
+import type { Model } from "../catalog/model.ts";
+import { ERROR_CODES } from "../http/errors.ts";
+import { formatMicro } from "../lib/money.ts";
+import type { AppContext } from "../server/context.ts";
+
+type OpenApiPaths = Record<string, Record<string, { summary?: string; security?: unknown[] }>>;
+
+const MEANINGS: Record<string, string> = {
+  unknown_model: "model id not in the catalog",
+  unpriceable: "the request cannot be priced",
+  bad_webhook_url: "the webhook URL is not acceptable (must be public http/https)",
+  bad_messages: "the messages of a text call are invalid",
+  use_chat_completions: "a text model was sent to /queue or /run; use /chat/completions",
+  validation_error: "input failed validation (see details)",
+  unknown_file: "a referenced file is unknown, expired or not yours",
+  unauthorized: "key missing, malformed, unknown or revoked",
+  insufficient_balance: "balance too low; top up at the billing URL",
+  key_limit_reached: "the key's monthly spend limit is reached",
+  forbidden: "bad download signature and no owning key",
+  not_found: "no such route, request or file (another account's ids are also 404)",
+  method_not_allowed: "the path exists but not with this method (see Allow)",
+  idempotency_conflict: "same Idempotency-Key with a different body, or still running",
+  request_not_ready: "response read before COMPLETED",
+  not_cancellable: "only IN_QUEUE requests can be cancelled",
+  conflict: "the change conflicts with the current state",
+  expired: "the signed output URL is no longer valid",
+  payload_too_large: "body over the size limit",
+  unsupported_media_type: "content type missing, not allowed, or not what the bytes are",
+  rate_limited: "too many writes per key per minute; see Retry-After",
+  too_many_in_flight: "too many open jobs for the key",
+  download_cap: "this output was downloaded too many times",
+  internal_error: "unexpected; logged on the server",
+  submit_failed: "the upstream failed before any output; nothing was charged",
+  generation_failed: "the job failed while /run waited; nothing was charged",
+  capacity_unavailable: "temporary; retry with backoff after Retry-After",
+  not_ready: "the server is not ready (readiness probe)",
+  insufficient_storage: "the server's disk is too full to accept uploads",
+};
+
+function price(m: Model): string {
+  if (m.kind === "text") {
+    return `in $${formatMicro(m.input_price_usd_micro!)} / out $${formatMicro(m.output_price_usd_micro!)} per 1M tokens`;
+  }
+  const per = m.unit === "second" ? "s" : m.unit === "image" ? "image" : "MP";
+  if (m.resolution_prices_usd_micro) {
+    return Object.entries(m.resolution_prices_usd_micro)
+      .map(([r, p]) => `${r} $${formatMicro(p)}/${per}`)
+      .join(", ");
+  }
+  return `$${formatMicro(m.price_usd_micro!)}/${per}`;
+}
+
+function limit(m: Model): string {
+  if (m.kind === "text") return `context ${m.context} tokens`;
+  const unit = m.unit === "second" ? "s" : m.unit === "image" ? "images" : "MP";
+  const def = m.default_units !== null ? `, default ${m.default_units}` : "";
+  return `max ${m.max} ${unit}${def}`;
+}
+
+/**
+ * The live guide at /v1/llms.txt, rebuilt from the running catalog, limits and route table,
+ * so a model or route that does not exist is never described.
+ */
+export function buildLlmsTxt(ctx: AppContext, paths: OpenApiPaths): string {
+  const base = `${ctx.publicUrl}/v1`;
+  const has = (path: string) => path in paths;
+  const out: string[] = [];
+  const l = ctx.live.limits;
+  out.push(
+    "# gengate",
+    "",
+    "> Prepaid HTTP API for generation models: video, image, avatar, upscale, speech and text. One API key,",
+    "> one prepaid balance. Media models run through a job queue; text models through OpenAI-compatible chat.",
+    "",
+    `Base URL: ${base}`,
+    `OpenAPI schema: ${base}/openapi.json · API reference: ${ctx.publicUrl}/docs · Catalog JSON: ${base}/models`,
+    "",
+    "## Authentication",
+    "",
+    "Send `Authorization: Key <API_KEY>` on every call except the catalog, this guide, the OpenAPI schema and",
+    "signed output downloads. `Authorization: Bearer <API_KEY>` is accepted too (OpenAI SDKs). Keys look like",
+    "`gk_...`. A missing, malformed or revoked key is 401 `unauthorized`.",
+    "",
+    "## Money",
+    "",
+    "All amounts are integer micro-units as decimal strings: 1 USD = 1,000,000 micro-USD (`*_usd_micro`).",
+    "Prices are per unit: second (video, avatar, audio), image, megapixel, or 1M tokens (text, input and",
+    "output priced separately; cost = ceil((in x in_price + out x out_price) / 1,000,000)).",
+    "When `duration` or `num_images` is omitted, the model's `default_units` apply; send both explicitly.",
+    "",
+  );
+
+  if (has("/v1/estimate")) {
+    out.push(
+      "## Estimate",
+      "",
+      `POST ${base}/estimate with {"model_id": "...", "input": {...}} returns the exact price before running.`,
+      'For text models the input is {"input_tokens": N, "output_tokens": N}. 400 unknown_model / unpriceable.',
+      "",
+    );
+  }
+  if (has("/v1/queue/{model_id}")) {
+    out.push(
+      "## Queue flow (media models)",
+      "",
+      `1. POST ${base}/queue/{model_id} with the model input as JSON -> 202 {request_id, status_url, response_url, cancel_url, quoted_usd_micro}.`,
+      "   The estimated price is reserved on submit. Optional `webhook_url` (query or body) gets one POST when the job ends.",
+      "2. GET status_url until `status` is COMPLETED (IN_QUEUE -> IN_PROGRESS -> COMPLETED | FAILED; CANCELLED by you).",
+      "3. GET response_url: the model output; media fields hold signed URLs valid for 24 hours.",
+      `POST ${base}/run/{model_id} submits and waits up to ${l.runWaitSeconds} s: 200 output, 202 still running, 502 generation_failed.`,
+      "A failed job charges nothing; a completed one charges the actual amount, never above the estimate.",
+      "Idempotency-Key header: the same key and body replays the first answer; another body is 409 idempotency_conflict.",
+      "",
+    );
+  }
+  if (has("/v1/chat/completions")) {
+    out.push(
+      "## Chat (text models)",
+      "",
+      `POST ${base}/chat/completions with OpenAI's chat body ({model, messages, max_tokens?, stream?}).`,
+      "Without max_tokens, 4096 completion tokens are reserved and the reply is limited to that.",
+      "stream=true answers text/event-stream in OpenAI's chunk format, ending with `data: [DONE]`.",
+      "",
+    );
+  }
+  if (has("/v1/files")) {
+    out.push(
+      "## Files",
+      "",
+      `POST ${base}/files with raw bytes and their Content-Type -> 201 {file_id: "file_..."}.`,
+      "Put the file_id in any URL field of a model input (image_url, video_url, audio_url, ...).",
+      "",
+    );
+  }
+
+  out.push("## Endpoints", "", "| Method | Path | Key | What |", "|---|---|---|---|");
+  for (const [path, ops] of Object.entries(paths)) {
+    if (path.startsWith("/admin")) continue;
+    for (const [method, op] of Object.entries(ops)) {
+      const auth = op.security && op.security.length > 0 ? "yes" : "no";
+      out.push(`| ${method.toUpperCase()} | ${path} | ${auth} | ${op.summary ?? ""} |`);
+    }
+  }
+
+  out.push("", "## Models", "", "| Model id | Kind | Price | Limits |", "|---|---|---|---|");
+  for (const m of ctx.catalog.models) out.push(`| ${m.id} | ${m.kind} | ${price(m)} | ${limit(m)} |`);
+  const sandbox = ctx.catalog.models.filter((m) => m.provider === "sandbox" && m.kind !== "text");
+  if (sandbox.length > 0) {
+    out.push(
+      "",
+      'Sandbox models accept `"sandbox": {"delay_ms": N, "fail": true, "actual_units": N}` in their input to be slow,',
+      "fail, or finish with fewer units, so every path can be tested without an upstream.",
+    );
+  }
+
+  out.push(
+    "",
+    "## Errors",
+    "",
+    'Every error is JSON: {"error": {"code", "message", "type", "param"?, "details"?, "request_id"?}}.',
+    "Every response carries `x-request-id`; quote it when asking for help.",
+    "",
+    "| HTTP | code | meaning |",
+    "|---|---|---|",
+  );
+  for (const [code, [status]] of Object.entries(ERROR_CODES))
+    out.push(`| ${status} | ${code} | ${MEANINGS[code] ?? ""} |`);
+
+  out.push(
+    "",
+    "## Limits",
+    "",
+    `- Writes (POST/PUT/PATCH/DELETE): ${l.writesPerMinute} per key per minute (429 rate_limited, with Retry-After). Reads and status polls never count.`,
+    `- Open jobs (IN_QUEUE or IN_PROGRESS): ${l.inFlight} per key (429 too_many_in_flight).`,
+    "- Per request: the catalog `max` of the model; text: the model's context.",
+    "- Monthly spend: set per key; spent + held + the new estimate above it is 402 key_limit_reached.",
+    `- Uploads: up to ${Math.floor(l.uploadMaxBytes / 1048576)} MiB; images, video and audio only.`,
+    "- Signed output URLs: valid 24 hours (then 410 expired); 200 full downloads per output (then 429 download_cap).",
+    "",
+  );
+  return out.join("\n");
+}

@@ -1,0 +1,152 @@
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import type { AnyElysia } from "elysia";
+import { ERROR_CODES } from "../http/errors.ts";
+
+type Json = Record<string, unknown>;
+
+const DESCRIPTION = `Prepaid HTTP API for generation models (video, image, avatar, upscale, speech, text).
+
+Authenticate with \`Authorization: Key <API_KEY>\` (\`Bearer <API_KEY>\` also works, for OpenAI SDKs).
+Money is integer micro-units carried as decimal strings (1 USD = 1,000,000 micro-USD).
+Every error is \`{"error": {"code", "message", "type", "param"?, "details"?, "request_id"?}}\`.
+A guide for people and LLMs is at /v1/llms.txt.`;
+
+/**
+ * Builds the OpenAPI 3.1 document from the app's real route table (so it cannot drift from the
+ * routes), then fixes what the generator leaves loose: wildcard model-id segments become a
+ * documented path parameter, bodies are JSON only, operation ids are valid identifiers, and every
+ * error response points at one shared Error schema.
+ */
+export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string): Json {
+  const generated = toOpenAPISchema(app, { paths: [/^\/docs/] }) as {
+    paths: Record<string, Record<string, Json>>;
+    components: { schemas: Json };
+  };
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const [rawPath, ops] of Object.entries(generated.paths)) {
+    const path = rawPath.replace(/\/\*(?=\/|$)/g, "/{model_id}");
+    const fixed: Record<string, Json> = paths[path] ?? {};
+    for (const [method, op] of Object.entries(ops)) fixed[method] = fixOperation(method, path, op);
+    paths[path] = fixed;
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "gengate API",
+      version: "1",
+      description: DESCRIPTION,
+      license: { name: "Proprietary", identifier: "LicenseRef-gengate" },
+      "x-gengate-version": version,
+    },
+    servers: [{ url: publicUrl, description: "This gateway" }],
+    tags: [
+      { name: "Catalog", description: "Models, prices and limits. No key needed." },
+      { name: "Account", description: "The caller's account, wallet and keys." },
+      { name: "Documentation", description: "This schema, the API reference and the LLM guide." },
+      { name: "Operations", description: "Health probes." },
+    ],
+    paths,
+    components: {
+      schemas: { ...generated.components.schemas, Error: ERROR_SCHEMA },
+      securitySchemes: {
+        apiKey: {
+          type: "apiKey",
+          in: "header",
+          name: "Authorization",
+          description: "`Key <API_KEY>` (or `Bearer <API_KEY>`).",
+        },
+        adminToken: { type: "http", scheme: "bearer", description: "Operator admin token (/admin/v1)." },
+      },
+    },
+  };
+}
+
+const ERROR_SCHEMA = {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["code", "message", "type"],
+      properties: {
+        code: { type: "string", enum: Object.keys(ERROR_CODES) },
+        message: { type: "string" },
+        type: { type: "string" },
+        param: { type: "string" },
+        details: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["path", "message"],
+            properties: { path: { type: "string" }, message: { type: "string" } },
+          },
+        },
+        request_id: { type: "string" },
+      },
+    },
+  },
+};
+
+const REASONS: Record<string, string> = {
+  "400": "Invalid request",
+  "401": "Missing or invalid key",
+  "402": "Balance or key limit",
+  "403": "Forbidden",
+  "404": "Not found",
+  "409": "Conflict",
+  "410": "Gone",
+  "413": "Payload too large",
+  "415": "Unsupported media type",
+  "429": "Rate limited",
+  "502": "Upstream failure",
+  "503": "Unavailable",
+  "507": "Insufficient storage",
+};
+
+function fixOperation(method: string, path: string, op: Json): Json {
+  const out: Json = { ...op };
+  out.operationId = operationId(method, path);
+  if (path.includes("{model_id}")) {
+    const params = ((out.parameters as Json[] | undefined) ?? []).filter((p) => p.name !== "*");
+    params.unshift({
+      name: "model_id",
+      in: "path",
+      required: true,
+      description: "Model id exactly as listed in /v1/models; it contains slashes, which are not encoded.",
+      schema: { type: "string" },
+    });
+    out.parameters = params;
+  }
+  const body = out.requestBody as { content?: Json } | undefined;
+  if (body?.content?.["application/json"]) {
+    out.requestBody = { ...body, content: { "application/json": body.content["application/json"] } };
+  }
+  const responses = (out.responses as Record<string, Json> | undefined) ?? {};
+  for (const [status, r] of Object.entries(responses)) {
+    if (Number(status) >= 400) {
+      responses[status] = {
+        description: REASONS[status] ?? "Error",
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+      };
+    } else if (!r.description) {
+      r.description = "OK";
+    }
+  }
+  if (Object.keys(responses).length === 0) responses["200"] = { description: "OK" };
+  out.responses = responses;
+  if (!out.security) out.security = [];
+  return out;
+}
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .split("/")
+    .filter((s) => s && s !== "v1")
+    .map((s) =>
+      s
+        .replace(/[{}]/g, "")
+        .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : "")),
+    )
+    .map((s) => s.charAt(0).toUpperCase() + s.slice(1));
+  return method.toLowerCase() + words.join("");
+}

@@ -1,0 +1,98 @@
+import { type AnyElysia, Elysia, ValidationError } from "elysia";
+import { accountRoutes } from "../accounts/http.ts";
+import { catalogRoutes } from "../catalog/http.ts";
+import { docsRoutes } from "../docs/http.ts";
+import { errorFields, log } from "../lib/log.ts";
+import type { AppContext } from "../server/context.ts";
+import { ApiError, type ErrorDetail, errorResponse } from "./errors.ts";
+import { healthRoutes } from "./health.ts";
+import { MethodIndex } from "./method-not-allowed.ts";
+import { beginRequest, requestMeta } from "./request-meta.ts";
+
+export type App = ReturnType<typeof createApp>;
+
+/**
+ * Assembles the HTTP API: request ids, the contract's error body on every path, then the domain
+ * modules. Handlers live in their domain folders; this file only wires them.
+ */
+export function createApp(ctx: AppContext) {
+  let methods: MethodIndex | null = null;
+  // The finished app, for the handlers that describe it (405 index, OpenAPI document).
+  let self: AnyElysia | null = null;
+
+  const app = new Elysia({ normalize: true })
+    .onRequest(({ request, set }) => {
+      set.headers["x-request-id"] = beginRequest(request).id;
+    })
+    .onTransform({ as: "global" }, ({ request, route }) => {
+      const meta = requestMeta(request);
+      if (meta) meta.route = route;
+    })
+    .onError({ as: "global" }, ({ code, error, request, path }) => {
+      const meta = requestMeta(request);
+      const id = meta?.id;
+      const headers: Record<string, string> = id ? { "x-request-id": id } : {};
+      if (error instanceof ApiError) return errorResponse(error, id, headers);
+      if (code === "NOT_FOUND") {
+        if (!methods) methods = new MethodIndex(self?.routes ?? []);
+        const allowed = methods.allowed(path);
+        if (allowed.length > 0 && !allowed.includes(request.method)) {
+          return errorResponse(
+            new ApiError(
+              "method_not_allowed",
+              `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`,
+            ),
+            id,
+            { ...headers, allow: allowed.join(", ") },
+          );
+        }
+        return errorResponse(new ApiError("not_found", `No route ${request.method} ${path}.`), id, headers);
+      }
+      if (code === "PARSE") {
+        return errorResponse(
+          new ApiError("validation_error", "The request body is not valid JSON."),
+          id,
+          headers,
+        );
+      }
+      if (code === "VALIDATION" && error instanceof ValidationError) {
+        return errorResponse(validationToApiError(error), id, headers);
+      }
+      log("error", "unhandled error", {
+        id,
+        method: request.method,
+        path,
+        code: String(code),
+        ...errorFields(error),
+      });
+      return errorResponse(
+        new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+        id,
+        headers,
+      );
+    })
+    .use(healthRoutes(ctx))
+    .use(catalogRoutes(ctx))
+    .use(accountRoutes(ctx))
+    .use(docsRoutes(ctx, () => self!));
+
+  self = app;
+  return app;
+}
+
+/** Turns Elysia's TypeBox validation error into the contract's 400 with one detail per failure. */
+function validationToApiError(error: ValidationError): ApiError {
+  const where = error.type === "body" ? "body" : error.type;
+  const details: ErrorDetail[] = [];
+  for (const e of error.all.slice(0, 20)) {
+    if (!("path" in e)) continue;
+    const path = `${where}${e.path.replaceAll("/", ".")}`;
+    details.push({ path, message: e.summary ?? e.message });
+  }
+  const first = details[0];
+  return new ApiError(
+    "validation_error",
+    first ? `Invalid ${first.path}: ${first.message}` : `The request ${where} is invalid.`,
+    { details, ...(first ? { param: first.path } : {}) },
+  );
+}

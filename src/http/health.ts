@@ -1,0 +1,48 @@
+import { Elysia, t } from "elysia";
+import { databaseReady } from "../db/database.ts";
+import type { AppContext } from "../server/context.ts";
+import { ApiError } from "./errors.ts";
+import { errors } from "./schemas.ts";
+
+/** Liveness and readiness probes for systemd, load balancers and orchestrators. */
+export function healthRoutes(ctx: AppContext) {
+  return new Elysia({ detail: { tags: ["Operations"] } })
+    .get("/healthz", () => ({ status: "ok" as const }), {
+      detail: { summary: "Liveness", description: "200 while the process serves HTTP." },
+      response: { 200: t.Object({ status: t.Literal("ok") }) },
+    })
+    .get(
+      "/readyz",
+      () => {
+        const db = databaseReady(ctx.db);
+        if (!db.ok) {
+          throw new ApiError("not_ready", `Not ready: database ${db.detail ?? "unavailable"}.`, {
+            details: [{ path: "database", message: db.detail ?? "unavailable" }],
+          });
+        }
+        return {
+          status: "ready" as const,
+          version: ctx.version,
+          schema_version: db.schema_version,
+          models: ctx.catalog.models.length,
+          uptime_seconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
+        };
+      },
+      {
+        detail: {
+          summary: "Readiness",
+          description: "200 when the database answers and every migration is applied; 503 otherwise.",
+        },
+        response: {
+          200: t.Object({
+            status: t.Literal("ready"),
+            version: t.String(),
+            schema_version: t.Integer(),
+            models: t.Integer(),
+            uptime_seconds: t.Integer(),
+          }),
+          ...errors(503),
+        },
+      },
+    );
+}

@@ -1,0 +1,25 @@
+import { randomBytes } from "node:crypto";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/**
+ * Uniform random base62 string. Rejection sampling (bytes >= 248 are dropped) keeps every
+ * character equally likely, so `n` characters carry n * log2(62) ≈ 5.95 n bits.
+ */
+export function randomBase62(n: number): string {
+  let out = "";
+  while (out.length < n) {
+    for (const b of randomBytes(n * 2)) {
+      if (b < 248) out += BASE62[b % 62];
+      if (out.length === n) break;
+    }
+  }
+  return out;
+}
+
+/** Prefixed opaque identifier, e.g. newId("acct") -> "acct_3kV9...". */
+export function newId(prefix: string, length = 20): string {
+  return `${prefix}_${randomBase62(length)}`;
+}
+
+export const ID_PATTERN = /^[a-z]{2,8}_[0-9A-Za-z]{8,64}$/;

@@ -1,0 +1,28 @@
+import type { Database } from "bun:sqlite";
+import type { AccountStore } from "../accounts/accounts.ts";
+import type { Catalog } from "../catalog/catalog.ts";
+import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+
+/**
+ * Everything a request handler may need, built once at start-up. `catalog` and `live` are
+ * swapped whole on reload (SIGHUP), so handlers must read them through this object each time.
+ */
+export interface AppContext {
+  db: Database;
+  accounts: AccountStore;
+  catalog: Catalog;
+  live: LiveSettings;
+  settings: ServerSettings;
+  /** Absolute public address, e.g. "https://gen.example.com"; {base_url} is publicUrl + "/v1". */
+  publicUrl: string;
+  /** SHA-256 of the operator admin token. */
+  adminTokenHash: Uint8Array;
+  /** Server secret (data dir, 0600): signs output URLs and derives other secrets. */
+  serverSecret: string;
+  version: string;
+  startedAt: number;
+}
+
+export function baseUrl(ctx: AppContext): string {
+  return `${ctx.publicUrl}/v1`;
+}

@@ -1,0 +1,79 @@
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
+import { randomBase62 } from "../lib/ids.ts";
+
+export class DataDirError extends Error {}
+
+export interface DataDirPaths {
+  root: string;
+  database: string;
+  serverSecret: string;
+  adminToken: string;
+  files: string;
+}
+
+export function dataDirPaths(dir: string): DataDirPaths {
+  const root = resolve(dir);
+  return {
+    root,
+    database: join(root, "gengate.db"),
+    serverSecret: join(root, "server.secret"),
+    adminToken: join(root, "admin.token"),
+    files: join(root, "files"),
+  };
+}
+
+/** Creates the data dir (0700) if needed and proves it is writable before anything is written to it. */
+export function ensureWritableDataDir(paths: DataDirPaths): void {
+  try {
+    mkdirSync(paths.root, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new DataDirError(
+      `data dir ${paths.root}: cannot create (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
+  }
+  try {
+    if (!statSync(paths.root).isDirectory())
+      throw new DataDirError(`data dir ${paths.root}: not a directory`);
+    accessSync(paths.root, constants.W_OK | constants.R_OK | constants.X_OK);
+    const probe = join(paths.root, `.write-probe-${process.pid}`);
+    writeFileSync(probe, "");
+    unlinkSync(probe);
+  } catch (err) {
+    if (err instanceof DataDirError) throw err;
+    throw new DataDirError(
+      `data dir ${paths.root}: not writable (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
+  }
+}
+
+/**
+ * Reads a secret file, or creates it (mode 0600, written to a temp file then renamed, so a crash
+ * never leaves a half-written secret). Returns whether it was created now.
+ */
+export function readOrCreateSecret(path: string, make: () => string): { value: string; created: boolean } {
+  try {
+    const value = readFileSync(path, "utf8").trim();
+    if (!value) throw new DataDirError(`${path}: empty secret file; delete it to have a new one made`);
+    return { value, created: false };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const value = make();
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${value}\n`, { mode: 0o600, flag: "wx" });
+  renameSync(tmp, path);
+  return { value, created: true };
+}
+
+export const newAdminToken = () => `gat_${randomBase62(40)}`;
+export const newServerSecret = () => randomBase62(48);

@@ -1,0 +1,164 @@
+import type { Server } from "bun";
+import { AccountStore } from "../accounts/accounts.ts";
+import { hashSecret } from "../accounts/keys.ts";
+import { buildCatalog } from "../catalog/catalog.ts";
+import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
+import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import { migrate, openDatabase } from "../db/database.ts";
+import { createApp } from "../http/app.ts";
+import { ApiError, errorResponse } from "../http/errors.ts";
+import { requestMeta } from "../http/request-meta.ts";
+import { errorFields, log } from "../lib/log.ts";
+import type { AppContext } from "./context.ts";
+import {
+  dataDirPaths,
+  ensureWritableDataDir,
+  newAdminToken,
+  newServerSecret,
+  readOrCreateSecret,
+} from "./datadir.ts";
+import { VERSION } from "./version.ts";
+
+export class StartError extends Error {}
+
+export interface RunningServer {
+  ctx: AppContext;
+  server: Server<undefined>;
+  url: string;
+  /** Secrets created by this start (shown once), null when they already existed. */
+  firstStart: { adminToken: string | null; defaultKey: string | null };
+  reload(): { ok: true; models: number } | { ok: false; error: string };
+  stop(): Promise<void>;
+}
+
+/** Loads the live part of the configuration: config file (if any) and the catalog built from it. */
+export function loadLive(configPath: string | null) {
+  const file = configPath ? readConfigFile(configPath) : null;
+  const live: LiveSettings = liveSettingsFrom(file);
+  const catalog = buildCatalog(live.models, { sandbox: live.sandbox });
+  return { live, catalog };
+}
+
+/**
+ * Starts gengate. Order matters for "no partial writes": configuration and catalog are validated
+ * first, then the port is bound (a port in use fails here), and only then is the data dir touched.
+ */
+export async function startServer(settings: ServerSettings): Promise<RunningServer> {
+  const { live, catalog } = loadLive(settings.configPath);
+
+  let server: Server<undefined>;
+  try {
+    server = Bun.serve({
+      hostname: settings.host,
+      port: settings.port,
+      development: false,
+      // Uploads stream; this only bounds what Bun accepts before a handler can refuse it.
+      maxRequestBodySize: live.limits.uploadMaxBytes + 1024 * 1024,
+      fetch: () =>
+        new Response('{"error":{"code":"not_ready","message":"Starting.","type":"server_error"}}', {
+          status: 503,
+        }),
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const what =
+      code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
+    throw new StartError(`port ${settings.port} on ${settings.host} ${what}`);
+  }
+
+  try {
+    const paths = dataDirPaths(settings.dataDir);
+    ensureWritableDataDir(paths);
+    const db = openDatabase(paths.database);
+    try {
+      migrate(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    const secret = readOrCreateSecret(paths.serverSecret, newServerSecret);
+    const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
+    const accounts = new AccountStore(db);
+    let defaultKey: string | null = null;
+    if (accounts.countAccounts() === 0) defaultKey = accounts.createAccount("default", "USD").key;
+
+    const publicUrl = settings.publicUrl || `http://${hostForUrl(settings.host)}:${server.port}`;
+    const ctx: AppContext = {
+      db,
+      accounts,
+      catalog,
+      live,
+      settings,
+      publicUrl,
+      adminTokenHash: hashSecret(admin.value),
+      serverSecret: secret.value,
+      version: VERSION,
+      startedAt: Date.now(),
+    };
+    const app = createApp(ctx);
+    const handle = app.fetch;
+    server.reload({
+      fetch: async (request: Request) => {
+        let response: Response;
+        try {
+          response = await handle(request);
+        } catch (err) {
+          // Elysia maps handler errors itself; this is the last line of defence, never expected.
+          log("error", "request crashed outside the app", errorFields(err));
+          response = errorResponse(
+            new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+          );
+        }
+        accessLog(request, response);
+        return response;
+      },
+    });
+
+    return {
+      ctx,
+      server,
+      url: `http://${hostForUrl(settings.host)}:${server.port}`,
+      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey },
+      reload() {
+        try {
+          const next = loadLive(settings.configPath);
+          ctx.live = next.live;
+          ctx.catalog = next.catalog;
+          return { ok: true, models: next.catalog.models.length };
+        } catch (err) {
+          return { ok: false, error: (err as Error).message };
+        }
+      },
+      async stop() {
+        // stop(false): no new connections; resolves once in-flight requests have finished.
+        await server.stop(false);
+        db.close();
+      },
+    };
+  } catch (err) {
+    server.stop(true);
+    throw err;
+  }
+}
+
+function hostForUrl(host: string): string {
+  if (host === "0.0.0.0" || host === "::") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/** One structured line per request: id, method, route, status, duration and key prefix. */
+function accessLog(request: Request, response: Response): void {
+  const meta = requestMeta(request);
+  const url = request.url;
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", pathStart);
+  log("info", "request", {
+    id: meta?.id ?? response.headers.get("x-request-id"),
+    method: request.method,
+    route: meta?.route ?? null,
+    path: q === -1 ? url.slice(pathStart) : url.slice(pathStart, q),
+    status: response.status,
+    duration_ms: meta ? Math.round((performance.now() - meta.start) * 100) / 100 : null,
+    key: meta?.keyPrefix ?? null,
+  });
+}
