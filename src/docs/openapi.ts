@@ -18,7 +18,7 @@ A guide for people and LLMs is at /v1/llms.txt.`;
  * error response points at one shared Error schema.
  */
 export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string): Json {
-  const generated = toOpenAPISchema(app, { paths: [/^\/docs/] }) as {
+  const generated = toOpenAPISchema(app, { paths: [/^\/docs/], staticFile: false }) as {
     paths: Record<string, Record<string, Json>>;
     components: { schemas: Json };
   };

@@ -1,0 +1,86 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, liveSettingsFrom, readConfigFile, resolveServerSettings } from "../../src/config/load.ts";
+import { tempDir } from "../helpers/server.ts";
+
+const dir = tempDir();
+const write = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+describe("config file", () => {
+  test("TOML with every section parses", () => {
+    const p = write(
+      "ok.toml",
+      `[server]\nport = 9000\nhost = "0.0.0.0"\npublic_url = "https://gen.example.com"\n[limits]\nwrites_per_minute = 60\nin_flight = 5\n[catalog]\nsandbox = false\n[[models]]\nid = "acme/img"\nkind = "image"\nprice_usd_micro = 1000\nmax = 4\n`,
+    );
+    const file = readConfigFile(p);
+    const live = liveSettingsFrom(file);
+    expect(live.limits.writesPerMinute).toBe(60);
+    expect(live.limits.inFlight).toBe(5);
+    expect(live.limits.runWaitSeconds).toBe(90);
+    expect(live.sandbox).toBe(false);
+    expect(live.models.length).toBe(1);
+  });
+
+  test("JSON by extension", () => {
+    const p = write("ok.json", JSON.stringify({ limits: { in_flight: 3 } }));
+    expect(liveSettingsFrom(readConfigFile(p)).limits.inFlight).toBe(3);
+  });
+
+  test.each([
+    ["unknown top-level key", "[sever]\nport = 1\n", /sever.*unknown key/],
+    ["unknown nested key", "[limits]\nwrites_per_min = 1\n", /limits\.writes_per_min.*unknown key/],
+    ["wrong type", '[server]\nport = "eighty"\n', /server\.port/],
+    ["out of range", "[limits]\nin_flight = 0\n", /limits\.in_flight/],
+    ["broken TOML", "[server\nport = 1\n", /not valid TOML/],
+    ["bad public_url", '[server]\npublic_url = "ftp://x"\n', /server\.public_url/],
+  ])("%s is one line naming the file and key", (_label, text, pattern) => {
+    const p = write(`bad-${Math.random()}.toml`, text);
+    let err: unknown;
+    try {
+      readConfigFile(p);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).toMatch(pattern);
+    expect(msg).toContain(p);
+  });
+
+  test("a missing file is a clear error", () => {
+    expect(() => readConfigFile(join(dir, "absent.toml"))).toThrow(/cannot read \(ENOENT\)/);
+  });
+});
+
+describe("server settings precedence", () => {
+  const file = { server: { port: 7000, host: "10.0.0.1", data_dir: "/file" } };
+
+  test("flag > env > file > default", () => {
+    const s = resolveServerSettings({ port: "9001" }, { GENGATE_PORT: "9002", GENGATE_HOST: "::1" }, file, null);
+    expect(s.port).toBe(9001);
+    expect(s.host).toBe("::1");
+    expect(s.dataDir).toBe("/file");
+    const d = resolveServerSettings({}, {}, null, null);
+    expect(d.port).toBe(8080);
+    expect(d.host).toBe("127.0.0.1");
+  });
+
+  test("public url trailing slashes are trimmed", () => {
+    expect(resolveServerSettings({ "public-url": "https://x.example/gw/" }, {}, null, null).publicUrl).toBe(
+      "https://x.example/gw",
+    );
+  });
+
+  test.each(["abc", "70000", "-1", "1e3"])("port %p is refused", (port) => {
+    expect(() => resolveServerSettings({ port }, {}, null, null)).toThrow(ConfigError);
+  });
+
+  test("a bad public url from the environment is refused", () => {
+    expect(() => resolveServerSettings({}, { GENGATE_PUBLIC_URL: "not a url" }, null, null)).toThrow(/public-url/);
+  });
+});

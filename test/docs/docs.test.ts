@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { buildCatalog } from "../../src/catalog/catalog.ts";
+import { json, makeTestApp } from "../helpers/context.ts";
+
+type Spec = {
+  openapi: string;
+  info: { version: string };
+  paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown>; operationId: string }>>;
+  components: { securitySchemes: Record<string, Record<string, string>> };
+};
+
+describe("GET /v1/openapi.json", () => {
+  const { request, app } = makeTestApp();
+
+  test("is OpenAPI 3.1, API version 1, with the Authorization apiKey scheme", async () => {
+    const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
+    expect(spec.openapi).toStartWith("3.1");
+    expect(spec.info.version).toBe("1");
+    expect(spec.components.securitySchemes.apiKey).toEqual(
+      expect.objectContaining({ type: "apiKey", in: "header", name: "Authorization" }),
+    );
+  });
+
+  test("documents every route of the app (except the docs UI), with its method", async () => {
+    const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
+    for (const route of app.routes) {
+      if (route.path.startsWith("/docs") || route.path.startsWith("/test/")) continue;
+      const path = route.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/{model_id}");
+      expect(spec.paths[path]?.[route.method.toLowerCase()]).toBeDefined();
+    }
+  });
+
+  test("authenticated routes declare the apiKey scheme and their 401; public ones declare none", async () => {
+    const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
+    const account = spec.paths["/v1/account"]!.get!;
+    expect(account.security).toEqual([{ apiKey: [] }]);
+    expect(account.responses["401"]).toBeDefined();
+    expect(spec.paths["/v1/models"]!.get!.security).toEqual([]);
+  });
+
+  test("operation ids are unique identifiers", async () => {
+    const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
+    const ids = Object.values(spec.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z0-9]*$/);
+  });
+});
+
+describe("GET /v1/llms.txt", () => {
+  test("lists every live model with its price and every public route", async () => {
+    const { request } = makeTestApp();
+    const res = await request("/v1/llms.txt", { key: null });
+    expect(res.headers.get("content-type")).toContain("text/plain");
+    const text = await res.text();
+    expect(text).toContain("| sandbox/video | video | 480p $0.02/s, 720p $0.04/s, 1080p $0.08/s | max 10 s, default 5 |");
+    expect(text).toContain("| sandbox/chat | text | in $0.50 / out $1.50 per 1M tokens | context 32768 tokens |");
+    expect(text).toContain("| GET | /v1/account | yes |");
+    expect(text).toContain("| GET | /v1/models | no |");
+    expect(text).toContain("Authorization: Key <API_KEY>");
+    expect(text).toContain("| 402 | insufficient_balance |");
+    expect(text).toContain("120 per key per minute");
+  });
+
+  test("follows the live catalog", async () => {
+    const { request, ctx } = makeTestApp();
+    expect(await (await request("/v1/llms.txt")).text()).not.toContain("acme/new");
+    ctx.catalog = buildCatalog([{ id: "acme/new", kind: "image", price_usd_micro: 123_400, max: 2 }]);
+    expect(await (await request("/v1/llms.txt")).text()).toContain("| acme/new | image | $0.1234/image | max 2 images, default 1 |");
+  });
+});
+
+describe("GET /docs", () => {
+  test("serves the reference UI from local assets only", async () => {
+    const { request } = makeTestApp();
+    const html = await (await request("/docs", { key: null })).text();
+    expect(html).toContain('src="/docs/assets/scalar.js"');
+    expect(html).toContain("/v1/openapi.json");
+    // No address outside this server: no CDN, fonts or telemetry.
+    expect(html).not.toMatch(/https?:\/\//);
+    const js = await request("/docs/assets/scalar.js", { key: null });
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toContain("javascript");
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+  });
+});
