@@ -1,4 +1,5 @@
 import m001 from "./migrations/001_foundation.sql" with { type: "text" };
+import m002 from "./migrations/002_ledger.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -10,6 +11,9 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: "foundation", sql: m001 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "foundation", sql: m001 },
+  { version: 2, name: "ledger", sql: m002 },
+];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -25,13 +25,22 @@ export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean } =
   migrate(db);
   const accounts = new AccountStore(db);
   const { key, account, keyId } = accounts.createAccount("default", "USD");
-  const live = liveSettingsFrom({ models: options.models ?? [], catalog: { sandbox: options.sandbox ?? true } });
+  const live = liveSettingsFrom({
+    models: options.models ?? [],
+    catalog: { sandbox: options.sandbox ?? true },
+  });
   const ctx: AppContext = {
     db,
     accounts,
     catalog: buildCatalog(live.models, { sandbox: live.sandbox }),
     live,
-    settings: { host: "127.0.0.1", port: 0, dataDir: ":memory:", publicUrl: "http://gengate.test", configPath: null },
+    settings: {
+      host: "127.0.0.1",
+      port: 0,
+      dataDir: ":memory:",
+      publicUrl: "http://gengate.test",
+      configPath: null,
+    },
     publicUrl: "http://gengate.test",
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     serverSecret: "test-secret-test-secret-test-secret",

@@ -25,7 +25,11 @@ export interface RunResult {
 }
 
 /** Runs a gengate command to completion (e.g. `version`, or a `serve` expected to fail). */
-export async function runGengate(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<RunResult> {
+export async function runGengate(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<RunResult> {
   const proc = Bun.spawn([...gengateCommand(), ...args], {
     env: { ...process.env, GENGATE_CONFIG: "", ...env },
     stdout: "pipe",
@@ -62,16 +66,21 @@ export async function startServer(
   const dataDir = options.dataDir ?? tempDir();
   const proc = Bun.spawn(
     [...gengateCommand(), "serve", "--port", "0", "--data-dir", dataDir, ...(options.args ?? [])],
-    { env: { ...process.env, GENGATE_CONFIG: "", ...options.env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+    {
+      env: { ...process.env, GENGATE_CONFIG: "", ...options.env },
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+    },
   );
   let out = "";
   let err = "";
   const decoder = new TextDecoder();
-  let onData: (() => void) | null = null;
+  const listeners: (() => void)[] = [];
   (async () => {
     for await (const chunk of proc.stdout) {
       out += decoder.decode(chunk, { stream: true });
-      onData?.();
+      for (const fn of listeners) fn();
     }
   })();
   (async () => {
@@ -87,7 +96,7 @@ export async function startServer(
         resolveUrl(m[1]!);
       }
     };
-    onData = check;
+    listeners.push(check);
     proc.exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before listening:\n${out}\n${err}`));

@@ -1,0 +1,359 @@
+import type { Database } from "bun:sqlite";
+import type { Currency } from "../accounts/accounts.ts";
+import { ApiError } from "../http/errors.ts";
+import { newId } from "../lib/ids.ts";
+import { formatMicro, MAX_MICRO } from "../lib/money.ts";
+import { nowSeconds } from "../lib/time.ts";
+import { usdMicroToRubMicro } from "../pricing/fx.ts";
+import { monthOf } from "./month.ts";
+
+export type Source = "API" | "STUDIO" | "ADMIN";
+export type EntryKind = "topup" | "adjustment" | "hold" | "charge" | "release";
+
+export interface HoldRow {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  model_id: string | null;
+  request_id: string | null;
+  source: Source;
+  currency: Currency;
+  amount_micro: bigint;
+  quoted_usd_micro: bigint;
+  fx_rate_micro: bigint | null;
+  status: "open" | "settled" | "released";
+  charged_micro: bigint | null;
+  charged_usd_micro: bigint | null;
+  created_at: bigint;
+  resolved_at: bigint | null;
+}
+
+export interface ReserveInput {
+  accountId: string;
+  keyId: string | null;
+  modelId: string | null;
+  requestId: string | null;
+  source: Source;
+  /** The quoted price in micro-USD; converted to the account currency at the current rate. */
+  quotedUsdMicro: bigint;
+}
+
+export interface SettleResult {
+  /** False when the hold was already resolved: nothing changed. */
+  changed: boolean;
+  hold: HoldRow;
+}
+
+interface BalanceRow {
+  balance_micro: bigint;
+  held_micro: bigint;
+}
+
+export interface LedgerOptions {
+  /** Named in insufficient_balance messages. */
+  billingUrl: string;
+  /** Clock in epoch seconds (tests move it across months). */
+  now?: () => number;
+}
+
+/**
+ * The money rules, in one place and free of HTTP:
+ * - reserve places a hold only if it fits the available balance (a conditional UPDATE, so
+ *   concurrent reservations can never overdraw) and the key's monthly limit;
+ * - settle charges min(actual, hold) and releases the rest; release charges nothing;
+ * - a hold resolves exactly once (compare-and-swap on its status); a second call is a no-op;
+ * - every movement is a ledger entry in the same transaction as the change.
+ * Each method is synchronous and runs in an IMMEDIATE transaction, or as a savepoint inside the
+ * caller's transaction (so a job's final state and its settlement commit together).
+ */
+export class Ledger {
+  private readonly now: () => number;
+  private readonly s;
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: LedgerOptions,
+  ) {
+    this.now = options.now ?? nowSeconds;
+    this.s = {
+      account: db.prepare<{ currency: Currency } & BalanceRow, [string]>(
+        "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
+      ),
+      reserveFunds: db.prepare<BalanceRow, [bigint, string, bigint]>(
+        `UPDATE accounts SET held_micro = held_micro + ?1
+         WHERE id = ?2 AND balance_micro - held_micro >= ?3
+         RETURNING balance_micro, held_micro`,
+      ),
+      moveFunds: db.prepare<BalanceRow, [bigint, bigint, string]>(
+        `UPDATE accounts SET balance_micro = balance_micro + ?1, held_micro = held_micro + ?2
+         WHERE id = ?3 RETURNING balance_micro, held_micro`,
+      ),
+      adjustFunds: db.prepare<BalanceRow, [bigint, string]>(
+        `UPDATE accounts SET balance_micro = balance_micro + ?1
+         WHERE id = ?2 AND balance_micro + ?1 >= held_micro
+         RETURNING balance_micro, held_micro`,
+      ),
+      keyLimit: db.prepare<{ monthly_limit_micro: bigint | null }, [string]>(
+        "SELECT monthly_limit_micro FROM api_keys WHERE id = ?",
+      ),
+      keySpent: db.prepare<{ s: bigint | null }, [string, string]>(
+        "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
+      ),
+      keyHeld: db.prepare<{ s: bigint | null }, [string]>(
+        "SELECT sum(amount_micro) AS s FROM holds WHERE key_id = ? AND status = 'open'",
+      ),
+      fxRate: db.prepare<{ rate_micro: bigint }, [string]>(
+        "SELECT rate_micro FROM fx_rates WHERE currency = ?",
+      ),
+      insertHold: db.prepare(
+        `INSERT INTO holds (id, account_id, key_id, model_id, request_id, source, currency, amount_micro,
+           quoted_usd_micro, fx_rate_micro, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
+      ),
+      getHold: db.prepare<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
+      resolveHold: db.prepare<HoldRow, [string, bigint | null, bigint | null, number, string]>(
+        `UPDATE holds SET status = ?1, charged_micro = ?2, charged_usd_micro = ?3, resolved_at = ?4
+         WHERE id = ?5 AND status = 'open' RETURNING *`,
+      ),
+      insertEntry: db.prepare(
+        `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
+           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      addSpend: db.prepare(
+        `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
+         ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = spent_micro + ?4, calls = calls + 1`,
+      ),
+    };
+  }
+
+  /** Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached. */
+  reserve(input: ReserveInput): HoldRow {
+    if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
+      throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
+    }
+    return this.db
+      .transaction(() => {
+        const account = this.s.account.get(input.accountId);
+        if (!account) throw new ApiError("not_found", `No account ${input.accountId}.`);
+        const rate = account.currency === "USD" ? null : this.rateFor(account.currency);
+        const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
+
+        if (input.keyId) this.checkKeyLimit(input.keyId, amount, account.currency);
+        const after = this.s.reserveFunds.get(amount, input.accountId, amount);
+        if (!after) {
+          const available = account.balance_micro - account.held_micro;
+          throw new ApiError(
+            "insufficient_balance",
+            `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${this.options.billingUrl}.`,
+            { extra: { billing_url: this.options.billingUrl } },
+          );
+        }
+        const id = newId("hold");
+        const now = this.now();
+        this.s.insertHold.run(
+          id,
+          input.accountId,
+          input.keyId,
+          input.modelId,
+          input.requestId,
+          input.source,
+          account.currency,
+          amount,
+          input.quotedUsdMicro,
+          rate,
+          now,
+        );
+        this.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
+          holdId: id,
+          keyId: input.keyId,
+          modelId: input.modelId,
+          requestId: input.requestId,
+        });
+        return this.s.getHold.get(id)!;
+      })
+      .immediate();
+  }
+
+  /**
+   * Charges the actual price (micro-USD, converted with the rate fixed in the hold) capped at the
+   * hold, and releases the rest. A hold that is no longer open is left alone: `changed` is false.
+   */
+  settle(holdId: string, actualUsdMicro: bigint): SettleResult {
+    if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
+    return this.db
+      .transaction(() => {
+        const hold = this.s.getHold.get(holdId);
+        if (!hold) throw new Error(`settle: no hold ${holdId}`);
+        if (hold.status !== "open") return { changed: false, hold };
+        const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
+        const converted = hold.fx_rate_micro === null ? usd : usdMicroToRubMicro(usd, hold.fx_rate_micro);
+        const charge = converted < hold.amount_micro ? converted : hold.amount_micro;
+        const now = this.now();
+        const resolved = this.s.resolveHold.get("settled", charge, usd, now, holdId);
+        if (!resolved) return { changed: false, hold: this.s.getHold.get(holdId)! };
+
+        const ctx = { holdId, keyId: hold.key_id, modelId: hold.model_id, requestId: hold.request_id };
+        let after = this.s.moveFunds.get(-charge, -charge, hold.account_id)!;
+        this.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
+        const rest = hold.amount_micro - charge;
+        if (rest > 0n) {
+          after = this.s.moveFunds.get(0n, -rest, hold.account_id)!;
+          this.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
+        }
+        if (hold.key_id) this.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+        return { changed: true, hold: resolved };
+      })
+      .immediate();
+  }
+
+  /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
+  release(holdId: string, reason?: string): SettleResult {
+    return this.db
+      .transaction(() => {
+        const hold = this.s.getHold.get(holdId);
+        if (!hold) throw new Error(`release: no hold ${holdId}`);
+        const resolved = this.s.resolveHold.get("released", null, null, this.now(), holdId);
+        if (!resolved) return { changed: false, hold };
+        const after = this.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id)!;
+        this.entry(
+          hold.account_id,
+          "release",
+          hold.source,
+          hold.amount_micro,
+          0n,
+          -hold.amount_micro,
+          after,
+          {
+            holdId,
+            keyId: hold.key_id,
+            modelId: hold.model_id,
+            requestId: hold.request_id,
+            reason,
+          },
+        );
+        return { changed: true, hold: resolved };
+      })
+      .immediate();
+  }
+
+  /** Adds money (operator top-up). */
+  topUp(accountId: string, amountMicro: bigint, reason: string | null, source: Source = "ADMIN"): BalanceRow {
+    if (amountMicro <= 0n || amountMicro > MAX_MICRO)
+      throw new ApiError("validation_error", "amount must be above 0.", { param: "amount" });
+    return this.db
+      .transaction(() => {
+        this.requireAccount(accountId);
+        const after = this.s.moveFunds.get(amountMicro, 0n, accountId)!;
+        this.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason });
+        return after;
+      })
+      .immediate();
+  }
+
+  /**
+   * A signed correction by the operator, with a reason. It may not take the balance below what is
+   * held by open jobs (409 conflict): holds must stay covered.
+   */
+  adjust(accountId: string, deltaMicro: bigint, reason: string): BalanceRow {
+    if (deltaMicro === 0n)
+      throw new ApiError("validation_error", "amount must not be 0.", { param: "amount" });
+    if (deltaMicro > MAX_MICRO || -deltaMicro > MAX_MICRO)
+      throw new ApiError("validation_error", "amount out of range.", { param: "amount" });
+    return this.db
+      .transaction(() => {
+        const account = this.requireAccount(accountId);
+        const after = this.s.adjustFunds.get(deltaMicro, accountId);
+        if (!after) {
+          throw new ApiError(
+            "conflict",
+            `An adjustment of ${formatMicro(deltaMicro)} would leave less than the ${formatMicro(account.held_micro)} held by open jobs.`,
+            { param: "amount" },
+          );
+        }
+        const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
+        this.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason });
+        return after;
+      })
+      .immediate();
+  }
+
+  getHold(id: string): HoldRow | null {
+    return this.s.getHold.get(id);
+  }
+
+  /** Spent this month + held by open jobs, for a key, in the account currency. */
+  keyUsage(keyId: string): { spent: bigint; held: bigint } {
+    return {
+      spent: this.s.keySpent.get(keyId, monthOf(this.now()))?.s ?? 0n,
+      held: this.s.keyHeld.get(keyId)?.s ?? 0n,
+    };
+  }
+
+  currentMonth(): string {
+    return monthOf(this.now());
+  }
+
+  private checkKeyLimit(keyId: string, amount: bigint, currency: Currency): void {
+    const limit = this.s.keyLimit.get(keyId)?.monthly_limit_micro ?? null;
+    if (limit === null) return;
+    const { spent, held } = this.keyUsage(keyId);
+    if (spent + held + amount > limit) {
+      throw new ApiError(
+        "key_limit_reached",
+        `This key's monthly limit of ${formatMicro(limit)} ${currency} would be exceeded (spent ${formatMicro(spent)}, held ${formatMicro(held)}, this request ${formatMicro(amount)}). Raise the limit or use another key.`,
+      );
+    }
+  }
+
+  private rateFor(currency: Currency): bigint {
+    const row = this.s.fxRate.get(currency);
+    if (!row) {
+      throw new ApiError(
+        "unpriceable",
+        `No USD->${currency} exchange rate is set; the operator must set one.`,
+      );
+    }
+    return row.rate_micro;
+  }
+
+  private requireAccount(accountId: string) {
+    const account = this.s.account.get(accountId);
+    if (!account) throw new ApiError("not_found", `No account ${accountId}.`, { param: "account_id" });
+    return account;
+  }
+
+  private entry(
+    accountId: string,
+    kind: EntryKind,
+    source: Source,
+    amount: bigint,
+    balanceDelta: bigint,
+    heldDelta: bigint,
+    after: BalanceRow,
+    refs: {
+      holdId?: string | null;
+      keyId?: string | null;
+      modelId?: string | null;
+      requestId?: string | null;
+      reason?: string | null;
+    },
+  ): void {
+    this.s.insertEntry.run(
+      accountId,
+      kind,
+      source,
+      amount,
+      balanceDelta,
+      heldDelta,
+      after.balance_micro,
+      after.held_micro,
+      refs.holdId ?? null,
+      refs.keyId ?? null,
+      refs.modelId ?? null,
+      refs.requestId ?? null,
+      refs.reason ?? null,
+      this.now(),
+    );
+  }
+}

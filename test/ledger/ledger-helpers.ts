@@ -1,0 +1,76 @@
+import type { Database } from "bun:sqlite";
+import { AccountStore, type Currency } from "../../src/accounts/accounts.ts";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+
+export function makeLedger(options: { path?: string; now?: () => number } = {}) {
+  const db = openDatabase(options.path ?? ":memory:");
+  migrate(db);
+  const accounts = new AccountStore(db);
+  const ledger = new Ledger(db, { billingUrl: "http://gengate.test/console/billing", now: options.now });
+  return { db, accounts, ledger };
+}
+
+export function newAccount(
+  accounts: AccountStore,
+  currency: Currency = "USD",
+  name = `acct-${Math.random()}`,
+) {
+  return accounts.createAccount(name, currency);
+}
+
+/** The wallet invariants, checked straight against the tables. Returns a list of violations. */
+export function checkInvariants(db: Database): string[] {
+  const problems: string[] = [];
+  const accounts = db.query("SELECT id, balance_micro, held_micro FROM accounts").all() as {
+    id: string;
+    balance_micro: bigint;
+    held_micro: bigint;
+  }[];
+  for (const a of accounts) {
+    const sums = db
+      .query(
+        "SELECT coalesce(sum(balance_delta_micro), 0) AS b, coalesce(sum(held_delta_micro), 0) AS h FROM ledger_entries WHERE account_id = ?",
+      )
+      .get(a.id) as { b: bigint; h: bigint };
+    const open = db
+      .query("SELECT coalesce(sum(amount_micro), 0) AS h FROM holds WHERE account_id = ? AND status = 'open'")
+      .get(a.id) as { h: bigint };
+    if (sums.b !== a.balance_micro)
+      problems.push(`${a.id}: balance ${a.balance_micro} != sum of entries ${sums.b}`);
+    if (sums.h !== a.held_micro)
+      problems.push(`${a.id}: held ${a.held_micro} != sum of held deltas ${sums.h}`);
+    if (open.h !== a.held_micro) problems.push(`${a.id}: held ${a.held_micro} != open holds ${open.h}`);
+    if (a.balance_micro - a.held_micro < 0n) problems.push(`${a.id}: available negative`);
+  }
+  const holds = db.query("SELECT id, status, amount_micro, charged_micro FROM holds").all() as {
+    id: string;
+    status: string;
+    amount_micro: bigint;
+    charged_micro: bigint | null;
+  }[];
+  for (const h of holds) {
+    const entries = db
+      .query("SELECT kind, amount_micro FROM ledger_entries WHERE hold_id = ? ORDER BY id")
+      .all(h.id) as {
+      kind: string;
+      amount_micro: bigint;
+    }[];
+    const kinds = entries.map((e) => e.kind).join(",");
+    const expected =
+      h.status === "open"
+        ? ["hold"]
+        : h.status === "released"
+          ? ["hold,release"]
+          : h.charged_micro === h.amount_micro
+            ? ["hold,charge"]
+            : ["hold,charge,release"];
+    if (!expected.includes(kinds)) problems.push(`hold ${h.id} (${h.status}) has entries ${kinds}`);
+    if (h.charged_micro !== null && h.charged_micro > h.amount_micro)
+      problems.push(`hold ${h.id} charged above its amount`);
+    const resolvedTotal = entries.filter((e) => e.kind !== "hold").reduce((s, e) => s + e.amount_micro, 0n);
+    if (h.status !== "open" && resolvedTotal !== h.amount_micro)
+      problems.push(`hold ${h.id} resolved ${resolvedTotal} of ${h.amount_micro}`);
+  }
+  return problems;
+}
