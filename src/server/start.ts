@@ -1,10 +1,10 @@
 import type { Server } from "bun";
-import { AccountStore } from "../accounts/accounts.ts";
 import { hashSecret } from "../accounts/keys.ts";
 import { buildCatalog } from "../catalog/catalog.ts";
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
@@ -17,6 +17,7 @@ import {
   newServerSecret,
   readOrCreateSecret,
 } from "./datadir.ts";
+import { createServices } from "./services.ts";
 import { VERSION } from "./version.ts";
 
 export class StartError extends Error {}
@@ -52,6 +53,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       hostname: settings.host,
       port: settings.port,
       development: false,
+      // Bun binds with SO_REUSEPORT by default on Linux: a second gengate would silently share the port.
+      reusePort: false,
       // Uploads stream; this only bounds what Bun accepts before a handler can refuse it.
       maxRequestBodySize: live.limits.uploadMaxBytes + 1024 * 1024,
       fetch: () =>
@@ -78,14 +81,15 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     const secret = readOrCreateSecret(paths.serverSecret, newServerSecret);
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const accounts = new AccountStore(db);
-    let defaultKey: string | null = null;
-    if (accounts.countAccounts() === 0) defaultKey = accounts.createAccount("default", "USD").key;
-
     const publicUrl = settings.publicUrl || `http://${hostForUrl(settings.host)}:${server.port}`;
+    const services = createServices(db, publicUrl);
+    let defaultKey: string | null = null;
+    if (services.accounts.countAccounts() === 0)
+      defaultKey = services.accounts.createAccount("default", "USD").key;
+
     const ctx: AppContext = {
       db,
-      accounts,
+      ...services,
       catalog,
       live,
       settings,
@@ -95,6 +99,9 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       version: VERSION,
       startedAt: Date.now(),
     };
+    // The FX refresh follows the live settings: rescheduled on every reload.
+    let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
+    if (ctx.live.fxRefresh && !ctx.fx.get("RUB")) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
     const app = createApp(ctx);
     const handle = app.fetch;
     server.reload({
@@ -124,6 +131,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           const next = loadLive(settings.configPath);
           ctx.live = next.live;
           ctx.catalog = next.catalog;
+          fxJob?.stop();
+          fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;
           return { ok: true, models: next.catalog.models.length };
         } catch (err) {
           return { ok: false, error: (err as Error).message };
@@ -131,6 +140,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       },
       async stop() {
         // stop(false): no new connections; resolves once in-flight requests have finished.
+        fxJob?.stop();
         await server.stop(false);
         db.close();
       },
