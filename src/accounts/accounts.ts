@@ -45,6 +45,15 @@ export interface NewKeyOptions {
   name?: string;
   canManage?: boolean;
   monthlyLimitMicro?: bigint | null;
+  writesPerMinute?: number | null;
+  maxInFlight?: number | null;
+}
+
+export interface KeyChanges {
+  name?: string;
+  monthlyLimitMicro?: bigint | null;
+  writesPerMinute?: number | null;
+  maxInFlight?: number | null;
 }
 
 /** Account and key SQL, prepared once per database (the query cache holds only 20 statements). */
@@ -61,8 +70,9 @@ export class AccountStore {
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES (?, ?, ?, 0, 0, ?)",
     );
     this.insertKey = db.prepare(
-      `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro,
+         writes_per_minute, max_in_flight, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.getAccountStmt = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE id = ?");
     this.getAccountByName = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE name = ?");
@@ -117,9 +127,85 @@ export class AccountStore {
       hashSecret(key),
       options.canManage ? 1 : 0,
       options.monthlyLimitMicro ?? null,
+      options.writesPerMinute ?? null,
+      options.maxInFlight ?? null,
       nowSeconds(),
     );
     return { keyId, key };
+  }
+
+  listAccounts(limit: number, after: string | null): Account[] {
+    return this.db
+      .query<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
+      .all(after ?? "", limit);
+  }
+
+  listKeys(accountId: string): ApiKeyRow[] {
+    return this.db
+      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id")
+      .all(accountId);
+  }
+
+  /** A key of this account (revoked ones included), or 404: another account's key id is unknown here. */
+  getKey(accountId: string, keyId: string): ApiKeyRow {
+    const row = this.db
+      .query<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
+      .get(keyId, accountId);
+    if (!row) throw new ApiError("not_found", `No key ${keyId}.`, { param: "key_id" });
+    return row;
+  }
+
+  updateKey(accountId: string, keyId: string, changes: KeyChanges): ApiKeyRow {
+    return this.db
+      .transaction(() => {
+        const key = this.getKey(accountId, keyId);
+        if (key.revoked_at !== null)
+          throw new ApiError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
+        const sets: string[] = [];
+        const values: (string | bigint | number | null)[] = [];
+        const set = (column: string, value: string | bigint | number | null | undefined) => {
+          if (value === undefined) return;
+          sets.push(`${column} = ?`);
+          values.push(value);
+        };
+        set("name", changes.name);
+        set("monthly_limit_micro", changes.monthlyLimitMicro);
+        set("writes_per_minute", changes.writesPerMinute);
+        set("max_in_flight", changes.maxInFlight);
+        if (sets.length > 0)
+          this.db.query(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
+        return this.getKey(accountId, keyId);
+      })
+      .immediate();
+  }
+
+  /**
+   * Revokes a key at once (the next request with it is 401). The last live key with the manage
+   * right cannot be revoked: the account would lock itself out of key management.
+   */
+  revokeKey(accountId: string, keyId: string): ApiKeyRow {
+    return this.db
+      .transaction(() => {
+        const key = this.getKey(accountId, keyId);
+        if (key.revoked_at !== null) return key;
+        if (key.can_manage === 1n) {
+          const others = this.db
+            .query<{ n: bigint }, [string, string]>(
+              "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
+            )
+            .get(accountId, keyId)!;
+          if (others.n === 0n) {
+            throw new ApiError(
+              "conflict",
+              "This is the account's last key with the manage right; create another manage key before revoking it.",
+              { param: "key_id" },
+            );
+          }
+        }
+        this.db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), keyId);
+        return this.getKey(accountId, keyId);
+      })
+      .immediate();
   }
 
   /**
@@ -143,9 +229,25 @@ export class AccountStore {
   }
 }
 
+export function keyView(k: ApiKeyRow) {
+  return {
+    id: k.id,
+    object: "api_key" as const,
+    name: k.name,
+    prefix: k.prefix,
+    can_manage: k.can_manage === 1n,
+    monthly_limit_micro: k.monthly_limit_micro === null ? null : k.monthly_limit_micro.toString(),
+    writes_per_minute: k.writes_per_minute === null ? null : Number(k.writes_per_minute),
+    max_in_flight: k.max_in_flight === null ? null : Number(k.max_in_flight),
+    created_at: rfc3339(k.created_at)!,
+    revoked_at: rfc3339(k.revoked_at),
+  };
+}
+
 export function accountView(a: Account) {
   return {
     id: a.id,
+    object: "account" as const,
     name: a.name,
     currency: a.currency,
     balance_micro: a.balance_micro.toString(),

@@ -1,15 +1,108 @@
 import { t } from "elysia";
+import { LimitQuery, MicroInput } from "../http/inputs.ts";
 import { MicroString } from "../http/schemas.ts";
 
 export const AccountSchema = t.Object(
   {
     id: t.String(),
+    object: t.Literal("account"),
     name: t.String(),
     currency: t.Union([t.Literal("USD"), t.Literal("RUB")]),
     balance_micro: MicroString("Balance in micro-units of the account currency."),
     held_micro: MicroString("Amount reserved by open jobs."),
     available_micro: MicroString("balance - held: what new jobs can reserve."),
+    month: t.String({ description: "The current calendar month (UTC), YYYY-MM." }),
+    month_spent_micro: MicroString("Charged this month, all keys."),
     created_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
   },
   { title: "Account" },
 );
+
+export const LedgerEntrySchema = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("ledger_entry"),
+    kind: t.Union([
+      t.Literal("topup"),
+      t.Literal("adjustment"),
+      t.Literal("hold"),
+      t.Literal("charge"),
+      t.Literal("release"),
+    ]),
+    label: t.Union([t.Literal("API"), t.Literal("STUDIO"), t.Literal("ADMIN")], {
+      description: "Where the movement came from.",
+    }),
+    amount_micro: MicroString("The amount the entry is about."),
+    balance_delta_micro: MicroString("Effect on the balance (signed)."),
+    held_delta_micro: MicroString("Effect on the held amount (signed)."),
+    balance_after_micro: MicroString("Balance after this entry."),
+    held_after_micro: MicroString("Held after this entry."),
+    key_id: t.Union([t.String(), t.Null()]),
+    model_id: t.Union([t.String(), t.Null()]),
+    request_id: t.Union([t.String(), t.Null()]),
+    hold_id: t.Union([t.String(), t.Null()]),
+    reason: t.Union([t.String(), t.Null()]),
+    created_at: t.String({ format: "date-time" }),
+  },
+  { title: "LedgerEntry" },
+);
+
+export const LedgerPageSchema = t.Object(
+  { data: t.Array(LedgerEntrySchema), next_cursor: t.Union([t.String(), t.Null()]) },
+  { title: "LedgerPage" },
+);
+
+const SpendRow = { spent_micro: MicroString("Charged in the month."), calls: t.Integer() };
+export const SpendSchema = t.Object(
+  {
+    month: t.String(),
+    total_micro: MicroString("Charged in the month, all keys."),
+    by_key: t.Array(t.Object({ key_id: t.String(), name: t.String(), ...SpendRow })),
+    by_model: t.Array(t.Object({ model_id: t.String(), ...SpendRow })),
+    by_key_and_model: t.Array(t.Object({ key_id: t.String(), model_id: t.String(), ...SpendRow })),
+  },
+  { title: "Spend" },
+);
+
+export const KeySchema = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("api_key"),
+    name: t.String(),
+    prefix: t.String({ description: "First characters of the key, to tell keys apart." }),
+    can_manage: t.Boolean({ description: "May manage keys of the account." }),
+    monthly_limit_micro: t.Union([MicroString("Monthly spend limit in the account currency."), t.Null()]),
+    writes_per_minute: t.Union([t.Integer(), t.Null()]),
+    max_in_flight: t.Union([t.Integer(), t.Null()]),
+    created_at: t.String({ format: "date-time" }),
+    revoked_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  },
+  { title: "ApiKey" },
+);
+export const KeyListSchema = t.Object({ data: t.Array(KeySchema) }, { title: "ApiKeyList" });
+export const NewKeySchema = t.Composite(
+  [KeySchema, t.Object({ key: t.String({ description: "Shown once." }) })],
+  {
+    title: "NewApiKey",
+  },
+);
+
+const KeySettings = {
+  name: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+  monthly_limit_micro: t.Optional(t.Union([MicroInput, t.Null()])),
+  writes_per_minute: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()])),
+  max_in_flight: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 100_000 }), t.Null()])),
+};
+export const CreateKeyBody = t.Object(
+  { ...KeySettings, can_manage: t.Optional(t.Boolean({ description: "Default false." })) },
+  { additionalProperties: false },
+);
+export const UpdateKeyBody = t.Object(KeySettings, { additionalProperties: false });
+
+export const LedgerQuery = t.Object({
+  limit: LimitQuery,
+  cursor: t.Optional(t.String({ pattern: "^[0-9]{1,19}$" })),
+});
+export const SpendQuery = t.Object({
+  month: t.Optional(t.String({ description: "YYYY-MM (UTC); default: this month." })),
+});

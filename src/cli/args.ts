@@ -20,7 +20,9 @@ export function parseArgs(argv: string[], spec: { values?: string[]; booleans?: 
       break;
     }
     if (!arg.startsWith("--") || arg === "-") {
-      if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option ${arg}`);
+      // "-5" is a (negative) value for the command to judge, not an option.
+      if (arg.startsWith("-") && arg !== "-" && !/^-\d/.test(arg))
+        throw new UsageError(`unknown option ${arg}`);
       out.positionals.push(arg);
       continue;
     }

@@ -1,15 +1,23 @@
 import { ConfigError } from "../config/load.ts";
 import { SchemaTooNewError } from "../db/database.ts";
+import { ApiError } from "../http/errors.ts";
 import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
+import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
 import { serveCommand } from "./serve.ts";
 
 const USAGE = `gengate ${VERSION}: prepaid gateway for generation models
 
 Usage:
   gengate serve [--port N] [--host H] [--data-dir DIR] [--config FILE] [--public-url URL]
-  gengate backup FILE [--data-dir DIR]
+  gengate account create --name NAME [--currency USD|RUB] [--credit AMOUNT]
+  gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]
+  gengate account list
+  gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
+  gengate fx set RUB RATE
+  gengate backup FILE
+  (operator commands take --data-dir DIR and --json; they work while the server runs)
   gengate version
   gengate help
 
@@ -25,6 +33,12 @@ export async function runCli(argv: string[]): Promise<number> {
         return await serveCommand(rest);
       case "backup":
         return backupCommand(rest);
+      case "account":
+        return accountCommand(rest);
+      case "key":
+        return keyCommand(rest);
+      case "fx":
+        return fxCommand(rest);
       case "version":
       case "--version":
         process.stdout.write(`gengate ${VERSION}\n`);
@@ -39,12 +53,14 @@ export async function runCli(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command "${command}" (try: gengate help)`);
     }
   } catch (err) {
-    const known = err instanceof UsageError || err instanceof ConfigError || err instanceof SchemaTooNewError;
+    const known =
+      err instanceof UsageError ||
+      err instanceof ConfigError ||
+      err instanceof SchemaTooNewError ||
+      err instanceof ApiError;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`gengate: ${message}\n`);
-    if (!known && !(err instanceof Error && err.constructor.name.endsWith("Error") && err.name !== "Error")) {
-      if (process.env.GENGATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-    }
+    if (!known && process.env.GENGATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
     return err instanceof UsageError ? 2 : 1;
   }
 }

@@ -25,14 +25,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
       lines.push(`  Default API key (account "default"):  ${running.firstStart.defaultKey}`);
     process.stdout.write(`${lines.join("\n")}\n`);
   }
-  log("info", "listening", {
-    url: running.url,
-    public_url: ctx.publicUrl,
-    data_dir: ctx.settings.dataDir,
-    models: ctx.catalog.models.length,
-    version: ctx.version,
-  });
-
   return await new Promise<number>((resolveExit) => {
     let stopping = false;
     const shutdown = (signal: string) => {
@@ -59,6 +51,15 @@ export async function serveCommand(argv: string[]): Promise<number> {
       const result = running.reload();
       if (result.ok) log("info", "config reloaded", { models: result.models });
       else log("error", "config reload failed; keeping the previous catalog", { error: result.error });
+    });
+    // Announced only once the signal handlers are in place: a supervisor (or test) that signals
+    // right after seeing this line gets a clean shutdown, not the default kill.
+    log("info", "listening", {
+      url: running.url,
+      public_url: ctx.publicUrl,
+      data_dir: ctx.settings.dataDir,
+      models: ctx.catalog.models.length,
+      version: ctx.version,
     });
   });
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
+import { Cron } from "croner";
 import { ConfigFile, DEFAULT_LIMITS, type LiveSettings, type ServerSettings } from "./schema.ts";
 
 export class ConfigError extends Error {}
@@ -30,7 +31,15 @@ export function readConfigFile(path: string): ConfigFile {
     const hint = first.message.toLowerCase().includes("unexpected property") ? " (unknown key)" : "";
     throw new ConfigError(`config ${path}: ${key}: ${first.message.toLowerCase()}${hint}`);
   }
-  return parsed as ConfigFile;
+  const file = parsed as ConfigFile;
+  if (file.fx?.refresh) {
+    try {
+      new Cron(file.fx.refresh, { paused: true }).stop();
+    } catch (err) {
+      throw new ConfigError(`config ${path}: fx.refresh: not a cron pattern (${(err as Error).message})`);
+    }
+  }
+  return file;
 }
 
 export function liveSettingsFrom(file: ConfigFile | null): LiveSettings {
@@ -42,6 +51,9 @@ export function liveSettingsFrom(file: ConfigFile | null): LiveSettings {
       runWaitSeconds: l.run_wait_seconds ?? DEFAULT_LIMITS.runWaitSeconds,
       uploadMaxBytes: l.upload_max_bytes ?? DEFAULT_LIMITS.uploadMaxBytes,
     },
+    fxRefresh: file?.fx?.rub_url
+      ? { url: file.fx.rub_url, field: file.fx.rub_field ?? null, cron: file.fx.refresh ?? "0 * * * *" }
+      : null,
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],
   };

@@ -34,6 +34,20 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    fx: T.Optional(
+      T.Object(
+        {
+          rub_url: T.Optional(
+            T.String({ pattern: "^https?://", description: "Where to fetch the USD->RUB rate." }),
+          ),
+          rub_field: T.Optional(
+            T.String({ pattern: "^[A-Za-z0-9_.-]+$", description: "Dot path to the rate in the JSON body." }),
+          ),
+          refresh: T.Optional(T.String({ minLength: 9, description: "Cron pattern (UTC), default hourly." })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     models: T.Optional(T.Array(T.Unknown())),
   },
   { additionalProperties: false },
@@ -64,8 +78,15 @@ export interface ServerSettings {
 }
 
 /** Settings re-read on SIGHUP. */
+export interface FxRefresh {
+  url: string;
+  field: string | null;
+  cron: string;
+}
+
 export interface LiveSettings {
   limits: Limits;
+  fxRefresh: FxRefresh | null;
   sandbox: boolean;
   models: unknown[];
 }

@@ -41,7 +41,10 @@ export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string)
     servers: [{ url: publicUrl, description: "This gateway" }],
     tags: [
       { name: "Catalog", description: "Models, prices and limits. No key needed." },
-      { name: "Account", description: "The caller's account, wallet and keys." },
+      { name: "Account", description: "The caller's account, wallet and spend." },
+      { name: "Keys", description: "API keys of the account (needs a key with the manage right)." },
+      { name: "Pricing", description: "Exact prices before running anything." },
+      { name: "Admin", description: "Operator API, with the admin token." },
       { name: "Documentation", description: "This schema, the API reference and the LLM guide." },
       { name: "Operations", description: "Health probes." },
     ],

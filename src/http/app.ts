@@ -1,8 +1,10 @@
 import { type AnyElysia, Elysia, ValidationError } from "elysia";
 import { accountRoutes } from "../accounts/http.ts";
+import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { docsRoutes } from "../docs/http.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { estimateRoutes } from "../pricing/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { ApiError, type ErrorDetail, errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
@@ -20,7 +22,7 @@ export function createApp(ctx: AppContext) {
   // The finished app, for the handlers that describe it (405 index, OpenAPI document).
   let self: AnyElysia | null = null;
 
-  const app = new Elysia({ normalize: true })
+  const app = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
       set.headers["x-request-id"] = beginRequest(request).id;
     })
@@ -74,6 +76,8 @@ export function createApp(ctx: AppContext) {
     .use(healthRoutes(ctx))
     .use(catalogRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(estimateRoutes(ctx))
+    .use(adminRoutes(ctx))
     .use(docsRoutes(ctx, () => self!));
 
   self = app;

@@ -1,15 +1,14 @@
 import type { Database } from "bun:sqlite";
-import type { AccountStore } from "../accounts/accounts.ts";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { Services } from "./services.ts";
 
 /**
  * Everything a request handler may need, built once at start-up. `catalog` and `live` are
  * swapped whole on reload (SIGHUP), so handlers must read them through this object each time.
  */
-export interface AppContext {
+export interface AppContext extends Services {
   db: Database;
-  accounts: AccountStore;
   catalog: Catalog;
   live: LiveSettings;
   settings: ServerSettings;

@@ -1,4 +1,3 @@
-import { AccountStore } from "../../src/accounts/accounts.ts";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
 import { liveSettingsFrom } from "../../src/config/load.ts";
@@ -6,6 +5,7 @@ import { migrate, openDatabase } from "../../src/db/database.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import type { AppContext } from "../../src/server/context.ts";
+import { createServices } from "../../src/server/services.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
@@ -20,10 +20,11 @@ setLogSink((line) => {
  * An in-process gengate on an in-memory database: the real app, routes and services, without
  * a socket. Black-box tests that need a process use startServer() in ./server.ts instead.
  */
-export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean } = {}) {
+export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean; now?: () => number } = {}) {
   const db = openDatabase(":memory:");
   migrate(db);
-  const accounts = new AccountStore(db);
+  const services = createServices(db, "http://gengate.test", options.now);
+  const { accounts } = services;
   const { key, account, keyId } = accounts.createAccount("default", "USD");
   const live = liveSettingsFrom({
     models: options.models ?? [],
@@ -31,7 +32,7 @@ export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean } =
   });
   const ctx: AppContext = {
     db,
-    accounts,
+    ...services,
     catalog: buildCatalog(live.models, { sandbox: live.sandbox }),
     live,
     settings: {

@@ -3,7 +3,16 @@ import { t } from "elysia";
 import { ERROR_CODES } from "../../src/http/errors.ts";
 import { json, logLines, makeTestApp } from "../helpers/context.ts";
 
-type ErrorJson = { error: { code: string; message: string; type: string; param?: string; details?: unknown[]; request_id?: string } };
+type ErrorJson = {
+  error: {
+    code: string;
+    message: string;
+    type: string;
+    param?: string;
+    details?: unknown[];
+    request_id?: string;
+  };
+};
 
 function expectContractError(body: ErrorJson, code: string) {
   expect(body.error.code).toBe(code);
@@ -18,7 +27,9 @@ describe("error body on every path", () => {
   app.get("/test/boom", () => {
     throw new Error("secret internals: /etc/passwd sqlite stack");
   });
-  app.post("/test/typed", ({ body }) => body, { body: t.Object({ n: t.Integer({ minimum: 1 }), s: t.String() }) });
+  app.post("/test/typed", ({ body }) => body, {
+    body: t.Object({ n: t.Integer({ minimum: 1 }), s: t.String() }),
+  });
 
   test("unknown route is 404 not_found with the contract body and a request id", async () => {
     const res = await request("/v1/nothing-here");

@@ -1,8 +1,8 @@
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
 import { runGengate, startServer, type TestServer, tempDir } from "../helpers/server.ts";
 
 const servers: TestServer[] = [];
@@ -57,17 +57,28 @@ describe("gengate serve: first and second start", () => {
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l));
     const line = lines.find((l) => l.id === id);
-    expect(line).toMatchObject({ msg: "request", method: "GET", route: "/v1/account", status: 200, key: s.defaultKey!.slice(0, 10) });
+    expect(line).toMatchObject({
+      msg: "request",
+      method: "GET",
+      route: "/v1/account",
+      status: 200,
+      key: s.defaultKey!.slice(0, 10),
+    });
     expect(typeof line.duration_ms).toBe("number");
     expect(lines.find((l) => l.path === "/v1/nope")).toMatchObject({ status: 404, key: null });
     // The log never carries a full key.
-    expect(s.output().split("Store these now")[1]!.split("\n").slice(3).join("\n")).not.toContain(s.defaultKey!);
+    expect(s.output().split("Store these now")[1]!.split("\n").slice(3).join("\n")).not.toContain(
+      s.defaultKey!,
+    );
   });
 
   test("SIGTERM finishes an in-flight request before exiting", async () => {
     const s = await start();
     // The docs bundle is a multi-megabyte body: the request is in flight when the signal lands.
-    const pending = fetch(`${s.url}/docs/assets/scalar.js`).then(async (r) => ({ status: r.status, size: (await r.arrayBuffer()).byteLength }));
+    const pending = fetch(`${s.url}/docs/assets/scalar.js`).then(async (r) => ({
+      status: r.status,
+      size: (await r.arrayBuffer()).byteLength,
+    }));
     await Bun.sleep(5);
     const exited = s.stop();
     const result = await pending;
@@ -85,7 +96,8 @@ describe("SIGHUP reloads the catalog without a restart", () => {
     const config = join(dir, "gengate.toml");
     writeFileSync(config, "[limits]\nin_flight = 5\n");
     const s = await start({ args: ["--config", config] });
-    const ids = async () => ((await (await s.fetch("/v1/models")).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    const ids = async () =>
+      ((await (await s.fetch("/v1/models")).json()) as { data: { id: string }[] }).data.map((m) => m.id);
     expect(await ids()).not.toContain("acme/flux");
 
     writeFileSync(config, '[[models]]\nid = "acme/flux"\nkind = "image"\nprice_usd_micro = 25000\nmax = 4\n');

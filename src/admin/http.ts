@@ -1,0 +1,208 @@
+import { Elysia, t } from "elysia";
+import { accountView, keyView } from "../accounts/accounts.ts";
+import { AccountSchema, KeySchema, LedgerPageSchema, LedgerQuery } from "../accounts/schemas.ts";
+import { requireAdmin } from "../auth/authenticate.ts";
+import { fxView, isFxCurrency } from "../fx/rates.ts";
+import { ApiError } from "../http/errors.ts";
+import { DecimalInput, decimalFromInput, LimitQuery, MicroInput, microFromInput } from "../http/inputs.ts";
+import { errors, MicroString } from "../http/schemas.ts";
+import type { AppContext } from "../server/context.ts";
+import {
+  adjustAccount,
+  createAccountWithKey,
+  createKeyFor,
+  creditAccount,
+  requireAccount,
+  setFxRate,
+} from "./operations.ts";
+
+const AdminAccount = t.Omit(AccountSchema, ["month", "month_spent_micro"]);
+const FxSchema = t.Object(
+  {
+    currency: t.String(),
+    rate_micro: MicroString("micro-units of the currency per 1 USD"),
+    source: t.String(),
+    updated_at: t.Union([t.String(), t.Null()]),
+  },
+  { title: "FxRate" },
+);
+const AccountId = t.Object({ id: t.String({ pattern: "^acct_[0-9A-Za-z]{8,64}$" }) });
+
+/** The operator API under /admin/v1, behind the admin token. */
+export function adminRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/admin/v1", detail: { tags: ["Admin"], security: [{ adminToken: [] }] } })
+    .onTransform(({ request }) => {
+      // Transform runs before validation: an unauthenticated caller learns nothing about bodies.
+      requireAdmin(ctx, request);
+    })
+    .get(
+      "/accounts",
+      ({ query }) => {
+        const limit = query.limit ?? 20;
+        const rows = ctx.accounts.listAccounts(limit + 1, query.cursor ?? null);
+        const page = rows.slice(0, limit);
+        return {
+          data: page.map(accountView),
+          next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+        };
+      },
+      {
+        query: t.Object({ limit: LimitQuery, cursor: t.Optional(t.String({ maxLength: 80 })) }),
+        detail: { summary: "List accounts" },
+        response: {
+          200: t.Object({ data: t.Array(AdminAccount), next_cursor: t.Union([t.String(), t.Null()]) }),
+          ...errors(400, 401),
+        },
+      },
+    )
+    .post(
+      "/accounts",
+      ({ body, set }) => {
+        const result = createAccountWithKey(ctx, ctx.db, {
+          name: body.name,
+          currency: body.currency ?? "USD",
+          creditMicro: body.credit === undefined ? null : decimalFromInput(body.credit, "credit"),
+        });
+        set.status = 201;
+        return result;
+      },
+      {
+        body: t.Object(
+          {
+            name: t.String({ minLength: 1, maxLength: 100 }),
+            currency: t.Optional(t.Union([t.Literal("USD"), t.Literal("RUB")])),
+            credit: t.Optional(DecimalInput),
+          },
+          { additionalProperties: false },
+        ),
+        detail: {
+          summary: "Create an account",
+          description: "With its Default key (shown once) and an optional initial credit.",
+        },
+        response: {
+          201: t.Object({ account: AdminAccount, key_id: t.String(), key: t.String() }),
+          ...errors(400, 401, 409),
+        },
+      },
+    )
+    .get(
+      "/accounts/:id",
+      ({ params }) => {
+        const account = requireAccount(ctx, params.id);
+        return { ...accountView(account), keys: ctx.accounts.listKeys(account.id).map(keyView) };
+      },
+      {
+        params: AccountId,
+        detail: { summary: "Get an account", description: "With its keys." },
+        response: {
+          200: t.Composite([AdminAccount, t.Object({ keys: t.Array(KeySchema) })]),
+          ...errors(400, 401, 404),
+        },
+      },
+    )
+    .get(
+      "/accounts/:id/ledger",
+      ({ params, query }) => {
+        requireAccount(ctx, params.id);
+        return ctx.wallet.entries(params.id, query.limit ?? 20, query.cursor ? BigInt(query.cursor) : null);
+      },
+      {
+        params: AccountId,
+        query: LedgerQuery,
+        detail: { summary: "List an account's wallet" },
+        response: { 200: LedgerPageSchema, ...errors(400, 401, 404) },
+      },
+    )
+    .post(
+      "/accounts/:id/credit",
+      ({ params, body }) =>
+        creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason ?? null),
+      {
+        params: AccountId,
+        body: t.Object(
+          { amount: DecimalInput, reason: t.Optional(t.String({ maxLength: 500 })) },
+          { additionalProperties: false },
+        ),
+        detail: {
+          summary: "Top up an account",
+          description: "amount: decimal in the account currency, above 0.",
+        },
+        response: { 200: AdminAccount, ...errors(400, 401, 404) },
+      },
+    )
+    .post(
+      "/accounts/:id/adjust",
+      ({ params, body }) =>
+        adjustAccount(ctx, params.id, decimalFromInput(body.amount, "amount", true), body.reason),
+      {
+        params: AccountId,
+        body: t.Object(
+          { amount: DecimalInput, reason: t.String({ minLength: 1, maxLength: 500 }) },
+          { additionalProperties: false },
+        ),
+        detail: {
+          summary: "Adjust a balance",
+          description:
+            "Signed correction with a reason. It may not leave less than the amount held by open jobs (409).",
+        },
+        response: { 200: AdminAccount, ...errors(400, 401, 404, 409) },
+      },
+    )
+    .post(
+      "/accounts/:id/keys",
+      ({ params, body, set }) => {
+        requireAccount(ctx, params.id);
+        set.status = 201;
+        return createKeyFor(ctx, params.id, {
+          name: body.name,
+          canManage: body.can_manage,
+          monthlyLimitMicro: body.monthly_limit_micro
+            ? microFromInput(body.monthly_limit_micro, "monthly_limit_micro")
+            : null,
+        });
+      },
+      {
+        params: AccountId,
+        body: t.Object(
+          {
+            name: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+            monthly_limit_micro: t.Optional(MicroInput),
+            can_manage: t.Optional(t.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        detail: { summary: "Create a key for an account" },
+        response: {
+          201: t.Composite([KeySchema, t.Object({ key_id: t.String(), key: t.String() })]),
+          ...errors(400, 401, 404),
+        },
+      },
+    )
+    .get("/fx", () => ({ data: ctx.fx.list().map(fxView) }), {
+      detail: { summary: "List exchange rates" },
+      response: { 200: t.Object({ data: t.Array(FxSchema) }), ...errors(401) },
+    })
+    .put(
+      "/fx/:currency",
+      ({ params, body }) => {
+        if (!isFxCurrency(params.currency)) {
+          throw new ApiError("validation_error", `currency must be RUB (got "${params.currency}").`, {
+            param: "currency",
+          });
+        }
+        return setFxRate(ctx, params.currency, body.rate, "admin");
+      },
+      {
+        params: t.Object({ currency: t.String({ maxLength: 8 }) }),
+        body: t.Object(
+          { rate: t.String({ description: 'Units of the currency per 1 USD, e.g. "92.5".' }) },
+          { additionalProperties: false },
+        ),
+        detail: {
+          summary: "Set an exchange rate",
+          description: "New reservations use it; open holds keep their rate.",
+        },
+        response: { 200: FxSchema, ...errors(400, 401) },
+      },
+    );
+}

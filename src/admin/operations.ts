@@ -1,0 +1,64 @@
+import { accountView, type Currency, keyView } from "../accounts/accounts.ts";
+import { type FxCurrency, fxView } from "../fx/rates.ts";
+import { ApiError } from "../http/errors.ts";
+import { parseRate } from "../pricing/fx.ts";
+import type { Services } from "../server/services.ts";
+
+/**
+ * Operator actions shared by the admin API and the CLI, so both validate and record them the
+ * same way. Amounts are micro-units of the account's currency; every money change is a ledger
+ * entry labelled ADMIN.
+ */
+export function createAccountWithKey(
+  s: Services,
+  db: { transaction: <T>(fn: () => T) => { immediate: () => T } },
+  input: { name: string; currency: Currency; creditMicro?: bigint | null },
+) {
+  return db
+    .transaction(() => {
+      const created = s.accounts.createAccount(input.name, input.currency);
+      if (input.creditMicro && input.creditMicro > 0n)
+        s.ledger.topUp(created.account.id, input.creditMicro, "initial credit");
+      return {
+        account: accountView(s.accounts.getAccount(created.account.id)!),
+        key_id: created.keyId,
+        key: created.key,
+      };
+    })
+    .immediate();
+}
+
+export function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string | null) {
+  s.ledger.topUp(accountId, amountMicro, reason);
+  return accountView(s.accounts.getAccount(accountId)!);
+}
+
+export function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
+  if (!reason.trim())
+    throw new ApiError("validation_error", "An adjustment needs a reason.", { param: "reason" });
+  s.ledger.adjust(accountId, deltaMicro, reason);
+  return accountView(s.accounts.getAccount(accountId)!);
+}
+
+export function createKeyFor(
+  s: Services,
+  accountId: string,
+  input: { name?: string; monthlyLimitMicro?: bigint | null; canManage?: boolean },
+) {
+  const { keyId, key } = s.accounts.createKey(accountId, {
+    name: input.name ?? "Key",
+    monthlyLimitMicro: input.monthlyLimitMicro ?? null,
+    canManage: input.canManage ?? false,
+  });
+  return { ...keyView(s.accounts.getKey(accountId, keyId)), key_id: keyId, key };
+}
+
+export function setFxRate(s: Services, currency: FxCurrency, rateText: string, source: string) {
+  return fxView(s.fx.set(currency, parseRate(rateText), source));
+}
+
+export function requireAccount(s: Services, accountId: string) {
+  const account = s.accounts.getAccount(accountId);
+  if (!account) throw new ApiError("not_found", `No account ${accountId}.`, { param: "account_id" });
+  return account;
+}

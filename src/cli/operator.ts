@@ -1,0 +1,154 @@
+import type { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
+import type { Currency } from "../accounts/accounts.ts";
+import {
+  createAccountWithKey,
+  createKeyFor,
+  creditAccount,
+  requireAccount,
+  setFxRate,
+} from "../admin/operations.ts";
+import { DEFAULT_DATA_DIR } from "../config/load.ts";
+import { migrate, openDatabase } from "../db/database.ts";
+import { isFxCurrency } from "../fx/rates.ts";
+import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
+import { dataDirPaths } from "../server/datadir.ts";
+import { createServices, type Services } from "../server/services.ts";
+import { parseArgs, UsageError } from "./args.ts";
+
+/**
+ * Operator commands on the data dir's database directly. Safe while the server runs: SQLite in
+ * WAL mode with a busy timeout, and every write an IMMEDIATE transaction, as in the server.
+ */
+function withServices<T>(dataDirFlag: string | undefined, fn: (s: Services, db: Database) => T): T {
+  const paths = dataDirPaths(dataDirFlag ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR);
+  if (!existsSync(paths.database)) {
+    throw new UsageError(`no database at ${paths.database}; start the server once, or pass --data-dir`);
+  }
+  const db = openDatabase(paths.database, { create: false });
+  try {
+    migrate(db);
+    return fn(createServices(db, process.env.GENGATE_PUBLIC_URL ?? ""), db);
+  } finally {
+    db.close();
+  }
+}
+
+function amountArg(text: string | undefined, what: string): bigint {
+  const v = text === undefined ? null : parseDecimalToMicro(text);
+  if (v === null || v === 0n)
+    throw new UsageError(`${what} must be a decimal above 0 with at most 6 places, e.g. 12.50`);
+  return v;
+}
+
+function print(json: boolean, value: unknown, human: string): void {
+  process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${human}\n`);
+}
+
+/** `gengate account create|credit|list` */
+export function accountCommand(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  if (sub === "create") {
+    const { flags, positionals } = parseArgs(rest, {
+      values: ["name", "currency", "credit", "data-dir"],
+      booleans: ["json"],
+    });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    if (!flags.name) throw new UsageError("account create needs --name NAME");
+    const currency = (flags.currency ?? "USD").toUpperCase();
+    if (currency !== "USD" && currency !== "RUB")
+      throw new UsageError(`--currency must be USD or RUB (got "${flags.currency}")`);
+    const credit = flags.credit === undefined ? null : amountArg(flags.credit, "--credit");
+    const r = withServices(flags["data-dir"], (s, db) =>
+      createAccountWithKey(s, db, { name: flags.name!, currency: currency as Currency, creditMicro: credit }),
+    );
+    print(
+      flags.json === "true",
+      { account_id: r.account.id, key: r.key, key_id: r.key_id },
+      `account ${r.account.id} (${r.account.name}, ${r.account.currency}), balance ${formatMicro(BigInt(r.account.balance_micro))}\nDefault key (shown once): ${r.key}`,
+    );
+    return 0;
+  }
+  if (sub === "credit") {
+    const { flags, positionals } = parseArgs(rest, { values: ["reason", "data-dir"], booleans: ["json"] });
+    if (positionals.length !== 2)
+      throw new UsageError("usage: gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]");
+    const [id, amountText] = positionals as [string, string];
+    const amount = amountArg(amountText, "AMOUNT");
+    const a = withServices(flags["data-dir"], (s) => {
+      requireAccount(s, id);
+      return creditAccount(s, id, amount, flags.reason ?? "cli credit");
+    });
+    print(
+      flags.json === "true",
+      a,
+      `account ${a.id}: balance ${formatMicro(BigInt(a.balance_micro))} ${a.currency}`,
+    );
+    return 0;
+  }
+  if (sub === "list") {
+    const { flags } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
+    const rows = withServices(flags["data-dir"], (s) => s.accounts.listAccounts(1000, null));
+    const data = rows.map((a) => ({
+      id: a.id,
+      name: a.name,
+      currency: a.currency,
+      balance_micro: a.balance_micro.toString(),
+      held_micro: a.held_micro.toString(),
+    }));
+    print(
+      flags.json === "true",
+      { data },
+      data
+        .map((a) => `${a.id}  ${a.name}  ${a.currency}  ${formatMicro(BigInt(a.balance_micro))}`)
+        .join("\n"),
+    );
+    return 0;
+  }
+  throw new UsageError("usage: gengate account create|credit|list ...");
+}
+
+/** `gengate key create --account ID [--name N] [--monthly-limit AMOUNT] [--manage]` */
+export function keyCommand(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  if (sub !== "create")
+    throw new UsageError(
+      "usage: gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT]",
+    );
+  const { flags, positionals } = parseArgs(rest, {
+    values: ["account", "name", "monthly-limit", "data-dir"],
+    booleans: ["json", "manage"],
+  });
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (!flags.account) throw new UsageError("key create needs --account ACCOUNT_ID");
+  const limit =
+    flags["monthly-limit"] === undefined ? null : amountArg(flags["monthly-limit"], "--monthly-limit");
+  const k = withServices(flags["data-dir"], (s) => {
+    requireAccount(s, flags.account!);
+    return createKeyFor(s, flags.account!, {
+      name: flags.name,
+      monthlyLimitMicro: limit,
+      canManage: flags.manage === "true",
+    });
+  });
+  print(
+    flags.json === "true",
+    { key_id: k.key_id, key: k.key },
+    `key ${k.key_id} (${k.name}) (shown once): ${k.key}`,
+  );
+  return 0;
+}
+
+/** `gengate fx set RUB RATE` */
+export function fxCommand(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
+  if (sub !== "set" || positionals.length !== 2)
+    throw new UsageError("usage: gengate fx set RUB RATE (RUB per 1 USD, e.g. 92.5)");
+  const [currency, rate] = positionals as [string, string];
+  const cur = currency.toUpperCase();
+  if (!isFxCurrency(cur)) throw new UsageError(`currency must be RUB (got "${currency}")`);
+  const r = withServices(flags["data-dir"], (s) => setFxRate(s, cur, rate, "cli"));
+  print(flags.json === "true", r, `USD->${r.currency} rate set to ${formatMicro(BigInt(r.rate_micro))}`);
+  return 0;
+}
