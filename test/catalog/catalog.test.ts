@@ -65,7 +65,14 @@ describe("catalog loading", () => {
     ],
     [
       "text with max",
-      { id: "acme/llm", kind: "text", input_price_usd_micro: 1, output_price_usd_micro: 1, context: 10, max: 3 },
+      {
+        id: "acme/llm",
+        kind: "text",
+        input_price_usd_micro: 1,
+        output_price_usd_micro: 1,
+        context: 10,
+        max: 3,
+      },
       /\.max: not used by text models/,
     ],
     ["not an object", "acme/x", /models\[0\]/],
@@ -80,14 +87,22 @@ describe("catalog loading", () => {
   });
 
   test("the entry index is the operator's, counting from 0", () => {
-    expect(() => buildCatalog([video, { ...video, id: "acme/b", max: 0 }])).toThrow(/^models\[1\] \(acme\/b\)\.max/);
+    expect(() => buildCatalog([video, { ...video, id: "acme/b", max: 0 }])).toThrow(
+      /^models\[1\] \(acme\/b\)\.max/,
+    );
   });
 });
 
 describe("GET /v1/models", () => {
   const { request } = makeTestApp({
     models: [
-      { id: "acme/llm", kind: "text", input_price_usd_micro: 3_000_000, output_price_usd_micro: 15_000_000, context: 200_000 },
+      {
+        id: "acme/llm",
+        kind: "text",
+        input_price_usd_micro: 3_000_000,
+        output_price_usd_micro: 15_000_000,
+        context: 200_000,
+      },
     ],
   });
 

@@ -1,7 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, liveSettingsFrom, readConfigFile, resolveServerSettings } from "../../src/config/load.ts";
+import {
+  ConfigError,
+  liveSettingsFrom,
+  readConfigFile,
+  resolveServerSettings,
+} from "../../src/config/load.ts";
 import { tempDir } from "../helpers/server.ts";
 
 const dir = tempDir();
@@ -61,7 +66,12 @@ describe("server settings precedence", () => {
   const file = { server: { port: 7000, host: "10.0.0.1", data_dir: "/file" } };
 
   test("flag > env > file > default", () => {
-    const s = resolveServerSettings({ port: "9001" }, { GENGATE_PORT: "9002", GENGATE_HOST: "::1" }, file, null);
+    const s = resolveServerSettings(
+      { port: "9001" },
+      { GENGATE_PORT: "9002", GENGATE_HOST: "::1" },
+      file,
+      null,
+    );
     expect(s.port).toBe(9001);
     expect(s.host).toBe("::1");
     expect(s.dataDir).toBe("/file");
@@ -81,6 +91,8 @@ describe("server settings precedence", () => {
   });
 
   test("a bad public url from the environment is refused", () => {
-    expect(() => resolveServerSettings({}, { GENGATE_PUBLIC_URL: "not a url" }, null, null)).toThrow(/public-url/);
+    expect(() => resolveServerSettings({}, { GENGATE_PUBLIC_URL: "not a url" }, null, null)).toThrow(
+      /public-url/,
+    );
   });
 });

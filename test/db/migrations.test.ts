@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { currentSchemaVersion, databaseReady, migrate, openDatabase, SchemaTooNewError } from "../../src/db/database.ts";
+import {
+  currentSchemaVersion,
+  databaseReady,
+  migrate,
+  openDatabase,
+  SchemaTooNewError,
+} from "../../src/db/database.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
 
 describe("migrations", () => {
@@ -39,7 +45,9 @@ describe("migrations", () => {
   test("balances can never go negative and holds never exceed the balance (CHECK constraints)", () => {
     const db = openDatabase(":memory:");
     migrate(db);
-    db.query("INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('a', 'a', 'USD', 10, 0, 0)").run();
+    db.query(
+      "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('a', 'a', 'USD', 10, 0, 0)",
+    ).run();
     expect(() => db.query("UPDATE accounts SET balance_micro = -1 WHERE id = 'a'").run()).toThrow();
     expect(() => db.query("UPDATE accounts SET held_micro = 11 WHERE id = 'a'").run()).toThrow();
     expect(() => db.query("UPDATE accounts SET currency = 'EUR' WHERE id = 'a'").run()).toThrow();

@@ -5,7 +5,10 @@ import { json, makeTestApp } from "../helpers/context.ts";
 type Spec = {
   openapi: string;
   info: { version: string };
-  paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown>; operationId: string }>>;
+  paths: Record<
+    string,
+    Record<string, { security?: unknown[]; responses: Record<string, unknown>; operationId: string }>
+  >;
   components: { securitySchemes: Record<string, Record<string, string>> };
 };
 
@@ -52,8 +55,12 @@ describe("GET /v1/llms.txt", () => {
     const res = await request("/v1/llms.txt", { key: null });
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
-    expect(text).toContain("| sandbox/video | video | 480p $0.02/s, 720p $0.04/s, 1080p $0.08/s | max 10 s, default 5 |");
-    expect(text).toContain("| sandbox/chat | text | in $0.50 / out $1.50 per 1M tokens | context 32768 tokens |");
+    expect(text).toContain(
+      "| sandbox/video | video | 480p $0.02/s, 720p $0.04/s, 1080p $0.08/s | max 10 s, default 5 |",
+    );
+    expect(text).toContain(
+      "| sandbox/chat | text | in $0.50 / out $1.50 per 1M tokens | context 32768 tokens |",
+    );
     expect(text).toContain("| GET | /v1/account | yes |");
     expect(text).toContain("| GET | /v1/models | no |");
     expect(text).toContain("Authorization: Key <API_KEY>");
@@ -65,7 +72,9 @@ describe("GET /v1/llms.txt", () => {
     const { request, ctx } = makeTestApp();
     expect(await (await request("/v1/llms.txt")).text()).not.toContain("acme/new");
     ctx.catalog = buildCatalog([{ id: "acme/new", kind: "image", price_usd_micro: 123_400, max: 2 }]);
-    expect(await (await request("/v1/llms.txt")).text()).toContain("| acme/new | image | $0.1234/image | max 2 images, default 1 |");
+    expect(await (await request("/v1/llms.txt")).text()).toContain(
+      "| acme/new | image | $0.1234/image | max 2 images, default 1 |",
+    );
   });
 });
 
