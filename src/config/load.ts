@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
+import { parseCidr } from "../webhooks/addresses.ts";
 import { ConfigFile, DEFAULT_LIMITS, type LiveSettings, type ServerSettings } from "./schema.ts";
 
 export class ConfigError extends Error {}
@@ -39,6 +40,13 @@ export function readConfigFile(path: string): ConfigFile {
       throw new ConfigError(`config ${path}: fx.refresh: not a cron pattern (${(err as Error).message})`);
     }
   }
+  for (const [i, cidr] of (file.webhooks?.allow_private_cidrs ?? []).entries()) {
+    try {
+      parseCidr(cidr);
+    } catch (err) {
+      throw new ConfigError(`config ${path}: webhooks.allow_private_cidrs[${i}]: ${(err as Error).message}`);
+    }
+  }
   return file;
 }
 
@@ -54,8 +62,13 @@ export function liveSettingsFrom(file: ConfigFile | null): LiveSettings {
     fxRefresh: file?.fx?.rub_url
       ? { url: file.fx.rub_url, field: file.fx.rub_field ?? null, cron: file.fx.refresh ?? "0 * * * *" }
       : null,
+    queue: {
+      concurrency: { sandbox: 8, ...file?.queue?.concurrency },
+      outputRetentionMs: (file?.queue?.output_retention_hours ?? 24 * 7) * 3600_000,
+    },
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],
+    webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
   };
 }
 

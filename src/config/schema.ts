@@ -48,6 +48,33 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    queue: T.Optional(
+      T.Object(
+        {
+          concurrency: T.Optional(
+            T.Record(T.String(), T.Integer({ minimum: 1, maximum: 1000 }), {
+              description: "Workers per provider, e.g. { sandbox = 8 } (read at start).",
+            }),
+          ),
+          output_retention_hours: T.Optional(T.Integer({ minimum: 1, maximum: 24 * 365 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    webhooks: T.Optional(
+      T.Object(
+        {
+          allow_private_cidrs: T.Optional(
+            T.Array(T.String({ minLength: 1, maxLength: 64 }), {
+              maxItems: 256,
+              description:
+                "Private CIDR blocks webhook receivers may be in (homelab), e.g. 192.168.1.0/24. Default: none.",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     models: T.Optional(T.Array(T.Unknown())),
   },
   { additionalProperties: false },
@@ -84,9 +111,17 @@ export interface FxRefresh {
   cron: string;
 }
 
+export interface QueueSettings {
+  concurrency: Record<string, number>;
+  outputRetentionMs: number;
+}
+
 export interface LiveSettings {
   limits: Limits;
+  queue: QueueSettings;
   fxRefresh: FxRefresh | null;
   sandbox: boolean;
   models: unknown[];
+  /** Webhook SSRF policy: private blocks the operator opened (validated at load). */
+  webhooks: { allowPrivateCidrs: string[] };
 }

@@ -1,0 +1,88 @@
+import type { Database } from "bun:sqlite";
+import { newWebhookSecret } from "./signing.ts";
+
+interface SecretRow {
+  secret: string;
+  previous_secret: string | null;
+  previous_until: bigint | null;
+}
+
+export interface WebhookSecretStoreOptions {
+  /** Clock in epoch ms. */
+  now?: () => number;
+  /**
+   * After a rotation the old secret keeps signing (a second signature in the same header) for
+   * this long, so receivers can switch without refusing webhooks in between. Default 24 h.
+   */
+  rotationOverlapMs?: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One whsec_ secret per account (table webhook_secrets), created on first use so accounts made
+ * by any path (CLI, API, tests) get one without a hook in account creation.
+ */
+export class WebhookSecretStore {
+  private readonly now: () => number;
+  private readonly overlapMs: number;
+  private readonly s;
+
+  constructor(
+    private readonly db: Database,
+    options: WebhookSecretStoreOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.overlapMs = options.rotationOverlapMs ?? DAY_MS;
+    this.s = {
+      get: db.prepare<SecretRow, [string]>(
+        "SELECT secret, previous_secret, previous_until FROM webhook_secrets WHERE account_id = ?",
+      ),
+      // OR IGNORE: two first uses racing keep whichever committed first; both then read that one.
+      create: db.prepare<null, [string, string, number]>(
+        "INSERT OR IGNORE INTO webhook_secrets (account_id, secret, created_at) VALUES (?, ?, ?)",
+      ),
+      rotate: db.prepare<null, [string, number, number, string]>(
+        `UPDATE webhook_secrets
+         SET previous_secret = secret, previous_until = ?2, secret = ?1, rotated_at = ?3
+         WHERE account_id = ?4`,
+      ),
+    };
+  }
+
+  /** The account's current secret, created on first use. */
+  get(accountId: string): string {
+    const row = this.s.get.get(accountId);
+    if (row) return row.secret;
+    this.s.create.run(accountId, newWebhookSecret(), this.now());
+    return this.s.get.get(accountId)!.secret;
+  }
+
+  /** Replaces the secret; the previous one keeps signing during the overlap. Returns the new one. */
+  rotate(accountId: string): string {
+    return this.db
+      .transaction(() => {
+        const fresh = newWebhookSecret();
+        const now = this.now();
+        if (!this.s.get.get(accountId)) {
+          // Nobody has seen a secret yet, so there is nothing to overlap with.
+          this.s.create.run(accountId, fresh, now);
+        } else {
+          this.s.rotate.run(fresh, now + this.overlapMs, now, accountId);
+        }
+        return fresh;
+      })
+      .immediate();
+  }
+
+  /** Secrets to sign with right now: the current one, then the previous one during the overlap. */
+  signingSecrets(accountId: string): string[] {
+    const current = this.get(accountId);
+    const row = this.s.get.get(accountId)!;
+    const out = [current];
+    if (row.previous_secret && row.previous_until !== null && Number(row.previous_until) > this.now()) {
+      out.push(row.previous_secret);
+    }
+    return out;
+  }
+}
