@@ -21,8 +21,18 @@ export function requirePrincipal(ctx: AppContext, request: Request): Principal {
   if (!principal) throw new ApiError("unauthorized", UNAUTHORIZED_MESSAGE);
   const meta = requestMeta(request);
   if (meta) meta.keyPrefix = principal.keyPrefix;
+  if (WRITE_METHODS.has(request.method)) {
+    // Writes count against the key's per-minute rate; reads and status polls never do.
+    const headers = ctx.rateLimiter.hit(
+      principal.keyId,
+      principal.writesPerMinute ?? ctx.live.limits.writesPerMinute,
+    );
+    if (meta) meta.extraHeaders = { ...meta.extraHeaders, ...headers };
+  }
   return principal;
 }
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Like requirePrincipal, but a request without credentials is anonymous rather than an error. */
 export function optionalPrincipal(ctx: AppContext, request: Request): Principal | null {

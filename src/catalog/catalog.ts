@@ -105,6 +105,7 @@ export function resolveModel(raw: unknown, where: string): Model {
     provider,
     upstream_model: c.upstream_model ?? null,
     time_limit_seconds: c.time_limit_seconds ?? DEFAULT_TIME_LIMIT_SECONDS,
+    concurrency: c.concurrency ?? null,
   };
 }
 

@@ -42,6 +42,7 @@ export const ModelConfig = T.Object(
     provider: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
     upstream_model: T.Optional(T.String({ minLength: 1, maxLength: 256 })),
     time_limit_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 86_400 })),
+    concurrency: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
     enabled: T.Optional(T.Boolean()),
   },
   { additionalProperties: false },
@@ -67,6 +68,8 @@ export interface Model {
   provider: string;
   upstream_model: string | null;
   time_limit_seconds: number;
+  /** Most jobs of this model running at once, or null for the provider's limit only. */
+  concurrency: number | null;
 }
 
 /** The public catalog entry of CONTRACT.md (money as decimal strings). */

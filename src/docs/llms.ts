@@ -25,6 +25,7 @@ const MEANINGS: Record<string, string> = {
   conflict: "the change conflicts with the current state",
   expired: "the signed output URL is no longer valid",
   payload_too_large: "body over the size limit",
+  range_not_satisfiable: "the Range header does not fit the file",
   unsupported_media_type: "content type missing, not allowed, or not what the bytes are",
   rate_limited: "too many writes per key per minute; see Retry-After",
   too_many_in_flight: "too many open jobs for the key",

@@ -3,9 +3,13 @@ import { accountRoutes } from "../accounts/http.ts";
 import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { docsRoutes } from "../docs/http.ts";
+import { outputRoutes } from "../files/http.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { estimateRoutes } from "../pricing/http.ts";
+import { falAliasRoutes } from "../queue/fal.ts";
+import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
+import { webhookRoutes } from "../webhooks/http.ts";
 import { ApiError, type ErrorDetail, errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { MethodIndex } from "./method-not-allowed.ts";
@@ -30,10 +34,17 @@ export function createApp(ctx: AppContext) {
       const meta = requestMeta(request);
       if (meta) meta.route = route;
     })
+    .onAfterHandle({ as: "global" }, ({ request, set }) => {
+      const extra = requestMeta(request)?.extraHeaders;
+      if (extra) Object.assign(set.headers, extra);
+    })
     .onError({ as: "global" }, ({ code, error, request, path }) => {
       const meta = requestMeta(request);
       const id = meta?.id;
-      const headers: Record<string, string> = id ? { "x-request-id": id } : {};
+      const headers: Record<string, string> = {
+        ...meta?.extraHeaders,
+        ...(id ? { "x-request-id": id } : {}),
+      };
       if (error instanceof ApiError) return errorResponse(error, id, headers);
       if (code === "NOT_FOUND") {
         if (!methods) methods = new MethodIndex(self?.routes ?? []);
@@ -77,6 +88,10 @@ export function createApp(ctx: AppContext) {
     .use(catalogRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(estimateRoutes(ctx))
+    .use(queueRoutes(ctx))
+    .use(falAliasRoutes(ctx))
+    .use(outputRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(docsRoutes(ctx, () => self!));
 

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   conflict: [409, "conflict_error"],
   expired: [410, "invalid_request_error"],
   payload_too_large: [413, "invalid_request_error"],
+  range_not_satisfiable: [416, "invalid_request_error"],
   unsupported_media_type: [415, "invalid_request_error"],
   rate_limited: [429, "rate_limit_error"],
   too_many_in_flight: [429, "rate_limit_error"],

@@ -6,6 +6,8 @@ export interface RequestMeta {
   start: number;
   route: string | null;
   keyPrefix: string | null;
+  /** Headers every response to this request carries (e.g. RateLimit on writes). */
+  extraHeaders: Record<string, string> | null;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -16,6 +18,7 @@ export function beginRequest(request: Request): RequestMeta {
     start: performance.now(),
     route: null,
     keyPrefix: null,
+    extraHeaders: null,
   };
   metas.set(request, meta);
   return meta;

@@ -1,13 +1,14 @@
 import type { Database } from "bun:sqlite";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { QueueServices } from "../queue/runtime.ts";
 import type { Services } from "./services.ts";
 
 /**
  * Everything a request handler may need, built once at start-up. `catalog` and `live` are
  * swapped whole on reload (SIGHUP), so handlers must read them through this object each time.
  */
-export interface AppContext extends Services {
+export interface AppContext extends Services, QueueServices {
   db: Database;
   catalog: Catalog;
   live: LiveSettings;
@@ -19,6 +20,8 @@ export interface AppContext extends Services {
   /** Server secret (data dir, 0600): signs output URLs and derives other secrets. */
   serverSecret: string;
   version: string;
+  /** Aborted when the server begins to stop: ends /run waits and status streams. */
+  shutdownSignal: AbortSignal;
   startedAt: number;
 }
 

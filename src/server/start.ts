@@ -9,6 +9,8 @@ import { createApp } from "../http/app.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { startBackground } from "../queue/background.ts";
+import { createQueueServices } from "../queue/runtime.ts";
 import type { AppContext } from "./context.ts";
 import {
   dataDirPaths,
@@ -57,6 +59,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       reusePort: false,
       // Uploads stream; this only bounds what Bun accepts before a handler can refuse it.
       maxRequestBodySize: live.limits.uploadMaxBytes + 1024 * 1024,
+      // /run waits up to run_wait_seconds with no bytes on the wire; Bun's default idle limit is 10 s.
+      idleTimeout: 255,
       fetch: () =>
         new Response('{"error":{"code":"not_ready","message":"Starting.","type":"server_error"}}', {
           status: 503,
@@ -87,9 +91,18 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     if (services.accounts.countAccounts() === 0)
       defaultKey = services.accounts.createAccount("default", "USD").key;
 
+    const queue = createQueueServices(db, services, {
+      baseUrl: `${publicUrl}/v1`,
+      filesRoot: paths.files,
+      linkSecrets: [secret.value],
+      webhookPolicy: () => ctx.live.webhooks,
+    });
+    const shutdown = new AbortController();
     const ctx: AppContext = {
       db,
+      shutdownSignal: shutdown.signal,
       ...services,
+      ...queue,
       catalog,
       live,
       settings,
@@ -102,6 +115,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
     if (ctx.live.fxRefresh && !ctx.fx.get("RUB")) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
+    const background = startBackground(ctx);
     const app = createApp(ctx);
     const handle = app.fetch;
     server.reload({
@@ -139,9 +153,13 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         }
       },
       async stop() {
-        // stop(false): no new connections; resolves once in-flight requests have finished.
         fxJob?.stop();
+        // End long waits (/run, status streams) first, so in-flight requests can finish promptly.
+        shutdown.abort();
+        // stop(false): no new connections; resolves once in-flight requests have finished.
         await server.stop(false);
+        // Running jobs get 10 s; the rest stay IN_PROGRESS and are resumed at the next start.
+        await background.stop(10_000);
         db.close();
       },
     };

@@ -1,9 +1,13 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
 import { liveSettingsFrom } from "../../src/config/load.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
+import { createQueueServices } from "../../src/queue/runtime.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { createServices } from "../../src/server/services.ts";
 
@@ -30,9 +34,18 @@ export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean; no
     models: options.models ?? [],
     catalog: { sandbox: options.sandbox ?? true },
   });
+  const filesRoot = mkdtempSync(join(tmpdir(), "gengate-files-"));
+  const queue = createQueueServices(db, services, {
+    baseUrl: "http://gengate.test/v1",
+    filesRoot,
+    linkSecrets: ["test-secret-test-secret-test-secret"],
+    webhookPolicy: () => ctx.live.webhooks,
+  });
   const ctx: AppContext = {
     db,
     ...services,
+    ...queue,
+    shutdownSignal: new AbortController().signal,
     catalog: buildCatalog(live.models, { sandbox: live.sandbox }),
     live,
     settings: {

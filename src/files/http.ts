@@ -1,0 +1,131 @@
+import { Elysia, t } from "elysia";
+import { optionalPrincipal } from "../auth/authenticate.ts";
+import { ApiError } from "../http/errors.ts";
+import { errors } from "../http/schemas.ts";
+import type { AppContext } from "../server/context.ts";
+import { parseRange } from "./range.ts";
+import { LINK_TTL_SECONDS } from "./signing.ts";
+
+/** SPEC: 200 full downloads per output; Range requests excluded; then 429 download_cap. */
+export const DOWNLOAD_CAP = 200;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface OutputFile {
+  path: string;
+  content_type: string;
+  size: bigint;
+  sha256: string;
+}
+
+/** GET /v1/requests/{id}/output/{index}: a signed link (no key) or the owning key. */
+export function outputRoutes(ctx: AppContext) {
+  const getFile = ctx.db.prepare<OutputFile & { account_id: string }, [string, number]>(
+    `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
+     WHERE o.job_id = ? AND o.idx = ?`,
+  );
+  // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
+  const countDownload = ctx.db.prepare<{ downloads: bigint }, [string, number, number]>(
+    "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
+  );
+
+  return new Elysia({ prefix: "/v1", detail: { tags: ["Queue"] } }).get(
+    "/requests/:id/output/:index",
+    async ({ params, query, request }) => {
+      if (!UUID.test(params.id))
+        throw new ApiError("validation_error", "request_id must be a UUID.", { param: "request_id" });
+      if (!/^\d{1,4}$/.test(params.index)) {
+        throw new ApiError("validation_error", "index must be a non-negative integer.", { param: "index" });
+      }
+      const index = Number(params.index);
+      const principal = optionalPrincipal(ctx, request);
+      const signed = query.exp !== undefined || query.sig !== undefined;
+      let allowed = false;
+      if (signed) {
+        if (!/^\d{1,12}$/.test(query.exp ?? "") || !query.sig) {
+          throw new ApiError("forbidden", "A signed link needs both exp (unix seconds) and sig.");
+        }
+        const exp = Number(query.exp);
+        const now = Math.floor(Date.now() / 1000);
+        const valid =
+          exp <= now + LINK_TTL_SECONDS + 60 && ctx.signer.verify(params.id, index, exp, query.sig);
+        if (valid && exp < now)
+          throw new ApiError(
+            "expired",
+            "This signed link has expired; read the response again for a fresh one.",
+          );
+        allowed = valid;
+      }
+      const file = getFile.get(params.id, index);
+      if (!allowed) {
+        // Without a valid signature only the owning key may download.
+        if (!principal) {
+          if (signed) throw new ApiError("forbidden", "The link's signature is not valid.");
+          throw new ApiError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
+        }
+        if (!file || file.account_id !== principal.accountId)
+          throw new ApiError("not_found", "No such output.");
+      }
+      if (!file) throw new ApiError("not_found", "No such output.");
+
+      const size = Number(file.size);
+      const range = parseRange(request.headers.get("range"), size);
+      if (range === "unsatisfiable") {
+        throw new ApiError("range_not_satisfiable", `The range does not fit the file (${size} bytes).`, {
+          headers: { "content-range": `bytes */${size}` },
+        });
+      }
+      const whole = range === null || (range.start === 0 && range.end === size - 1);
+      if (whole && !countDownload.get(params.id, index, DOWNLOAD_CAP)) {
+        throw new ApiError(
+          "download_cap",
+          `This output was downloaded ${DOWNLOAD_CAP} times; ranged requests still work.`,
+          {
+            headers: { "retry-after": "86400" },
+          },
+        );
+      }
+      const blob = Bun.file(ctx.outputs.absolute(file.path));
+      const headers: Record<string, string> = {
+        "content-type": file.content_type,
+        "accept-ranges": "bytes",
+        etag: `"${file.sha256}"`,
+        "cache-control": "private, max-age=3600",
+      };
+      if (range === null) {
+        return new Response(blob, { status: 200, headers: { ...headers, "content-length": String(size) } });
+      }
+      return new Response(blob.slice(range.start, range.end + 1), {
+        status: 206,
+        headers: {
+          ...headers,
+          "content-length": String(range.end - range.start + 1),
+          "content-range": `bytes ${range.start}-${range.end}/${size}`,
+        },
+      });
+    },
+    {
+      params: t.Object({ id: t.String(), index: t.String({ description: "0-based output index" }) }),
+      query: t.Object({
+        exp: t.Optional(t.String({ description: "Expiry, unix seconds" })),
+        sig: t.Optional(t.String({ description: "base64url HMAC-SHA256 signature" })),
+      }),
+      detail: {
+        summary: "Download an output",
+        description:
+          "With a valid exp and sig (no key needed) or the owning key. Range requests answer 206 and do not count; the 201st full download is 429 download_cap.",
+        security: [{}, { apiKey: [] }],
+        responses: {
+          200: {
+            description: "The file",
+            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+          },
+          206: {
+            description: "A byte range",
+            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+          },
+        },
+      },
+      response: errors(400, 401, 403, 404, 410, 416, 429),
+    },
+  );
+}

@@ -1,0 +1,37 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** Signed output links are valid for at most 24 hours (SPEC: Limits). */
+export const LINK_TTL_SECONDS = 24 * 3600;
+
+/**
+ * Output URL signatures: base64url HMAC-SHA256 over "<request id>.<index>.<exp>", keyed with a
+ * key derived from the server secret. Every part of the link is covered, so editing the id,
+ * the index or the expiry breaks it.
+ */
+export class LinkSigner {
+  private readonly keys: Buffer[];
+
+  /** The first secret signs; all of them verify (the previous one stays valid after a rotation). */
+  constructor(secrets: string[]) {
+    this.keys = secrets.map((s) => createHmac("sha256", s).update("gengate output links v1").digest());
+  }
+
+  sign(requestId: string, index: number, exp: number): string {
+    return mac(this.keys[0]!, requestId, index, exp);
+  }
+
+  verify(requestId: string, index: number, exp: number, sig: string): boolean {
+    const given = Buffer.from(sig, "base64url");
+    if (given.length !== 32) return false;
+    let ok = false;
+    for (const key of this.keys) {
+      const expected = Buffer.from(mac(key, requestId, index, exp), "base64url");
+      ok = timingSafeEqual(expected, given) || ok;
+    }
+    return ok;
+  }
+}
+
+function mac(key: Buffer, requestId: string, index: number, exp: number): string {
+  return createHmac("sha256", key).update(`${requestId}.${index}.${exp}`).digest("base64url");
+}

@@ -1,0 +1,58 @@
+import type { Model } from "../catalog/model.ts";
+
+/** One media file produced by a job: bytes in hand (in-process providers) or a URL to copy from. */
+export interface MediaOutput {
+  kind: "image" | "video" | "audio";
+  contentType: string;
+  bytes?: Uint8Array;
+  url?: string;
+  width?: number;
+  height?: number;
+  /** Seconds, for video and audio. */
+  duration?: number;
+}
+
+export interface ProviderResult {
+  outputs: MediaOutput[];
+  /** Units actually delivered (e.g. real seconds); below the quote it lowers the charge, never raises it. */
+  actualUnits?: number | null;
+  /** Extra non-media fields passed through to the output (seed, timings, ...). */
+  extra?: Record<string, unknown>;
+}
+
+export interface ProviderJob {
+  id: string;
+  model: Model;
+  input: Record<string, unknown>;
+  attempt: number;
+  /** The upstream's id from an earlier attempt: resume it instead of submitting again. */
+  upstreamId: string | null;
+  signal: AbortSignal;
+  log(message: string): void;
+  /** Record the upstream's id as soon as it is known (durably, before waiting on it). */
+  setUpstreamId(id: string): void;
+}
+
+/** Why a provider gave up, which decides what the queue does next. */
+export type ProviderErrorKind =
+  | "input" // the upstream refused the input: fail, release
+  | "capacity" // busy or rate limited: back off and retry within the time limit
+  | "failed"; // anything else: fail, release
+
+export class ProviderError extends Error {
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = "ProviderError";
+  }
+}
+
+export interface Provider {
+  readonly name: string;
+  /** Can a job whose worker died be run again safely? (true for the in-process sandbox) */
+  resumable(job: { upstreamId: string | null }): boolean;
+  run(job: ProviderJob): Promise<ProviderResult>;
+}

@@ -1,0 +1,66 @@
+import { Cron } from "croner";
+import { errorFields, log } from "../lib/log.ts";
+import type { AppContext } from "../server/context.ts";
+import { WebhookDispatcher } from "../webhooks/outbox.ts";
+import { recoverJobs } from "./recovery.ts";
+import { WorkerPool } from "./workers.ts";
+
+/**
+ * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
+ * every 10 s for lapsed leases and time limits), the idempotency purge and webhook delivery.
+ */
+export function startBackground(ctx: AppContext) {
+  recoverJobs(ctx.jobs, ctx.providers, Date.now(), true);
+  const pool = new WorkerPool({
+    jobs: ctx.jobs,
+    events: ctx.events,
+    providers: ctx.providers,
+    catalog: () => ctx.catalog,
+    outputs: ctx.outputs,
+    concurrency: (p) => ctx.live.queue.concurrency[p] ?? 4,
+    modelConcurrency: (m) => ctx.catalog.get(m)?.concurrency ?? null,
+    outputTtlMs: () => ctx.live.queue.outputRetentionMs,
+  });
+  pool.start();
+  const dispatcher = new WebhookDispatcher({
+    db: ctx.db,
+    outbox: ctx.outbox,
+    secrets: ctx.webhookSecrets,
+    renderRecord: (id) => {
+      const job = ctx.jobs.get(id);
+      return job ? ctx.views.record(job) : null;
+    },
+    policy: () => ctx.live.webhooks,
+  });
+  dispatcher.start();
+  ctx.webhookWaker.wake = () => dispatcher.wake();
+  const guard = (name: string, fn: () => unknown) => () => {
+    try {
+      fn();
+    } catch (err) {
+      log("error", `${name} failed`, errorFields(err));
+    }
+  };
+  const jobs = [
+    new Cron(
+      "*/10 * * * * *",
+      { name: "queue-sweep", protect: true, timezone: "UTC" },
+      guard("queue sweep", () => recoverJobs(ctx.jobs, ctx.providers, Date.now(), false)),
+    ),
+    new Cron(
+      "17 * * * *",
+      { name: "idempotency-purge", protect: true, timezone: "UTC" },
+      guard("idempotency purge", () => ctx.idempotency.purgeExpired()),
+    ),
+  ];
+  return {
+    pool,
+    dispatcher,
+    /** Running jobs get `graceMs` to finish; the rest stay IN_PROGRESS and are resumed at next start. */
+    async stop(graceMs: number) {
+      for (const j of jobs) j.stop();
+      await pool.stop(graceMs);
+      await dispatcher.stop();
+    },
+  };
+}

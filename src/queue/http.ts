@@ -1,0 +1,351 @@
+import { Elysia, t } from "elysia";
+import type { Principal } from "../accounts/accounts.ts";
+import { requirePrincipal } from "../auth/authenticate.ts";
+import { ApiError } from "../http/errors.ts";
+import { LimitQuery } from "../http/inputs.ts";
+import { errors } from "../http/schemas.ts";
+import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
+import type { AppContext } from "../server/context.ts";
+import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
+import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
+import { submitJob } from "./submit.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const IdParams = t.Object({ id: t.String({ description: "request_id (UUID)" }) });
+const ModelInput = t.Record(t.String(), t.Unknown(), {
+  description: "The model input (see the model's input_schema); may carry webhook_url.",
+});
+const SubmitQuery = t.Object({
+  webhook_url: t.Optional(t.String({ description: "Public URL that gets one POST when the job ends." })),
+  fal_webhook: t.Optional(t.String({ description: "Alias of webhook_url (fal clients)." })),
+});
+
+/** A request id from the path: malformed is 400, another account's or unknown is 404. */
+export function ownedJob(ctx: AppContext, principal: Principal, id: string): JobRow {
+  if (!UUID.test(id))
+    throw new ApiError("validation_error", "request_id must be a UUID.", { param: "request_id" });
+  const job = ctx.jobs.getOwned(id, principal.accountId);
+  if (!job) throw new ApiError("not_found", `No request ${id}.`, { param: "request_id" });
+  return job;
+}
+
+const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
+  new Response(typeof body === "string" ? body : JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+
+function idempotencyOf(request: Request, body: unknown): { key: string; fingerprint: string } | null {
+  const key = request.headers.get("idempotency-key");
+  if (key === null) return null;
+  IdempotencyStore.validateKey(key);
+  const url = new URL(request.url);
+  return { key, fingerprint: fingerprint(request.method, url.pathname + url.search, body) };
+}
+
+/** Waits for a job to reach a final state, woken by its events (no polling), up to `ms`. */
+export async function waitForFinal(
+  ctx: AppContext,
+  id: string,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<JobRow> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const job = ctx.jobs.get(id)!;
+    const left = deadline - Date.now();
+    if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
+    await ctx.events.waitForChange(id, left, signal);
+  }
+}
+
+/** The asynchronous half of the API: submit, run, read, stream and cancel jobs. */
+export function queueRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/v1", detail: { tags: ["Queue"], security: [{ apiKey: [] }] } })
+    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
+    .post(
+      "/queue/*",
+      async ({ principal, params, body, query, request }) => {
+        const idem = idempotencyOf(request, body);
+        const r = await submitJob(ctx, {
+          principal,
+          modelId: params["*"],
+          body,
+          queryWebhook: query.webhook_url ?? query.fal_webhook ?? null,
+          source: "API",
+          idempotency: idem,
+        });
+        if (r.replayed) return json(r.replayBody!, 200, { "idempotent-replayed": "true" });
+        return json(ctx.views.queued(r.job), 202);
+      },
+      {
+        body: ModelInput,
+        query: SubmitQuery,
+        detail: {
+          summary: "Submit a job",
+          description:
+            "Validates and prices the input, reserves the price and queues the job: 202 with the queued request. Idempotency-Key replays answer 200.",
+          parameters: [
+            { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" } },
+          ],
+        },
+        response: { 202: QueuedSchema, 200: QueuedSchema, ...errors(400, 401, 402, 409, 429, 503) },
+      },
+    )
+    .post(
+      "/run/*",
+      async ({ principal, params, body, query, request }) => {
+        const idem = idempotencyOf(request, body);
+        if (idem) {
+          const replay = ctx.idempotency.markRunning(principal.keyId, idem.key, idem.fingerprint);
+          if (replay) return json(replay.body, replay.status, { "idempotent-replayed": "true" });
+        }
+        let answer: { status: number; body: string } | null = null;
+        try {
+          const { job } = await submitJob(ctx, {
+            principal,
+            modelId: params["*"],
+            body,
+            queryWebhook: query.webhook_url ?? query.fal_webhook ?? null,
+            source: "API",
+            idempotency: null,
+          });
+          const done = await waitForFinal(
+            ctx,
+            job.id,
+            ctx.live.limits.runWaitSeconds * 1000,
+            AbortSignal.any([request.signal, ctx.shutdownSignal]),
+          );
+          if (done.status === "COMPLETED")
+            answer = { status: 200, body: JSON.stringify(ctx.views.output(done)) };
+          else if (done.status === "FAILED") {
+            throw new ApiError(
+              "generation_failed",
+              done.error_message || "The generation failed; nothing was charged.",
+              {
+                extra: { request_id: done.id },
+              },
+            );
+          } else answer = { status: 202, body: JSON.stringify(ctx.views.queued(done)) };
+          return json(
+            answer.body,
+            answer.status,
+            answer.status === 200 ? { "x-fal-request-id": done.id } : {},
+          );
+        } finally {
+          if (idem) ctx.idempotency.settleRunning(principal.keyId, idem.key, answer);
+        }
+      },
+      {
+        body: ModelInput,
+        query: SubmitQuery,
+        detail: {
+          summary: "Submit and wait",
+          description:
+            "Like /queue, then waits up to run_wait_seconds (default 90): 200 with the model output, 202 with the queued request if still running, 502 generation_failed if it failed.",
+        },
+        response: {
+          200: t.Record(t.String(), t.Unknown()),
+          202: QueuedSchema,
+          ...errors(400, 401, 402, 409, 429, 502, 503),
+        },
+      },
+    )
+    .get(
+      "/requests",
+      ({ principal, query }) => {
+        const limit = query.limit ?? 20;
+        if (query.cursor !== undefined && !UUID.test(query.cursor)) {
+          throw new ApiError("validation_error", "cursor must be the next_cursor of a previous page.", {
+            param: "cursor",
+          });
+        }
+        const rows = ctx.jobs.list(principal.accountId, {
+          limit: limit + 1,
+          before: query.cursor ?? null,
+          status: query.status,
+          modelId: query.model_id,
+        });
+        const page = rows.slice(0, limit);
+        return {
+          data: page.map((j) => ctx.views.listItem(j)),
+          next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+        };
+      },
+      {
+        query: t.Object({
+          limit: LimitQuery,
+          cursor: t.Optional(t.String({ description: "next_cursor of the previous page" })),
+          status: t.Optional(
+            t.Union([
+              t.Literal("IN_QUEUE"),
+              t.Literal("IN_PROGRESS"),
+              t.Literal("COMPLETED"),
+              t.Literal("FAILED"),
+              t.Literal("CANCELLED"),
+            ]),
+          ),
+          model_id: t.Optional(t.String({ maxLength: 256 })),
+        }),
+        detail: {
+          summary: "List requests",
+          description: "The account's requests, newest first, without their input.",
+        },
+        response: { 200: RecordListSchema, ...errors(400, 401) },
+      },
+    )
+    .get("/requests/:id", ({ principal, params }) => ctx.views.record(ownedJob(ctx, principal, params.id)), {
+      params: IdParams,
+      detail: {
+        summary: "Get a request",
+        description: "The full record: status, input, price and fresh output_urls.",
+      },
+      response: { 200: RecordSchema, ...errors(400, 401, 404) },
+    })
+    .get(
+      "/requests/:id/status",
+      ({ principal, params, query }) =>
+        ctx.views.status(ownedJob(ctx, principal, params.id), query.logs === "1" || query.logs === "true"),
+      {
+        params: IdParams,
+        query: t.Object({ logs: t.Optional(t.String({ description: "1 to include the job's log lines" })) }),
+        detail: {
+          summary: "Get a request's status",
+          description: "Live queue_position; logs with ?logs=1. Polls never count as writes.",
+        },
+        response: { 200: StatusSchema, ...errors(400, 401, 404) },
+      },
+    )
+    .get(
+      "/requests/:id/status/stream",
+      ({ principal, params, query, request }) => {
+        const job = ownedJob(ctx, principal, params.id);
+        return statusStream(
+          ctx,
+          job.id,
+          query.logs === "1" || query.logs === "true",
+          AbortSignal.any([request.signal, ctx.shutdownSignal]),
+        );
+      },
+      {
+        params: IdParams,
+        query: t.Object({ logs: t.Optional(t.String()) }),
+        detail: {
+          summary: "Stream a request's status",
+          description: "Server-sent events: one status body per change, closed after a final state.",
+          responses: {
+            200: {
+              description: "text/event-stream",
+              content: { "text/event-stream": { schema: { type: "string" } } },
+            },
+          },
+        },
+      },
+    )
+    .get(
+      "/requests/:id/response",
+      ({ principal, params }) => {
+        const job = ownedJob(ctx, principal, params.id);
+        if (job.status !== "COMPLETED") {
+          throw new ApiError(
+            "request_not_ready",
+            `The request is ${job.status}; the response can be read once it is COMPLETED.`,
+            {
+              extra: { request_id: job.id, status: job.status },
+            },
+          );
+        }
+        return json(ctx.views.output(job), 200, { "x-fal-request-id": job.id });
+      },
+      {
+        params: IdParams,
+        detail: {
+          summary: "Get a request's output",
+          description: "The model output; media fields hold signed URLs reissued at every read.",
+        },
+        response: { 200: t.Record(t.String(), t.Unknown()), ...errors(400, 401, 404, 409) },
+      },
+    )
+    .post("/requests/:id/cancel", ({ principal, params }) => cancel(ctx, principal, params.id), {
+      params: IdParams,
+      detail: {
+        summary: "Cancel a request",
+        description: "200 only while IN_QUEUE (the hold is released); 409 not_cancellable otherwise.",
+      },
+      response: {
+        200: t.Object({ request_id: t.String(), status: t.Literal("CANCELLED") }),
+        ...errors(400, 401, 404, 409),
+      },
+    })
+    .put("/requests/:id/cancel", ({ principal, params }) => cancel(ctx, principal, params.id), {
+      params: IdParams,
+      detail: { summary: "Cancel a request (PUT)", description: "Same as POST." },
+      response: {
+        200: t.Object({ request_id: t.String(), status: t.Literal("CANCELLED") }),
+        ...errors(400, 401, 404, 409),
+      },
+    });
+}
+
+export function cancel(ctx: AppContext, principal: Principal, id: string) {
+  const job = ownedJob(ctx, principal, id);
+  if (!ctx.jobs.cancel(job.id, Date.now())) {
+    const now = ctx.jobs.get(job.id)!;
+    throw new ApiError(
+      "not_cancellable",
+      `The request is ${now.status}; only IN_QUEUE requests can be cancelled.`,
+      {
+        extra: { request_id: job.id, status: now.status },
+      },
+    );
+  }
+  return { request_id: job.id, status: "CANCELLED" as const };
+}
+
+/** SSE: the status now, then one event per change; a comment every 15 s keeps proxies from closing it. */
+export function statusStream(
+  ctx: AppContext,
+  id: string,
+  withLogs: boolean,
+  signal: AbortSignal,
+  map = (b: unknown) => b,
+): Response {
+  const enc = new TextEncoder();
+  let closed = false;
+  let off: () => void = () => {};
+  let keepAlive: ReturnType<typeof setInterval> | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let last = "";
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        off();
+        clearInterval(keepAlive);
+        controller.close();
+      };
+      const push = () => {
+        if (closed) return;
+        const job = ctx.jobs.get(id)!;
+        const body = JSON.stringify(map(ctx.views.status(job, withLogs)));
+        if (body !== last) {
+          last = body;
+          controller.enqueue(enc.encode(`event: status\ndata: ${body}\n\n`));
+        }
+        if (FINAL_STATUSES.includes(job.status)) close();
+      };
+      off = ctx.events.onJob(id, push);
+      keepAlive = setInterval(() => !closed && controller.enqueue(enc.encode(": keep-alive\n\n")), 15_000);
+      signal.addEventListener("abort", close, { once: true });
+      push();
+    },
+    cancel() {
+      closed = true;
+      off();
+      clearInterval(keepAlive);
+    },
+  });
+  return new Response(stream, {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
+  });
+}

@@ -1,0 +1,329 @@
+import type { Database } from "bun:sqlite";
+import type { Ledger } from "../ledger/ledger.ts";
+import type { JobEvents } from "./events.ts";
+
+export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED";
+export const FINAL_STATUSES: readonly JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
+
+export interface JobRow {
+  id: string;
+  seq: bigint;
+  account_id: string;
+  key_id: string | null;
+  model_id: string;
+  kind: string;
+  source: "API" | "STUDIO";
+  provider: string;
+  status: JobStatus;
+  input: string;
+  quote: string;
+  hold_id: string;
+  webhook_url: string | null;
+  upstream_id: string | null;
+  attempt: bigint;
+  lease_owner: string | null;
+  lease_until: bigint | null;
+  not_before: bigint;
+  deadline_at: bigint;
+  output: string | null;
+  actual_units: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: bigint;
+  started_at: bigint | null;
+  completed_at: bigint | null;
+}
+
+export interface NewJob {
+  id: string;
+  accountId: string;
+  keyId: string | null;
+  modelId: string;
+  kind: string;
+  source: "API" | "STUDIO";
+  provider: string;
+  input: string;
+  quote: string;
+  holdId: string;
+  webhookUrl: string | null;
+  deadlineAt: number;
+  createdAt: number;
+}
+
+export interface OutputRow {
+  idx: number;
+  path: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
+/** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
+export type FinalStateHook = (job: JobRow) => void;
+
+/**
+ * The job state machine, enforced here and nowhere else. Every transition is a compare-and-swap
+ * on the current status (UPDATE ... WHERE status = <expected>), and every final state commits in
+ * the same transaction as its settlement (charge or release of the job's hold) and its hooks, so
+ * no job is settled twice or ends without a settlement. Listeners are told after the commit.
+ */
+export class JobStore {
+  private readonly s;
+  private seq: bigint;
+
+  constructor(
+    private readonly db: Database,
+    private readonly ledger: Ledger,
+    private readonly events: JobEvents,
+    private readonly finalHooks: FinalStateHook[] = [],
+  ) {
+    this.s = {
+      insert: db.prepare(
+        `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
+           hold_id, webhook_url, deadline_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'IN_QUEUE', ?, ?, ?, ?, ?, ?)`,
+      ),
+      get: db.prepare<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
+      getOwned: db.prepare<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
+      openForKey: db.prepare<{ n: bigint }, [string]>(
+        "SELECT count(*) AS n FROM jobs WHERE key_id = ? AND status IN ('IN_QUEUE', 'IN_PROGRESS')",
+      ),
+      position: db.prepare<{ n: bigint }, [string, string, bigint]>(
+        "SELECT count(*) AS n FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND model_id = ? AND seq < ?",
+      ),
+      nextQueued: db.prepare<JobRow, [string, number, string]>(
+        `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
+           AND model_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY seq LIMIT 1`,
+      ),
+      claim: db.prepare<JobRow, [string, number, number, string]>(
+        `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
+           started_at = coalesce(started_at, ?3)
+         WHERE id = ?4 AND status = 'IN_QUEUE' RETURNING *`,
+      ),
+      renew: db.prepare(
+        "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
+      ),
+      setUpstream: db.prepare("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
+      toFinal: db.prepare<
+        JobRow,
+        [string, string | null, string | null, string | null, string | null, number, string, string]
+      >(
+        `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
+           completed_at = ?6, lease_owner = NULL, lease_until = NULL
+         WHERE id = ?7 AND status IN (SELECT value FROM json_each(?8)) RETURNING *`,
+      ),
+      requeue: db.prepare<JobRow, [number, string]>(
+        `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
+         WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
+      ),
+      expiredLeases: db.prepare<JobRow, [number]>(
+        "SELECT * FROM jobs WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < ?) ORDER BY seq",
+      ),
+      pastDeadline: db.prepare<JobRow, [number]>(
+        "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND deadline_at < ? ORDER BY seq",
+      ),
+      insertOutput: db.prepare(
+        `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      logCount: db.prepare<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
+      insertLog: db.prepare("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+      logs: db.prepare<{ at: bigint; level: string; message: string }, [string]>(
+        "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
+      ),
+      maxSeq: db.prepare<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
+    };
+    this.seq = this.s.maxSeq.get()?.s ?? 0n;
+  }
+
+  /** Inserts a queued job. Call inside the submit transaction, after the hold was placed. */
+  insert(j: NewJob): void {
+    // max(seq) is re-read inside the transaction: another process (a second server is not
+    // supported, but tests run several) may have inserted since.
+    const current = this.s.maxSeq.get()?.s ?? 0n;
+    this.seq = (current > this.seq ? current : this.seq) + 1n;
+    this.s.insert.run(
+      j.id,
+      this.seq,
+      j.accountId,
+      j.keyId,
+      j.modelId,
+      j.kind,
+      j.source,
+      j.provider,
+      j.input,
+      j.quote,
+      j.holdId,
+      j.webhookUrl,
+      j.deadlineAt,
+      j.createdAt,
+    );
+  }
+
+  get(id: string): JobRow | null {
+    return this.s.get.get(id);
+  }
+
+  /** A job of this account, or null: another account's job is indistinguishable from none. */
+  getOwned(id: string, accountId: string): JobRow | null {
+    return this.s.getOwned.get(id, accountId);
+  }
+
+  openForKey(keyId: string): number {
+    return Number(this.s.openForKey.get(keyId)!.n);
+  }
+
+  /** 0-based position among queued jobs of the same model, computed at each read. */
+  queuePosition(job: JobRow): number | null {
+    if (job.status !== "IN_QUEUE") return null;
+    return Number(this.s.position.get(job.provider, job.model_id, job.seq)!.n);
+  }
+
+  /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */
+  claimNext(
+    provider: string,
+    busyModels: string[],
+    owner: string,
+    leaseMs: number,
+    now: number,
+  ): JobRow | null {
+    const claimed = this.db
+      .transaction(() => {
+        const next = this.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
+        if (!next) return null;
+        return this.s.claim.get(owner, now + leaseMs, now, next.id);
+      })
+      .immediate();
+    if (claimed) this.events.changed(claimed.id);
+    return claimed;
+  }
+
+  renewLease(id: string, owner: string, until: number): boolean {
+    return this.s.renew.run(until, id, owner).changes === 1;
+  }
+
+  setUpstreamId(id: string, upstreamId: string): void {
+    this.s.setUpstream.run(upstreamId, id);
+  }
+
+  /**
+   * IN_PROGRESS -> COMPLETED: outputs recorded, hold settled at `chargeUsdMicro` (capped at the
+   * hold by the ledger), hooks run, all in one transaction. False if the job was not IN_PROGRESS.
+   */
+  complete(
+    id: string,
+    output: unknown,
+    outputs: OutputRow[],
+    chargeUsdMicro: bigint,
+    actualUnits: string | null,
+    outputTtlMs: number,
+    now: number,
+  ): boolean {
+    const job = this.db
+      .transaction(() => {
+        const row = this.s.toFinal.get(
+          "COMPLETED",
+          JSON.stringify(output),
+          actualUnits,
+          null,
+          null,
+          now,
+          id,
+          '["IN_PROGRESS"]',
+        );
+        if (!row) return null;
+        for (const o of outputs) {
+          this.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
+        }
+        this.ledger.settle(row.hold_id, chargeUsdMicro);
+        for (const hook of this.finalHooks) hook(row);
+        return row;
+      })
+      .immediate();
+    if (job) this.events.changed(id);
+    return job !== null;
+  }
+
+  /** IN_QUEUE|IN_PROGRESS -> FAILED, releasing the hold (nothing charged). */
+  fail(id: string, code: string, message: string, now: number): boolean {
+    return this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now);
+  }
+
+  /** IN_QUEUE -> CANCELLED, releasing the hold. False if the job had left IN_QUEUE. */
+  cancel(id: string, now: number): boolean {
+    return this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now);
+  }
+
+  private finish(
+    id: string,
+    to: JobStatus,
+    from: JobStatus[],
+    code: string | null,
+    message: string | null,
+    now: number,
+  ): boolean {
+    const job = this.db
+      .transaction(() => {
+        const row = this.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
+        if (!row) return null;
+        this.ledger.release(row.hold_id, code ?? to.toLowerCase());
+        for (const hook of this.finalHooks) hook(row);
+        return row;
+      })
+      .immediate();
+    if (job) this.events.changed(id);
+    return job !== null;
+  }
+
+  /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
+  requeue(id: string, notBefore: number): boolean {
+    const row = this.s.requeue.get(notBefore, id);
+    if (row) {
+      this.events.changed(id);
+      this.events.newWork(row.provider);
+    }
+    return row !== null;
+  }
+
+  expiredLeases(now: number): JobRow[] {
+    return this.s.expiredLeases.all(now);
+  }
+
+  pastDeadline(now: number): JobRow[] {
+    return this.s.pastDeadline.all(now);
+  }
+
+  /** Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job. */
+  list(
+    accountId: string,
+    o: { limit: number; before: string | null; status?: string; modelId?: string },
+  ): JobRow[] {
+    const where = ["account_id = ?", "id < ?"];
+    const args: (string | number)[] = [accountId, o.before ?? "~"];
+    if (o.status) {
+      where.push("status = ?");
+      args.push(o.status);
+    }
+    if (o.modelId) {
+      where.push("model_id = ?");
+      args.push(o.modelId);
+    }
+    args.push(o.limit);
+    return this.db
+      .query<JobRow, (string | number)[]>(
+        `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
+      )
+      .all(...args);
+  }
+
+  appendLog(id: string, level: string, message: string, now: number): void {
+    const n = this.s.logCount.get(id)!.n;
+    if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
+    this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
+  }
+
+  logs(id: string) {
+    return this.s.logs.all(id);
+  }
+}

@@ -1,0 +1,100 @@
+import type { Database } from "bun:sqlite";
+import { OutputStore } from "../files/output-store.ts";
+import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
+import { IdempotencyStore } from "../idempotency/idempotency.ts";
+import { WriteRateLimiter } from "../limits/rate-limit.ts";
+import { SandboxProvider } from "../providers/sandbox/provider.ts";
+import type { Provider } from "../providers/types.ts";
+import type { Services } from "../server/services.ts";
+import { WebhookOutbox } from "../webhooks/outbox.ts";
+import { WebhookSecretStore } from "../webhooks/secrets.ts";
+import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
+import { JobEvents } from "./events.ts";
+import { type JobRow, JobStore } from "./jobs.ts";
+import {
+  listItemView,
+  queuedRequestView,
+  recordView,
+  renderOutput,
+  statusView,
+  type ViewContext,
+} from "./views.ts";
+
+export interface QueueOptions {
+  baseUrl: string;
+  filesRoot: string;
+  /** Output link signing secrets; the first signs, all verify. */
+  linkSecrets: string[];
+  webhookPolicy: () => WebhookPolicy;
+}
+
+/** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
+export function createQueueServices(db: Database, services: Services, o: QueueOptions) {
+  const events = new JobEvents();
+  const outbox = new WebhookOutbox(db, {});
+  const webhookSecrets = new WebhookSecretStore(db);
+  // Inside the final-state transaction: a delivery exists exactly when the final state committed.
+  // The dispatcher starts later (background); until then a wake-up is a no-op and its timer finds the row.
+  const webhookWaker = { wake: () => {} };
+  const enqueueWebhook = (job: JobRow) => {
+    if (job.webhook_url) {
+      outbox.enqueue({
+        requestId: job.id,
+        accountId: job.account_id,
+        url: job.webhook_url,
+        event: job.status as "COMPLETED",
+      });
+      webhookWaker.wake();
+    }
+  };
+  const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook]);
+  const outputs = new OutputStore(o.filesRoot);
+  const signer = new LinkSigner(o.linkSecrets);
+  const outputIndexes = db.prepare<{ idx: bigint }, [string]>(
+    "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
+  );
+
+  const viewCtx: ViewContext = {
+    baseUrl: o.baseUrl,
+    queuePosition: (job) => jobs.queuePosition(job),
+    logs: (id) => jobs.logs(id),
+    hold: (id) => services.ledger.getHold(id),
+    webhook: (job) => {
+      if (!job.webhook_url) return null;
+      const d = outbox.deliveryFor(job.id);
+      return { url: job.webhook_url, status: d?.status ?? "not_sent", attempts: d?.attempts ?? 0 };
+    },
+    outputUrls: (job) => {
+      // Reissued at every read: each link is valid for 24 hours from the read.
+      const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
+      return outputIndexes.all(job.id).map(({ idx }) => {
+        const i = Number(idx);
+        return `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`;
+      });
+    },
+  };
+  const views = {
+    queued: (job: JobRow) => queuedRequestView(job, viewCtx),
+    status: (job: JobRow, withLogs: boolean) => statusView(job, viewCtx, withLogs),
+    record: (job: JobRow) => recordView(job, viewCtx),
+    listItem: (job: JobRow) => listItemView(job, viewCtx),
+    output: (job: JobRow) => renderOutput(job, viewCtx),
+  };
+  const providers = new Map<string, Provider>([["sandbox", new SandboxProvider()]]);
+
+  return {
+    events,
+    jobs,
+    outputs,
+    signer,
+    views,
+    providers,
+    outbox,
+    webhookSecrets,
+    webhookWaker,
+    idempotency: new IdempotencyStore(db),
+    rateLimiter: new WriteRateLimiter(),
+    checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
+  };
+}
+export type QueueServices = ReturnType<typeof createQueueServices>;

@@ -1,0 +1,145 @@
+import type { Principal } from "../accounts/accounts.ts";
+import type { Model } from "../catalog/model.ts";
+import { validateModelInput } from "../catalog/validate-input.ts";
+import { ApiError } from "../http/errors.ts";
+import { priceMediaInput } from "../pricing/media.ts";
+import type { MediaQuote } from "../pricing/quote.ts";
+import type { AppContext } from "../server/context.ts";
+import type { JobRow } from "./jobs.ts";
+
+export interface SubmitInput {
+  principal: Principal;
+  modelId: string;
+  body: unknown;
+  /** webhook_url from the query (or its fal alias fal_webhook). */
+  queryWebhook: string | null;
+  source: "API" | "STUDIO";
+  idempotency: { key: string; fingerprint: string } | null;
+}
+
+export interface SubmitResult {
+  job: JobRow;
+  /** True when an Idempotency-Key replayed an earlier submit. */
+  replayed: boolean;
+  replayBody?: string;
+}
+
+/** Resolves the model for a queue/run submit: unknown 400, text models go to chat completions. */
+export function queueModel(ctx: AppContext, modelId: string): Model {
+  const model = ctx.catalog.get(modelId);
+  if (!model)
+    throw new ApiError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
+      param: "model_id",
+    });
+  if (model.kind === "text") {
+    throw new ApiError(
+      "use_chat_completions",
+      `${modelId} is a text model: call POST /v1/chat/completions.`,
+      { param: "model_id" },
+    );
+  }
+  return model;
+}
+
+export function serializeQuote(q: MediaQuote): string {
+  return JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+}
+
+export function parseQuote(text: string): MediaQuote {
+  const q = JSON.parse(text) as Record<string, unknown>;
+  return {
+    ...(q as unknown as MediaQuote),
+    quantity: BigInt(q.quantity as string),
+    quantity_per_unit: BigInt(q.quantity_per_unit as string),
+    unit_price_usd_micro: BigInt(q.unit_price_usd_micro as string),
+    amount_usd_micro: BigInt(q.amount_usd_micro as string),
+  };
+}
+
+/**
+ * A queue submit: validate the input against the model's schema, price it, check the key's
+ * in-flight cap, reserve the price and enqueue, all in one IMMEDIATE transaction (with the
+ * idempotency record when a key was given). The async part (the webhook URL's DNS check) runs
+ * before the transaction.
+ */
+export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<SubmitResult> {
+  const model = queueModel(ctx, s.modelId);
+  const body = s.body;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError("validation_error", "The request body must be a JSON object: the model input.", {
+      param: "body",
+    });
+  }
+  const { webhook_url: bodyWebhook, ...input } = body as Record<string, unknown>;
+  if (bodyWebhook !== undefined && typeof bodyWebhook !== "string") {
+    throw new ApiError("bad_webhook_url", "webhook_url must be a string URL.", { param: "webhook_url" });
+  }
+  const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
+  validateModelInput(model, input);
+  const quote = priceMediaInput(model, input);
+  const webhookUrl = webhookRaw ? (await ctx.checkWebhookUrl(webhookRaw)).toString() : null;
+
+  const limits = ctx.live.limits;
+  const maxInFlight = s.principal.maxInFlight ?? limits.inFlight;
+  const now = Date.now();
+  const id = Bun.randomUUIDv7();
+
+  const outcome = ctx.db
+    .transaction((): SubmitResult => {
+      if (s.idempotency) {
+        const replay = ctx.idempotency.lookup(
+          s.principal.keyId,
+          s.idempotency.key,
+          s.idempotency.fingerprint,
+        );
+        if (replay) {
+          const prior = JSON.parse(replay.body) as { request_id: string };
+          return { job: ctx.jobs.get(prior.request_id)!, replayed: true, replayBody: replay.body };
+        }
+      }
+      if (ctx.jobs.openForKey(s.principal.keyId) >= maxInFlight) {
+        throw new ApiError(
+          "too_many_in_flight",
+          `This key already has ${maxInFlight} open jobs; wait for one to finish.`,
+          {
+            headers: { "retry-after": "1" },
+          },
+        );
+      }
+      const hold = ctx.ledger.reserve({
+        accountId: s.principal.accountId,
+        keyId: s.principal.keyId,
+        modelId: model.id,
+        requestId: id,
+        source: s.source,
+        quotedUsdMicro: quote.amount_usd_micro,
+      });
+      ctx.jobs.insert({
+        id,
+        accountId: s.principal.accountId,
+        keyId: s.principal.keyId,
+        modelId: model.id,
+        kind: model.kind,
+        source: s.source,
+        provider: model.provider,
+        input: JSON.stringify(input),
+        quote: serializeQuote(quote),
+        holdId: hold.id,
+        webhookUrl,
+        deadlineAt: now + model.time_limit_seconds * 1000,
+        createdAt: now,
+      });
+      const job = ctx.jobs.get(id)!;
+      if (s.idempotency) {
+        const view = ctx.views.queued(job);
+        ctx.idempotency.store(s.principal.keyId, s.idempotency.key, s.idempotency.fingerprint, {
+          status: 202,
+          body: JSON.stringify(view),
+        });
+      }
+      return { job, replayed: false };
+    })
+    .immediate();
+  if (!outcome.replayed) ctx.events.newWork(model.provider);
+  return outcome;
+}

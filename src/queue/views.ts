@@ -1,0 +1,116 @@
+import type { HoldRow } from "../ledger/ledger.ts";
+import type { JobRow } from "./jobs.ts";
+
+/** What a view needs besides the row: live queue position, logs, signed links, webhook state. */
+export interface ViewContext {
+  baseUrl: string;
+  queuePosition: (job: JobRow) => number | null;
+  logs: (jobId: string) => { at: bigint; level: string; message: string }[];
+  outputUrls: (job: JobRow) => string[];
+  hold: (holdId: string) => HoldRow | null;
+  webhook: (job: JobRow) => { url: string; status: string; attempts: number } | null;
+}
+
+const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+function urls(base: string, id: string) {
+  return {
+    status_url: `${base}/requests/${id}/status`,
+    response_url: `${base}/requests/${id}/response`,
+    cancel_url: `${base}/requests/${id}/cancel`,
+  };
+}
+
+/** The spec's queued request (submit 202, /run 202), plus queue_position and RUB price. */
+export function queuedRequestView(job: JobRow, v: ViewContext) {
+  const hold = v.hold(job.hold_id);
+  const quote = JSON.parse(job.quote) as { amount_usd_micro: string };
+  return {
+    status: job.status,
+    request_id: job.id,
+    ...urls(v.baseUrl, job.id),
+    model_id: job.model_id,
+    quoted_usd_micro: quote.amount_usd_micro,
+    queue_position: v.queuePosition(job),
+    ...(hold && hold.currency === "RUB" ? { price_rub_micro: hold.amount_micro.toString() } : {}),
+  };
+}
+
+/** The status body of CONTRACT.md. `logs` is always an array; filled only when asked for. */
+export function statusView(job: JobRow, v: ViewContext, withLogs: boolean) {
+  return {
+    status: job.status,
+    request_id: job.id,
+    model_id: job.model_id,
+    ...urls(v.baseUrl, job.id),
+    queue_position: v.queuePosition(job),
+    logs: withLogs
+      ? v.logs(job.id).map((l) => ({ timestamp: iso(l.at), level: l.level, message: l.message }))
+      : [],
+    created_at: iso(job.created_at),
+    started_at: iso(job.started_at),
+    completed_at: iso(job.completed_at),
+    error:
+      job.status === "FAILED"
+        ? { code: job.error_code ?? "generation_failed", message: job.error_message ?? "" }
+        : null,
+  };
+}
+
+function priceView(job: JobRow, v: ViewContext) {
+  const quote = JSON.parse(job.quote) as { unit: string; units: string; amount_usd_micro: string };
+  const hold = v.hold(job.hold_id);
+  return {
+    currency: hold?.currency ?? "USD",
+    unit: quote.unit,
+    units: quote.units,
+    quoted_usd_micro: quote.amount_usd_micro,
+    reserved_micro: hold ? hold.amount_micro.toString() : null,
+    charged_usd_micro:
+      hold?.status === "settled"
+        ? (hold.charged_usd_micro ?? 0n).toString()
+        : hold?.status === "released"
+          ? "0"
+          : null,
+    charged_micro:
+      hold?.status === "settled"
+        ? (hold.charged_micro ?? 0n).toString()
+        : hold?.status === "released"
+          ? "0"
+          : null,
+    fx_rate: hold?.fx_rate_micro ? hold.fx_rate_micro.toString() : null,
+    actual_units: job.actual_units,
+  };
+}
+
+/** A list item of GET /requests: the full record without its input. */
+export function listItemView(job: JobRow, v: ViewContext) {
+  return {
+    ...statusView(job, v, false),
+    kind: job.kind,
+    source: job.source,
+    price: priceView(job, v),
+    output_urls: job.status === "COMPLETED" ? v.outputUrls(job) : [],
+    webhook: v.webhook(job),
+  };
+}
+
+/** The full record (GET /requests/{id}, the webhook body). */
+export function recordView(job: JobRow, v: ViewContext) {
+  return { ...listItemView(job, v), input: JSON.parse(job.input) as unknown };
+}
+
+/** The model output with media placeholders ({"$output": n}) replaced by fresh signed URLs. */
+export function renderOutput(job: JobRow, v: ViewContext): unknown {
+  const links = v.outputUrls(job);
+  const walk = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(walk);
+    if (x !== null && typeof x === "object") {
+      const o = x as Record<string, unknown>;
+      if (typeof o.$output === "number" && Object.keys(o).length === 1) return links[o.$output] ?? null;
+      return Object.fromEntries(Object.entries(o).map(([k, val]) => [k, walk(val)]));
+    }
+    return x;
+  };
+  return walk(JSON.parse(job.output ?? "{}"));
+}

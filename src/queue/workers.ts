@@ -1,0 +1,234 @@
+import type { Catalog } from "../catalog/catalog.ts";
+import type { OutputStore } from "../files/output-store.ts";
+import { errorFields, log } from "../lib/log.ts";
+import { chargeForActualUnits } from "../pricing/settle.ts";
+import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
+import { ProviderError } from "../providers/types.ts";
+import type { JobEvents } from "./events.ts";
+import type { JobRow, JobStore, OutputRow } from "./jobs.ts";
+import { parseQuote } from "./submit.ts";
+
+export interface WorkerPoolOptions {
+  jobs: JobStore;
+  events: JobEvents;
+  providers: Map<string, Provider>;
+  catalog: () => Catalog;
+  outputs: OutputStore;
+  /** Workers per provider. */
+  concurrency: (provider: string) => number;
+  /** Cap of running jobs per model, or null for none. */
+  modelConcurrency: (modelId: string) => number | null;
+  outputTtlMs: () => number;
+  leaseMs?: number;
+  owner?: string;
+}
+
+const LEASE_MS = 30_000;
+/** Back-off for capacity errors without a Retry-After: 1 s doubling to 60 s. */
+const backoff = (attempt: number) => Math.min(60_000, 1000 * 2 ** Math.min(6, attempt - 1));
+
+/**
+ * Runs queued jobs: a few async loops per provider claim the oldest runnable job (a lease with an
+ * attempt number), run it, and move it to its final state through the JobStore (which settles the
+ * money in the same transaction). Idle loops sleep until a submit wakes them.
+ */
+export class WorkerPool {
+  private running = false;
+  private readonly loops: Promise<void>[] = [];
+  private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly perModel = new Map<string, number>();
+  private readonly wakers = new Set<() => void>();
+  readonly owner: string;
+  private readonly leaseMs: number;
+
+  constructor(private readonly o: WorkerPoolOptions) {
+    this.owner = o.owner ?? `worker-${process.pid}-${Date.now().toString(36)}`;
+    this.leaseMs = o.leaseMs ?? LEASE_MS;
+  }
+
+  start(): void {
+    this.running = true;
+    for (const [name] of this.o.providers) {
+      const n = Math.max(1, this.o.concurrency(name));
+      for (let i = 0; i < n; i++) this.loops.push(this.loop(name));
+    }
+  }
+
+  /**
+   * Stops claiming, lets running jobs finish for up to `graceMs`, then aborts the rest. An aborted
+   * job keeps its IN_PROGRESS state and lease, so the next start (or the sweep) recovers it.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.running = false;
+    for (const wake of this.wakers) wake();
+    const all = Promise.all([...this.active.values()].map((a) => a.done));
+    const timedOut = await Promise.race([all.then(() => false), Bun.sleep(graceMs).then(() => true)]);
+    if (timedOut) for (const a of this.active.values()) a.controller.abort(new Error("shutting down"));
+    await Promise.all(this.loops);
+  }
+
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  private busyModels(): string[] {
+    const out: string[] = [];
+    for (const [model, n] of this.perModel) {
+      const cap = this.o.modelConcurrency(model);
+      if (cap !== null && n >= cap) out.push(model);
+    }
+    return out;
+  }
+
+  private async loop(provider: string): Promise<void> {
+    while (this.running) {
+      let job: JobRow | null = null;
+      try {
+        job = this.o.jobs.claimNext(provider, this.busyModels(), this.owner, this.leaseMs, Date.now());
+      } catch (err) {
+        log("error", "claim failed", { provider, ...errorFields(err) });
+      }
+      if (!job) {
+        await this.idle(provider, 1000);
+        continue;
+      }
+      await this.runJob(job);
+    }
+  }
+
+  private idle(provider: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        off();
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const off = this.o.events.onWork(provider, done);
+      this.wakers.add(done);
+    });
+  }
+
+  private async runJob(job: JobRow): Promise<void> {
+    const controller = new AbortController();
+    let finish!: () => void;
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
+    this.active.set(job.id, { controller, done });
+    this.perModel.set(job.model_id, (this.perModel.get(job.model_id) ?? 0) + 1);
+    const renew = setInterval(
+      () => this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs),
+      this.leaseMs / 3,
+    );
+    const untilDeadline = Number(job.deadline_at) - Date.now();
+    const deadline = setTimeout(() => controller.abort(new DeadlineError()), Math.max(0, untilDeadline));
+    try {
+      await this.execute(job, controller.signal);
+    } catch (err) {
+      log("error", "job crashed", { request_id: job.id, ...errorFields(err) });
+      this.o.jobs.fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
+    } finally {
+      clearInterval(renew);
+      clearTimeout(deadline);
+      this.active.delete(job.id);
+      this.perModel.set(job.model_id, (this.perModel.get(job.model_id) ?? 1) - 1);
+      finish();
+    }
+  }
+
+  private async execute(job: JobRow, signal: AbortSignal): Promise<void> {
+    const jobs = this.o.jobs;
+    const provider = this.o.providers.get(job.provider);
+    const model = this.o.catalog().get(job.model_id);
+    if (!provider || !model) {
+      jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now());
+      return;
+    }
+    const pj: ProviderJob = {
+      id: job.id,
+      model,
+      input: JSON.parse(job.input) as Record<string, unknown>,
+      attempt: Number(job.attempt),
+      upstreamId: job.upstream_id,
+      signal,
+      log: (message) => jobs.appendLog(job.id, "info", message, Date.now()),
+      setUpstreamId: (id) => jobs.setUpstreamId(job.id, id),
+    };
+    let result: Awaited<ReturnType<Provider["run"]>>;
+    try {
+      result = await provider.run(pj);
+    } catch (err) {
+      if (signal.aborted && signal.reason instanceof DeadlineError) {
+        jobs.fail(
+          job.id,
+          "generation_failed",
+          `The job exceeded the model's time limit of ${model.time_limit_seconds} s.`,
+          Date.now(),
+        );
+      } else if (signal.aborted) {
+        // Shutdown: leave the job IN_PROGRESS; its lease lapses and recovery resumes it.
+      } else if (err instanceof ProviderError && err.kind === "capacity") {
+        const wait = err.retryAfterMs ?? backoff(Number(job.attempt));
+        jobs.appendLog(job.id, "warn", `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`, Date.now());
+        jobs.requeue(job.id, Date.now() + wait);
+      } else {
+        const message = err instanceof ProviderError ? err.message : "The provider failed.";
+        if (!(err instanceof ProviderError))
+          log("error", "provider error", { request_id: job.id, ...errorFields(err) });
+        jobs.fail(job.id, "generation_failed", message, Date.now());
+      }
+      return;
+    }
+    // Outputs are in the store before the job is COMPLETED, so a completed job always has its media.
+    let stored: OutputRow[];
+    try {
+      stored = result.outputs.map((o, idx) => this.store(job.id, idx, o));
+    } catch (err) {
+      log("error", "storing outputs failed", { request_id: job.id, ...errorFields(err) });
+      this.o.outputs.removeJob(job.id);
+      jobs.fail(job.id, "generation_failed", "The outputs could not be stored.", Date.now());
+      return;
+    }
+    const quote = parseQuote(job.quote);
+    const charge =
+      result.actualUnits == null ? quote.amount_usd_micro : chargeForActualUnits(quote, result.actualUnits);
+    const output = outputTemplate(job.kind, result.outputs, result.extra);
+    const completed = jobs.complete(
+      job.id,
+      output,
+      stored,
+      charge,
+      result.actualUnits == null ? null : String(result.actualUnits),
+      this.o.outputTtlMs(),
+      Date.now(),
+    );
+    if (!completed) this.o.outputs.removeJob(job.id); // failed meanwhile (deadline sweep): no orphans
+  }
+
+  private store(jobId: string, idx: number, o: MediaOutput): OutputRow {
+    if (!o.bytes) throw new Error("output without bytes (URL outputs are fetched by upstream providers)");
+    return this.o.outputs.write(jobId, idx, o.bytes, o.contentType);
+  }
+}
+
+class DeadlineError extends Error {}
+
+/** The model output in fal's shapes, media replaced by {"$output": index} until read. */
+export function outputTemplate(
+  kind: string,
+  outputs: MediaOutput[],
+  extra?: Record<string, unknown>,
+): Record<string, unknown> {
+  const media = outputs.map((o, i) => ({
+    url: { $output: i },
+    content_type: o.contentType,
+    ...(o.width !== undefined ? { width: o.width } : {}),
+    ...(o.height !== undefined ? { height: o.height } : {}),
+    ...(o.duration !== undefined ? { duration: o.duration } : {}),
+  }));
+  if (kind === "image" || kind === "upscale") return { images: media, ...extra };
+  if (kind === "audio") return { audio: media[0] ?? null, ...extra };
+  return { video: media[0] ?? null, ...extra };
+}

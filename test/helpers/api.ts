@@ -1,0 +1,48 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer, type TestServer, tempDir } from "./server.ts";
+
+/** Starts a server with a config file (TOML text) and credits the default account. */
+export async function startFunded(
+  configToml = "",
+  creditUsd = "100",
+): Promise<TestServer & { post: Post; get: Get }> {
+  const dir = tempDir();
+  const config = join(dir, "gengate.toml");
+  writeFileSync(config, configToml);
+  const s = await startServer({ args: ["--config", config] });
+  const account = (await (await s.fetch("/v1/account")).json()) as { id: string };
+  const res = await fetch(`${s.url}/admin/v1/accounts/${account.id}/credit`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ amount: creditUsd }),
+  });
+  if (res.status !== 200) throw new Error(`credit failed: ${res.status} ${await res.text()}`);
+  const post: Post = (path, body, init = {}) =>
+    s.fetch(path, {
+      ...init,
+      method: init.method ?? "POST",
+      headers: { "content-type": "application/json", ...(init.headers as Record<string, string>) },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  const get: Get = (path, init = {}) => s.fetch(path, init);
+  return Object.assign(s, { post, get });
+}
+
+type Init = RequestInit & { key?: string | null };
+export type Post = (path: string, body: unknown, init?: Init) => Promise<Response>;
+export type Get = (path: string, init?: Init) => Promise<Response>;
+
+export async function pollUntil<T>(
+  fn: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out; last value: ${JSON.stringify(v)}`);
+    await Bun.sleep(25);
+  }
+}

@@ -1,0 +1,126 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { JobEvents } from "../../src/queue/events.ts";
+import { FINAL_STATUSES, JobStore } from "../../src/queue/jobs.ts";
+import { checkInvariants, makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
+
+const SEED = Number(process.env.FC_SEED ?? 4242);
+
+function setup() {
+  const { db, accounts, ledger } = makeLedger();
+  const { account, keyId } = newAccount(accounts);
+  ledger.topUp(account.id, 1_000_000n, null);
+  const finals: string[] = [];
+  const jobs = new JobStore(db, ledger, new JobEvents(), [(j) => finals.push(`${j.id}:${j.status}`)]);
+  let n = 0;
+  const submit = (amount: bigint) => {
+    const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
+    db.transaction(() => {
+      const hold = ledger.reserve({
+        accountId: account.id,
+        keyId,
+        modelId: "m",
+        requestId: id,
+        source: "API",
+        quotedUsdMicro: amount,
+      });
+      jobs.insert({
+        id,
+        accountId: account.id,
+        keyId,
+        modelId: "m",
+        kind: "image",
+        source: "API",
+        provider: "sandbox",
+        input: "{}",
+        quote: "{}",
+        holdId: hold.id,
+        webhookUrl: null,
+        deadlineAt: Date.now() + 60_000,
+        createdAt: Date.now(),
+      });
+    }).immediate();
+    return id;
+  };
+  return { db, ledger, jobs, submit, finals, accountId: account.id };
+}
+
+describe("job state machine", () => {
+  test("each transition is a compare-and-swap; final states settle exactly once", () => {
+    const s = setup();
+    const a = s.submit(100n);
+    expect(s.jobs.complete(a, {}, [], 50n, null, 1000, Date.now())).toBe(false); // not IN_PROGRESS yet
+    expect(s.jobs.claimNext("sandbox", [], "w", 1000, Date.now())?.id).toBe(a);
+    expect(s.jobs.cancel(a, Date.now())).toBe(false); // IN_PROGRESS is not cancellable
+    expect(s.jobs.complete(a, { ok: 1 }, [], 60n, null, 1000, Date.now())).toBe(true);
+    expect(s.jobs.complete(a, {}, [], 60n, null, 1000, Date.now())).toBe(false);
+    expect(s.jobs.fail(a, "x", "y", Date.now())).toBe(false);
+    expect(s.ledger.getHold(s.jobs.get(a)!.hold_id)!.charged_micro).toBe(60n);
+    expect(s.finals).toEqual([`${a}:COMPLETED`]);
+    expect(checkInvariants(s.db)).toEqual([]);
+  });
+
+  test("claims are oldest first and skip models at their cap and jobs backing off", () => {
+    const s = setup();
+    const a = s.submit(1n);
+    const b = s.submit(1n);
+    expect(s.jobs.claimNext("sandbox", ["m"], "w", 1000, Date.now())).toBeNull();
+    expect(s.jobs.claimNext("sandbox", [], "w", 1000, Date.now())!.id).toBe(a);
+    expect(s.jobs.requeue(a, Date.now() + 60_000)).toBe(true);
+    expect(s.jobs.claimNext("sandbox", [], "w", 1000, Date.now())!.id).toBe(b);
+    expect(s.jobs.get(a)!.attempt).toBe(1n);
+  });
+
+  test("random interleavings keep money and states consistent (seeded)", () => {
+    const action = fc.oneof(
+      fc.record({ t: fc.constant("submit"), amount: fc.integer({ min: 0, max: 500 }) }),
+      fc.record({ t: fc.constant("claim") }),
+      fc.record({
+        t: fc.constantFrom("complete", "fail", "cancel", "requeue"),
+        job: fc.nat(30),
+        charge: fc.integer({ min: 0, max: 800 }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(action, { maxLength: 80 }), (actions) => {
+        const s = setup();
+        const ids: string[] = [];
+        for (const a of actions) {
+          if (a.t === "submit") ids.push(s.submit(BigInt(a.amount)));
+          else if (a.t === "claim") s.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
+          else {
+            const id = ids[a.job % Math.max(1, ids.length)];
+            if (!id) continue;
+            const before = s.jobs.get(id)!.status;
+            let changed = false;
+            if (a.t === "complete")
+              changed = s.jobs.complete(id, {}, [], BigInt(a.charge), null, 1000, Date.now());
+            if (a.t === "fail") changed = s.jobs.fail(id, "generation_failed", "x", Date.now());
+            if (a.t === "cancel") changed = s.jobs.cancel(id, Date.now());
+            if (a.t === "requeue") changed = s.jobs.requeue(id, 0);
+            const allowed: Record<string, string[]> = {
+              complete: ["IN_PROGRESS"],
+              fail: ["IN_QUEUE", "IN_PROGRESS"],
+              cancel: ["IN_QUEUE"],
+              requeue: ["IN_PROGRESS"],
+            };
+            expect(changed).toBe(allowed[a.t]!.includes(before));
+          }
+          expect(checkInvariants(s.db)).toEqual([]);
+        }
+        // Every final job's hold is resolved; every open job's hold is open.
+        for (const id of ids) {
+          const job = s.jobs.get(id)!;
+          const hold = s.ledger.getHold(job.hold_id)!;
+          expect(hold.status === "open").toBe(!FINAL_STATUSES.includes(job.status));
+          if (job.status === "COMPLETED") expect(hold.status).toBe("settled");
+          if (job.status === "FAILED" || job.status === "CANCELLED") expect(hold.status).toBe("released");
+        }
+        // One final hook per final job: no job settled twice.
+        expect(new Set(s.finals).size).toBe(s.finals.length);
+        s.db.close();
+      }),
+      { seed: SEED, numRuns: 100 },
+    );
+  });
+});
