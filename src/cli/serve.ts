@@ -1,5 +1,6 @@
+import { writeSync } from "node:fs";
 import { readConfigFile, resolveServerSettings, type ServeFlags } from "../config/load.ts";
-import { log } from "../lib/log.ts";
+import { flushLogs, log } from "../lib/log.ts";
 import { startServer } from "../server/start.ts";
 import { parseArgs } from "./args.ts";
 
@@ -23,7 +24,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
       lines.push(`  Admin token (operator API /admin/v1): ${running.firstStart.adminToken}`);
     if (running.firstStart.defaultKey)
       lines.push(`  Default API key (account "default"):  ${running.firstStart.defaultKey}`);
-    process.stdout.write(`${lines.join("\n")}\n`);
+    // Same channel as the batched logs, in order: the banner must precede the "listening" line.
+    flushLogs();
+    writeSync(1, `${lines.join("\n")}\n`);
   }
   return await new Promise<number>((resolveExit) => {
     let stopping = false;

@@ -2,6 +2,7 @@ import m001 from "./migrations/001_foundation.sql" with { type: "text" };
 import m002 from "./migrations/002_ledger.sql" with { type: "text" };
 import m003 from "./migrations/003_queue.sql" with { type: "text" };
 import m004 from "./migrations/004_webhooks.sql" with { type: "text" };
+import m005 from "./migrations/005_key_counters.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "ledger", sql: m002 },
   { version: 3, name: "queue", sql: m003 },
   { version: 4, name: "webhooks", sql: m004 },
+  { version: 5, name: "key counters", sql: m005 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

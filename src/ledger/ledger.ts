@@ -100,8 +100,9 @@ export class Ledger {
         "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
       ),
       keyHeld: db.prepare<{ s: bigint | null }, [string]>(
-        "SELECT sum(amount_micro) AS s FROM holds WHERE key_id = ? AND status = 'open'",
+        "SELECT held_micro AS s FROM api_keys WHERE id = ?",
       ),
+      addKeyHeld: db.prepare("UPDATE api_keys SET held_micro = held_micro + ? WHERE id = ?"),
       fxRate: db.prepare<{ rate_micro: bigint }, [string]>(
         "SELECT rate_micro FROM fx_rates WHERE currency = ?",
       ),
@@ -164,13 +165,31 @@ export class Ledger {
           rate,
           now,
         );
+        if (input.keyId) this.s.addKeyHeld.run(amount, input.keyId);
         this.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
           holdId: id,
           keyId: input.keyId,
           modelId: input.modelId,
           requestId: input.requestId,
         });
-        return this.s.getHold.get(id)!;
+        // The row as inserted (not re-read: this runs on every submit).
+        return {
+          id,
+          account_id: input.accountId,
+          key_id: input.keyId,
+          model_id: input.modelId,
+          request_id: input.requestId,
+          source: input.source,
+          currency: account.currency,
+          amount_micro: amount,
+          quoted_usd_micro: input.quotedUsdMicro,
+          fx_rate_micro: rate,
+          status: "open" as const,
+          charged_micro: null,
+          charged_usd_micro: null,
+          created_at: BigInt(now),
+          resolved_at: null,
+        };
       })
       .immediate();
   }
@@ -194,6 +213,7 @@ export class Ledger {
         if (!resolved) return { changed: false, hold: this.s.getHold.get(holdId)! };
 
         const ctx = { holdId, keyId: hold.key_id, modelId: hold.model_id, requestId: hold.request_id };
+        if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
         let after = this.s.moveFunds.get(-charge, -charge, hold.account_id)!;
         this.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
         const rest = hold.amount_micro - charge;
@@ -216,6 +236,7 @@ export class Ledger {
         const resolved = this.s.resolveHold.get("released", null, null, this.now(), holdId);
         if (!resolved) return { changed: false, hold };
         const after = this.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id)!;
+        if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
         this.entry(
           hold.account_id,
           "release",

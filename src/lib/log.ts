@@ -1,10 +1,36 @@
+import { writeSync } from "node:fs";
+
 /**
  * Structured logs: one JSON object per line on stdout (journald and `jq` friendly).
- * Tests and the CLI can silence them with setLogSink.
+ * Lines are batched and written once per event-loop turn: one write syscall per line cost a
+ * third of the server's CPU under load (measured with --cpu-prof). Errors and exit flush at once.
+ * Tests and the CLI can redirect them with setLogSink.
  */
 type Level = "debug" | "info" | "warn" | "error";
 
-let sink: (line: string) => void = (line) => process.stdout.write(`${line}\n`);
+let pending: string[] = [];
+let scheduled = false;
+const flushStdout = () => {
+  scheduled = false;
+  if (pending.length === 0) return;
+  const text = `${pending.join("\n")}\n`;
+  pending = [];
+  try {
+    writeSync(1, text);
+  } catch {
+    // stdout closed (EPIPE): nothing sensible to do with a log line.
+  }
+};
+process.on("exit", flushStdout);
+
+let sink: (line: string) => void = (line) => {
+  pending.push(line);
+  if (pending.length >= 512) flushStdout();
+  else if (!scheduled) {
+    scheduled = true;
+    setImmediate(flushStdout);
+  }
+};
 let minLevel: Level = (process.env.GENGATE_LOG_LEVEL as Level) || "info";
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -16,9 +42,24 @@ export function setLogLevel(level: Level): void {
   minLevel = level;
 }
 
+/** Writes any batched lines now (before printing to stdout directly, and at shutdown). */
+export function flushLogs(): void {
+  flushStdout();
+}
+
 export function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
   if (order[level] < order[minLevel]) return;
-  sink(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }, bigintReplacer));
+  const entry = { ts: new Date().toISOString(), level, msg, ...fields };
+  let line: string;
+  try {
+    // Without a replacer: a replacer function makes stringify several times slower, and this
+    // runs once per request. Only a bigint field throws, and then takes the slow path.
+    line = JSON.stringify(entry);
+  } catch {
+    line = JSON.stringify(entry, bigintReplacer);
+  }
+  sink(line);
+  if (level === "error") flushStdout();
 }
 
 function bigintReplacer(_key: string, value: unknown): unknown {

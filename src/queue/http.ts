@@ -204,8 +204,13 @@ export function queueRoutes(ctx: AppContext) {
     })
     .get(
       "/requests/:id/status",
+      // A Response skips Elysia's runtime response validation on the hottest read; the schema
+      // below still documents it, and the tests check the body's shape.
       ({ principal, params, query }) =>
-        ctx.views.status(ownedJob(ctx, principal, params.id), query.logs === "1" || query.logs === "true"),
+        json(
+          ctx.views.status(ownedJob(ctx, principal, params.id), query.logs === "1" || query.logs === "true"),
+          200,
+        ),
       {
         params: IdParams,
         query: t.Object({ logs: t.Optional(t.String({ description: "1 to include the job's log lines" })) }),

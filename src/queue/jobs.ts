@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
+import { QueueIndex } from "./queue-index.ts";
 
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED";
 export const FINAL_STATUSES: readonly JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
@@ -85,11 +86,10 @@ export class JobStore {
       ),
       get: db.prepare<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
       getOwned: db.prepare<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
-      openForKey: db.prepare<{ n: bigint }, [string]>(
-        "SELECT count(*) AS n FROM jobs WHERE key_id = ? AND status IN ('IN_QUEUE', 'IN_PROGRESS')",
-      ),
-      position: db.prepare<{ n: bigint }, [string, string, bigint]>(
-        "SELECT count(*) AS n FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND model_id = ? AND seq < ?",
+      openForKey: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
+      addOpen: db.prepare("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
+      queued: db.prepare<{ provider: string; model_id: string; seq: bigint }, []>(
+        "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
       ),
       nextQueued: db.prepare<JobRow, [string, number, string]>(
         `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
@@ -135,14 +135,20 @@ export class JobStore {
       maxSeq: db.prepare<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
     };
     this.seq = this.s.maxSeq.get()?.s ?? 0n;
+    this.index = new QueueIndex(this.s.queued.all());
+  }
+
+  private readonly index: QueueIndex;
+
+  /** Call after the submit transaction committed: the job is now visible in the queue. */
+  markQueued(job: JobRow): void {
+    if (job.status === "IN_QUEUE") this.index.add(job);
   }
 
   /** Inserts a queued job. Call inside the submit transaction, after the hold was placed. */
-  insert(j: NewJob): void {
-    // max(seq) is re-read inside the transaction: another process (a second server is not
-    // supported, but tests run several) may have inserted since.
-    const current = this.s.maxSeq.get()?.s ?? 0n;
-    this.seq = (current > this.seq ? current : this.seq) + 1n;
+  insert(j: NewJob): JobRow {
+    // Only the server inserts jobs, so the next sequence number is kept in memory.
+    this.seq += 1n;
     this.s.insert.run(
       j.id,
       this.seq,
@@ -159,6 +165,35 @@ export class JobStore {
       j.deadlineAt,
       j.createdAt,
     );
+    if (j.keyId) this.s.addOpen.run(1, j.keyId);
+    return {
+      id: j.id,
+      seq: this.seq,
+      account_id: j.accountId,
+      key_id: j.keyId,
+      model_id: j.modelId,
+      kind: j.kind,
+      source: j.source,
+      provider: j.provider,
+      status: "IN_QUEUE",
+      input: j.input,
+      quote: j.quote,
+      hold_id: j.holdId,
+      webhook_url: j.webhookUrl,
+      upstream_id: null,
+      attempt: 0n,
+      lease_owner: null,
+      lease_until: null,
+      not_before: 0n,
+      deadline_at: BigInt(j.deadlineAt),
+      output: null,
+      actual_units: null,
+      error_code: null,
+      error_message: null,
+      created_at: BigInt(j.createdAt),
+      started_at: null,
+      completed_at: null,
+    };
   }
 
   get(id: string): JobRow | null {
@@ -171,13 +206,13 @@ export class JobStore {
   }
 
   openForKey(keyId: string): number {
-    return Number(this.s.openForKey.get(keyId)!.n);
+    return Number(this.s.openForKey.get(keyId)?.n ?? 0n);
   }
 
-  /** 0-based position among queued jobs of the same model, computed at each read. */
+  /** 0-based position among queued jobs of the same model, live at each read. */
   queuePosition(job: JobRow): number | null {
     if (job.status !== "IN_QUEUE") return null;
-    return Number(this.s.position.get(job.provider, job.model_id, job.seq)!.n);
+    return this.index.position(job);
   }
 
   /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */
@@ -195,7 +230,10 @@ export class JobStore {
         return this.s.claim.get(owner, now + leaseMs, now, next.id);
       })
       .immediate();
-    if (claimed) this.events.changed(claimed.id);
+    if (claimed) {
+      this.index.remove(claimed);
+      this.events.changed(claimed.id);
+    }
     return claimed;
   }
 
@@ -233,6 +271,7 @@ export class JobStore {
           '["IN_PROGRESS"]',
         );
         if (!row) return null;
+        if (row.key_id) this.s.addOpen.run(-1, row.key_id);
         for (const o of outputs) {
           this.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
         }
@@ -267,12 +306,16 @@ export class JobStore {
       .transaction(() => {
         const row = this.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
         if (!row) return null;
+        if (row.key_id) this.s.addOpen.run(-1, row.key_id);
         this.ledger.release(row.hold_id, code ?? to.toLowerCase());
         for (const hook of this.finalHooks) hook(row);
         return row;
       })
       .immediate();
-    if (job) this.events.changed(id);
+    if (job) {
+      this.index.remove(job);
+      this.events.changed(id);
+    }
     return job !== null;
   }
 
@@ -280,6 +323,7 @@ export class JobStore {
   requeue(id: string, notBefore: number): boolean {
     const row = this.s.requeue.get(notBefore, id);
     if (row) {
+      this.index.add(row);
       this.events.changed(id);
       this.events.newWork(row.provider);
     }

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { GroupCommit } from "../db/group-commit.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
@@ -93,6 +94,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     webhookSecrets,
     webhookWaker,
     idempotency: new IdempotencyStore(db),
+    submits: new GroupCommit(db),
     rateLimiter: new WriteRateLimiter(),
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
   };

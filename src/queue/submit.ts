@@ -58,9 +58,9 @@ export function parseQuote(text: string): MediaQuote {
 
 /**
  * A queue submit: validate the input against the model's schema, price it, check the key's
- * in-flight cap, reserve the price and enqueue, all in one IMMEDIATE transaction (with the
- * idempotency record when a key was given). The async part (the webhook URL's DNS check) runs
- * before the transaction.
+ * in-flight cap, reserve the price and enqueue, all in one transaction (with the idempotency
+ * record when a key was given), committed together with concurrent submits (group commit) before
+ * the answer is sent. The async part (the webhook URL's DNS check) runs before the transaction.
  */
 export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<SubmitResult> {
   const model = queueModel(ctx, s.modelId);
@@ -84,62 +84,58 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Submit
   const now = Date.now();
   const id = Bun.randomUUIDv7();
 
-  const outcome = ctx.db
-    .transaction((): SubmitResult => {
-      if (s.idempotency) {
-        const replay = ctx.idempotency.lookup(
-          s.principal.keyId,
-          s.idempotency.key,
-          s.idempotency.fingerprint,
-        );
-        if (replay) {
-          const prior = JSON.parse(replay.body) as { request_id: string };
-          return { job: ctx.jobs.get(prior.request_id)!, replayed: true, replayBody: replay.body };
-        }
+  const outcome = await ctx.submits.run((): SubmitResult => {
+    if (s.idempotency) {
+      const replay = ctx.idempotency.lookup(s.principal.keyId, s.idempotency.key, s.idempotency.fingerprint);
+      if (replay) {
+        const prior = JSON.parse(replay.body) as { request_id: string };
+        return { job: ctx.jobs.get(prior.request_id)!, replayed: true, replayBody: replay.body };
       }
-      if (ctx.jobs.openForKey(s.principal.keyId) >= maxInFlight) {
-        throw new ApiError(
-          "too_many_in_flight",
-          `This key already has ${maxInFlight} open jobs; wait for one to finish.`,
-          {
-            headers: { "retry-after": "1" },
-          },
-        );
-      }
-      const hold = ctx.ledger.reserve({
-        accountId: s.principal.accountId,
-        keyId: s.principal.keyId,
-        modelId: model.id,
-        requestId: id,
-        source: s.source,
-        quotedUsdMicro: quote.amount_usd_micro,
+    }
+    if (ctx.jobs.openForKey(s.principal.keyId) >= maxInFlight) {
+      throw new ApiError(
+        "too_many_in_flight",
+        `This key already has ${maxInFlight} open jobs; wait for one to finish.`,
+        {
+          headers: { "retry-after": "1" },
+        },
+      );
+    }
+    const hold = ctx.ledger.reserve({
+      accountId: s.principal.accountId,
+      keyId: s.principal.keyId,
+      modelId: model.id,
+      requestId: id,
+      source: s.source,
+      quotedUsdMicro: quote.amount_usd_micro,
+    });
+    const job = ctx.jobs.insert({
+      id,
+      accountId: s.principal.accountId,
+      keyId: s.principal.keyId,
+      modelId: model.id,
+      kind: model.kind,
+      source: s.source,
+      provider: model.provider,
+      input: JSON.stringify(input),
+      quote: serializeQuote(quote),
+      holdId: hold.id,
+      webhookUrl,
+      deadlineAt: now + model.time_limit_seconds * 1000,
+      createdAt: now,
+    });
+    if (s.idempotency) {
+      const view = ctx.views.queued(job);
+      ctx.idempotency.store(s.principal.keyId, s.idempotency.key, s.idempotency.fingerprint, {
+        status: 202,
+        body: JSON.stringify(view),
       });
-      ctx.jobs.insert({
-        id,
-        accountId: s.principal.accountId,
-        keyId: s.principal.keyId,
-        modelId: model.id,
-        kind: model.kind,
-        source: s.source,
-        provider: model.provider,
-        input: JSON.stringify(input),
-        quote: serializeQuote(quote),
-        holdId: hold.id,
-        webhookUrl,
-        deadlineAt: now + model.time_limit_seconds * 1000,
-        createdAt: now,
-      });
-      const job = ctx.jobs.get(id)!;
-      if (s.idempotency) {
-        const view = ctx.views.queued(job);
-        ctx.idempotency.store(s.principal.keyId, s.idempotency.key, s.idempotency.fingerprint, {
-          status: 202,
-          body: JSON.stringify(view),
-        });
-      }
-      return { job, replayed: false };
-    })
-    .immediate();
-  if (!outcome.replayed) ctx.events.newWork(model.provider);
+    }
+    return { job, replayed: false };
+  });
+  if (!outcome.replayed) {
+    ctx.jobs.markQueued(outcome.job);
+    ctx.events.newWork(model.provider);
+  }
   return outcome;
 }

@@ -42,7 +42,7 @@ describe("authentication", () => {
   test("a revoked key is 401", async () => {
     const { key: other, keyId } = ctx.accounts.createKey(account.id, { name: "temp" });
     expect((await get(`Key ${other}`)).status).toBe(200);
-    db.query("UPDATE api_keys SET revoked_at = 1 WHERE id = ?").run(keyId);
+    ctx.accounts.revokeKey(account.id, keyId);
     expect((await get(`Key ${other}`)).status).toBe(401);
   });
 

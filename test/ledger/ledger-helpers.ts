@@ -43,6 +43,27 @@ export function checkInvariants(db: Database): string[] {
     if (open.h !== a.held_micro) problems.push(`${a.id}: held ${a.held_micro} != open holds ${open.h}`);
     if (a.balance_micro - a.held_micro < 0n) problems.push(`${a.id}: available negative`);
   }
+  // Per-key counters kept with every change must equal what they count.
+  const keys = db
+    .query(
+      `SELECT k.id, k.held_micro, k.open_jobs,
+         (SELECT coalesce(sum(amount_micro), 0) FROM holds h WHERE h.key_id = k.id AND h.status = 'open') AS open_held,
+         (SELECT count(*) FROM jobs j WHERE j.key_id = k.id AND j.status IN ('IN_QUEUE', 'IN_PROGRESS')) AS open_jobs_now
+       FROM api_keys k`,
+    )
+    .all() as {
+    id: string;
+    held_micro: bigint;
+    open_jobs: bigint;
+    open_held: bigint;
+    open_jobs_now: bigint;
+  }[];
+  for (const k of keys) {
+    if (k.held_micro !== k.open_held)
+      problems.push(`key ${k.id}: held counter ${k.held_micro} != open holds ${k.open_held}`);
+    if (k.open_jobs !== k.open_jobs_now)
+      problems.push(`key ${k.id}: open_jobs ${k.open_jobs} != open jobs ${k.open_jobs_now}`);
+  }
   const holds = db.query("SELECT id, status, amount_micro, charged_micro FROM holds").all() as {
     id: string;
     status: string;

@@ -1,4 +1,33 @@
-/** Real media for the sandbox provider, written in-process with no dependency. */
-export { type Animation, encodeAnimation } from "./gif.ts";
-export { encodePng, readPngSize } from "./png.ts";
-export { encodeSpeechWav } from "./wav.ts";
+/**
+ * In-process media encoders for the sandbox provider: real, valid files from pure TypeScript
+ * (plus the runtime's zlib), no external tools, no network, deterministic per seed.
+ */
+export {
+  ANIMATION_MAX_FPS,
+  ANIMATION_MAX_PIXELS,
+  ANIMATION_MAX_SIDE,
+  type AnimationOptions,
+  type AnimationStyle,
+  animationSize,
+  type EncodedAnimation,
+  /** Former name of EncodedAnimation, kept for existing imports. */
+  type EncodedAnimation as Animation,
+  encodeAnimation,
+  frameDelays,
+  MAX_ANIMATION_REQUEST_SIDE,
+  MAX_ANIMATION_SECONDS,
+} from "./animation.ts";
+export { lzwEncode } from "./gif.ts";
+export { type ImageFormat, type ImageSize, sniffImageSize } from "./image-size.ts";
+export { encodePng, MAX_PNG_PIXELS, MAX_PNG_SIDE, type PngOptions, readPngSize } from "./png.ts";
+export type { Seed } from "./rng.ts";
+export {
+  encodeSpeechWav,
+  MAX_SPEECH_SECONDS,
+  planSpeech,
+  SPEECH_SAMPLE_RATE,
+  SPEECH_SAMPLE_RATES,
+  type SpeechPlan,
+  type SpeechWavOptions,
+  speechSampleCount,
+} from "./wav.ts";

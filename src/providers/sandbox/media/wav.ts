@@ -58,9 +58,7 @@ const VOWEL_LIST: Vowel[] = ["a", "e", "i", "o", "u", "@", "a", "e"];
 
 function checkDuration(durationSeconds: number): void {
   if (!Number.isFinite(durationSeconds) || durationSeconds <= 0 || durationSeconds > MAX_SPEECH_SECONDS) {
-    throw new RangeError(
-      `durationSeconds must be > 0 and <= ${MAX_SPEECH_SECONDS}, got ${durationSeconds}`,
-    );
+    throw new RangeError(`durationSeconds must be > 0 and <= ${MAX_SPEECH_SECONDS}, got ${durationSeconds}`);
   }
 }
 
@@ -76,7 +74,11 @@ export function speechSampleCount(durationSeconds: number, sampleRate = SPEECH_S
  * separated by short gaps and phrases separated by pauses, with falling phrase intonation.
  * Deterministic per (duration, seed, text, sampleRate).
  */
-export function encodeSpeechWav(durationSeconds: number, seed: Seed, opts: SpeechWavOptions = {}): Uint8Array {
+export function encodeSpeechWav(
+  durationSeconds: number,
+  seed: Seed,
+  opts: SpeechWavOptions = {},
+): Uint8Array {
   checkDuration(durationSeconds);
   const sr = opts.sampleRate ?? SPEECH_SAMPLE_RATE;
   if (!(SPEECH_SAMPLE_RATES as readonly number[]).includes(sr)) {
@@ -114,6 +116,9 @@ export function encodeSpeechWav(durationSeconds: number, seed: Seed, opts: Speec
   writeAscii(out, 36, "data");
   dv.setUint32(40, dataBytes, true);
 
+  // Samples go through an Int16Array view when the host is little-endian (every platform Bun
+  // ships for), else through DataView.
+  const pcm = LITTLE_ENDIAN ? new Int16Array(out.buffer, 44, n) : null;
   const fade = Math.max(1, Math.round(sr * 0.01));
   let pos = 0;
   synthesize(plan, sr, n, synthSeed, (block, len) => {
@@ -123,11 +128,15 @@ export function encodeSpeechWav(durationSeconds: number, seed: Seed, opts: Speec
       const tail = n - 1 - pos;
       if (tail < fade) v *= tail / fade;
       const s = Math.round(v);
-      dv.setInt16(44 + pos * 2, s > 32767 ? 32767 : s < -32768 ? -32768 : s, true);
+      const c = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+      if (pcm) pcm[pos] = c;
+      else dv.setInt16(44 + pos * 2, c, true);
     }
   });
   return out;
 }
+
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
 function writeAscii(out: Uint8Array, o: number, s: string): void {
   for (let i = 0; i < s.length; i++) out[o + i] = s.charCodeAt(i);
@@ -164,7 +173,8 @@ function textUnits(text: string): Unit[] {
         last = re.lastIndex;
         m = re.exec(tok);
       }
-      if (syllables.length === 0) syllables.push({ onset: consonantClass(tok), vowel: "@", coda: "none", stress: false });
+      if (syllables.length === 0)
+        syllables.push({ onset: consonantClass(tok), vowel: "@", coda: "none", stress: false });
       const lastSyl = syllables[syllables.length - 1]!;
       lastSyl.coda = consonantClass(tok.slice(last));
     } else {
@@ -202,7 +212,10 @@ function randomWord(rng: Rng): Syllable[] {
     syl.push({
       onset: rng.pick<Consonant>(["plosive", "plosive", "fricative", "nasal", "nasal", "none"]),
       vowel: rng.pick(VOWEL_LIST),
-      coda: i === count - 1 ? rng.pick<Consonant>(["none", "none", "none", "fricative", "plosive", "nasal"]) : "none",
+      coda:
+        i === count - 1
+          ? rng.pick<Consonant>(["none", "none", "none", "fricative", "plosive", "nasal"])
+          : "none",
       stress: i === stressAt,
     });
   }
@@ -298,7 +311,7 @@ export function planSpeech(durationSeconds: number, seed: Seed, text?: string): 
           const burst = rng.range(0.01, 0.018);
           const bf = rng.range(1400, 3600);
           span(t + closure, t + closure + burst, (i, u) => {
-            noise[i] = 0.9 * (1 - u * 0.6);
+            noise[i] = 0.32 * (1 - u * 0.6);
             noiseFreq[i] = bf;
           });
           setFormants(t, t + closure + burst, cur);
@@ -308,7 +321,7 @@ export function planSpeech(durationSeconds: number, seed: Seed, text?: string): 
           const nf = rng.range(3800, 6500);
           const voiced = rng.next() < 0.35;
           span(t, t + d, (i, u) => {
-            noise[i] = 0.55 * Math.sin(Math.PI * Math.min(1, u * 1.3 + 0.15));
+            noise[i] = 0.3 * Math.sin(Math.PI * Math.min(1, u * 1.3 + 0.15));
             noiseFreq[i] = nf;
             if (voiced) voice[i] = 0.15;
             f0[i] = pitch;
@@ -333,7 +346,8 @@ export function planSpeech(durationSeconds: number, seed: Seed, text?: string): 
           const attack = Math.min(1, u / 0.15);
           const release = u > 0.6 ? 1 - ((u - 0.6) / 0.4) * 0.75 : 1;
           voice[i] = amp * attack * release;
-          f0[i] = pitch * (1 + accent * Math.sin(Math.PI * u) + rise * u * u) * (1 + 0.01 * Math.sin(i * 0.9));
+          f0[i] =
+            pitch * (1 + accent * Math.sin(Math.PI * u) + rise * u * u) * (1 + 0.01 * Math.sin(i * 0.9));
         });
         setFormants(t, t + vd, vowelF);
         t += vd;
@@ -342,7 +356,7 @@ export function planSpeech(durationSeconds: number, seed: Seed, text?: string): 
           const d = rng.range(0.05, 0.09) / rate;
           const nf = rng.range(4200, 6500);
           span(t, t + d, (i, u) => {
-            noise[i] = 0.45 * (1 - u);
+            noise[i] = 0.25 * (1 - u);
             noiseFreq[i] = nf;
           });
           t += d;
@@ -350,7 +364,7 @@ export function planSpeech(durationSeconds: number, seed: Seed, text?: string): 
           const closure = rng.range(0.03, 0.05) / rate;
           const bf = rng.range(1500, 3500);
           span(t + closure, t + closure + 0.012, (i) => {
-            noise[i] = 0.5;
+            noise[i] = 0.22;
             noiseFreq[i] = bf;
           });
           t += closure + 0.012;
@@ -472,7 +486,11 @@ function synthesize(
       jitter = 1 + (rng.next() - 0.5) * 0.02;
     }
     const flow =
-      phase < Tp ? 0.5 * (1 - Math.cos((Math.PI * phase) / Tp)) : phase < Tp + Tn ? Math.cos((Math.PI * (phase - Tp)) / (2 * Tn)) : 0;
+      phase < Tp
+        ? 0.5 * (1 - Math.cos((Math.PI * phase) / Tp))
+        : phase < Tp + Tn
+          ? Math.cos((Math.PI * (phase - Tp)) / (2 * Tn))
+          : 0;
     const white = rng.next() * 2 - 1;
     const src = ((flow - prevFlow) * sr) / (f0 * 8) + white * 0.04 * flow;
     prevFlow = flow;

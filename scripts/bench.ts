@@ -1,0 +1,189 @@
+// Loopback benchmark of the gengate binary against a bare Bun.serve baseline, in one run.
+// Usage: scripts/bench [--bin dist/gengate] [--seconds 5] [--connections 32]
+// Prints figures and ratios; it asserts nothing (performance is not a test).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { Subprocess } from "bun";
+
+const { values } = parseArgs({
+  options: {
+    bin: { type: "string", default: "dist/gengate" },
+    seconds: { type: "string", default: "5" },
+    connections: { type: "string", default: "32" },
+  },
+});
+const SECONDS = Number(values.seconds);
+const CONNS = Number(values.connections);
+const work = mkdtempSync(join(tmpdir(), "gengate-bench-"));
+const children: Subprocess[] = [];
+process.on("exit", () => {
+  for (const c of children) c.kill("SIGKILL");
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function spawnAndWait(
+  cmd: string[],
+  pattern: RegExp,
+): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; match: RegExpExecArray }> {
+  const proc = Bun.spawn(cmd, {
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  children.push(proc);
+  let out = "";
+  const reader = proc.stdout.getReader();
+  const deadline = Date.now() + 20_000;
+  const timeout = setTimeout(() => proc.kill(), 20_000); // ends a silent child, so read() returns done
+  while (Date.now() < deadline) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += new TextDecoder().decode(value);
+    const m = pattern.exec(out);
+    if (m) {
+      clearTimeout(timeout);
+      // Keep draining stdout so the child never blocks on a full pipe.
+      (async () => {
+        for (;;) if ((await reader.read()).done) break;
+      })();
+      return { proc, match: m };
+    }
+  }
+  proc.kill();
+  throw new Error(`${cmd.join(" ")} did not start:\n${out}\n${await new Response(proc.stderr).text()}`);
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  rss: number;
+}
+
+/** CONNS closed loops for SECONDS: each sends, awaits the full answer, records latency, repeats. */
+async function load(
+  name: string,
+  pid: number,
+  make: (i: number) => Promise<Response>,
+  ok = (r: Response) => r.ok,
+): Promise<Result> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let rss = 0;
+  const end = performance.now() + SECONDS * 1000;
+  const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: CONNS }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        const res = await make(n++);
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        if (!ok(res)) errors++;
+      }
+    }),
+  );
+  clearInterval(sampler);
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
+  return { name, rps: latencies.length / SECONDS, p50: q(0.5), p99: q(0.99), errors, rss };
+}
+
+function row(r: Result, base?: Result) {
+  const ratio = base ? `  ${(r.rps / base.rps).toFixed(2)}x baseline req/s` : "";
+  const rss = r.rss ? `  RSS max ${r.rss.toFixed(0)} MB` : "";
+  console.log(
+    `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(6)} ms  errors ${r.errors}${rss}${ratio}`,
+  );
+}
+
+async function gengate(dataDir: string, config: string) {
+  const configPath = join(work, `${Math.random()}.toml`);
+  writeFileSync(configPath, config);
+  const { proc, match } = await spawnAndWait(
+    [values.bin!, "serve", "--port", "0", "--data-dir", dataDir, "--config", configPath],
+    /Default API key[^:]*:\s+(gk_\w+)[\s\S]*?"url":"([^"]+)"/,
+  );
+  const key = match[1]!;
+  const url = match[2]!;
+  const accounts = Bun.spawnSync([values.bin!, "account", "list", "--json", "--data-dir", dataDir]);
+  const id = (JSON.parse(accounts.stdout.toString()) as { data: { id: string }[] }).data[0]!.id;
+  Bun.spawnSync([values.bin!, "account", "credit", id, "1000000", "--data-dir", dataDir]);
+  return { proc, key, url };
+}
+
+const LIMITS = "[limits]\nwrites_per_minute = 1000000\nin_flight = 100000\nrun_wait_seconds = 60\n";
+console.log(
+  `gengate bench: ${CONNS} connections, ${SECONDS} s per phase, loopback, load generator on the same machine (${navigator.hardwareConcurrency} cores)\n`,
+);
+
+// Baseline: a bare Bun.serve hello world.
+const base = await spawnAndWait(
+  [
+    process.execPath,
+    "-e",
+    'const s = Bun.serve({ port: 0, fetch: () => new Response("ok") }); console.log("port " + s.port);',
+  ],
+  /port (\d+)/,
+);
+const baseUrl = `http://127.0.0.1:${base.match[1]}`;
+const baseline = await load("baseline: Bun.serve hello world", base.proc.pid, () => fetch(baseUrl));
+row(baseline);
+base.proc.kill();
+
+// Submits: jobs that sleep in the sandbox, so workers take no CPU from the submit path.
+const g1 = await gengate(join(work, "d1"), `${LIMITS}[queue]\nconcurrency = { sandbox = 4 }\n`);
+const auth = { authorization: `Key ${g1.key}`, "content-type": "application/json" };
+const submitBody = JSON.stringify({ prompt: "bench", sandbox: { delay_ms: 600000 } });
+const ids: string[] = [];
+const submits = await load(
+  "POST /v1/queue (durable reservation)",
+  g1.proc.pid,
+  async () => {
+    const res = await fetch(`${g1.url}/v1/queue/sandbox/image`, {
+      method: "POST",
+      headers: auth,
+      body: submitBody,
+    });
+    if (res.status === 202 && ids.length < 10_000) {
+      const clone = res.clone();
+      ids.push(((await clone.json()) as { request_id: string }).request_id);
+    }
+    return res;
+  },
+  (r) => r.status === 202,
+);
+row(submits, baseline);
+const reads = await load("GET /v1/requests/{id}/status", g1.proc.pid, (i) =>
+  fetch(`${g1.url}/v1/requests/${ids[i % ids.length]}/status`, { headers: auth }),
+);
+row(reads, baseline);
+g1.proc.kill("SIGKILL");
+
+// End to end: /run with zero-delay sandbox jobs (a 64x64 PNG each), from submit to output.
+const g2 = await gengate(join(work, "d2"), LIMITS); // the default 8 sandbox workers
+const runAuth = { authorization: `Key ${g2.key}`, "content-type": "application/json" };
+const e2e = await load(
+  "POST /v1/run (sandbox job end to end)",
+  g2.proc.pid,
+  () =>
+    fetch(`${g2.url}/v1/run/sandbox/image`, {
+      method: "POST",
+      headers: runAuth,
+      body: '{"prompt":"bench","width":64,"height":64}',
+    }),
+  (r) => r.status === 200,
+);
+row(e2e, baseline);
+g2.proc.kill("SIGKILL");
+process.exit(0);
