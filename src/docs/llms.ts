@@ -114,6 +114,27 @@ export function buildLlmsTxt(ctx: AppContext, paths: OpenApiPaths): string {
       "",
     );
   }
+  if (has("/v1/account/webhook-secret")) {
+    out.push(
+      "## Webhooks",
+      "",
+      "Pass webhook_url (query or body; fal_webhook is an alias) at submit: it must be a public http(s) URL.",
+      "When the job ends (COMPLETED, FAILED or CANCELLED) it gets one POST with the full request record, signed per",
+      `Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the secret from GET ${base}/account/webhook-secret.`,
+      "Non-2xx answers are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; 410 stops. Confirm by reading response_url.",
+      "",
+    );
+  }
+  if (has("/v1/queue/{model_id}")) {
+    out.push(
+      "## fal clients",
+      "",
+      `@fal-ai/client works when its queue URL is rewritten to ${base}/queue (requestMiddleware). On its routes`,
+      "(/queue/{owner}/{alias}/requests/{id}/status, .../status/stream, .../requests/{id}, PUT .../cancel) a FAILED or",
+      "CANCELLED job reads as COMPLETED with error and error_type, so the client stops polling.",
+      "",
+    );
+  }
   if (has("/v1/chat/completions")) {
     out.push(
       "## Chat (text models)",
