@@ -1,0 +1,159 @@
+import { describe, expect, test } from "bun:test";
+import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
+import { WorkerPool } from "../../src/queue/workers.ts";
+import { pollUntil } from "../helpers/api.ts";
+import { json, makeTestApp } from "../helpers/context.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+
+/** A provider whose behaviour each test scripts. */
+class ScriptedProvider implements Provider {
+  readonly name = "sandbox";
+  running = 0;
+  maxRunning = 0;
+  constructor(private readonly script: (job: ProviderJob, attempt: number) => Promise<void>) {}
+  resumable() {
+    return true;
+  }
+  async run(job: ProviderJob) {
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    try {
+      await this.script(job, job.attempt);
+      return {
+        outputs: [
+          {
+            kind: "image" as const,
+            contentType: "image/png",
+            bytes: new Uint8Array([1, 2, 3]),
+            width: 1,
+            height: 1,
+          },
+        ],
+      };
+    } finally {
+      this.running--;
+    }
+  }
+}
+
+function setup(
+  provider: Provider,
+  models: unknown[] = [],
+  modelConcurrency: (m: string) => number | null = () => null,
+) {
+  const t = makeTestApp({ models });
+  t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
+  t.ctx.providers.set("sandbox", provider);
+  const pool = new WorkerPool({
+    jobs: t.ctx.jobs,
+    events: t.ctx.events,
+    providers: t.ctx.providers,
+    catalog: () => t.ctx.catalog,
+    outputs: t.ctx.outputs,
+    concurrency: () => 4,
+    modelConcurrency,
+    outputTtlMs: () => 60_000,
+  });
+  pool.start();
+  const submit = async (model = "sandbox/image", body: unknown = { prompt: "x" }) =>
+    (
+      await json<{ request_id: string }>(
+        await t.request(`/v1/queue/${model}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      )
+    ).request_id;
+  const status = (id: string) => t.ctx.jobs.get(id)!.status;
+  return { t, pool, submit, status };
+}
+
+describe("worker pool", () => {
+  test("a capacity error puts the job back in the queue with a back-off, then it completes", async () => {
+    const provider = new ScriptedProvider(async (_job, attempt) => {
+      if (attempt < 3) throw new ProviderError("capacity", "upstream busy", 30);
+    });
+    const { t, pool, submit, status } = setup(provider);
+    const id = await submit();
+    await pollUntil(
+      async () => status(id),
+      (s) => s === "COMPLETED",
+    );
+    const job = t.ctx.jobs.get(id)!;
+    expect(job.attempt).toBe(3n);
+    expect(t.ctx.jobs.logs(id).filter((l) => l.message.includes("upstream busy")).length).toBe(2);
+    expect(t.ctx.ledger.getHold(job.hold_id)!.status).toBe("settled");
+    expect(checkInvariants(t.db)).toEqual([]);
+    await pool.stop(1000);
+  });
+
+  test("a provider failure fails the job and releases the hold", async () => {
+    const { t, pool, submit, status } = setup(
+      new ScriptedProvider(async () => {
+        throw new ProviderError("input", "the upstream refused the prompt");
+      }),
+    );
+    const id = await submit();
+    await pollUntil(
+      async () => status(id),
+      (s) => s === "FAILED",
+    );
+    expect(t.ctx.jobs.get(id)!.error_message).toBe("the upstream refused the prompt");
+    expect(t.ctx.ledger.getHold(t.ctx.jobs.get(id)!.hold_id)!.status).toBe("released");
+    await pool.stop(1000);
+  });
+
+  test("a model's concurrency caps its running jobs; other models still run", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const provider = new ScriptedProvider(async (job) => {
+      if (job.model.id === "sandbox/image") await gate;
+    });
+    const { pool, submit, status } = setup(provider, [], (m) => (m === "sandbox/image" ? 1 : null));
+    const a = await submit();
+    const b = await submit();
+    const other = await submit("sandbox/speech", { text: "hi", duration: 1 });
+    await pollUntil(
+      async () => status(other),
+      (s) => s === "COMPLETED",
+    );
+    expect(status(a)).toBe("IN_PROGRESS");
+    expect(status(b)).toBe("IN_QUEUE");
+    release();
+    await pollUntil(
+      async () => status(b),
+      (s) => s === "COMPLETED",
+    );
+    expect(provider.maxRunning).toBeLessThanOrEqual(2);
+    await pool.stop(1000);
+  });
+
+  test("a job past its model's time limit is failed and released, the provider call aborted", async () => {
+    let aborted = false;
+    const provider = new ScriptedProvider(
+      (job) =>
+        new Promise<void>((_ok, fail) => {
+          job.signal.addEventListener("abort", () => {
+            aborted = true;
+            fail(job.signal.reason);
+          });
+        }),
+    );
+    const { t, pool, submit, status } = setup(provider, [
+      { id: "sandbox/image", kind: "image", price_usd_micro: 10, max: 1, time_limit_seconds: 1 },
+    ]);
+    const id = await submit();
+    await pollUntil(
+      async () => status(id),
+      (s) => s === "FAILED",
+      5000,
+    );
+    expect(aborted).toBe(true);
+    expect(t.ctx.jobs.get(id)!.error_message).toContain("time limit");
+    expect(t.ctx.ledger.getHold(t.ctx.jobs.get(id)!.hold_id)!.status).toBe("released");
+    await pool.stop(1000);
+  });
+});
