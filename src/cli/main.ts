@@ -5,6 +5,7 @@ import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
+import { secretCommand } from "./secret.ts";
 import { serveCommand } from "./serve.ts";
 
 const USAGE = `gengate ${VERSION}: prepaid gateway for generation models
@@ -16,6 +17,7 @@ Usage:
   gengate account list
   gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
   gengate fx set RUB RATE
+  gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
   gengate backup FILE
   (operator commands take --data-dir DIR and --json; they work while the server runs)
   gengate version
@@ -39,6 +41,8 @@ export async function runCli(argv: string[]): Promise<number> {
         return keyCommand(rest);
       case "fx":
         return fxCommand(rest);
+      case "secret":
+        return secretCommand(rest);
       case "version":
       case "--version":
         process.stdout.write(`gengate ${VERSION}\n`);

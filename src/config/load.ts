@@ -64,7 +64,10 @@ export function liveSettingsFrom(file: ConfigFile | null): LiveSettings {
       : null,
     queue: {
       concurrency: { sandbox: 8, ...file?.queue?.concurrency },
-      outputRetentionMs: (file?.queue?.output_retention_hours ?? 24 * 7) * 3600_000,
+    },
+    files: {
+      retentionMs: (file?.files?.retention_hours ?? 24 * 7) * 3600_000,
+      minFreeBytes: (file?.files?.min_free_mb ?? 1024) * 1024 * 1024,
     },
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],

@@ -48,6 +48,19 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    files: T.Optional(
+      T.Object(
+        {
+          retention_hours: T.Optional(
+            T.Integer({ minimum: 1, maximum: 24 * 365, description: "Uploads and outputs." }),
+          ),
+          min_free_mb: T.Optional(
+            T.Integer({ minimum: 0, description: "Uploads are refused (507) below this." }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     queue: T.Optional(
       T.Object(
         {
@@ -56,7 +69,6 @@ export const ConfigFile = T.Object(
               description: "Workers per provider, e.g. { sandbox = 8 } (read at start).",
             }),
           ),
-          output_retention_hours: T.Optional(T.Integer({ minimum: 1, maximum: 24 * 365 })),
         },
         { additionalProperties: false },
       ),
@@ -113,12 +125,18 @@ export interface FxRefresh {
 
 export interface QueueSettings {
   concurrency: Record<string, number>;
-  outputRetentionMs: number;
+}
+
+export interface FileSettings {
+  /** How long uploads and job outputs are kept. */
+  retentionMs: number;
+  minFreeBytes: number;
 }
 
 export interface LiveSettings {
   limits: Limits;
   queue: QueueSettings;
+  files: FileSettings;
   fxRefresh: FxRefresh | null;
   sandbox: boolean;
   models: unknown[];

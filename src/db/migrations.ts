@@ -3,6 +3,7 @@ import m002 from "./migrations/002_ledger.sql" with { type: "text" };
 import m003 from "./migrations/003_queue.sql" with { type: "text" };
 import m004 from "./migrations/004_webhooks.sql" with { type: "text" };
 import m005 from "./migrations/005_key_counters.sql" with { type: "text" };
+import m006 from "./migrations/006_files.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "queue", sql: m003 },
   { version: 4, name: "webhooks", sql: m004 },
   { version: 5, name: "key counters", sql: m005 },
+  { version: 6, name: "files", sql: m006 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

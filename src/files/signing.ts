@@ -9,10 +9,16 @@ export const LINK_TTL_SECONDS = 24 * 3600;
  * the index or the expiry breaks it.
  */
 export class LinkSigner {
-  private readonly keys: Buffer[];
+  private keys: Buffer[] = [];
 
   /** The first secret signs; all of them verify (the previous one stays valid after a rotation). */
   constructor(secrets: string[]) {
+    this.setSecrets(secrets);
+  }
+
+  /** Swaps the secrets in place (after `gengate secret rotate` and a reload). */
+  setSecrets(secrets: string[]): void {
+    if (secrets.length === 0) throw new Error("LinkSigner needs at least one secret");
     this.keys = secrets.map((s) => createHmac("sha256", s).update("gengate output links v1").digest());
   }
 

@@ -3,6 +3,7 @@ import { accountRoutes } from "../accounts/http.ts";
 import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { docsRoutes } from "../docs/http.ts";
+import { fileRoutes } from "../files/files-http.ts";
 import { outputRoutes } from "../files/http.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { estimateRoutes } from "../pricing/http.ts";
@@ -10,6 +11,7 @@ import { falAliasRoutes } from "../queue/fal.ts";
 import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
+import { parseJsonCapped } from "./body-limit.ts";
 import { ApiError, type ErrorDetail, errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { MethodIndex } from "./method-not-allowed.ts";
@@ -29,6 +31,14 @@ export function createApp(ctx: AppContext) {
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
       set.headers["x-request-id"] = beginRequest(request).id;
+    })
+    // JSON bodies are read with a size cap (Bun's own limit would answer a bare 413).
+    .onParse({ as: "global" }, ({ request, contentType }) => {
+      if (contentType === "application/json" || contentType?.startsWith("application/json;"))
+        return parseJsonCapped(request);
+      // Any other body is left unread: uploads stream it themselves; JSON routes then see no body
+      // and answer 400 from their schema.
+      return null;
     })
     .onTransform({ as: "global" }, ({ request, route }) => {
       const meta = requestMeta(request);
@@ -91,6 +101,7 @@ export function createApp(ctx: AppContext) {
     .use(queueRoutes(ctx))
     .use(falAliasRoutes(ctx))
     .use(outputRoutes(ctx))
+    .use(fileRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(docsRoutes(ctx, () => self!));

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { databaseReady } from "../db/database.ts";
+import { freeBytes } from "../files/upload.ts";
 import type { AppContext } from "../server/context.ts";
 import { ApiError } from "./errors.ts";
 import { errors } from "./schemas.ts";
@@ -20,12 +21,21 @@ export function healthRoutes(ctx: AppContext) {
             details: [{ path: "database", message: db.detail ?? "unavailable" }],
           });
         }
+        const used = ctx.files.usageBytes();
+        const free = freeBytes(ctx.files.root);
         return {
           status: "ready" as const,
           version: ctx.version,
           schema_version: db.schema_version,
           models: ctx.catalog.models.length,
           uptime_seconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
+          storage: {
+            uploads_bytes: used.files,
+            outputs_bytes: used.outputs,
+            free_bytes: free,
+            min_free_bytes: ctx.live.files.minFreeBytes,
+            accepting_uploads: free >= ctx.live.files.minFreeBytes,
+          },
         };
       },
       {
@@ -40,6 +50,13 @@ export function healthRoutes(ctx: AppContext) {
             schema_version: t.Integer(),
             models: t.Integer(),
             uptime_seconds: t.Integer(),
+            storage: t.Object({
+              uploads_bytes: t.Integer(),
+              outputs_bytes: t.Integer(),
+              free_bytes: t.Integer({ description: "Free space on the file system of the data dir." }),
+              min_free_bytes: t.Integer(),
+              accepting_uploads: t.Boolean({ description: "false below min_free_bytes: uploads get 507." }),
+            }),
           }),
           ...errors(503),
         },

@@ -1,4 +1,6 @@
 import { Cron } from "croner";
+import { signedFileUrl } from "../files/files-http.ts";
+import { replaceFileRefs } from "../files/references.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { WebhookDispatcher } from "../webhooks/outbox.ts";
@@ -7,7 +9,8 @@ import { WorkerPool } from "./workers.ts";
 
 /**
  * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
- * every 10 s for lapsed leases and time limits), the idempotency purge and webhook delivery.
+ * every 10 s for lapsed leases and time limits), the idempotency purge, the retention sweep of
+ * uploads and outputs (every 5 minutes) and webhook delivery.
  */
 export function startBackground(ctx: AppContext) {
   recoverJobs(ctx.jobs, ctx.providers, Date.now(), true);
@@ -19,7 +22,9 @@ export function startBackground(ctx: AppContext) {
     outputs: ctx.outputs,
     concurrency: (p) => ctx.live.queue.concurrency[p] ?? 4,
     modelConcurrency: (m) => ctx.catalog.get(m)?.concurrency ?? null,
-    outputTtlMs: () => ctx.live.queue.outputRetentionMs,
+    outputTtlMs: () => ctx.live.files.retentionMs,
+    prepareInput: (input) =>
+      replaceFileRefs(input, (id) => signedFileUrl(ctx, id)) as Record<string, unknown>,
   });
   pool.start();
   const dispatcher = new WebhookDispatcher({
@@ -51,6 +56,14 @@ export function startBackground(ctx: AppContext) {
       "17 * * * *",
       { name: "idempotency-purge", protect: true, timezone: "UTC" },
       guard("idempotency purge", () => ctx.idempotency.purgeExpired()),
+    ),
+    new Cron(
+      "*/5 * * * *",
+      { name: "retention-sweep", protect: true, timezone: "UTC" },
+      guard("retention sweep", () => {
+        const gone = ctx.files.sweep();
+        if (gone.files || gone.outputs) log("info", "retention sweep", gone);
+      }),
     ),
   ];
   return {

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { GroupCommit } from "../db/group-commit.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
+import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
 import { WriteRateLimiter } from "../limits/rate-limit.ts";
 import { SandboxProvider } from "../providers/sandbox/provider.ts";
@@ -50,6 +51,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
   };
   const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook]);
   const outputs = new OutputStore(o.filesRoot);
+  const files = new FileStore(db, o.filesRoot);
   const signer = new LinkSigner(o.linkSecrets);
   const outputIndexes = db.prepare<{ idx: bigint }, [string]>(
     "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
@@ -87,6 +89,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     events,
     jobs,
     outputs,
+    files,
     signer,
     views,
     providers,

@@ -19,6 +19,8 @@ export interface WorkerPoolOptions {
   /** Cap of running jobs per model, or null for none. */
   modelConcurrency: (modelId: string) => number | null;
   outputTtlMs: () => number;
+  /** Rewrites a stored input for the provider (file ids -> fresh signed URLs). */
+  prepareInput: (input: Record<string, unknown>) => Record<string, unknown>;
   leaseMs?: number;
   owner?: string;
 }
@@ -149,7 +151,7 @@ export class WorkerPool {
     const pj: ProviderJob = {
       id: job.id,
       model,
-      input: JSON.parse(job.input) as Record<string, unknown>,
+      input: this.o.prepareInput(JSON.parse(job.input) as Record<string, unknown>),
       attempt: Number(job.attempt),
       upstreamId: job.upstream_id,
       signal,

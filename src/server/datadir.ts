@@ -17,6 +17,8 @@ export interface DataDirPaths {
   root: string;
   database: string;
   serverSecret: string;
+  /** The secret before the last rotation: links it signed stay valid until they expire. */
+  previousServerSecret: string;
   adminToken: string;
   files: string;
 }
@@ -27,6 +29,7 @@ export function dataDirPaths(dir: string): DataDirPaths {
     root,
     database: join(root, "gengate.db"),
     serverSecret: join(root, "server.secret"),
+    previousServerSecret: join(root, "server.secret.previous"),
     adminToken: join(root, "admin.token"),
     files: join(root, "files"),
   };
@@ -77,3 +80,29 @@ export function readOrCreateSecret(path: string, make: () => string): { value: s
 
 export const newAdminToken = () => `gat_${randomBase62(40)}`;
 export const newServerSecret = () => randomBase62(48);
+
+/** The link-signing secrets, current first, then the previous one if a rotation left it. */
+export function linkSecrets(paths: DataDirPaths): string[] {
+  const current = readFileSync(paths.serverSecret, "utf8").trim();
+  try {
+    const previous = readFileSync(paths.previousServerSecret, "utf8").trim();
+    return previous ? [current, previous] : [current];
+  } catch {
+    return [current];
+  }
+}
+
+/**
+ * Rotates the signing secret: the current one becomes the previous one (still verifying), a new one
+ * signs from the next reload. Each file is written to a temp name and renamed.
+ */
+export function rotateServerSecret(paths: DataDirPaths): void {
+  const current = readFileSync(paths.serverSecret, "utf8").trim();
+  const write = (path: string, value: string) => {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${value}\n`, { mode: 0o600, flag: "w" });
+    renameSync(tmp, path);
+  };
+  write(paths.previousServerSecret, current);
+  write(paths.serverSecret, newServerSecret());
+}

@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
 import { buildCatalog } from "../catalog/catalog.ts";
@@ -15,6 +16,7 @@ import type { AppContext } from "./context.ts";
 import {
   dataDirPaths,
   ensureWritableDataDir,
+  linkSecrets,
   newAdminToken,
   newServerSecret,
   readOrCreateSecret,
@@ -57,8 +59,9 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       development: false,
       // Bun binds with SO_REUSEPORT by default on Linux: a second gengate would silently share the port.
       reusePort: false,
-      // Uploads stream; this only bounds what Bun accepts before a handler can refuse it.
-      maxRequestBodySize: live.limits.uploadMaxBytes + 1024 * 1024,
+      // Bun's own limit answers a bare 413 before any handler; the real limits (uploads counted while
+      // streaming, JSON bodies read with a cap) are enforced by the handlers with the contract's error.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // /run waits up to run_wait_seconds with no bytes on the wire; Bun's default idle limit is 10 s.
       idleTimeout: 255,
       fetch: () =>
@@ -76,6 +79,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
   try {
     const paths = dataDirPaths(settings.dataDir);
     ensureWritableDataDir(paths);
+    mkdirSync(paths.files, { recursive: true, mode: 0o700 });
     const db = openDatabase(paths.database);
     try {
       migrate(db);
@@ -94,7 +98,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     const queue = createQueueServices(db, services, {
       baseUrl: `${publicUrl}/v1`,
       filesRoot: paths.files,
-      linkSecrets: [secret.value],
+      linkSecrets: linkSecrets(paths),
       webhookPolicy: () => ctx.live.webhooks,
     });
     const shutdown = new AbortController();
@@ -145,6 +149,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           const next = loadLive(settings.configPath);
           ctx.live = next.live;
           ctx.catalog = next.catalog;
+          ctx.signer.setSecrets(linkSecrets(paths)); // picks up `gengate secret rotate`
           fxJob?.stop();
           fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;
           return { ok: true, models: next.catalog.models.length };

@@ -53,6 +53,7 @@ function setup(
     concurrency: () => 4,
     modelConcurrency,
     outputTtlMs: () => 60_000,
+    prepareInput: (i) => i,
   });
   pool.start();
   const submit = async (model = "sandbox/image", body: unknown = { prompt: "x" }) =>

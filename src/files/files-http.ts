@@ -1,0 +1,199 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Elysia, t } from "elysia";
+import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
+import { ApiError } from "../http/errors.ts";
+import { errors } from "../http/schemas.ts";
+import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
+import { sniffImageSize } from "../providers/sandbox/media/index.ts";
+import type { AppContext } from "../server/context.ts";
+import { LINK_TTL_SECONDS } from "./signing.ts";
+import { FILE_ID, type FileRow, fileView } from "./store.ts";
+import { receiveUpload } from "./upload.ts";
+
+const FileSchema = t.Object(
+  {
+    file_id: t.String({
+      description: 'Opaque id with the "file_" prefix; put it in any URL field of a model input.',
+    }),
+    object: t.Literal("file"),
+    content_type: t.String(),
+    size: t.Integer(),
+    sha256: t.String(),
+    width: t.Optional(t.Integer()),
+    height: t.Optional(t.Integer()),
+    created_at: t.String({ format: "date-time" }),
+    expires_at: t.String({ format: "date-time" }),
+  },
+  { title: "File" },
+);
+const IdParams = t.Object({ id: t.String() });
+
+function ownedFile(ctx: AppContext, accountId: string, id: string): FileRow {
+  if (!FILE_ID.test(id))
+    throw new ApiError("validation_error", 'file_id must look like "file_" + 24 letters and digits.', {
+      param: "file_id",
+    });
+  const f = ctx.files.getLive(id, accountId);
+  if (!f) throw new ApiError("not_found", `No file ${id}.`, { param: "file_id" });
+  return f;
+}
+
+/** A signed link to an uploaded file's bytes, for upstreams that fetch inputs by URL. */
+export function signedFileUrl(ctx: AppContext, fileId: string, ttlSeconds = LINK_TTL_SECONDS): string {
+  const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+  return `${ctx.publicUrl}/v1/files/${fileId}/content?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
+}
+
+/** Uploads: raw bytes in, a file id out; metadata, delete and content. */
+export function fileRoutes(ctx: AppContext) {
+  return new Elysia({ prefix: "/v1", detail: { tags: ["Files"], security: [{ apiKey: [] }] } })
+    .post(
+      "/files",
+      async ({ request }) => {
+        const principal = requirePrincipal(ctx, request);
+        const idemKey = request.headers.get("idempotency-key");
+        if (idemKey !== null) IdempotencyStore.validateKey(idemKey);
+        const up = await receiveUpload(request, ctx.files.root, {
+          maxBytes: ctx.live.limits.uploadMaxBytes,
+          minFreeBytes: ctx.live.files.minFreeBytes,
+        });
+        const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
+        const now = Date.now();
+        const row = {
+          id: up.id,
+          account_id: principal.accountId,
+          key_id: principal.keyId,
+          content_type: up.contentType,
+          size: BigInt(up.size),
+          sha256: up.sha256,
+          path: up.path,
+          width: size ? BigInt(size.width) : null,
+          height: size ? BigInt(size.height) : null,
+          created_at: BigInt(now),
+          expires_at: BigInt(now + ctx.live.files.retentionMs),
+          deleted_at: null,
+        };
+        const url = new URL(request.url);
+        const fp = fingerprint("POST", url.pathname + url.search, {
+          content_type: up.contentType,
+          sha256: up.sha256,
+        });
+        const outcome = ctx.db
+          .transaction(() => {
+            if (idemKey !== null) {
+              const replay = ctx.idempotency.lookup(principal.keyId, idemKey, fp);
+              if (replay) return { replay };
+            }
+            ctx.files.insert(row);
+            const body = JSON.stringify(fileView(row));
+            if (idemKey !== null) ctx.idempotency.store(principal.keyId, idemKey, fp, { status: 201, body });
+            return { body };
+          })
+          .immediate();
+        if ("replay" in outcome && outcome.replay) {
+          await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
+          return new Response(outcome.replay.body, {
+            status: 200,
+            headers: { "content-type": "application/json", "idempotent-replayed": "true" },
+          });
+        }
+        return new Response((outcome as { body: string }).body, {
+          status: 201,
+          headers: { "content-type": "application/json" },
+        });
+      },
+      {
+        parse: "none",
+        detail: {
+          summary: "Upload a file",
+          description:
+            "Raw bytes with their Content-Type (image/*, video/*, audio/*; the magic bytes must agree), streamed to disk. 201 with the file_id; Idempotency-Key replays answer 200.",
+          requestBody: {
+            required: true,
+            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+          },
+        },
+        response: { 201: FileSchema, 200: FileSchema, ...errors(400, 401, 409, 413, 415, 429, 507) },
+      },
+    )
+    .get(
+      "/files/:id",
+      ({ request, params }) => fileView(ownedFile(ctx, requirePrincipal(ctx, request).accountId, params.id)),
+      {
+        params: IdParams,
+        detail: { summary: "Get a file", description: "Metadata of an uploaded file of this account." },
+        response: { 200: FileSchema, ...errors(400, 401, 404) },
+      },
+    )
+    .delete(
+      "/files/:id",
+      ({ request, params }) => {
+        const f = ownedFile(ctx, requirePrincipal(ctx, request).accountId, params.id);
+        ctx.files.delete(f);
+        return { file_id: f.id, deleted: true as const };
+      },
+      {
+        params: IdParams,
+        detail: {
+          summary: "Delete a file",
+          description: "Removes the bytes; later references to it are 400 unknown_file.",
+        },
+        response: {
+          200: t.Object({ file_id: t.String(), deleted: t.Literal(true) }),
+          ...errors(400, 401, 404),
+        },
+      },
+    )
+    .get(
+      "/files/:id/content",
+      ({ request, params, query }) => {
+        if (!FILE_ID.test(params.id))
+          throw new ApiError("validation_error", "Malformed file_id.", { param: "file_id" });
+        let file: FileRow | null = null;
+        if (query.exp !== undefined || query.sig !== undefined) {
+          const exp = Number(query.exp);
+          const now = Math.floor(Date.now() / 1000);
+          if (
+            !/^\d{1,12}$/.test(query.exp ?? "") ||
+            !query.sig ||
+            exp > now + LINK_TTL_SECONDS + 60 ||
+            !ctx.signer.verify(params.id, 0, exp, query.sig)
+          ) {
+            throw new ApiError("forbidden", "The link's signature is not valid.");
+          }
+          if (exp < now) throw new ApiError("expired", "This signed link has expired.");
+          file = ctx.files.getById(params.id);
+        } else {
+          const p = optionalPrincipal(ctx, request);
+          if (!p) throw new ApiError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
+          file = ctx.files.getLive(params.id, p.accountId);
+        }
+        if (!file) throw new ApiError("not_found", `No file ${params.id}.`);
+        return new Response(Bun.file(join(ctx.files.root, file.path)), {
+          headers: {
+            "content-type": file.content_type,
+            "content-length": String(file.size),
+            etag: `"${file.sha256}"`,
+            "cache-control": "private, max-age=3600",
+          },
+        });
+      },
+      {
+        params: IdParams,
+        query: t.Object({ exp: t.Optional(t.String()), sig: t.Optional(t.String()) }),
+        detail: {
+          summary: "Download an uploaded file",
+          description: "With the owning key, or a signed link (how upstream providers fetch file_id inputs).",
+          security: [{}, { apiKey: [] }],
+          responses: {
+            200: {
+              description: "The bytes",
+              content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+            },
+          },
+        },
+        response: errors(400, 401, 403, 404, 410),
+      },
+    );
+}

@@ -1,0 +1,49 @@
+import { ApiError } from "../http/errors.ts";
+import type { FileRow, FileStore } from "./store.ts";
+
+/** Any string starting with this in a model input is a file reference (malformed ones included). */
+const PREFIX = "file_";
+
+/** Every string value of an input with its path ("input.images[2].url"), at any depth. */
+function* strings(value: unknown, path: string): Generator<[string, string]> {
+  if (typeof value === "string") yield [path, value];
+  else if (Array.isArray(value))
+    for (let i = 0; i < value.length; i++) yield* strings(value[i], `${path}[${i}]`);
+  else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) yield* strings(v, `${path}.${k}`);
+  }
+}
+
+/**
+ * Resolves the file ids in a model input at submit. An unknown, deleted, expired, malformed or
+ * another account's file is 400 unknown_file naming the field, so the job never starts with an
+ * input it cannot fetch. Returns the files by id (for pricing and the provider).
+ */
+export function resolveFileRefs(files: FileStore, accountId: string, input: unknown): Map<string, FileRow> {
+  const found = new Map<string, FileRow>();
+  for (const [path, value] of strings(input, "input")) {
+    if (!value.startsWith(PREFIX)) continue;
+    const row = found.get(value) ?? files.getLive(value, accountId);
+    if (!row) {
+      throw new ApiError(
+        "unknown_file",
+        `${path} refers to ${value.slice(0, 40)}, which is not a live file of this account.`,
+        {
+          param: path,
+        },
+      );
+    }
+    found.set(value, row);
+  }
+  return found;
+}
+
+/** A copy of the input with each file id replaced (e.g. by a signed URL the provider can fetch). */
+export function replaceFileRefs(input: unknown, replace: (fileId: string) => string): unknown {
+  if (typeof input === "string") return input.startsWith(PREFIX) ? replace(input) : input;
+  if (Array.isArray(input)) return input.map((v) => replaceFileRefs(v, replace));
+  if (input !== null && typeof input === "object") {
+    return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, replaceFileRefs(v, replace)]));
+  }
+  return input;
+}

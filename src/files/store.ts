@@ -1,0 +1,121 @@
+import type { Database } from "bun:sqlite";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { rfc3339 } from "../lib/time.ts";
+
+export const FILE_ID = /^file_[0-9A-Za-z]{24}$/;
+
+export interface FileRow {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  content_type: string;
+  size: bigint;
+  sha256: string;
+  path: string;
+  width: bigint | null;
+  height: bigint | null;
+  created_at: bigint;
+  expires_at: bigint;
+  deleted_at: bigint | null;
+}
+
+/** The files table and the bytes under <data dir>/files. */
+export class FileStore {
+  private readonly s;
+
+  constructor(
+    private readonly db: Database,
+    readonly root: string,
+  ) {
+    this.s = {
+      insert: db.prepare(
+        `INSERT INTO files (id, account_id, key_id, content_type, size, sha256, path, width, height, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      get: db.prepare<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
+      markDeleted: db.prepare("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
+      expiredFiles: db.prepare<FileRow, [number]>(
+        "SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT 1000",
+      ),
+      expiredOutputs: db.prepare<{ job_id: string; idx: bigint; path: string }, [number]>(
+        "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT 1000",
+      ),
+      deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
+      usage: db.prepare<{ files: bigint | null; outputs: bigint | null }, []>(
+        `SELECT (SELECT sum(size) FROM files WHERE deleted_at IS NULL) AS files,
+                (SELECT sum(size) FROM job_outputs) AS outputs`,
+      ),
+    };
+  }
+
+  insert(row: Omit<FileRow, "deleted_at">): void {
+    this.s.insert.run(
+      row.id,
+      row.account_id,
+      row.key_id,
+      row.content_type,
+      row.size,
+      row.sha256,
+      row.path,
+      row.width,
+      row.height,
+      row.created_at,
+      row.expires_at,
+    );
+  }
+
+  /** A live file of this account: unknown, deleted, expired and foreign files are all null. */
+  getLive(id: string, accountId: string, now = Date.now()): FileRow | null {
+    if (!FILE_ID.test(id)) return null;
+    const row = this.s.get.get(id);
+    if (!row || row.account_id !== accountId || row.deleted_at !== null || Number(row.expires_at) <= now)
+      return null;
+    return row;
+  }
+
+  /** Any live file by id (for signed content links, already bound to the id by the signature). */
+  getById(id: string, now = Date.now()): FileRow | null {
+    if (!FILE_ID.test(id)) return null;
+    const row = this.s.get.get(id);
+    return row && row.deleted_at === null && Number(row.expires_at) > now ? row : null;
+  }
+
+  delete(row: FileRow, now = Date.now()): void {
+    if (this.s.markDeleted.run(now, row.id).changes === 1) rmSync(join(this.root, row.path), { force: true });
+  }
+
+  /** Retention: removes expired uploads and outputs, rows and bytes. Returns how many went. */
+  sweep(now = Date.now()): { files: number; outputs: number } {
+    let files = 0;
+    let outputs = 0;
+    for (const f of this.s.expiredFiles.all(now)) {
+      this.delete(f, now);
+      files++;
+    }
+    for (const o of this.s.expiredOutputs.all(now)) {
+      this.s.deleteOutput.run(o.job_id, o.idx);
+      rmSync(join(this.root, o.path), { force: true });
+      outputs++;
+    }
+    return { files, outputs };
+  }
+
+  usageBytes(): { files: number; outputs: number } {
+    const u = this.s.usage.get()!;
+    return { files: Number(u.files ?? 0n), outputs: Number(u.outputs ?? 0n) };
+  }
+}
+
+export function fileView(f: FileRow) {
+  return {
+    file_id: f.id,
+    object: "file" as const,
+    content_type: f.content_type,
+    size: Number(f.size),
+    sha256: f.sha256,
+    ...(f.width !== null ? { width: Number(f.width), height: Number(f.height) } : {}),
+    created_at: rfc3339(Math.floor(Number(f.created_at) / 1000))!,
+    expires_at: rfc3339(Math.floor(Number(f.expires_at) / 1000))!,
+  };
+}
