@@ -75,6 +75,7 @@ async function load(
   pid: number,
   make: (i: number) => Promise<Response>,
   ok = (r: Response) => r.ok,
+  conns = CONNS,
 ): Promise<Result> {
   const latencies: number[] = [];
   let errors = 0;
@@ -83,7 +84,7 @@ async function load(
   const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
   let n = 0;
   await Promise.all(
-    Array.from({ length: CONNS }, async () => {
+    Array.from({ length: conns }, async () => {
       while (performance.now() < end) {
         const t0 = performance.now();
         const res = await make(n++);
@@ -186,4 +187,78 @@ const e2e = await load(
 );
 row(e2e, baseline);
 g2.proc.kill("SIGKILL");
+
+// Chat: the same mock upstream called directly, then through the gateway (non-stream completions).
+const mock = await spawnAndWait(
+  [process.execPath, join(import.meta.dir, "bench-mock-upstream.ts")],
+  /port (\d+)/,
+);
+const mockUrl = `http://127.0.0.1:${mock.match[1]}/v1`;
+const chatBody = JSON.stringify({
+  model: "bench",
+  messages: [{ role: "user", content: "Say hello." }],
+  max_tokens: 16,
+  stream: true,
+});
+const direct = await load("chat: mock upstream directly", mock.proc.pid, () =>
+  fetch(`${mockUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: chatBody,
+  }),
+);
+row(direct, baseline);
+const g3 = await gengate(
+  join(work, "d3"),
+  `${LIMITS}[providers.mock]\ntype = "openai"\nbase_url = "${mockUrl}"\n[[models]]\nid = "mock/bench"\nkind = "text"\nprovider = "mock"\nupstream_model = "bench"\ninput_price_usd_micro = 1000000\noutput_price_usd_micro = 2000000\ncontext = 8192\n`,
+);
+const chatAuth = { authorization: `Bearer ${g3.key}`, "content-type": "application/json" };
+const viaGateway = await load("chat: through gengate (billed)", g3.proc.pid, () =>
+  fetch(`${g3.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: chatAuth,
+    body: JSON.stringify({
+      model: "mock/bench",
+      messages: [{ role: "user", content: "Say hello." }],
+      max_tokens: 16,
+    }),
+  }),
+);
+row(viaGateway, baseline);
+// Added latency is measured with one connection: under 32 the cores saturate and queueing dominates.
+const direct1 = await load(
+  "chat: upstream directly, 1 conn",
+  mock.proc.pid,
+  () =>
+    fetch(`${mockUrl}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: chatBody,
+    }),
+  (r) => r.ok,
+  1,
+);
+row(direct1);
+const via1 = await load(
+  "chat: through gengate, 1 conn",
+  g3.proc.pid,
+  () =>
+    fetch(`${g3.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: chatAuth,
+      body: JSON.stringify({
+        model: "mock/bench",
+        messages: [{ role: "user", content: "Say hello." }],
+        max_tokens: 16,
+      }),
+    }),
+  (r) => r.ok,
+  1,
+);
+row(via1);
+console.log(
+  `chat: added latency at 1 connection p50 +${(via1.p50 - direct1.p50).toFixed(2)} ms, p99 +${(via1.p99 - direct1.p99).toFixed(2)} ms; at ${CONNS} connections ${viaGateway.rps.toFixed(0)} completions/s (${(viaGateway.rps / direct.rps).toFixed(2)}x direct)`,
+);
+g3.proc.kill("SIGKILL");
+mock.proc.kill("SIGKILL");
 process.exit(0);

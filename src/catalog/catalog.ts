@@ -138,7 +138,11 @@ export class Catalog {
  * Builds the catalog: the built-in sandbox models, then the operator's entries. An operator entry
  * with a sandbox id replaces the built-in one; `enabled = false` removes a model.
  */
-export function buildCatalog(operatorModels: unknown[] = [], options: { sandbox?: boolean } = {}): Catalog {
+export function buildCatalog(
+  operatorModels: unknown[] = [],
+  options: { sandbox?: boolean; providers?: string[] } = {},
+): Catalog {
+  const known = new Set(["sandbox", ...(options.providers ?? [])]);
   const out = new Map<string, Model>();
   if (options.sandbox !== false) {
     SANDBOX_MODELS.forEach((m, i) => {
@@ -148,6 +152,11 @@ export function buildCatalog(operatorModels: unknown[] = [], options: { sandbox?
   const seen = new Set<string>();
   operatorModels.forEach((raw, i) => {
     const model = resolveModel(raw, `models[${i}]`);
+    if (!known.has(model.provider)) {
+      throw new CatalogError(
+        `models[${i}] (${model.id}).provider: no provider "${model.provider}" (configure it under [providers.${model.provider}])`,
+      );
+    }
     if (seen.has(model.id)) throw new CatalogError(`models[${i}] (${model.id}).id: duplicate model id`);
     seen.add(model.id);
     if ((raw as { enabled?: boolean }).enabled === false) out.delete(model.id);

@@ -50,9 +50,48 @@ export function readConfigFile(path: string): ConfigFile {
   return file;
 }
 
-export function liveSettingsFrom(file: ConfigFile | null): LiveSettings {
+/** Provider settings with their secrets read from the environment or a file. */
+function providersFrom(
+  file: ConfigFile | null,
+  env: Record<string, string | undefined>,
+): LiveSettings["providers"] {
+  const out: LiveSettings["providers"] = {};
+  for (const [name, p] of Object.entries(file?.providers ?? {})) {
+    if (name === "sandbox")
+      throw new ConfigError(`providers.${name}: "sandbox" is the built-in provider's name`);
+    let apiKey: string | null = null;
+    if (p.api_key_env) {
+      apiKey = env[p.api_key_env] ?? null;
+      if (!apiKey)
+        throw new ConfigError(
+          `providers.${name}.api_key_env: environment variable ${p.api_key_env} is not set`,
+        );
+    } else if (p.api_key_file) {
+      try {
+        apiKey = readFileSync(p.api_key_file, "utf8").trim();
+      } catch (err) {
+        throw new ConfigError(
+          `providers.${name}.api_key_file: cannot read ${p.api_key_file} (${(err as NodeJS.ErrnoException).code ?? err})`,
+        );
+      }
+    }
+    out[name] = {
+      type: p.type,
+      baseUrl: p.base_url.replace(/\/+$/, ""),
+      apiKey,
+      timeoutMs: (p.timeout_seconds ?? 600) * 1000,
+    };
+  }
+  return out;
+}
+
+export function liveSettingsFrom(
+  file: ConfigFile | null,
+  env: Record<string, string | undefined> = process.env,
+): LiveSettings {
   const l = file?.limits ?? {};
   return {
+    providers: providersFrom(file, env),
     limits: {
       writesPerMinute: l.writes_per_minute ?? DEFAULT_LIMITS.writesPerMinute,
       inFlight: l.in_flight ?? DEFAULT_LIMITS.inFlight,

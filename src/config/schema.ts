@@ -48,6 +48,28 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    providers: T.Optional(
+      T.Record(
+        T.String({ pattern: "^[a-z][a-z0-9_-]{0,31}$" }),
+        T.Object(
+          {
+            type: T.Literal("openai", {
+              description: "An OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter, OpenAI).",
+            }),
+            base_url: T.String({ pattern: "^https?://", description: "e.g. http://127.0.0.1:11434/v1" }),
+            api_key_env: T.Optional(
+              T.String({
+                pattern: "^[A-Z_][A-Z0-9_]*$",
+                description: "Environment variable holding the key.",
+              }),
+            ),
+            api_key_file: T.Optional(T.String({ minLength: 1, description: "File holding the key." })),
+            timeout_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 3600 })),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
     files: T.Optional(
       T.Object(
         {
@@ -133,7 +155,16 @@ export interface FileSettings {
   minFreeBytes: number;
 }
 
+export interface ProviderSettings {
+  type: "openai";
+  baseUrl: string;
+  /** Resolved at load from api_key_env / api_key_file; never logged or shown. */
+  apiKey: string | null;
+  timeoutMs: number;
+}
+
 export interface LiveSettings {
+  providers: Record<string, ProviderSettings>;
   limits: Limits;
   queue: QueueSettings;
   files: FileSettings;

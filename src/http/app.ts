@@ -2,6 +2,7 @@ import { type AnyElysia, Elysia, ValidationError } from "elysia";
 import { accountRoutes } from "../accounts/http.ts";
 import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
+import { chatRoutes } from "../chat/http.ts";
 import { docsRoutes } from "../docs/http.ts";
 import { fileRoutes } from "../files/files-http.ts";
 import { outputRoutes } from "../files/http.ts";
@@ -79,6 +80,20 @@ export function createApp(ctx: AppContext) {
         );
       }
       if (code === "VALIDATION" && error instanceof ValidationError) {
+        // A response that fails its own schema is the server's fault, not the client's.
+        if (error.type === "response") {
+          log("error", "response failed its schema", {
+            id,
+            method: request.method,
+            path,
+            ...errorFields(error),
+          });
+          return errorResponse(
+            new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+            id,
+            headers,
+          );
+        }
         return errorResponse(validationToApiError(error), id, headers);
       }
       log("error", "unhandled error", {
@@ -103,6 +118,7 @@ export function createApp(ctx: AppContext) {
     .use(outputRoutes(ctx))
     .use(fileRoutes(ctx))
     .use(webhookRoutes(ctx))
+    .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(docsRoutes(ctx, () => self!));
 

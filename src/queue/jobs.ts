@@ -196,6 +196,14 @@ export class JobStore {
     };
   }
 
+  /**
+   * IN_QUEUE -> IN_PROGRESS for work the request itself performs (chat calls): no worker claims it,
+   * and its lease runs to the deadline. Call inside the transaction that inserted it.
+   */
+  startDirect(id: string, now: number, leaseUntil: number): JobRow | null {
+    return this.s.claim.get("request", leaseUntil, now, id);
+  }
+
   get(id: string): JobRow | null {
     return this.s.get.get(id);
   }

@@ -22,7 +22,8 @@ export function recoverJobs(
   const orphans = atStartup ? jobs.expiredLeases(Number.MAX_SAFE_INTEGER) : jobs.expiredLeases(now);
   for (const job of orphans) {
     const provider = providers.get(job.provider);
-    if (provider?.resumable({ upstreamId: job.upstream_id })) {
+    // A chat call lives in its HTTP request: when the process died, so did the request.
+    if (job.kind !== "text" && provider?.resumable({ upstreamId: job.upstream_id })) {
       jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
       if (jobs.requeue(job.id, now)) requeued++;
     } else if (

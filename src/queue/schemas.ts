@@ -65,6 +65,11 @@ const RecordFields = {
   price: Price,
   output_urls: t.Array(t.String({ format: "uri" }), { description: "Signed, reissued at every read." }),
   webhook: t.Union([t.Object({ url: t.String(), status: t.String(), attempts: t.Integer() }), t.Null()]),
+  usage: t.Optional(
+    t.Union([t.Object({ prompt_tokens: t.Integer(), completion_tokens: t.Integer() }), t.Null()], {
+      description: "Chat calls: the token counts they were billed on.",
+    }),
+  ),
 };
 export const RecordSchema = t.Object({ ...RecordFields, input: t.Unknown() }, { title: "RequestRecord" });
 export const RecordListSchema = t.Object(

@@ -92,6 +92,14 @@ export function listItemView(job: JobRow, v: ViewContext) {
     price: priceView(job, v),
     output_urls: job.status === "COMPLETED" ? v.outputUrls(job) : [],
     webhook: v.webhook(job),
+    // Chat calls: the token counts they were billed on.
+    ...(job.kind === "text" && job.output
+      ? {
+          usage:
+            (JSON.parse(job.output) as { usage?: { prompt_tokens: number; completion_tokens: number } })
+              .usage ?? null,
+        }
+      : {}),
   };
 }
 

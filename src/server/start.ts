@@ -40,7 +40,10 @@ export interface RunningServer {
 export function loadLive(configPath: string | null) {
   const file = configPath ? readConfigFile(configPath) : null;
   const live: LiveSettings = liveSettingsFrom(file);
-  const catalog = buildCatalog(live.models, { sandbox: live.sandbox });
+  const catalog = buildCatalog(live.models, {
+    sandbox: live.sandbox,
+    providers: Object.keys(live.providers),
+  });
   return { live, catalog };
 }
 

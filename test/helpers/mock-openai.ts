@@ -1,0 +1,130 @@
+/**
+ * A mock OpenAI-compatible upstream for tests, faithful to the chat protocol: SSE chunks
+ * ("data: {json}"), a usage chunk when stream_options.include_usage is set, "data: [DONE]", and
+ * OpenAI's error bodies. The upstream model name picks the behaviour:
+ *   ok, slow (50 ms per chunk), midstream-error, no-usage, 429, 503, 400, endless (until aborted).
+ */
+export interface MockOpenAI {
+  url: string;
+  requests: { body: Record<string, unknown>; authorization: string | null }[];
+  /** Calls whose client (the gateway) went away before the end. */
+  aborted: number;
+  stop(): void;
+}
+
+const WORDS = [
+  "Hello",
+  " from",
+  " the",
+  " mock",
+  " upstream",
+  ".",
+  " It",
+  " streams",
+  " words",
+  " one",
+  " by",
+  " one",
+  ".",
+];
+
+export function startMockOpenAI(): MockOpenAI {
+  const state: MockOpenAI = { url: "", requests: [], aborted: 0, stop: () => server.stop(true) };
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 60,
+    async fetch(req) {
+      const body = (await req.json()) as Record<string, unknown>;
+      state.requests.push({ body, authorization: req.headers.get("authorization") });
+      const mode = String(body.model);
+      if (mode === "429" || mode === "503") {
+        return Response.json(
+          { error: { message: "overloaded", type: "rate_limit" } },
+          { status: Number(mode), headers: { "retry-after": "7" } },
+        );
+      }
+      if (mode === "400")
+        return Response.json(
+          { error: { message: "Invalid 'messages': too long", type: "invalid_request_error" } },
+          { status: 400 },
+        );
+      const max = Number(body.max_tokens ?? 16);
+      const words =
+        mode === "endless"
+          ? Array.from({ length: 100_000 }, (_, i) => WORDS[i % WORDS.length]!)
+          : WORDS.slice(0, max);
+      const includeUsage =
+        (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+      const base = { id: "chatcmpl-mock", object: "chat.completion.chunk", created: 1, model: mode };
+      const stream = new ReadableStream<Uint8Array>({
+        async start(c) {
+          const enc = new TextEncoder();
+          try {
+            c.enqueue(
+              enc.encode(
+                chunk({
+                  ...base,
+                  choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
+                }),
+              ),
+            );
+            for (let i = 0; i < words.length; i++) {
+              if (req.signal.aborted) throw new Error("aborted");
+              if (mode === "slow" || mode === "endless") await Bun.sleep(mode === "slow" ? 50 : 20);
+              if (mode === "midstream-error" && i === 3) {
+                c.enqueue(
+                  enc.encode(chunk({ error: { message: "the model crashed", type: "server_error" } })),
+                );
+                c.close();
+                return;
+              }
+              c.enqueue(
+                enc.encode(
+                  chunk({
+                    ...base,
+                    choices: [{ index: 0, delta: { content: words[i] }, finish_reason: null }],
+                  }),
+                ),
+              );
+            }
+            c.enqueue(
+              enc.encode(
+                chunk({
+                  ...base,
+                  choices: [{ index: 0, delta: {}, finish_reason: words.length >= max ? "length" : "stop" }],
+                }),
+              ),
+            );
+            if (includeUsage && mode !== "no-usage") {
+              c.enqueue(
+                enc.encode(
+                  chunk({
+                    ...base,
+                    choices: [],
+                    usage: {
+                      prompt_tokens: 11,
+                      completion_tokens: words.length,
+                      total_tokens: 11 + words.length,
+                    },
+                  }),
+                ),
+              );
+            }
+            c.enqueue(enc.encode("data: [DONE]\n\n"));
+            c.close();
+          } catch {
+            state.aborted++;
+          }
+        },
+        cancel() {
+          state.aborted++;
+        },
+      });
+      return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  state.url = `http://127.0.0.1:${server.port}/v1`;
+  return state;
+}
