@@ -6,6 +6,7 @@ import { fxView, isFxCurrency } from "../fx/rates.ts";
 import { ApiError } from "../http/errors.ts";
 import { DecimalInput, decimalFromInput, LimitQuery, MicroInput, microFromInput } from "../http/inputs.ts";
 import { errors, MicroString } from "../http/schemas.ts";
+import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import {
   adjustAccount,
@@ -175,6 +176,40 @@ export function adminRoutes(ctx: AppContext) {
         response: {
           201: t.Composite([KeySchema, t.Object({ key_id: t.String(), key: t.String() })]),
           ...errors(400, 401, 404),
+        },
+      },
+    )
+    .get(
+      "/providers",
+      () => ({
+        data: Object.entries(ctx.live.providers).map(([name, p]) => ({
+          name,
+          type: p.type,
+          base_url: p.baseUrl,
+          models: ctx.catalog.models.filter((m) => m.provider === name).map((m) => m.id),
+          ...circuitFor(ctx.circuits, name).view(),
+        })),
+      }),
+      {
+        detail: {
+          summary: "List upstream providers",
+          description: "Configuration (never keys) and health of each provider.",
+        },
+        response: {
+          200: t.Object({
+            data: t.Array(
+              t.Object({
+                name: t.String(),
+                type: t.String(),
+                base_url: t.String(),
+                models: t.Array(t.String()),
+                state: t.String(),
+                consecutive_failures: t.Integer(),
+                healthy: t.Boolean(),
+              }),
+            ),
+          }),
+          ...errors(401),
         },
       },
     )

@@ -1,4 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
+import { KINDS_BY_PROVIDER_TYPE } from "../providers/registry.ts";
 import { defaultInputSchema } from "./input-schemas.ts";
 import { type Model, ModelConfig, publicModel, UNITS_BY_KIND } from "./model.ts";
 import { SANDBOX_MODELS } from "./sandbox-models.ts";
@@ -104,6 +105,7 @@ export function resolveModel(raw: unknown, where: string): Model {
       }),
     provider,
     upstream_model: c.upstream_model ?? null,
+    input_map: c.input_map ?? {},
     time_limit_seconds: c.time_limit_seconds ?? DEFAULT_TIME_LIMIT_SECONDS,
     concurrency: c.concurrency ?? null,
   };
@@ -140,9 +142,9 @@ export class Catalog {
  */
 export function buildCatalog(
   operatorModels: unknown[] = [],
-  options: { sandbox?: boolean; providers?: string[] } = {},
+  options: { sandbox?: boolean; providers?: Record<string, string> } = {},
 ): Catalog {
-  const known = new Set(["sandbox", ...(options.providers ?? [])]);
+  const types: Record<string, string> = { sandbox: "sandbox", ...options.providers };
   const out = new Map<string, Model>();
   if (options.sandbox !== false) {
     SANDBOX_MODELS.forEach((m, i) => {
@@ -152,9 +154,16 @@ export function buildCatalog(
   const seen = new Set<string>();
   operatorModels.forEach((raw, i) => {
     const model = resolveModel(raw, `models[${i}]`);
-    if (!known.has(model.provider)) {
+    const type = types[model.provider];
+    if (!type) {
       throw new CatalogError(
         `models[${i}] (${model.id}).provider: no provider "${model.provider}" (configure it under [providers.${model.provider}])`,
+      );
+    }
+    const kinds = KINDS_BY_PROVIDER_TYPE[type as keyof typeof KINDS_BY_PROVIDER_TYPE];
+    if (kinds && !kinds.includes(model.kind)) {
+      throw new CatalogError(
+        `models[${i}] (${model.id}).provider: a ${type} provider does not serve ${model.kind} models`,
       );
     }
     if (seen.has(model.id)) throw new CatalogError(`models[${i}] (${model.id}).id: duplicate model id`);

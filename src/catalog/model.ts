@@ -41,6 +41,11 @@ export const ModelConfig = T.Object(
     input_schema: T.Optional(T.Record(T.String(), T.Unknown())),
     provider: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
     upstream_model: T.Optional(T.String({ minLength: 1, maxLength: 256 })),
+    input_map: T.Optional(
+      T.Record(T.String({ minLength: 1 }), T.String({ minLength: 1 }), {
+        description: 'Renames input fields for the upstream: { gateway_field = "upstream_field" }.',
+      }),
+    ),
     time_limit_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 86_400 })),
     concurrency: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
     enabled: T.Optional(T.Boolean()),
@@ -67,6 +72,8 @@ export interface Model {
   input_schema: Record<string, unknown>;
   provider: string;
   upstream_model: string | null;
+  /** Input field renames for the upstream (gateway field -> upstream field). */
+  input_map: Record<string, string>;
   time_limit_seconds: number;
   /** Most jobs of this model running at once, or null for the provider's limit only. */
   concurrency: number | null;

@@ -2,6 +2,8 @@ import { Elysia } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
+import { circuitFor } from "../providers/registry.ts";
+import { ProviderError } from "../providers/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { CHAT_OPENAPI } from "./openapi.ts";
 import {
@@ -31,6 +33,8 @@ export function chatRoutes(ctx: AppContext) {
           { param: "model" },
         );
       }
+      const circuit = model.provider === "sandbox" ? null : circuitFor(ctx.circuits, model.provider);
+      circuit?.check();
       const idemKey = request.headers.get("idempotency-key");
       let idem: { key: string; fp: string } | null = null;
       if (idemKey !== null) {
@@ -90,7 +94,9 @@ export function chatRoutes(ctx: AppContext) {
         let first: IteratorResult<ChatDelta>;
         try {
           first = await iterator.next();
+          circuit?.success();
         } catch (err) {
+          if (!(err instanceof ProviderError && err.kind === "input") && !signal.aborted) circuit?.failure();
           throw failChat(ctx, started, err);
         }
 

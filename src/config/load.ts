@@ -80,6 +80,9 @@ function providersFrom(
       baseUrl: p.base_url.replace(/\/+$/, ""),
       apiKey,
       timeoutMs: (p.timeout_seconds ?? 600) * 1000,
+      concurrency: p.concurrency ?? 4,
+      pollIntervalMs: p.poll_interval_ms ?? 1000,
+      workflows: p.workflows ?? {},
     };
   }
   return out;

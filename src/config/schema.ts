@@ -53,9 +53,13 @@ export const ConfigFile = T.Object(
         T.String({ pattern: "^[a-z][a-z0-9_-]{0,31}$" }),
         T.Object(
           {
-            type: T.Literal("openai", {
-              description: "An OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenRouter, OpenAI).",
-            }),
+            type: T.Union(
+              [T.Literal("openai"), T.Literal("fal"), T.Literal("replicate"), T.Literal("comfyui")],
+              {
+                description:
+                  "openai: any OpenAI-compatible server; fal; replicate; comfyui: a local ComfyUI server.",
+              },
+            ),
             base_url: T.String({ pattern: "^https?://", description: "e.g. http://127.0.0.1:11434/v1" }),
             api_key_env: T.Optional(
               T.String({
@@ -64,7 +68,19 @@ export const ConfigFile = T.Object(
               }),
             ),
             api_key_file: T.Optional(T.String({ minLength: 1, description: "File holding the key." })),
-            timeout_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 3600 })),
+            timeout_seconds: T.Optional(
+              T.Integer({ minimum: 1, maximum: 3600, description: "Per upstream HTTP call." }),
+            ),
+            concurrency: T.Optional(
+              T.Integer({ minimum: 1, maximum: 1000, description: "Workers for this provider." }),
+            ),
+            poll_interval_ms: T.Optional(T.Integer({ minimum: 50, maximum: 60_000 })),
+            workflows: T.Optional(
+              T.Record(T.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" }), T.Unknown(), {
+                description:
+                  "comfyui: workflow templates (API format) by name; {{field}} placeholders are filled from the input.",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -156,11 +172,16 @@ export interface FileSettings {
 }
 
 export interface ProviderSettings {
-  type: "openai";
+  type: "openai" | "fal" | "replicate" | "comfyui";
   baseUrl: string;
   /** Resolved at load from api_key_env / api_key_file; never logged or shown. */
   apiKey: string | null;
+  /** Per upstream HTTP call. */
   timeoutMs: number;
+  concurrency: number;
+  pollIntervalMs: number;
+  /** comfyui: workflow templates by name (API format JSON with {{field}} placeholders). */
+  workflows: Record<string, unknown>;
 }
 
 export interface LiveSettings {

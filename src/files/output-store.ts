@@ -15,7 +15,7 @@ export interface StoredOutput {
  * to a temp name and renamed, so a crash never leaves a half-written output under its real name.
  */
 export class OutputStore {
-  constructor(private readonly root: string) {}
+  constructor(readonly root: string) {}
 
   write(jobId: string, idx: number, bytes: Uint8Array, contentType: string): StoredOutput {
     const rel = join("outputs", jobId, String(idx));

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { databaseReady } from "../db/database.ts";
 import { freeBytes } from "../files/upload.ts";
+import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import { ApiError } from "./errors.ts";
 import { errors } from "./schemas.ts";
@@ -29,6 +30,12 @@ export function healthRoutes(ctx: AppContext) {
           schema_version: db.schema_version,
           models: ctx.catalog.models.length,
           uptime_seconds: Math.floor((Date.now() - ctx.startedAt) / 1000),
+          providers: Object.fromEntries(
+            Object.entries(ctx.live.providers).map(([name, p]) => [
+              name,
+              { type: p.type, ...circuitFor(ctx.circuits, name).view() },
+            ]),
+          ),
           storage: {
             uploads_bytes: used.files,
             outputs_bytes: used.outputs,
@@ -50,6 +57,19 @@ export function healthRoutes(ctx: AppContext) {
             schema_version: t.Integer(),
             models: t.Integer(),
             uptime_seconds: t.Integer(),
+            providers: t.Record(
+              t.String(),
+              t.Object({
+                type: t.String(),
+                state: t.String(),
+                consecutive_failures: t.Integer(),
+                healthy: t.Boolean(),
+              }),
+              {
+                description:
+                  "Upstream providers and their circuit state (open = unhealthy, submits get 503).",
+              },
+            ),
             storage: t.Object({
               uploads_bytes: t.Integer(),
               outputs_bytes: t.Integer(),

@@ -20,7 +20,7 @@ export function startBackground(ctx: AppContext) {
     providers: ctx.providers,
     catalog: () => ctx.catalog,
     outputs: ctx.outputs,
-    concurrency: (p) => ctx.live.queue.concurrency[p] ?? 4,
+    concurrency: (p) => ctx.live.queue.concurrency[p] ?? ctx.live.providers[p]?.concurrency ?? 4,
     modelConcurrency: (m) => ctx.catalog.get(m)?.concurrency ?? null,
     outputTtlMs: () => ctx.live.files.retentionMs,
     prepareInput: (input) =>

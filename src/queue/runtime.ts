@@ -1,11 +1,13 @@
 import type { Database } from "bun:sqlite";
+import type { LiveSettings } from "../config/schema.ts";
 import { GroupCommit } from "../db/group-commit.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
 import { WriteRateLimiter } from "../limits/rate-limit.ts";
-import { SandboxProvider } from "../providers/sandbox/provider.ts";
+import type { CircuitBreaker } from "../providers/circuit.ts";
+import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
 import type { Services } from "../server/services.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
@@ -28,6 +30,7 @@ export interface QueueOptions {
   /** Output link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   webhookPolicy: () => WebhookPolicy;
+  live: () => LiveSettings;
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
@@ -83,7 +86,9 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     listItem: (job: JobRow) => listItemView(job, viewCtx),
     output: (job: JobRow) => renderOutput(job, viewCtx),
   };
-  const providers = new Map<string, Provider>([["sandbox", new SandboxProvider()]]);
+  const providers = new Map<string, Provider>();
+  const circuits = new Map<string, CircuitBreaker>();
+  fillProviders(providers, o.live(), circuits);
 
   return {
     events,
@@ -93,6 +98,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     signer,
     views,
     providers,
+    circuits,
     outbox,
     webhookSecrets,
     webhookWaker,

@@ -5,6 +5,7 @@ import { resolveFileRefs } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
 import type { MediaQuote } from "../pricing/quote.ts";
+import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import type { JobRow } from "./jobs.ts";
 
@@ -65,6 +66,8 @@ export function parseQuote(text: string): MediaQuote {
  */
 export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<SubmitResult> {
   const model = queueModel(ctx, s.modelId);
+  // An unhealthy upstream: 503 before anything is validated deeper or reserved.
+  if (model.provider !== "sandbox") circuitFor(ctx.circuits, model.provider).check();
   const body = s.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("validation_error", "The request body must be a JSON object: the model input.", {

@@ -1,4 +1,5 @@
 import type { Catalog } from "../catalog/catalog.ts";
+import { fetchOutputToStore } from "../files/fetch-output.ts";
 import type { OutputStore } from "../files/output-store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { chargeForActualUnits } from "../pricing/settle.ts";
@@ -184,13 +185,31 @@ export class WorkerPool {
       return;
     }
     // Outputs are in the store before the job is COMPLETED, so a completed job always has its media.
-    let stored: OutputRow[];
+    const stored: OutputRow[] = [];
     try {
-      stored = result.outputs.map((o, idx) => this.store(job.id, idx, o));
+      for (const [idx, o] of result.outputs.entries()) {
+        if (o.bytes) stored.push(this.o.outputs.write(job.id, idx, o.bytes, o.contentType));
+        else if (o.url) {
+          const copy = await fetchOutputToStore(
+            o.url,
+            this.o.outputs.root,
+            job.id,
+            idx,
+            o.contentType,
+            signal,
+          );
+          // The provider's declared type wins when the upstream's link serves a generic one.
+          stored.push(
+            copy.contentType === "application/octet-stream" ? { ...copy, contentType: o.contentType } : copy,
+          );
+        } else throw new Error("an output without bytes or url");
+      }
     } catch (err) {
+      if (signal.aborted && !(signal.reason instanceof DeadlineError)) return; // shutdown: recoverable
       log("error", "storing outputs failed", { request_id: job.id, ...errorFields(err) });
       this.o.outputs.removeJob(job.id);
-      jobs.fail(job.id, "generation_failed", "The outputs could not be stored.", Date.now());
+      const why = err instanceof ProviderError ? err.message : "The outputs could not be stored.";
+      jobs.fail(job.id, "generation_failed", why, Date.now());
       return;
     }
     const quote = parseQuote(job.quote);
@@ -207,11 +226,6 @@ export class WorkerPool {
       Date.now(),
     );
     if (!completed) this.o.outputs.removeJob(job.id); // failed meanwhile (deadline sweep): no orphans
-  }
-
-  private store(jobId: string, idx: number, o: MediaOutput): OutputRow {
-    if (!o.bytes) throw new Error("output without bytes (URL outputs are fetched by upstream providers)");
-    return this.o.outputs.write(jobId, idx, o.bytes, o.contentType);
   }
 }
 

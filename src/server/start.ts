@@ -10,6 +10,7 @@ import { createApp } from "../http/app.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { fillProviders } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
 import { createQueueServices } from "../queue/runtime.ts";
 import type { AppContext } from "./context.ts";
@@ -42,7 +43,7 @@ export function loadLive(configPath: string | null) {
   const live: LiveSettings = liveSettingsFrom(file);
   const catalog = buildCatalog(live.models, {
     sandbox: live.sandbox,
-    providers: Object.keys(live.providers),
+    providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
   });
   return { live, catalog };
 }
@@ -103,6 +104,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       filesRoot: paths.files,
       linkSecrets: linkSecrets(paths),
       webhookPolicy: () => ctx.live.webhooks,
+      live: () => live,
     });
     const shutdown = new AbortController();
     const ctx: AppContext = {
@@ -153,6 +155,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           ctx.live = next.live;
           ctx.catalog = next.catalog;
           ctx.signer.setSecrets(linkSecrets(paths)); // picks up `gengate secret rotate`
+          fillProviders(ctx.providers, next.live, ctx.circuits);
           fxJob?.stop();
           fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;
           return { ok: true, models: next.catalog.models.length };

@@ -24,7 +24,14 @@ setLogSink((line) => {
  * An in-process gengate on an in-memory database: the real app, routes and services, without
  * a socket. Black-box tests that need a process use startServer() in ./server.ts instead.
  */
-export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean; now?: () => number } = {}) {
+export function makeTestApp(
+  options: {
+    models?: unknown[];
+    sandbox?: boolean;
+    now?: () => number;
+    providers?: Record<string, unknown>;
+  } = {},
+) {
   const db = openDatabase(":memory:");
   migrate(db);
   const services = createServices(db, "http://gengate.test", options.now);
@@ -33,6 +40,7 @@ export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean; no
   const live = liveSettingsFrom({
     models: options.models ?? [],
     catalog: { sandbox: options.sandbox ?? true },
+    ...(options.providers ? { providers: options.providers as never } : {}),
   });
   const filesRoot = mkdtempSync(join(tmpdir(), "gengate-files-"));
   const queue = createQueueServices(db, services, {
@@ -40,13 +48,17 @@ export function makeTestApp(options: { models?: unknown[]; sandbox?: boolean; no
     filesRoot,
     linkSecrets: ["test-secret-test-secret-test-secret"],
     webhookPolicy: () => ctx.live.webhooks,
+    live: () => live,
   });
   const ctx: AppContext = {
     db,
     ...services,
     ...queue,
     shutdownSignal: new AbortController().signal,
-    catalog: buildCatalog(live.models, { sandbox: live.sandbox }),
+    catalog: buildCatalog(live.models, {
+      sandbox: live.sandbox,
+      providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
+    }),
     live,
     settings: {
       host: "127.0.0.1",

@@ -35,6 +35,14 @@ export function startMockOpenAI(): MockOpenAI {
     hostname: "127.0.0.1",
     idleTimeout: 60,
     async fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/files/img.png") {
+        const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
+        return new Response(encodePng(16, 16, 2), { headers: { "content-type": "image/png" } });
+      }
+      if (path === "/files/missing.png") return new Response("gone", { status: 404 });
+      if (path.endsWith("/images/generations") || path.endsWith("/audio/speech"))
+        return media(req, path, state);
       const body = (await req.json()) as Record<string, unknown>;
       state.requests.push({ body, authorization: req.headers.get("authorization") });
       const mode = String(body.model);
@@ -127,4 +135,27 @@ export function startMockOpenAI(): MockOpenAI {
   });
   state.url = `http://127.0.0.1:${server.port}/v1`;
   return state;
+}
+
+/** /images/generations (b64_json PNGs, or URLs with model "urls") and /audio/speech (a WAV). */
+async function media(req: Request, path: string, state: MockOpenAI): Promise<Response> {
+  const body = (await req.json()) as Record<string, unknown>;
+  state.requests.push({ body, authorization: req.headers.get("authorization") });
+  const mode = String(body.model);
+  if (mode === "503") return Response.json({ error: { message: "overloaded" } }, { status: 503 });
+  if (mode === "400")
+    return Response.json({ error: { message: "prompt rejected by safety system" } }, { status: 400 });
+  if (mode === "garbage") return new Response("<html>not json</html>", { status: 200 });
+  if (path.endsWith("/audio/speech")) {
+    const { encodeSpeechWav } = await import("../../src/providers/sandbox/media/index.ts");
+    return new Response(encodeSpeechWav(2, 1), { headers: { "content-type": "audio/wav" } });
+  }
+  const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
+  const n = Number(body.n ?? 1);
+  const png = Buffer.from(encodePng(16, 16, 1)).toString("base64");
+  const origin = new URL(req.url).origin;
+  const data = Array.from({ length: n }, () =>
+    mode === "urls" ? { url: `${origin}/files/img.png` } : { b64_json: png },
+  );
+  return Response.json({ created: 1, data });
 }

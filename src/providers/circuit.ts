@@ -1,0 +1,99 @@
+import { ApiError } from "../http/errors.ts";
+import { log } from "../lib/log.ts";
+import { type Provider, ProviderError, type ProviderJob, type ProviderResult } from "./types.ts";
+
+export interface CircuitOptions {
+  /** Consecutive upstream failures that open the circuit. */
+  threshold: number;
+  /** How long it stays open before one trial is let through (half-open). */
+  cooldownMs: number;
+  now?: () => number;
+}
+
+type State = "closed" | "open" | "half_open";
+
+/**
+ * A provider that keeps failing (capacity or upstream errors, not refused inputs) is marked
+ * unhealthy: new submits to its models get 503 capacity_unavailable with Retry-After, without
+ * reserving anything, until the cooldown ends; then one job is let through and its outcome
+ * closes or reopens the circuit.
+ */
+export class CircuitBreaker {
+  private failures = 0;
+  private openedAt = 0;
+  private state: State = "closed";
+  private readonly now: () => number;
+
+  constructor(
+    readonly provider: string,
+    private readonly o: CircuitOptions = { threshold: 5, cooldownMs: 30_000 },
+  ) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** Throws 503 capacity_unavailable while open; lets traffic through when closed or half-open. */
+  check(): void {
+    if (this.state !== "open") return;
+    const left = this.openedAt + this.o.cooldownMs - this.now();
+    if (left <= 0) {
+      this.state = "half_open";
+      return;
+    }
+    throw new ApiError(
+      "capacity_unavailable",
+      `The upstream provider of this model is unavailable; retry in ${Math.ceil(left / 1000)} s. Nothing was reserved.`,
+      {
+        headers: { "retry-after": String(Math.ceil(left / 1000)) },
+      },
+    );
+  }
+
+  success(): void {
+    if (this.state !== "closed") log("info", "provider healthy again", { provider: this.provider });
+    this.failures = 0;
+    this.state = "closed";
+  }
+
+  failure(): void {
+    this.failures++;
+    if (this.state === "half_open" || (this.state === "closed" && this.failures >= this.o.threshold)) {
+      this.state = "open";
+      this.openedAt = this.now();
+      log("warn", "provider marked unhealthy", { provider: this.provider, failures: this.failures });
+    }
+  }
+
+  view() {
+    return { state: this.state, consecutive_failures: this.failures, healthy: this.state === "closed" };
+  }
+}
+
+/** Wraps a provider so every run's outcome feeds its circuit. */
+export class GuardedProvider implements Provider {
+  constructor(
+    private readonly inner: Provider,
+    private readonly circuit: CircuitBreaker,
+  ) {}
+
+  get name() {
+    return this.inner.name;
+  }
+
+  resumable(job: { upstreamId: string | null }): boolean {
+    return this.inner.resumable(job);
+  }
+
+  async run(job: ProviderJob): Promise<ProviderResult> {
+    try {
+      const result = await this.inner.run(job);
+      this.circuit.success();
+      return result;
+    } catch (err) {
+      if (job.signal.aborted) throw err; // time limit or shutdown: not the upstream's fault
+      if (err instanceof ProviderError && err.kind === "input")
+        this.circuit.success(); // it answered
+      else this.circuit.failure();
+      throw err;
+    }
+  }
+}
