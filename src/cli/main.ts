@@ -1,3 +1,4 @@
+import { CatalogError } from "../catalog/catalog.ts";
 import { ConfigError } from "../config/load.ts";
 import { SchemaTooNewError } from "../db/database.ts";
 import { ApiError } from "../http/errors.ts";

@@ -1,6 +1,9 @@
 import type { LiveSettings, ProviderSettings } from "../config/schema.ts";
+import { ShutdownError } from "../queue/workers.ts";
 import { CircuitBreaker, GuardedProvider } from "./circuit.ts";
+import { createComfyProvider } from "./comfyui/index.ts";
 import { OpenAIMediaProvider } from "./openai/media.ts";
+import { createReplicateProvider } from "./replicate/index.ts";
 import { SandboxProvider } from "./sandbox/provider.ts";
 import type { Provider } from "./types.ts";
 
@@ -9,6 +12,10 @@ type Factory = (name: string, cfg: ProviderSettings) => Provider;
 /** Media adapters by provider type (text models of "openai" providers use the chat path). */
 const FACTORIES: Partial<Record<ProviderSettings["type"], Factory>> = {
   openai: (name, cfg) => new OpenAIMediaProvider(name, cfg),
+  // At shutdown a prompt is left running so the next start resumes it; a time limit cancels it.
+  replicate: (name, cfg) => createReplicateProvider(name, cfg),
+  comfyui: (name, cfg) =>
+    createComfyProvider(name, cfg, { cancelOnAbort: (reason) => !(reason instanceof ShutdownError) }),
 };
 
 /** Model kinds each provider type can serve; checked when the catalog loads. */

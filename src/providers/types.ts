@@ -44,6 +44,8 @@ export class ProviderError extends Error {
     readonly kind: ProviderErrorKind,
     message: string,
     readonly retryAfterMs?: number,
+    /** The upstream's HTTP status when it answered one (adapters may refine the mapping on it). */
+    readonly status?: number,
   ) {
     super(message);
     this.name = "ProviderError";

@@ -38,19 +38,27 @@ export async function upstreamJson<T = unknown>(
       "capacity",
       `The upstream is busy (${res.status}).`,
       Number.isFinite(retry) && retry > 0 ? retry * 1000 : undefined,
+      res.status,
     );
   }
   if (res.status >= 400) {
     throw new ProviderError(
       res.status >= 500 ? "failed" : "input",
       redact(`The upstream answered ${res.status}${upstreamMessage(text)}.`, call.secret),
+      undefined,
+      res.status,
     );
   }
   if (!text) return { status: res.status, body: null as T, headers: res.headers };
   try {
     return { status: res.status, body: JSON.parse(text) as T, headers: res.headers };
   } catch {
-    throw new ProviderError("failed", `The upstream sent a malformed answer (${res.status}, not JSON).`);
+    throw new ProviderError(
+      "failed",
+      `The upstream sent a malformed answer (${res.status}, not JSON).`,
+      undefined,
+      res.status,
+    );
   }
 }
 

@@ -66,7 +66,8 @@ export class WorkerPool {
     for (const wake of this.wakers) wake();
     const all = Promise.all([...this.active.values()].map((a) => a.done));
     const timedOut = await Promise.race([all.then(() => false), Bun.sleep(graceMs).then(() => true)]);
-    if (timedOut) for (const a of this.active.values()) a.controller.abort(new Error("shutting down"));
+    if (timedOut)
+      for (const a of this.active.values()) a.controller.abort(new ShutdownError("shutting down"));
     await Promise.all(this.loops);
   }
 
@@ -230,6 +231,9 @@ export class WorkerPool {
 }
 
 class DeadlineError extends Error {}
+
+/** The abort reason of a job left running at shutdown: its upstream work should go on (resume). */
+export class ShutdownError extends Error {}
 
 /** The model output in fal's shapes, media replaced by {"$output": index} until read. */
 export function outputTemplate(

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
-import { buildCatalog } from "../catalog/catalog.ts";
+import { buildCatalog, CatalogError } from "../catalog/catalog.ts";
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
@@ -10,6 +10,7 @@ import { createApp } from "../http/app.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { validateComfyModels } from "../providers/comfyui/index.ts";
 import { fillProviders } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
 import { createQueueServices } from "../queue/runtime.ts";
@@ -45,6 +46,21 @@ export function loadLive(configPath: string | null) {
     sandbox: live.sandbox,
     providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
   });
+  // ComfyUI models must name a workflow whose placeholders all are input fields.
+  for (const [name, cfg] of Object.entries(live.providers)) {
+    if (cfg.type !== "comfyui") continue;
+    const entries = live.models.flatMap((raw, index) => {
+      const m = catalog.get((raw as { id?: string }).id ?? "");
+      return m && m.provider === name
+        ? [{ id: m.id, upstream_model: m.upstream_model, input_schema: m.input_schema, index }]
+        : [];
+    });
+    try {
+      validateComfyModels(name, cfg, entries);
+    } catch (err) {
+      throw new CatalogError((err as Error).message);
+    }
+  }
   return { live, catalog };
 }
 

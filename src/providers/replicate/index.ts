@@ -1,0 +1,289 @@
+import type { ProviderSettings } from "../../config/schema.ts";
+import { ShutdownError } from "../../queue/workers.ts";
+import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
+import { ProviderError } from "../types.ts";
+import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
+import { LogForwarder } from "./logs.ts";
+import { mapOutput, mediaKindOf } from "./outputs.ts";
+import { parseUpstreamModel } from "./target.ts";
+
+/** One prediction as Replicate answers it (create, get, cancel). Only the fields the gateway reads. */
+interface Prediction {
+  id: string;
+  status: string;
+  output: unknown;
+  error: unknown;
+  logs: unknown;
+}
+
+/** A cancel is a courtesy on the way out: it must not hold up a shutdown or a failing job. */
+const CANCEL_TIMEOUT_MS = 3000;
+/** Longest wait between polls while Replicate answers 429/503 (or cannot be reached). */
+const MAX_POLL_BACKOFF_MS = 60_000;
+/** Consecutive 5xx / non-JSON poll answers tolerated before the job is failed. */
+const MAX_POLL_FAILURES = 3;
+const ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** upstreamJson's message for a clean busy answer (429/502/503/504), as opposed to a network failure. */
+const BUSY = /\bbusy \(\d{3}\)/;
+
+/**
+ * The Replicate predictions API (https://replicate.com/docs/reference/http) as a gateway provider.
+ * See docs/providers/replicate.md.
+ */
+export function createReplicateProvider(name: string, cfg: ProviderSettings): Provider {
+  return new ReplicateProvider(name, cfg);
+}
+
+class ReplicateProvider implements Provider {
+  private readonly base: string;
+  private readonly secret: string | null;
+
+  constructor(
+    readonly name: string,
+    private readonly cfg: ProviderSettings,
+  ) {
+    this.base = cfg.baseUrl.replace(/\/+$/, "");
+    this.secret = cfg.apiKey;
+  }
+
+  resumable(job: { upstreamId: string | null }): boolean {
+    return typeof job.upstreamId === "string" && job.upstreamId.length > 0;
+  }
+
+  async run(job: ProviderJob): Promise<ProviderResult> {
+    job.signal.throwIfAborted();
+    const kind = mediaKindOf(job.model.kind);
+    if (!kind)
+      throw this.fail(`Model ${job.model.id}: Replicate serves media models, not kind ${job.model.kind}.`);
+
+    if (job.upstreamId) {
+      // Resume: the prediction was created by an earlier attempt. Never create it again.
+      if (!ID.test(job.upstreamId)) throw this.fail("The stored Replicate prediction id is malformed.");
+      job.log(`resuming Replicate prediction ${job.upstreamId}`);
+      return this.follow(job, job.upstreamId, null, kind);
+    }
+    const created = await this.create(job);
+    job.setUpstreamId(created.id); // durable before anything else, so a restart resumes it
+    job.log(`Replicate prediction ${created.id} created`);
+    return this.follow(job, created.id, created, kind);
+  }
+
+  private async create(job: ProviderJob): Promise<Prediction> {
+    const model = job.model;
+    const target = parseUpstreamModel(model.upstream_model);
+    if (!target) {
+      throw this.fail(
+        `Model ${model.id}: upstream_model must be "owner/name", "owner/name:<version>" or a 64-hex version id.`,
+      );
+    }
+    const input = mapInput(job.input, model.input_map);
+    const url =
+      target.kind === "model"
+        ? `${this.base}/models/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.name)}/predictions`
+        : `${this.base}/predictions`;
+    const body = target.kind === "model" ? { input } : { version: target.version, input };
+    let answer: unknown;
+    try {
+      answer = (
+        await upstreamJson(
+          url,
+          { method: "POST", headers: this.headers(true), body: JSON.stringify(body) },
+          { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.secret },
+        )
+      ).body;
+    } catch (err) {
+      if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
+      if (err.kind === "capacity" && !BUSY.test(err.message)) {
+        // The connection failed or timed out, possibly after Replicate received the create: a
+        // prediction may exist (and be billed) that we hold no id for. Retrying ("capacity") could
+        // run and bill it twice, so the job fails instead. upstreamJson does not tell a refused
+        // connection (nothing sent) from a dropped one, so both land here.
+        throw this.fail(
+          `Replicate's answer to the create was lost (${err.message.replace(/^The upstream /, "").replace(/\.$/, "")}); not retried, since the prediction may exist.`,
+        );
+      }
+      const status = statusOf(err);
+      if (status === 401 || status === 403) {
+        throw this.fail(`Replicate refused the gateway's API token (${status}).`);
+      }
+      if (status === 404) {
+        throw this.fail(`Replicate does not know model ${model.upstream_model} (404).`);
+      }
+      // 422/400 stay "input" (with Replicate's detail); 429/503 stay "capacity" (with Retry-After);
+      // 500 and a non-JSON answer stay "failed".
+      throw err;
+    }
+    const p = parsePrediction(answer);
+    if (typeof p === "string") throw this.fail(`Replicate's answer to the create ${p}.`);
+    return p;
+  }
+
+  /** Polls until the prediction ends, job.signal aborts, or polling gives up. */
+  private async follow(
+    job: ProviderJob,
+    id: string,
+    first: Prediction | null,
+    kind: "image" | "video" | "audio",
+  ): Promise<ProviderResult> {
+    const signal = job.signal;
+    const logs = new LogForwarder(job.log, this.secret);
+    const interval = Math.max(1, this.cfg.pollIntervalMs);
+    let current = first;
+    let delay = interval;
+    let failures = 0;
+    let busy = false;
+    try {
+      for (;;) {
+        if (current) {
+          const status = current.status;
+          const terminal = status === "succeeded" || status === "failed" || status === "canceled";
+          logs.push(current.logs, terminal);
+          if (status === "succeeded") return this.result(id, current.output, kind);
+          if (status === "failed") throw this.fail(predictionError(current.error));
+          if (status === "canceled") throw this.fail(`The Replicate prediction ${id} was canceled.`);
+          if (status !== "starting" && status !== "processing") {
+            await this.cancel(id);
+            throw this.fail(`Replicate sent an unknown prediction status "${status.slice(0, 40)}".`);
+          }
+        }
+        await sleep(delay, signal);
+        let answer: unknown;
+        try {
+          answer = (
+            await upstreamJson(
+              `${this.base}/predictions/${encodeURIComponent(id)}`,
+              { method: "GET", headers: this.headers(false) },
+              { timeoutMs: this.cfg.timeoutMs, signal, secret: this.secret },
+            )
+          ).body;
+        } catch (err) {
+          if (signal.aborted || !(err instanceof ProviderError)) throw err;
+          current = null;
+          if (err.kind === "capacity") {
+            // 429/502/503/504 or a network hiccup while polling: the prediction runs on regardless.
+            // Keep polling with back-off; only job.signal (time limit, shutdown) ends the wait.
+            if (!busy) job.log(`Replicate busy while polling (${err.message}); backing off`);
+            busy = true;
+            delay = Math.min(MAX_POLL_BACKOFF_MS, Math.max(err.retryAfterMs ?? 0, delay * 2));
+            continue;
+          }
+          if (statusOf(err) === 404) throw this.fail(`Replicate lost prediction ${id} (404 on poll).`);
+          if (err.kind === "failed" && ++failures < MAX_POLL_FAILURES) {
+            delay = Math.min(MAX_POLL_BACKOFF_MS, delay * 2);
+            continue;
+          }
+          // Persistent 5xx / non-JSON, or a 4xx such as 401: stop, and release the prediction.
+          await this.cancel(id);
+          throw this.fail(`Polling Replicate failed: ${err.message}`);
+        }
+        const p = parsePrediction(answer);
+        if (typeof p === "string") {
+          await this.cancel(id);
+          throw this.fail(`Replicate's answer about prediction ${id} ${p}.`);
+        }
+        if (p.id !== id) {
+          await this.cancel(id);
+          throw this.fail(`Replicate answered about prediction ${p.id} when asked about ${id}.`);
+        }
+        current = p;
+        delay = interval;
+        failures = 0;
+        busy = false;
+      }
+    } catch (err) {
+      if (signal.aborted) {
+        // Stop promptly. On a time limit (or any other abort) ask Replicate to stop billing for the
+        // prediction; on shutdown leave it running: the job resumes it after the restart.
+        if (!(signal.reason instanceof ShutdownError)) await this.cancel(id);
+        throw signal.reason ?? err;
+      }
+      throw err;
+    }
+  }
+
+  private result(id: string, output: unknown, kind: "image" | "video" | "audio"): ProviderResult {
+    const { outputs, extra } = mapOutput(output, kind);
+    if (outputs.length === 0) {
+      throw this.fail(`Replicate's prediction ${id} succeeded but its output holds no media URL.`);
+    }
+    return Object.keys(extra).length > 0 ? { outputs, extra } : { outputs };
+  }
+
+  /** Best effort, never throws: a short timeout of its own (job.signal may already be aborted). */
+  private async cancel(id: string): Promise<void> {
+    try {
+      await upstreamJson(
+        `${this.base}/predictions/${encodeURIComponent(id)}/cancel`,
+        { method: "POST", headers: this.headers(false) },
+        {
+          timeoutMs: Math.min(this.cfg.timeoutMs, CANCEL_TIMEOUT_MS),
+          signal: new AbortController().signal,
+          secret: this.secret,
+        },
+      );
+    } catch {
+      // ignored: the prediction may already be over, or Replicate unreachable
+    }
+  }
+
+  private headers(json: boolean): Record<string, string> {
+    return {
+      accept: "application/json",
+      ...(json ? { "content-type": "application/json" } : {}),
+      ...(this.secret ? { authorization: `Bearer ${this.secret}` } : {}),
+    };
+  }
+
+  private fail(message: string): ProviderError {
+    return new ProviderError("failed", redact(message, this.secret));
+  }
+}
+
+/**
+ * Validates an answer as a prediction, or returns what is wrong with it (to finish a sentence).
+ */
+function parsePrediction(body: unknown): Prediction | string {
+  if (!body || typeof body !== "object" || Array.isArray(body)) return "is not a prediction object";
+  const b = body as Record<string, unknown>;
+  if (typeof b.id !== "string" || b.id === "") return "has no prediction id";
+  if (!ID.test(b.id)) return "has a malformed prediction id";
+  if (typeof b.status !== "string" || b.status === "") return "has no prediction status";
+  return {
+    id: b.id,
+    status: b.status,
+    output: b.output ?? null,
+    error: b.error ?? null,
+    logs: b.logs ?? null,
+  };
+}
+
+function predictionError(error: unknown): string {
+  if (typeof error === "string" && error.trim()) return error.trim().slice(0, 1000);
+  if (error && typeof error === "object") {
+    const m =
+      (error as { message?: unknown; detail?: unknown }).message ?? (error as { detail?: unknown }).detail;
+    if (typeof m === "string" && m.trim()) return m.trim().slice(0, 1000);
+  }
+  return "The Replicate prediction failed.";
+}
+
+/** The HTTP status in an upstreamJson error message ("The upstream answered 404: ..."), if any. */
+function statusOf(err: ProviderError): number | null {
+  const m = /\banswered (\d{3})\b/.exec(err.message) ?? /\bbusy \((\d{3})\)/.exec(err.message);
+  return m ? Number(m[1]) : null;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
