@@ -2,6 +2,7 @@ import type { LiveSettings, ProviderSettings } from "../config/schema.ts";
 import { ShutdownError } from "../queue/workers.ts";
 import { CircuitBreaker, GuardedProvider } from "./circuit.ts";
 import { createComfyProvider } from "./comfyui/index.ts";
+import { createFalProvider } from "./fal/index.ts";
 import { OpenAIMediaProvider } from "./openai/media.ts";
 import { createReplicateProvider } from "./replicate/index.ts";
 import { SandboxProvider } from "./sandbox/provider.ts";
@@ -13,6 +14,8 @@ type Factory = (name: string, cfg: ProviderSettings) => Provider;
 const FACTORIES: Partial<Record<ProviderSettings["type"], Factory>> = {
   openai: (name, cfg) => new OpenAIMediaProvider(name, cfg),
   // At shutdown a prompt is left running so the next start resumes it; a time limit cancels it.
+  fal: (name, cfg) =>
+    createFalProvider(name, cfg, { cancelOnAbort: (reason) => !(reason instanceof ShutdownError) }),
   replicate: (name, cfg) => createReplicateProvider(name, cfg),
   comfyui: (name, cfg) =>
     createComfyProvider(name, cfg, { cancelOnAbort: (reason) => !(reason instanceof ShutdownError) }),

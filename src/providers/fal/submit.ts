@@ -1,0 +1,118 @@
+import { ProviderError } from "../types.ts";
+import { redact, upstreamMessage } from "../upstream-http.ts";
+
+export interface SubmitCall {
+  url: string;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  signal: AbortSignal;
+  secret: string | null;
+}
+
+/** Transport errors raised before anything reached the upstream: nothing was created, retrying is safe. */
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ConnectionRefused",
+  "FailedToOpenSocket",
+]);
+
+/**
+ * POSTs the job to fal's queue. This is the one upstream call that does not go through
+ * `upstreamJson`, because a submit must tell apart "nothing was created" from "we do not know":
+ *
+ * - connection refused / DNS failure: the request never left, so it is "capacity" (retry later);
+ * - 429 and 503: fal refused it cleanly and created nothing, so it is "capacity" too;
+ * - the connection dropped after sending, a timeout, a 502/504 from a proxy, or a 2xx we cannot read:
+ *   fal may well have queued the job (and will bill for it) while we never learnt its request_id.
+ *   Retrying would run and bill it twice and we could not resume the first one, so these are
+ *   "failed" (the gateway releases the user's hold) and never resubmitted blindly;
+ * - 401/403: the gateway's own key is wrong, "failed" (not the user's input);
+ * - other 4xx: fal refused the input, "input" with fal's message; other 5xx: "failed".
+ */
+export async function submitToFal(call: SubmitCall): Promise<Record<string, unknown>> {
+  let res: Response;
+  try {
+    res = await fetch(call.url, {
+      method: "POST",
+      headers: { ...call.headers, "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(call.body),
+      redirect: "error",
+      signal: AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs)]),
+    });
+  } catch (err) {
+    if (call.signal.aborted) throw err;
+    const e = err as { name?: string; code?: string };
+    if (e.code && NOT_SENT.has(e.code)) {
+      throw new ProviderError("capacity", "fal could not be reached; nothing was submitted.");
+    }
+    const why = e.name === "TimeoutError" ? "timed out" : "lost the connection";
+    throw new ProviderError(
+      "failed",
+      `The submit to fal ${why} before an answer; fal may have queued the job, so it is not sent again.`,
+    );
+  }
+  const text = await res.text().catch(() => null);
+  if (res.status === 429 || res.status === 503) {
+    const retry = Number(res.headers.get("retry-after"));
+    throw new ProviderError(
+      "capacity",
+      `fal is busy (${res.status}); nothing was submitted.`,
+      Number.isFinite(retry) && retry > 0 ? Math.min(retry, 3600) * 1000 : undefined,
+    );
+  }
+  const said = text === null ? "" : redact(falMessage(text), call.secret);
+  if (res.status === 502 || res.status === 504) {
+    throw new ProviderError(
+      "failed",
+      `The submit to fal got ${res.status} from a gateway; fal may have queued the job, so it is not sent again.`,
+    );
+  }
+  if (res.status === 401 || res.status === 403) {
+    throw new ProviderError("failed", `fal refused the gateway's API key (${res.status})${said}.`);
+  }
+  if (res.status >= 400) {
+    throw new ProviderError(
+      res.status >= 500 ? "failed" : "input",
+      `fal refused the job (${res.status})${said}.`,
+    );
+  }
+  if (text === null) {
+    throw new ProviderError("failed", "The submit reply from fal was cut off; the job is not sent again.");
+  }
+  try {
+    const body = JSON.parse(text) as unknown;
+    if (typeof body === "object" && body !== null && !Array.isArray(body))
+      return body as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new ProviderError("failed", `fal sent a malformed submit reply (${res.status}, not a JSON object).`);
+}
+
+/**
+ * fal's error text: `{detail: "..."}`, FastAPI's `{detail: [{loc, msg}]}` (validation errors), or
+ * the shapes `upstreamMessage` knows.
+ */
+export function falMessage(text: string): string {
+  try {
+    const b = JSON.parse(text) as { detail?: unknown };
+    if (Array.isArray(b.detail)) {
+      const parts = b.detail
+        .map((d) => {
+          if (typeof d !== "object" || d === null) return null;
+          const { msg, loc } = d as { msg?: unknown; loc?: unknown };
+          if (typeof msg !== "string") return null;
+          const where = Array.isArray(loc) ? loc.filter((x) => x !== "body").join(".") : "";
+          return where ? `${where}: ${msg}` : msg;
+        })
+        .filter((x): x is string => x !== null);
+      if (parts.length > 0) return `: ${parts.join("; ").slice(0, 300)}`;
+    }
+  } catch {
+    return "";
+  }
+  return upstreamMessage(text);
+}
