@@ -1,4 +1,5 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { CONTENT_TYPES, sleep } from "../common.ts";
 import { sniffImageSize } from "../sandbox/media/index.ts";
 import {
   type MediaOutput,
@@ -17,19 +18,6 @@ export const MAX_IMAGE_INPUT_BYTES = 50 * 1024 * 1024;
 export const MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
 /** Cancelling (queue delete / interrupt) after an abort may take at most this long. */
 const CANCEL_TIMEOUT_MS = 2000;
-
-const CONTENT_TYPES: Record<string, string> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  webp: "image/webp",
-  gif: "image/gif",
-  mp4: "video/mp4",
-  webm: "video/webm",
-  wav: "audio/wav",
-  mp3: "audio/mpeg",
-  flac: "audio/flac",
-};
 
 export interface ComfyProviderOptions {
   /**
@@ -407,19 +395,4 @@ export function promptErrorSummary(text: string): string {
     }
   }
   return clip(parts.join("; ") || "invalid workflow (400)", 600);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

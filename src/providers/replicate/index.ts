@@ -1,5 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
 import { ShutdownError } from "../../queue/workers.ts";
+import { sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
 import { ProviderError } from "../types.ts";
 import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
@@ -102,7 +103,7 @@ class ReplicateProvider implements Provider {
           `Replicate's answer to the create was lost (${err.message.replace(/^The upstream /, "").replace(/\.$/, "")}); not retried, since the prediction may exist.`,
         );
       }
-      const status = statusOf(err);
+      const status = err.status ?? null;
       if (status === 401 || status === 403) {
         throw this.fail(`Replicate refused the gateway's API token (${status}).`);
       }
@@ -167,7 +168,7 @@ class ReplicateProvider implements Provider {
             delay = Math.min(MAX_POLL_BACKOFF_MS, Math.max(err.retryAfterMs ?? 0, delay * 2));
             continue;
           }
-          if (statusOf(err) === 404) throw this.fail(`Replicate lost prediction ${id} (404 on poll).`);
+          if ((err.status ?? null) === 404) throw this.fail(`Replicate lost prediction ${id} (404 on poll).`);
           if (err.kind === "failed" && ++failures < MAX_POLL_FAILURES) {
             delay = Math.min(MAX_POLL_BACKOFF_MS, delay * 2);
             continue;
@@ -265,25 +266,4 @@ function predictionError(error: unknown): string {
     if (typeof m === "string" && m.trim()) return m.trim().slice(0, 1000);
   }
   return "The Replicate prediction failed.";
-}
-
-/** The HTTP status in an upstreamJson error message ("The upstream answered 404: ..."), if any. */
-function statusOf(err: ProviderError): number | null {
-  const m = /\banswered (\d{3})\b/.exec(err.message) ?? /\bbusy \((\d{3})\)/.exec(err.message);
-  return m ? Number(m[1]) : null;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -1,4 +1,5 @@
 import type { Kind } from "../../catalog/model.ts";
+import { CONTENT_TYPES } from "../common.ts";
 import type { MediaOutput } from "../types.ts";
 
 type MediaKind = MediaOutput["kind"];
@@ -10,21 +11,6 @@ export function mediaKindOf(kind: Kind): MediaKind | null {
   if (kind === "audio") return "audio";
   return null;
 }
-
-const CONTENT_TYPES: Record<string, string> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  webp: "image/webp",
-  gif: "image/gif",
-  mp4: "video/mp4",
-  webm: "video/webm",
-  mov: "video/quicktime",
-  wav: "audio/wav",
-  mp3: "audio/mpeg",
-  ogg: "audio/ogg",
-  flac: "audio/flac",
-};
 
 const DEFAULT_TYPES: Record<MediaKind, string> = {
   image: "image/png",

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { sleep } from "../common.ts";
 import {
   type MediaOutput,
   type Provider,
@@ -134,19 +135,4 @@ export class SandboxProvider implements Provider {
 
 function seedOf(id: string): number {
   return createHash("sha256").update(id).digest().readUInt32BE(0);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
