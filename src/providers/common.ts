@@ -30,4 +30,5 @@ export const CONTENT_TYPES: Readonly<Record<string, string>> = {
   mp3: "audio/mpeg",
   ogg: "audio/ogg",
   flac: "audio/flac",
+  m4a: "audio/mp4",
 };

@@ -1,4 +1,5 @@
 import type { Model } from "../../catalog/model.ts";
+import { CONTENT_TYPES } from "../common.ts";
 import { type MediaOutput, ProviderError, type ProviderResult } from "../types.ts";
 
 type Obj = Record<string, unknown>;
@@ -9,21 +10,7 @@ const DEFAULT_TYPE: Record<MediaKind, string> = {
   video: "video/mp4",
   audio: "audio/mpeg",
 };
-const BY_EXTENSION: Record<string, string> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  webp: "image/webp",
-  gif: "image/gif",
-  mp4: "video/mp4",
-  webm: "video/webm",
-  mov: "video/quicktime",
-  mp3: "audio/mpeg",
-  wav: "audio/wav",
-  ogg: "audio/ogg",
-  flac: "audio/flac",
-  m4a: "audio/mp4",
-};
+const BY_EXTENSION = CONTENT_TYPES;
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const positive = (v: unknown): number | undefined =>
