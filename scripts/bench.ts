@@ -200,61 +200,32 @@ const chatBody = JSON.stringify({
   max_tokens: 16,
   stream: true,
 });
-const direct = await load("chat: mock upstream directly", mock.proc.pid, () =>
+const directCall = () =>
   fetch(`${mockUrl}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: chatBody,
-  }),
-);
+  });
+const direct = await load("chat: mock upstream directly", mock.proc.pid, directCall);
 row(direct, baseline);
 const g3 = await gengate(
   join(work, "d3"),
   `${LIMITS}[providers.mock]\ntype = "openai"\nbase_url = "${mockUrl}"\n[[models]]\nid = "mock/bench"\nkind = "text"\nprovider = "mock"\nupstream_model = "bench"\ninput_price_usd_micro = 1000000\noutput_price_usd_micro = 2000000\ncontext = 8192\n`,
 );
 const chatAuth = { authorization: `Bearer ${g3.key}`, "content-type": "application/json" };
-const viaGateway = await load("chat: through gengate (billed)", g3.proc.pid, () =>
-  fetch(`${g3.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: chatAuth,
-    body: JSON.stringify({
-      model: "mock/bench",
-      messages: [{ role: "user", content: "Say hello." }],
-      max_tokens: 16,
-    }),
-  }),
-);
+const gatewayBody = JSON.stringify({
+  model: "mock/bench",
+  messages: [{ role: "user", content: "Say hello." }],
+  max_tokens: 16,
+});
+const viaGatewayCall = () =>
+  fetch(`${g3.url}/v1/chat/completions`, { method: "POST", headers: chatAuth, body: gatewayBody });
+const viaGateway = await load("chat: through gengate (billed)", g3.proc.pid, viaGatewayCall);
 row(viaGateway, baseline);
 // Added latency is measured with one connection: under 32 the cores saturate and queueing dominates.
-const direct1 = await load(
-  "chat: upstream directly, 1 conn",
-  mock.proc.pid,
-  () =>
-    fetch(`${mockUrl}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: chatBody,
-    }),
-  (r) => r.ok,
-  1,
-);
+const direct1 = await load("chat: upstream directly, 1 conn", mock.proc.pid, directCall, (r) => r.ok, 1);
 row(direct1);
-const via1 = await load(
-  "chat: through gengate, 1 conn",
-  g3.proc.pid,
-  () =>
-    fetch(`${g3.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: chatAuth,
-      body: JSON.stringify({
-        model: "mock/bench",
-        messages: [{ role: "user", content: "Say hello." }],
-        max_tokens: 16,
-      }),
-    }),
-  (r) => r.ok,
-  1,
-);
+const via1 = await load("chat: through gengate, 1 conn", g3.proc.pid, viaGatewayCall, (r) => r.ok, 1);
 row(via1);
 console.log(
   `chat: added latency at 1 connection p50 +${(via1.p50 - direct1.p50).toFixed(2)} ms, p99 +${(via1.p99 - direct1.p99).toFixed(2)} ms; at ${CONNS} connections ${viaGateway.rps.toFixed(0)} completions/s (${(viaGateway.rps / direct.rps).toFixed(2)}x direct)`,

@@ -62,7 +62,8 @@ export async function runCli(argv: string[]): Promise<number> {
       err instanceof UsageError ||
       err instanceof ConfigError ||
       err instanceof SchemaTooNewError ||
-      err instanceof ApiError;
+      err instanceof ApiError ||
+      err instanceof CatalogError;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`gengate: ${message}\n`);
     if (!known && process.env.GENGATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);

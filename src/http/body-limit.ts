@@ -1,3 +1,4 @@
+import { readAllCapped } from "../lib/read-capped.ts";
 import { ApiError } from "./errors.ts";
 
 /** JSON bodies larger than this are refused (413) whatever their transfer encoding. */
@@ -10,21 +11,7 @@ export const JSON_BODY_MAX = 4 * 1024 * 1024;
 export async function readCapped(request: Request, max: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
-  if (!request.body) return new Uint8Array(0);
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > max) throw tooLarge(max);
-    parts.push(chunk);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return readAllCapped(request.body, max, () => tooLarge(max));
 }
 
 export function tooLarge(max: number): ApiError {

@@ -8,17 +8,16 @@ export interface UpstreamCall {
 }
 
 /**
- * fetch for upstream APIs with the gateway's error mapping, shared by every provider:
- * - connection failures, timeouts, 429, 502, 503, 504 -> "capacity" (back off, retry within the time limit);
- * - other 4xx -> "input" (the upstream refused the input: fail, release), with the upstream's message;
- * - other 5xx and malformed JSON -> "failed".
- * The job's own signal (time limit, shutdown) is rethrown as is.
+ * fetch for upstream APIs with the transport half of the mapping: connection failures, timeouts
+ * and 429/502/503/504 -> "capacity" (with Retry-After); the job's own abort is rethrown as is.
+ * Other statuses are returned for the caller to read. `who` names the upstream in messages.
  */
-export async function upstreamJson<T = unknown>(
+export async function upstreamFetch(
   url: string,
   init: RequestInit,
   call: UpstreamCall,
-): Promise<{ status: number; body: T; headers: Headers }> {
+  who = "The upstream",
+): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url, {
@@ -29,18 +28,35 @@ export async function upstreamJson<T = unknown>(
   } catch (err) {
     if (call.signal.aborted) throw err;
     const why = (err as Error).name === "TimeoutError" ? "timed out" : "could not be reached";
-    throw new ProviderError("capacity", `The upstream ${why}.`);
+    throw new ProviderError("capacity", `${who} ${why}.`);
   }
-  const text = await res.text().catch(() => "");
   if (res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504) {
+    await res.body?.cancel().catch(() => {});
     const retry = Number(res.headers.get("retry-after"));
     throw new ProviderError(
       "capacity",
-      `The upstream is busy (${res.status}).`,
+      `${who} is busy (${res.status}).`,
       Number.isFinite(retry) && retry > 0 ? retry * 1000 : undefined,
       res.status,
     );
   }
+  return res;
+}
+
+/**
+ * JSON from an upstream API with the gateway's error mapping, shared by every provider:
+ * - connection failures, timeouts, 429, 502, 503, 504 -> "capacity" (back off, retry within the time limit);
+ * - other 4xx -> "input" (the upstream refused the input: fail, release), with the upstream's message;
+ * - other 5xx and malformed JSON -> "failed".
+ * The job's own signal (time limit, shutdown) is rethrown as is.
+ */
+export async function upstreamJson<T = unknown>(
+  url: string,
+  init: RequestInit,
+  call: UpstreamCall,
+): Promise<{ status: number; body: T; headers: Headers }> {
+  const res = await upstreamFetch(url, init, call);
+  const text = await res.text().catch(() => "");
   if (res.status >= 400) {
     throw new ProviderError(
       res.status >= 500 ? "failed" : "input",

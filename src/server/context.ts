@@ -17,8 +17,6 @@ export interface AppContext extends Services, QueueServices {
   publicUrl: string;
   /** SHA-256 of the operator admin token. */
   adminTokenHash: Uint8Array;
-  /** Server secret (data dir, 0600): signs output URLs and derives other secrets. */
-  serverSecret: string;
   version: string;
   /** Aborted when the server begins to stop: ends /run waits and status streams. */
   shutdownSignal: AbortSignal;

@@ -107,7 +107,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       db.close();
       throw err;
     }
-    const secret = readOrCreateSecret(paths.serverSecret, newServerSecret);
+    readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
     const publicUrl = settings.publicUrl || `http://${hostForUrl(settings.host)}:${server.port}`;
     const services = createServices(db, publicUrl);
@@ -133,7 +133,6 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       settings,
       publicUrl,
       adminTokenHash: hashSecret(admin.value),
-      serverSecret: secret.value,
       version: VERSION,
       startedAt: Date.now(),
     };

@@ -69,7 +69,6 @@ export function makeTestApp(
     },
     publicUrl: "http://gengate.test",
     adminTokenHash: hashSecret(ADMIN_TOKEN),
-    serverSecret: "test-secret-test-secret-test-secret",
     version: "0.0.0-test",
     startedAt: Date.now(),
   };

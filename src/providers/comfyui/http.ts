@@ -1,36 +1,16 @@
 import { lookup } from "node:dns/promises";
+import { readAllCapped } from "../../lib/read-capped.ts";
 import { isPublicAddress } from "../../webhooks/addresses.ts";
 import { ProviderError } from "../types.ts";
-import { type UpstreamCall, upstreamMessage } from "../upstream-http.ts";
+import { type UpstreamCall, upstreamFetch, upstreamMessage } from "../upstream-http.ts";
 
 /**
  * fetch with the gateway's transport mapping (see upstream-http.ts): connection failures,
  * timeouts, 429, 502, 503 and 504 -> "capacity"; the job's own abort is rethrown as is. Other
  * statuses are the caller's to read (ComfyUI's 400 body carries the node errors).
  */
-export async function send(url: string, init: RequestInit, call: UpstreamCall): Promise<Response> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      ...init,
-      redirect: "error",
-      signal: AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs)]),
-    });
-  } catch (err) {
-    if (call.signal.aborted) throw err;
-    const why = (err as Error).name === "TimeoutError" ? "timed out" : "could not be reached";
-    throw new ProviderError("capacity", `ComfyUI ${why}.`);
-  }
-  if (res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504) {
-    await res.body?.cancel().catch(() => {});
-    const retry = Number(res.headers.get("retry-after"));
-    throw new ProviderError(
-      "capacity",
-      `ComfyUI is busy (${res.status}).`,
-      Number.isFinite(retry) && retry > 0 ? retry * 1000 : undefined,
-    );
-  }
-  return res;
+export function send(url: string, init: RequestInit, call: UpstreamCall): Promise<Response> {
+  return upstreamFetch(url, init, call, "ComfyUI");
 }
 
 /** The generic answer to an unexpected status: other 4xx -> "input", 5xx -> "failed". */
@@ -49,33 +29,13 @@ export async function readBounded(res: Response, max: number, what: string, call
     await res.body?.cancel().catch(() => {});
     throw tooBig();
   }
-  if (!res.body) return new Uint8Array(0);
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body.getReader();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > max) {
-        await reader.cancel().catch(() => {});
-        throw tooBig();
-      }
-      parts.push(value);
-    }
+    return await readAllCapped(res.body, max, tooBig);
   } catch (err) {
     if (err instanceof ProviderError || call.signal.aborted) throw err;
     // Transient: the job is retried and, having its prompt id, reads the same files again.
     throw new ProviderError("capacity", `${what} was cut off while downloading.`);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }
 
 /** A gateway signed file link (`.../v1/files/file_…/content?exp=…&sig=…`), which file ids become. */
