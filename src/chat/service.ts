@@ -9,6 +9,7 @@ import { OpenAIChatProvider } from "../providers/openai/chat.ts";
 import { SandboxChatProvider } from "../providers/sandbox/chat.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
+import { serializeQuote } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import { countPromptTokens, countTokens, estimatePromptTokens } from "./tokens.ts";
 import type { ChatRequest } from "./validate.ts";
@@ -47,9 +48,9 @@ export async function startChat(
     model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
   const quote = reserveText(model, promptEstimate, req.maxTokens, {
     input: "messages",
-    output: req.maxTokens === undefined ? "max_tokens" : "max_tokens",
+    output: "max_tokens",
   });
-  const serialized = JSON.stringify(quote, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+  const serialized = serializeQuote(quote);
   const maxInFlight = principal.maxInFlight ?? ctx.live.limits.inFlight;
   const now = Date.now();
   const id = Bun.randomUUIDv7();

@@ -4,7 +4,7 @@ import { validateModelInput } from "../catalog/validate-input.ts";
 import { resolveFileRefs } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
-import type { MediaQuote } from "../pricing/quote.ts";
+import type { MediaQuote, Quote } from "../pricing/quote.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import type { JobRow } from "./jobs.ts";
@@ -43,7 +43,8 @@ export function queueModel(ctx: AppContext, modelId: string): Model {
   return model;
 }
 
-export function serializeQuote(q: MediaQuote): string {
+/** A quote as stored with its job: bigints as decimal strings. */
+export function serializeQuote(q: Quote): string {
   return JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 }
 
