@@ -16,6 +16,9 @@ export function openDatabase(path: string, options: { create?: boolean } = {}): 
   // NORMAL in WAL mode survives a process crash (kill -9); see docs/operations.md for the trade-off.
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
+  // Statement journals of savepoints (every group-committed submit and chat reservation) stay in
+  // memory: the default created, wrote and unlinked a file in /var/tmp per transaction (strace).
+  db.exec("PRAGMA temp_store = MEMORY");
   return db;
 }
 

@@ -60,4 +60,10 @@ describe("migrations", () => {
     expect(mode.journal_mode).toBe("wal");
     db.close();
   });
+
+  test("temporary storage stays in memory (no temp file per savepoint transaction)", () => {
+    const db = openDatabase(":memory:");
+    // 2 = MEMORY. With the default, every transaction with a savepoint created a file in /var/tmp.
+    expect((db.query("PRAGMA temp_store").get() as { temp_store: bigint }).temp_store).toBe(2n);
+  });
 });
