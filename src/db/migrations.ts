@@ -4,6 +4,7 @@ import m003 from "./migrations/003_queue.sql" with { type: "text" };
 import m004 from "./migrations/004_webhooks.sql" with { type: "text" };
 import m005 from "./migrations/005_key_counters.sql" with { type: "text" };
 import m006 from "./migrations/006_files.sql" with { type: "text" };
+import m007 from "./migrations/007_sweep_indexes.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -22,6 +23,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "webhooks", sql: m004 },
   { version: 5, name: "key counters", sql: m005 },
   { version: 6, name: "files", sql: m006 },
+  { version: 7, name: "sweep indexes", sql: m007 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -59,6 +59,19 @@ export interface OutputRow {
   sha256: string;
 }
 
+/**
+ * The sweeps' queries. They read the partial indexes of open jobs (jobs_running,
+ * jobs_open_deadline) and are sorted in memory: an ORDER BY seq made SQLite walk the seq index over
+ * every job ever recorded, every 10 seconds.
+ */
+export const SWEEP_SQL = {
+  expiredLeases:
+    "SELECT * FROM jobs WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < ?)",
+  pastDeadline: "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND deadline_at < ?",
+} as const;
+
+const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
 export type FinalStateHook = (job: JobRow) => void;
 
@@ -117,12 +130,8 @@ export class JobStore {
         `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
          WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
       ),
-      expiredLeases: db.prepare<JobRow, [number]>(
-        "SELECT * FROM jobs WHERE status = 'IN_PROGRESS' AND (lease_until IS NULL OR lease_until < ?) ORDER BY seq",
-      ),
-      pastDeadline: db.prepare<JobRow, [number]>(
-        "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND deadline_at < ? ORDER BY seq",
-      ),
+      expiredLeases: db.prepare<JobRow, [number]>(SWEEP_SQL.expiredLeases),
+      pastDeadline: db.prepare<JobRow, [number]>(SWEEP_SQL.pastDeadline),
       insertOutput: db.prepare(
         `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -338,12 +347,14 @@ export class JobStore {
     return row !== null;
   }
 
+  /** Running jobs whose lease lapsed, oldest submit first. */
   expiredLeases(now: number): JobRow[] {
-    return this.s.expiredLeases.all(now);
+    return bySeq(this.s.expiredLeases.all(now));
   }
 
+  /** Open jobs past their model's time limit, oldest submit first. */
   pastDeadline(now: number): JobRow[] {
-    return this.s.pastDeadline.all(now);
+    return bySeq(this.s.pastDeadline.all(now));
   }
 
   /** Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job. */
