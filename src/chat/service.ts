@@ -72,7 +72,7 @@ export async function startChat(
       source: "API",
       quotedUsdMicro: quote.amount_usd_micro,
     });
-    ctx.jobs.insert({
+    return ctx.jobs.insert({
       id,
       accountId: principal.accountId,
       keyId: principal.keyId,
@@ -86,8 +86,8 @@ export async function startChat(
       webhookUrl: null,
       deadlineAt: now + model.time_limit_seconds * 1000,
       createdAt: now,
+      runningUntil: now + model.time_limit_seconds * 1000,
     });
-    return ctx.jobs.startDirect(id, now, now + model.time_limit_seconds * 1000)!;
   });
   return { job, quote, promptEstimate };
 }

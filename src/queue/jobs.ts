@@ -49,7 +49,15 @@ export interface NewJob {
   webhookUrl: string | null;
   deadlineAt: number;
   createdAt: number;
+  /**
+   * Work the request itself performs (chat calls): the job starts IN_PROGRESS, owned by the
+   * request, with its lease running to this time (its deadline), and no worker ever claims it.
+   */
+  runningUntil?: number;
 }
+
+/** The lease owner of jobs run inside their own HTTP request. */
+const REQUEST_OWNER = "request";
 
 export interface OutputRow {
   idx: number;
@@ -94,8 +102,8 @@ export class JobStore {
     this.s = {
       insert: db.prepare(
         `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
-           hold_id, webhook_url, deadline_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'IN_QUEUE', ?, ?, ?, ?, ?, ?)`,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       get: db.prepare<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
       getOwned: db.prepare<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
@@ -154,10 +162,14 @@ export class JobStore {
     if (job.status === "IN_QUEUE") this.index.add(job);
   }
 
-  /** Inserts a queued job. Call inside the submit transaction, after the hold was placed. */
+  /**
+   * Inserts a queued job (or, with `runningUntil`, one its request runs). Call inside the submit
+   * transaction, after the hold was placed.
+   */
   insert(j: NewJob): JobRow {
     // Only the server inserts jobs, so the next sequence number is kept in memory.
     this.seq += 1n;
+    const running = j.runningUntil !== undefined;
     this.s.insert.run(
       j.id,
       this.seq,
@@ -167,12 +179,17 @@ export class JobStore {
       j.kind,
       j.source,
       j.provider,
+      running ? "IN_PROGRESS" : "IN_QUEUE",
       j.input,
       j.quote,
       j.holdId,
       j.webhookUrl,
       j.deadlineAt,
       j.createdAt,
+      running ? 1 : 0,
+      running ? REQUEST_OWNER : null,
+      j.runningUntil ?? null,
+      running ? j.createdAt : null,
     );
     if (j.keyId) this.s.addOpen.run(1, j.keyId);
     return {
@@ -184,15 +201,15 @@ export class JobStore {
       kind: j.kind,
       source: j.source,
       provider: j.provider,
-      status: "IN_QUEUE",
+      status: running ? "IN_PROGRESS" : "IN_QUEUE",
       input: j.input,
       quote: j.quote,
       hold_id: j.holdId,
       webhook_url: j.webhookUrl,
       upstream_id: null,
-      attempt: 0n,
-      lease_owner: null,
-      lease_until: null,
+      attempt: running ? 1n : 0n,
+      lease_owner: running ? REQUEST_OWNER : null,
+      lease_until: running ? BigInt(j.runningUntil!) : null,
       not_before: 0n,
       deadline_at: BigInt(j.deadlineAt),
       output: null,
@@ -200,17 +217,9 @@ export class JobStore {
       error_code: null,
       error_message: null,
       created_at: BigInt(j.createdAt),
-      started_at: null,
+      started_at: running ? BigInt(j.createdAt) : null,
       completed_at: null,
     };
-  }
-
-  /**
-   * IN_QUEUE -> IN_PROGRESS for work the request itself performs (chat calls): no worker claims it,
-   * and its lease runs to the deadline. Call inside the transaction that inserted it.
-   */
-  startDirect(id: string, now: number, leaseUntil: number): JobRow | null {
-    return this.s.claim.get("request", leaseUntil, now, id);
   }
 
   get(id: string): JobRow | null {

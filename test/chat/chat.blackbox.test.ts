@@ -140,6 +140,24 @@ describe("the openai SDK against gengate", () => {
     expect((await balance()).balance_micro).toBe(before.balance_micro);
   });
 
+  test("a running call is IN_PROGRESS from the start (never queued), then COMPLETED", async () => {
+    const res = await s.post("/v1/chat/completions", {
+      model: "sandbox/chat",
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 6,
+      stream: true,
+      sandbox: { delay_ms: 150 },
+    });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    const id = /"id":"chatcmpl-([^"]+)"/.exec(first)![1]!;
+    const running = (await (await s.get(`/v1/requests/${id}`)).json()) as Record<string, unknown>;
+    expect(running).toMatchObject({ status: "IN_PROGRESS", queue_position: null });
+    expect(running.started_at).toBeString();
+    while (!(await reader.read()).done) {}
+    expect((await record(id)).status).toBe("COMPLETED");
+  });
+
   test("a client that disconnects mid-stream is charged only for what was generated; the upstream is aborted", async () => {
     const abortedBefore = mock.aborted;
     const controller = new AbortController();
