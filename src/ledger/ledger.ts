@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Currency } from "../accounts/accounts.ts";
 import { ApiError } from "../http/errors.ts";
-import { newId } from "../lib/ids.ts";
+import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
 import { usdMicroToRubMicro } from "../pricing/fx.ts";
@@ -150,7 +150,7 @@ export class Ledger {
             { extra: { billing_url: this.options.billingUrl } },
           );
         }
-        const id = newId("hold");
+        const id = newTimeOrderedId("hold");
         const now = this.now();
         this.s.insertHold.run(
           id,
