@@ -19,6 +19,10 @@ export function openDatabase(path: string, options: { create?: boolean } = {}): 
   // Statement journals of savepoints (every group-committed submit and chat reservation) stay in
   // memory: the default created, wrote and unlinked a file in /var/tmp per transaction (strace).
   db.exec("PRAGMA temp_store = MEMORY");
+  // A checkpoint stalls the committing request for the fsync of everything written to the WAL since
+  // the last one. Half SQLite's default (1000 pages) halves that stall; total work stays the same
+  // (bench: chat p99 at one connection 4.4-6.0 -> 3.2-4.1 ms, throughput unchanged or better).
+  db.exec("PRAGMA wal_autocheckpoint = 500");
   return db;
 }
 

@@ -66,4 +66,10 @@ describe("migrations", () => {
     // 2 = MEMORY. With the default, every transaction with a savepoint created a file in /var/tmp.
     expect((db.query("PRAGMA temp_store").get() as { temp_store: bigint }).temp_store).toBe(2n);
   });
+
+  test("the WAL is checkpointed every 500 pages, not SQLite's 1000 (shorter stalls)", () => {
+    const db = openDatabase(":memory:");
+    const row = db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: bigint };
+    expect(row.wal_autocheckpoint).toBe(500n);
+  });
 });
