@@ -1,6 +1,7 @@
 import { writeSync } from "node:fs";
 import { readConfigFile, resolveServerSettings, type ServeFlags } from "../config/load.ts";
 import { flushLogs, log } from "../lib/log.ts";
+import { reexecWithAllocatorTuning } from "../server/allocator.ts";
 import { startServer } from "../server/start.ts";
 import { parseArgs } from "./args.ts";
 
@@ -8,6 +9,7 @@ export const SERVE_FLAGS = ["port", "host", "data-dir", "config", "public-url"];
 
 /** `gengate serve`: runs until SIGTERM/SIGINT; SIGHUP reloads the config file and catalog. */
 export async function serveCommand(argv: string[]): Promise<number> {
+  reexecWithAllocatorTuning(); // before anything is opened or printed
   const { flags, positionals } = parseArgs(argv, { values: SERVE_FLAGS });
   if (positionals.length > 0) throw new Error(`serve takes no arguments (got "${positionals[0]}")`);
   const configPath = flags.config ?? process.env.GENGATE_CONFIG ?? null;

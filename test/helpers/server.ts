@@ -51,6 +51,8 @@ export interface TestServer {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   /** Everything the process printed on stdout so far. */
   output(): string;
+  /** Everything the process printed on stderr so far. */
+  stderr(): string;
   defaultKey: string | null;
   adminToken: string | null;
   fetch(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
@@ -111,6 +113,7 @@ export async function startServer(
     dataDir,
     proc,
     output: () => out,
+    stderr: () => err,
     defaultKey,
     adminToken,
     fetch(path, init = {}) {

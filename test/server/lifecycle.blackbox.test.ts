@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { runGengate, startServer, type TestServer, tempDir } from "../helpers/server.ts";
@@ -43,6 +43,24 @@ describe("gengate serve: first and second start", () => {
     expect((db.query("SELECT count(*) AS n FROM accounts").get() as { n: number }).n).toBe(1);
     db.close();
     expect(await again.stop("SIGINT")).toBe(0);
+  });
+
+  test("serve re-executes itself once with mimalloc's purge delay set; an operator's value wins", async () => {
+    const environ = (pid: number) =>
+      readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\0")
+        .filter((v) => v.startsWith("MIMALLOC_"));
+    // MIMALLOC_VERBOSE makes the allocator print its options: the last print is the serving image's.
+    const tuned = await start({ env: { MIMALLOC_VERBOSE: "1" } });
+    expect(environ(tuned.proc.pid)).toContain("MIMALLOC_PURGE_DELAY=2"); // same PID after execve
+    const delays = [...tuned.stderr().matchAll(/option 'purge_delay': (\d+)/g)].map((m) => m[1]);
+    expect(delays.at(-1)).toBe("2");
+    expect((await tuned.fetch("/v1/account")).status).toBe(200);
+    expect(await tuned.stop()).toBe(0);
+
+    const own = await start({ env: { MIMALLOC_PURGE_DELAY: "50" } });
+    expect(environ(own.proc.pid)).toContain("MIMALLOC_PURGE_DELAY=50");
+    expect(await own.stop()).toBe(0);
   });
 
   test("one JSON access-log line per request with id, method, route, status, duration and key prefix", async () => {
