@@ -108,7 +108,7 @@ export function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatO
     outcome.usage.prompt_tokens,
     outcome.usage.completion_tokens,
   );
-  ctx.jobs.complete(
+  const completed = ctx.jobs.complete(
     started.job.id,
     { text: outcome.content, finish_reason: outcome.finishReason, usage: outcome.usage },
     [],
@@ -117,6 +117,12 @@ export function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatO
     ctx.live.files.retentionMs,
     Date.now(),
   );
+  // Only the deadline sweep can close a chat job first (it released the hold): the reply is sent,
+  // uncharged, and the operator sees why.
+  if (!completed)
+    log("warn", "chat reply finished after its job was closed; not charged", {
+      request_id: started.job.id,
+    });
 }
 
 /** A failure before the call completed: FAILED, the hold released, nothing charged. */
