@@ -1,49 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import type { Provider } from "../../src/providers/types.ts";
-import { JobEvents } from "../../src/queue/events.ts";
-import { JobStore, SWEEP_SQL } from "../../src/queue/jobs.ts";
+import { SWEEP_SQL } from "../../src/queue/jobs.ts";
 import { recoverJobs } from "../../src/queue/recovery.ts";
-import { checkInvariants, makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+import { jobFixture } from "./job-fixture.ts";
 
 function setup() {
-  const { db, accounts, ledger } = makeLedger();
-  const { account, keyId } = newAccount(accounts);
-  ledger.topUp(account.id, 1_000_000n, null);
-  const jobs = new JobStore(db, ledger, new JobEvents());
-  let n = 0;
-  const submit = (o: { deadlineAt: number; kind?: string }) => {
-    const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
-    db.transaction(() => {
-      const hold = ledger.reserve({
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        requestId: id,
-        source: "API",
-        quotedUsdMicro: 1000n,
-      });
-      jobs.insert({
-        id,
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        kind: o.kind ?? "image",
-        source: "API",
-        provider: "sandbox",
-        input: "{}",
-        quote: "{}",
-        holdId: hold.id,
-        webhookUrl: null,
-        deadlineAt: o.deadlineAt,
-        createdAt: Date.now(),
-      });
-    }).immediate();
-    return id;
-  };
   const resumable = new Map<string, Provider>([
     ["sandbox", { name: "sandbox", resumable: () => true, run: async () => ({ outputs: [] }) }],
   ]);
-  return { db, ledger, jobs, submit, resumable };
+  return { ...jobFixture(), resumable };
 }
 
 describe("recovery sweep", () => {

@@ -1,48 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { JobEvents } from "../../src/queue/events.ts";
-import { FINAL_STATUSES, JobStore } from "../../src/queue/jobs.ts";
-import { checkInvariants, makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
+import { FINAL_STATUSES } from "../../src/queue/jobs.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+import { jobFixture } from "./job-fixture.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 4242);
 
 function setup() {
-  const { db, accounts, ledger } = makeLedger();
-  const { account, keyId } = newAccount(accounts);
-  ledger.topUp(account.id, 1_000_000n, null);
-  const finals: string[] = [];
-  const jobs = new JobStore(db, ledger, new JobEvents(), [(j) => finals.push(`${j.id}:${j.status}`)]);
-  let n = 0;
-  const submit = (amount: bigint) => {
-    const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
-    db.transaction(() => {
-      const hold = ledger.reserve({
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        requestId: id,
-        source: "API",
-        quotedUsdMicro: amount,
-      });
-      jobs.insert({
-        id,
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        kind: "image",
-        source: "API",
-        provider: "sandbox",
-        input: "{}",
-        quote: "{}",
-        holdId: hold.id,
-        webhookUrl: null,
-        deadlineAt: Date.now() + 60_000,
-        createdAt: Date.now(),
-      });
-    }).immediate();
-    return id;
-  };
-  return { db, ledger, jobs, submit, finals, accountId: account.id };
+  const s = jobFixture();
+  return { ...s, submit: (amount: bigint) => s.submit({ amount }) };
 }
 
 describe("job state machine", () => {

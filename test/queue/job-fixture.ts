@@ -1,0 +1,46 @@
+import { JobEvents } from "../../src/queue/events.ts";
+import { JobStore } from "../../src/queue/jobs.ts";
+import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
+
+/**
+ * A JobStore over a funded in-memory ledger, and `submit`, which reserves and inserts a queued
+ * job in one transaction as the submit path does. `finals` records each final-state hook call.
+ */
+export function jobFixture() {
+  const { db, accounts, ledger } = makeLedger();
+  const { account, keyId } = newAccount(accounts);
+  ledger.topUp(account.id, 1_000_000n, null);
+  const finals: string[] = [];
+  const jobs = new JobStore(db, ledger, new JobEvents(), [(j) => finals.push(`${j.id}:${j.status}`)]);
+  let n = 0;
+  const submit = (o: { amount?: bigint; deadlineAt?: number; kind?: string } = {}) => {
+    const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
+    db.transaction(() => {
+      const hold = ledger.reserve({
+        accountId: account.id,
+        keyId,
+        modelId: "m",
+        requestId: id,
+        source: "API",
+        quotedUsdMicro: o.amount ?? 1000n,
+      });
+      jobs.insert({
+        id,
+        accountId: account.id,
+        keyId,
+        modelId: "m",
+        kind: o.kind ?? "image",
+        source: "API",
+        provider: "sandbox",
+        input: "{}",
+        quote: "{}",
+        holdId: hold.id,
+        webhookUrl: null,
+        deadlineAt: o.deadlineAt ?? Date.now() + 60_000,
+        createdAt: Date.now(),
+      });
+    }).immediate();
+    return id;
+  };
+  return { db, ledger, jobs, submit, finals, accountId: account.id };
+}
