@@ -7,6 +7,9 @@ import {
   SchemaTooNewError,
 } from "../../src/db/database.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
+import { Ledger } from "../../src/ledger/ledger.ts";
+import { JobEvents } from "../../src/queue/events.ts";
+import { JobStore } from "../../src/queue/jobs.ts";
 
 describe("migrations", () => {
   test("versions are consecutive from 1", () => {
@@ -51,6 +54,46 @@ describe("migrations", () => {
     expect(() => db.query("UPDATE accounts SET balance_micro = -1 WHERE id = 'a'").run()).toThrow();
     expect(() => db.query("UPDATE accounts SET held_micro = 11 WHERE id = 'a'").run()).toThrow();
     expect(() => db.query("UPDATE accounts SET currency = 'EUR' WHERE id = 'a'").run()).toThrow();
+  });
+
+  test("007 on a database with history: open jobs stay sweepable, old random hold ids still settle", () => {
+    const db = openDatabase(":memory:");
+    for (const m of MIGRATIONS.filter((m) => m.version <= 6)) {
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+      );
+      db.exec(m.sql);
+      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    const ledger = new Ledger(db, { billingUrl: "http://x" });
+    db.exec(
+      "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 1000, 10, 0)",
+    );
+    db.exec(`INSERT INTO holds (id, account_id, model_id, request_id, source, currency, amount_micro,
+      quoted_usd_micro, status, created_at) VALUES ('hold_zzzzRandomOld00000', 'acct_a', 'm', 'j1', 'API', 'USD', 10, 10, 'open', 0)`);
+    db.exec(`INSERT INTO jobs (id, seq, account_id, model_id, kind, source, provider, status, input, quote,
+      hold_id, deadline_at, created_at) VALUES ('j1', 1, 'acct_a', 'm', 'image', 'API', 'sandbox', 'IN_QUEUE', '{}', '{}',
+      'hold_zzzzRandomOld00000', 5, 0)`);
+
+    expect(migrate(db)).toEqual([7]);
+    const indexes = (
+      db.query("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]
+    ).map((r) => r.name);
+    expect(indexes).toContain("jobs_open_deadline");
+    expect(indexes).not.toContain("jobs_open_by_key");
+    expect(indexes).not.toContain("holds_open_by_key");
+    const jobs = new JobStore(db, ledger, new JobEvents());
+    expect(jobs.pastDeadline(10).map((j) => j.id)).toEqual(["j1"]);
+    expect(ledger.settle("hold_zzzzRandomOld00000", 4n).changed).toBe(true);
+    const after = ledger.reserve({
+      accountId: "acct_a",
+      keyId: null,
+      modelId: "m",
+      requestId: "j2",
+      source: "API",
+      quotedUsdMicro: 1n,
+    });
+    expect(ledger.getHold(after.id)!.status).toBe("open");
   });
 
   test("WAL journal mode is on for file databases", () => {
