@@ -53,6 +53,7 @@ export async function startChat(
   const serialized = serializeQuote(quote);
   const maxInFlight = principal.maxInFlight ?? ctx.live.limits.inFlight;
   const now = Date.now();
+  const deadline = now + model.time_limit_seconds * 1000;
   const id = Bun.randomUUIDv7();
   const job = await ctx.submits.run(() => {
     if (ctx.jobs.openForKey(principal.keyId) >= maxInFlight) {
@@ -84,9 +85,9 @@ export async function startChat(
       quote: serialized,
       holdId: hold.id,
       webhookUrl: null,
-      deadlineAt: now + model.time_limit_seconds * 1000,
+      deadlineAt: deadline,
       createdAt: now,
-      runningUntil: now + model.time_limit_seconds * 1000,
+      runningUntil: deadline, // the request's own time limit ends it at the same moment
     });
   });
   return { job, quote, promptEstimate };
