@@ -26,7 +26,7 @@ export function chatRoutes(ctx: AppContext) {
       const principal = requirePrincipal(ctx, request);
       const req = parseChatBody(body);
       const model = ctx.catalog.get(req.model);
-      if (!model || model.kind !== "text") {
+      if (model?.kind !== "text") {
         throw new ApiError(
           "unknown_model",
           `"${req.model}" is not a text model of the catalog; see GET /v1/models.`,

@@ -25,7 +25,7 @@ export class FileStore {
   private readonly s;
 
   constructor(
-    private readonly db: Database,
+    db: Database,
     readonly root: string,
   ) {
     this.s = {
