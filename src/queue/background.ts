@@ -39,9 +39,9 @@ export function startBackground(ctx: AppContext) {
   });
   dispatcher.start();
   ctx.webhookWaker.wake = () => dispatcher.wake();
-  const guard = (name: string, fn: () => unknown) => () => {
+  const guard = (name: string, fn: () => unknown) => async () => {
     try {
-      fn();
+      await fn(); // protect: croner starts no second run while a (batched, async) one is going
     } catch (err) {
       log("error", `${name} failed`, errorFields(err));
     }

@@ -80,6 +80,7 @@ describe("migrations", () => {
       db.query("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]
     ).map((r) => r.name);
     expect(indexes).toContain("jobs_open_deadline");
+    expect(indexes).toContain("idempotency_created");
     expect(indexes).not.toContain("jobs_open_by_key");
     expect(indexes).not.toContain("holds_open_by_key");
     const jobs = new JobStore(db, ledger, new JobEvents());
