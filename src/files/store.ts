@@ -20,12 +20,14 @@ export interface FileRow {
   deleted_at: bigint | null;
 }
 
+const SWEEP_BATCH = 1000;
+
 /** The files table and the bytes under <data dir>/files. */
 export class FileStore {
   private readonly s;
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     readonly root: string,
   ) {
     this.s = {
@@ -36,10 +38,10 @@ export class FileStore {
       get: db.prepare<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
       markDeleted: db.prepare("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
       expiredFiles: db.prepare<FileRow, [number]>(
-        "SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT 1000",
+        `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
       ),
       expiredOutputs: db.prepare<{ job_id: string; idx: bigint; path: string }, [number]>(
-        "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT 1000",
+        `SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ${SWEEP_BATCH}`,
       ),
       deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
       usage: db.prepare<{ files: bigint | null; outputs: bigint | null }, []>(
@@ -85,20 +87,33 @@ export class FileStore {
     if (this.s.markDeleted.run(now, row.id).changes === 1) rmSync(join(this.root, row.path), { force: true });
   }
 
-  /** Retention: removes expired uploads and outputs, rows and bytes. Returns how many went. */
-  sweep(now = Date.now()): { files: number; outputs: number } {
+  /**
+   * Retention: removes expired uploads and outputs, rows and bytes, until none is left. Each batch
+   * of up to SWEEP_BATCH of each commits once, then its files are unlinked (a crash in between
+   * leaves unreferenced bytes, never a row without its file); the event loop gets a turn between
+   * batches. Returns how many went.
+   */
+  async sweep(now = Date.now()): Promise<{ files: number; outputs: number }> {
     let files = 0;
     let outputs = 0;
-    for (const f of this.s.expiredFiles.all(now)) {
-      this.delete(f, now);
-      files++;
+    for (;;) {
+      const gone = this.db.transaction(() => {
+        const paths: string[] = [];
+        const f = this.s.expiredFiles.all(now);
+        for (const row of f) if (this.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
+        const o = this.s.expiredOutputs.all(now);
+        for (const row of o) {
+          this.s.deleteOutput.run(row.job_id, row.idx);
+          paths.push(row.path);
+        }
+        return { files: f.length, outputs: o.length, paths };
+      })();
+      for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
+      files += gone.files;
+      outputs += gone.outputs;
+      if (gone.files < SWEEP_BATCH && gone.outputs < SWEEP_BATCH) return { files, outputs };
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    for (const o of this.s.expiredOutputs.all(now)) {
-      this.s.deleteOutput.run(o.job_id, o.idx);
-      rmSync(join(this.root, o.path), { force: true });
-      outputs++;
-    }
-    return { files, outputs };
   }
 
   usageBytes(): { files: number; outputs: number } {

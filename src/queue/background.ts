@@ -60,8 +60,8 @@ export function startBackground(ctx: AppContext) {
     new Cron(
       "*/5 * * * *",
       { name: "retention-sweep", protect: true, timezone: "UTC" },
-      guard("retention sweep", () => {
-        const gone = ctx.files.sweep();
+      guard("retention sweep", async () => {
+        const gone = await ctx.files.sweep();
         if (gone.files || gone.outputs) log("info", "retention sweep", gone);
       }),
     ),

@@ -146,7 +146,7 @@ describe("output downloads", () => {
     const { t, id } = withOutput();
     const path = join(t.ctx.files.root, "outputs", id, "0");
     expect(existsSync(path)).toBe(true);
-    expect(t.ctx.files.sweep(Date.now() + 2 * 3600_000)).toEqual({ files: 0, outputs: 1 });
+    expect(await t.ctx.files.sweep(Date.now() + 2 * 3600_000)).toEqual({ files: 0, outputs: 1 });
     expect(existsSync(path)).toBe(false);
     expect((await t.request(`/v1/requests/${id}/output/0`)).status).toBe(404);
   });
