@@ -5,6 +5,7 @@ import m004 from "./migrations/004_webhooks.sql" with { type: "text" };
 import m005 from "./migrations/005_key_counters.sql" with { type: "text" };
 import m006 from "./migrations/006_files.sql" with { type: "text" };
 import m007 from "./migrations/007_sweep_indexes.sql" with { type: "text" };
+import m008 from "./migrations/008_storage_usage.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -24,6 +25,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "key counters", sql: m005 },
   { version: 6, name: "files", sql: m006 },
   { version: 7, name: "sweep indexes", sql: m007 },
+  { version: 8, name: "storage usage", sql: m008 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -44,9 +44,10 @@ export class FileStore {
         `SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ${SWEEP_BATCH}`,
       ),
       deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
+      // Kept by triggers (migration 008) in the transactions that add and remove the rows.
       usage: db.prepare<{ files: bigint | null; outputs: bigint | null }, []>(
-        `SELECT (SELECT sum(size) FROM files WHERE deleted_at IS NULL) AS files,
-                (SELECT sum(size) FROM job_outputs) AS outputs`,
+        `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
+                (SELECT bytes FROM storage_usage WHERE kind = 'outputs') AS outputs`,
       ),
     };
   }

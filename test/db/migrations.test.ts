@@ -56,7 +56,7 @@ describe("migrations", () => {
     expect(() => db.query("UPDATE accounts SET currency = 'EUR' WHERE id = 'a'").run()).toThrow();
   });
 
-  test("007 on a database with history: open jobs stay sweepable, old random hold ids still settle", () => {
+  test("007 and 008 on a database with history: sweeps, old hold ids, storage totals", () => {
     const db = openDatabase(":memory:");
     for (const m of MIGRATIONS.filter((m) => m.version <= 6)) {
       db.exec(
@@ -75,7 +75,18 @@ describe("migrations", () => {
       hold_id, deadline_at, created_at) VALUES ('j1', 1, 'acct_a', 'm', 'image', 'API', 'sandbox', 'IN_QUEUE', '{}', '{}',
       'hold_zzzzRandomOld00000', 5, 0)`);
 
-    expect(migrate(db)).toEqual([7]);
+    db.exec(`INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
+      VALUES ('j1', 0, 'outputs/j1/0', 'image/png', 700, 'x', 0, 9), ('j1', 1, 'outputs/j1/1', 'image/png', 50, 'x', 0, 9)`);
+    db.exec(`INSERT INTO files (id, account_id, content_type, size, sha256, path, created_at, expires_at, deleted_at)
+      VALUES ('file_a', 'acct_a', 'image/png', 30, 'x', 'uploads/a', 0, 9, NULL),
+             ('file_b', 'acct_a', 'image/png', 99, 'x', 'uploads/b', 0, 9, 5)`);
+
+    expect(migrate(db)).toEqual([7, 8]);
+    // 008 starts the usage totals from the rows already there (deleted uploads do not count).
+    expect(db.query("SELECT kind, bytes FROM storage_usage ORDER BY kind").all()).toEqual([
+      { kind: "outputs", bytes: 750n },
+      { kind: "uploads", bytes: 30n },
+    ]);
     const indexes = (
       db.query("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]
     ).map((r) => r.name);
