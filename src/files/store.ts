@@ -108,7 +108,7 @@ export class FileStore {
           paths.push(row.path);
         }
         return { files: f.length, outputs: o.length, paths };
-      })();
+      }).immediate(); // the write lock first: operator commands may write at the same time
       for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
       files += gone.files;
       outputs += gone.outputs;
