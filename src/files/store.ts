@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
 
 export const FILE_ID = /^file_[0-9A-Za-z]{24}$/;
@@ -98,22 +99,24 @@ export class FileStore {
     let files = 0;
     let outputs = 0;
     for (;;) {
-      const gone = this.db.transaction(() => {
-        const paths: string[] = [];
-        const f = this.s.expiredFiles.all(now);
-        for (const row of f) if (this.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
-        const o = this.s.expiredOutputs.all(now);
-        for (const row of o) {
-          this.s.deleteOutput.run(row.job_id, row.idx);
-          paths.push(row.path);
-        }
-        return { files: f.length, outputs: o.length, paths };
-      }).immediate(); // the write lock first: operator commands may write at the same time
+      const gone = this.db
+        .transaction(() => {
+          const paths: string[] = [];
+          const f = this.s.expiredFiles.all(now);
+          for (const row of f) if (this.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
+          const o = this.s.expiredOutputs.all(now);
+          for (const row of o) {
+            this.s.deleteOutput.run(row.job_id, row.idx);
+            paths.push(row.path);
+          }
+          return { files: f.length, outputs: o.length, paths };
+        })
+        .immediate(); // the write lock first: operator commands may write at the same time
       for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
       files += gone.files;
       outputs += gone.outputs;
       if (gone.files < SWEEP_BATCH && gone.outputs < SWEEP_BATCH) return { files, outputs };
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   }
 

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { ApiError } from "../http/errors.ts";
+import { nextTurn } from "../lib/next-turn.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 const PURGE_BATCH = 1000;
@@ -147,7 +148,7 @@ export class IdempotencyStore {
       const n = this.s.purge.run(before).changes;
       total += n;
       if (n < PURGE_BATCH) return total;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   }
 }
