@@ -2,6 +2,18 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer, type TestServer, tempDir } from "./server.ts";
 
+/** Credits the account of the server's Default key through the admin API; returns its id. */
+export async function creditDefaultAccount(s: TestServer, amountUsd: string): Promise<string> {
+  const account = (await (await s.fetch("/v1/account")).json()) as { id: string };
+  const res = await fetch(`${s.url}/admin/v1/accounts/${account.id}/credit`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ amount: amountUsd }),
+  });
+  if (res.status !== 200) throw new Error(`credit failed: ${res.status} ${await res.text()}`);
+  return account.id;
+}
+
 /** Starts a server with a config file (TOML text) and credits the default account. */
 export async function startFunded(
   configToml = "",
@@ -11,13 +23,7 @@ export async function startFunded(
   const config = join(dir, "gengate.toml");
   writeFileSync(config, configToml);
   const s = await startServer({ args: ["--config", config] });
-  const account = (await (await s.fetch("/v1/account")).json()) as { id: string };
-  const res = await fetch(`${s.url}/admin/v1/accounts/${account.id}/credit`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ amount: creditUsd }),
-  });
-  if (res.status !== 200) throw new Error(`credit failed: ${res.status} ${await res.text()}`);
+  await creditDefaultAccount(s, creditUsd);
   const post: Post = (path, body, init = {}) =>
     s.fetch(path, {
       ...init,

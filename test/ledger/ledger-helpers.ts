@@ -20,6 +20,18 @@ export function newAccount(
 }
 
 /** The wallet invariants, checked straight against the tables. Returns a list of violations. */
+/** A hold of an API call with no key, model or request: only the money matters. */
+export function reserveUsd(ledger: Ledger, accountId: string, quotedUsdMicro: bigint) {
+  return ledger.reserve({
+    accountId,
+    keyId: null,
+    modelId: null,
+    requestId: null,
+    source: "API",
+    quotedUsdMicro,
+  });
+}
+
 export function checkInvariants(db: Database): string[] {
   const problems: string[] = [];
   const accounts = db.query("SELECT id, balance_micro, held_micro FROM accounts").all() as {

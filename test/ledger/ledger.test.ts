@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ApiError } from "../../src/http/errors.ts";
-import { checkInvariants, makeLedger, newAccount } from "./ledger-helpers.ts";
+import { checkInvariants, makeLedger, newAccount, reserveUsd } from "./ledger-helpers.ts";
 
 const USD = 1_000_000n;
 
@@ -41,14 +41,7 @@ describe("ledger: happy paths", () => {
     const { db, accounts, ledger } = makeLedger();
     const { account } = newAccount(accounts);
     ledger.topUp(account.id, USD, null);
-    const hold = ledger.reserve({
-      accountId: account.id,
-      keyId: null,
-      modelId: null,
-      requestId: null,
-      source: "API",
-      quotedUsdMicro: 100n,
-    });
+    const hold = reserveUsd(ledger, account.id, 100n);
     expect(ledger.settle(hold.id, 10_000n).hold.charged_micro).toBe(100n);
     expect(accounts.getAccount(account.id)!.balance_micro).toBe(USD - 100n);
     expect(checkInvariants(db)).toEqual([]);
@@ -58,14 +51,7 @@ describe("ledger: happy paths", () => {
     const { db, accounts, ledger } = makeLedger();
     const { account } = newAccount(accounts);
     ledger.topUp(account.id, USD, null);
-    const hold = ledger.reserve({
-      accountId: account.id,
-      keyId: null,
-      modelId: null,
-      requestId: null,
-      source: "API",
-      quotedUsdMicro: 300n,
-    });
+    const hold = reserveUsd(ledger, account.id, 300n);
     expect(ledger.release(hold.id).changed).toBe(true);
     const before = db.query("SELECT count(*) AS n FROM ledger_entries").get();
     expect(ledger.release(hold.id).changed).toBe(false);
@@ -82,14 +68,7 @@ describe("ledger: happy paths", () => {
       "INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES ('RUB', 90000000, 'test', 0)",
     ).run();
     ledger.topUp(account.id, 1000n * USD, null);
-    const hold = ledger.reserve({
-      accountId: account.id,
-      keyId: null,
-      modelId: null,
-      requestId: null,
-      source: "API",
-      quotedUsdMicro: 1_000_001n,
-    });
+    const hold = reserveUsd(ledger, account.id, 1_000_001n);
     // ceil(1_000_001 * 90) = 90_000_090 micro-RUB
     expect(hold.amount_micro).toBe(90_000_090n);
     expect(hold.fx_rate_micro).toBe(90_000_000n);
@@ -116,16 +95,7 @@ describe("ledger: refusals change no money", () => {
     const { db, accounts, ledger } = makeLedger();
     const { account } = newAccount(accounts);
     ledger.topUp(account.id, 100n, null);
-    const e = err(() =>
-      ledger.reserve({
-        accountId: account.id,
-        keyId: null,
-        modelId: null,
-        requestId: null,
-        source: "API",
-        quotedUsdMicro: 101n,
-      }),
-    );
+    const e = err(() => reserveUsd(ledger, account.id, 101n));
     expect(e.code).toBe("insufficient_balance");
     expect(e.status).toBe(402);
     expect(e.message).toContain("http://gengate.test/console/billing");
@@ -182,32 +152,14 @@ describe("ledger: refusals change no money", () => {
     const { accounts, ledger } = makeLedger();
     const { account } = newAccount(accounts, "RUB");
     ledger.topUp(account.id, USD, null);
-    expect(
-      err(() =>
-        ledger.reserve({
-          accountId: account.id,
-          keyId: null,
-          modelId: null,
-          requestId: null,
-          source: "API",
-          quotedUsdMicro: 1n,
-        }),
-      ).code,
-    ).toBe("unpriceable");
+    expect(err(() => reserveUsd(ledger, account.id, 1n)).code).toBe("unpriceable");
   });
 
   test("an adjustment may not uncover open holds; zero and unknown accounts are refused", () => {
     const { db, accounts, ledger } = makeLedger();
     const { account } = newAccount(accounts);
     ledger.topUp(account.id, 1000n, null);
-    ledger.reserve({
-      accountId: account.id,
-      keyId: null,
-      modelId: null,
-      requestId: null,
-      source: "API",
-      quotedUsdMicro: 800n,
-    });
+    reserveUsd(ledger, account.id, 800n);
     expect(err(() => ledger.adjust(account.id, -201n, "oops")).code).toBe("conflict");
     ledger.adjust(account.id, -200n, "refund of a double top-up");
     expect(err(() => ledger.adjust(account.id, 0n, "x")).code).toBe("validation_error");

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pollUntil } from "../helpers/api.ts";
+import { creditDefaultAccount, pollUntil } from "../helpers/api.ts";
 import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
 import { startMockReplicate, TOKEN } from "./replicate/mock-replicate.ts";
 
@@ -37,12 +37,7 @@ describe("a restart in the middle of an upstream job", () => {
     const first = await startServer({ dataDir, args: ["--config", config], env });
     servers.push(first);
     const key = first.defaultKey!;
-    const account = (await (await first.fetch("/v1/account")).json()) as { id: string };
-    await fetch(`${first.url}/admin/v1/accounts/${account.id}/credit`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${first.adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ amount: "1" }),
-    });
+    await creditDefaultAccount(first, "1");
     const q = (await (
       await first.fetch("/v1/queue/rep/img", {
         method: "POST",

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pollUntil } from "../helpers/api.ts";
+import { creditDefaultAccount, pollUntil } from "../helpers/api.ts";
 import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
@@ -25,12 +25,7 @@ describe("crash recovery (kill -9 mid-flight)", () => {
     const first = await startServer({ dataDir, args });
     servers.push(first);
     const key = first.defaultKey!;
-    const account = (await (await first.fetch("/v1/account")).json()) as { id: string };
-    await fetch(`${first.url}/admin/v1/accounts/${account.id}/credit`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${first.adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ amount: "1000" }),
-    });
+    const accountId = await creditDefaultAccount(first, "1000");
 
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i += 25) {
@@ -99,7 +94,7 @@ describe("crash recovery (kill -9 mid-flight)", () => {
     expect(rows.filter((r) => r.status === "FAILED").length).toBe(JOBS / 10);
     expect(checkInvariants(db as never)).toEqual([]);
     const charged = rows.reduce((sum, r) => sum + (r.charged_micro ?? 0n), 0n);
-    const acct = db.query("SELECT balance_micro, held_micro FROM accounts WHERE id = ?").get(account.id) as {
+    const acct = db.query("SELECT balance_micro, held_micro FROM accounts WHERE id = ?").get(accountId) as {
       balance_micro: bigint;
       held_micro: bigint;
     };
