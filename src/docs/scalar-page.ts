@@ -8,11 +8,15 @@ import scalarBundlePath from "../../node_modules/@scalar/api-reference/dist/brow
 export const SCALAR_BUNDLE_PATH: string = scalarBundlePath;
 
 /**
- * The API reference page. Everything it loads comes from this server: no CDN, no fonts from the
- * internet, no telemetry or proxy, so it works air-gapped.
+ * The Scalar configuration of the API reference page. Everything the page loads comes from this
+ * server: no CDN, no fonts from the internet, no telemetry or proxy, so it works air-gapped.
+ * Scalar (1.72) turns on its "Ask AI" agent and its "Generate MCP" button by itself when the page
+ * is served from localhost, 127.0.0.1 or a .test/.example host; both call scalar.com, so both are
+ * disabled explicitly (`agent.disabled`, `mcp.disabled`: the option names of the installed version,
+ * checked by test/docs/scalar-page.test.ts against its bundle).
  */
-export function scalarPage(specUrl: string, bundleUrl: string): string {
-  const config = {
+function scalarConfig(specUrl: string, bundleUrl: string) {
+  return {
     url: specUrl,
     cdn: bundleUrl,
     withDefaultFonts: false,
@@ -20,8 +24,15 @@ export function scalarPage(specUrl: string, bundleUrl: string): string {
     proxyUrl: "",
     hideClientButton: false,
     showDeveloperTools: "never",
+    agent: { disabled: true },
+    mcp: { disabled: true },
     metaData: { title: "gengate API reference" },
   };
+}
+
+/** The API reference page (see scalarConfig). */
+export function scalarPage(specUrl: string, bundleUrl: string): string {
+  const config = scalarConfig(specUrl, bundleUrl);
   return `<!doctype html>
 <html lang="en">
 <head>
