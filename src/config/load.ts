@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
 import { parseCidr } from "../webhooks/addresses.ts";
-import { ConfigFile, DEFAULT_LIMITS, type LiveSettings, type ServerSettings } from "./schema.ts";
+import {
+  ConfigFile,
+  DEFAULT_LIMITS,
+  type LiveSettings,
+  type MetricsSettings,
+  type ServerSettings,
+} from "./schema.ts";
 
 export class ConfigError extends Error {}
 
@@ -114,7 +120,40 @@ export function liveSettingsFrom(
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
+    metrics: metricsFrom(file, env),
   };
+}
+
+/** [metrics]: the scrape token (env GENGATE_METRICS_TOKEN > token_file > token) and the listener. */
+function metricsFrom(file: ConfigFile | null, env: Record<string, string | undefined>): MetricsSettings {
+  const m = file?.metrics ?? {};
+  let token: string | null = m.token ?? null;
+  let from = "metrics.token";
+  if (m.token_file) {
+    from = "metrics.token_file";
+    try {
+      token = readFileSync(m.token_file, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError(
+        `metrics.token_file: cannot read ${m.token_file} (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+    }
+  }
+  if (env.GENGATE_METRICS_TOKEN) {
+    from = "GENGATE_METRICS_TOKEN";
+    token = env.GENGATE_METRICS_TOKEN;
+  }
+  if (token !== null && !/^[\x21-\x7e]{16,256}$/.test(token))
+    throw new ConfigError(`${from}: the metrics token must be 16 to 256 printable characters, no spaces`);
+  let listen: MetricsSettings["listen"] = null;
+  if (m.listen) {
+    const at = m.listen.lastIndexOf(":");
+    const port = Number(m.listen.slice(at + 1));
+    if (!Number.isInteger(port) || port > 65535)
+      throw new ConfigError(`metrics.listen: "${m.listen}" has no valid port`);
+    listen = { host: m.listen.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port };
+  }
+  return { token, listen, listenAuth: m.listen_auth !== "none" };
 }
 
 export interface ServeFlags {

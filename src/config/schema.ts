@@ -125,6 +125,32 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    metrics: T.Optional(
+      T.Object(
+        {
+          token: T.Optional(
+            T.String({
+              pattern: "^[\\x21-\\x7e]{16,256}$",
+              description:
+                "Scrape token for GET /metrics (Bearer), 16+ printable characters. See docs/metrics.md.",
+            }),
+          ),
+          token_file: T.Optional(T.String({ minLength: 1, description: "File holding the scrape token." })),
+          listen: T.Optional(
+            T.String({
+              pattern: "^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$",
+              description: "Also serve /metrics on this host:port, e.g. 127.0.0.1:9091 (read at start).",
+            }),
+          ),
+          listen_auth: T.Optional(
+            T.Union([T.Literal("token"), T.Literal("none")], {
+              description: 'On the listen address only: "none" serves /metrics without a token.',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     models: T.Optional(T.Array(T.Unknown())),
   },
   { additionalProperties: false },
@@ -194,4 +220,15 @@ export interface LiveSettings {
   models: unknown[];
   /** Webhook SSRF policy: private blocks the operator opened (validated at load). */
   webhooks: { allowPrivateCidrs: string[] };
+  metrics: MetricsSettings;
+}
+
+/** GET /metrics (docs/metrics.md). */
+export interface MetricsSettings {
+  /** Scrape token accepted besides the admin token (GENGATE_METRICS_TOKEN > token_file > token). */
+  token: string | null;
+  /** A second listener serving only /metrics; bound at start (a change needs a restart). */
+  listen: { host: string; port: number } | null;
+  /** false only with listen_auth = "none": the listener then answers without a token. */
+  listenAuth: boolean;
 }

@@ -7,6 +7,7 @@ import { docsRoutes } from "../docs/http.ts";
 import { fileRoutes } from "../files/files-http.ts";
 import { outputRoutes } from "../files/http.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { metricsRoutes } from "../metrics/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal.ts";
 import { queueRoutes } from "../queue/http.ts";
@@ -120,6 +121,7 @@ export function createApp(ctx: AppContext) {
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))
+    .use(metricsRoutes(ctx))
     .use(docsRoutes(ctx, () => self!));
 
   self = app;

@@ -69,6 +69,8 @@ export interface LedgerOptions {
 export class Ledger {
   private readonly now: () => number;
   private readonly s;
+  /** Told of every charge, inside its transaction (the server's metrics count them). */
+  onCharge: ((currency: Currency, modelId: string | null, chargeMicro: bigint) => void) | null = null;
 
   constructor(
     private readonly db: Database,
@@ -222,6 +224,7 @@ export class Ledger {
           this.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
         }
         if (hold.key_id) this.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+        this.onCharge?.(hold.currency, hold.model_id, charge);
         return { changed: true, hold: resolved };
       })
       .immediate();

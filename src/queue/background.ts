@@ -36,8 +36,10 @@ export function startBackground(ctx: AppContext) {
       return job ? ctx.views.record(job) : null;
     },
     policy: () => ctx.live.webhooks,
+    onOutcome: (outcome) => ctx.metrics.webhookAttempts.inc([outcome], 1),
   });
   dispatcher.start();
+  ctx.metrics.workerUsage = () => pool.usage();
   ctx.webhookWaker.wake = () => dispatcher.wake();
   const guard = (name: string, fn: () => unknown) => async () => {
     try {

@@ -6,6 +6,7 @@ import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
 import { WriteRateLimiter } from "../limits/rate-limit.ts";
+import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
@@ -52,7 +53,12 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
       webhookWaker.wake();
     }
   };
-  const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook]);
+  // Counted inside the final-state transaction, like the webhook: its commit is the event.
+  const metrics = new Metrics();
+  const countFinal = (job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
+  services.ledger.onCharge = (currency, modelId, micro) =>
+    metrics.charged.inc([currency, modelId ?? ""], micro);
+  const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook, countFinal]);
   const outputs = new OutputStore(o.filesRoot);
   const files = new FileStore(db, o.filesRoot);
   const signer = new LinkSigner(o.linkSecrets);
@@ -91,6 +97,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
   fillProviders(providers, o.live(), circuits);
 
   return {
+    metrics,
     events,
     jobs,
     outputs,

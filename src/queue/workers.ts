@@ -40,6 +40,8 @@ export class WorkerPool {
   private readonly loops: Promise<void>[] = [];
   private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perModel = new Map<string, number>();
+  /** Worker slots and running jobs per provider (metrics). */
+  private readonly slots = new Map<string, { busy: number; total: number }>();
   private readonly wakers = new Set<() => void>();
   readonly owner: string;
   private readonly leaseMs: number;
@@ -53,6 +55,7 @@ export class WorkerPool {
     this.running = true;
     for (const [name] of this.o.providers) {
       const n = Math.max(1, this.o.concurrency(name));
+      this.slots.set(name, { busy: 0, total: n });
       for (let i = 0; i < n; i++) this.loops.push(this.loop(name));
     }
   }
@@ -73,6 +76,11 @@ export class WorkerPool {
 
   get activeCount(): number {
     return this.active.size;
+  }
+
+  /** Worker slots per provider and how many run a job now. */
+  usage(): Iterable<[string, { busy: number; total: number }]> {
+    return this.slots.entries();
   }
 
   private busyModels(): string[] {
@@ -122,6 +130,8 @@ export class WorkerPool {
     });
     this.active.set(job.id, { controller, done });
     this.perModel.set(job.model_id, (this.perModel.get(job.model_id) ?? 0) + 1);
+    const slot = this.slots.get(job.provider);
+    if (slot) slot.busy++;
     const renew = setInterval(
       () => this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs),
       this.leaseMs / 3,
@@ -138,6 +148,7 @@ export class WorkerPool {
       clearTimeout(deadline);
       this.active.delete(job.id);
       this.perModel.set(job.model_id, (this.perModel.get(job.model_id) ?? 1) - 1);
+      if (slot) slot.busy--;
       finish();
     }
   }

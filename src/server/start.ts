@@ -10,6 +10,7 @@ import { createApp } from "../http/app.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
 import { validateComfyModels } from "../providers/comfyui/index.ts";
 import { fillProviders } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
@@ -95,6 +96,26 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
     throw new StartError(`port ${settings.port} on ${settings.host} ${what}`);
   }
+  // [metrics] listen: a second port serving only /metrics, bound before the data dir is touched too.
+  let metricsServer: Server<undefined> | null = null;
+  const metricsAt = live.metrics.listen;
+  if (metricsAt) {
+    try {
+      metricsServer = Bun.serve({
+        hostname: metricsAt.host,
+        port: metricsAt.port,
+        development: false,
+        reusePort: false,
+        fetch: () => new Response("starting", { status: 503 }),
+      });
+    } catch (err) {
+      server.stop(true);
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new StartError(
+        `metrics.listen: port ${metricsAt.port} on ${metricsAt.host} ${code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`}`,
+      );
+    }
+  }
 
   try {
     const paths = dataDirPaths(settings.dataDir);
@@ -155,9 +176,17 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           );
         }
         accessLog(request, response);
+        observeRequest(ctx, request, response);
         return response;
       },
     });
+    if (metricsServer) {
+      metricsServer.reload({ fetch: metricsListenerFetch(ctx) });
+      log("info", "metrics listening", {
+        url: `http://${hostForUrl(metricsServer.hostname ?? "")}:${metricsServer.port}/metrics`,
+        auth: ctx.live.metrics.listenAuth ? "token" : "none",
+      });
+    }
 
     return {
       ctx,
@@ -184,6 +213,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         shutdown.abort();
         // stop(false): no new connections; resolves once in-flight requests have finished.
         await server.stop(false);
+        metricsServer?.stop(true);
         // Running jobs get 10 s; the rest stay IN_PROGRESS and are resumed at the next start.
         await background.stop(10_000);
         db.close();
@@ -191,6 +221,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     };
   } catch (err) {
     server.stop(true);
+    metricsServer?.stop(true);
     throw err;
   }
 }

@@ -43,6 +43,8 @@ export interface DispatcherDeps {
   stopTimeoutMs?: number;
   resolve?: Resolver;
   ca?: string | Buffer;
+  /** Told the outcome of every attempt (the server's metrics count them). */
+  onOutcome?: (outcome: AttemptOutcome) => void;
 }
 
 export type AttemptOutcome = "delivered" | "failed" | "retry" | "lost_lease";
@@ -231,6 +233,7 @@ export class WebhookDispatcher {
       recorded = this.deps.outbox.markRetry(c, now, status, error, now + nextIn);
     }
     if (!recorded) outcome = "lost_lease";
+    this.deps.onOutcome?.(outcome);
 
     log(outcome === "delivered" ? "info" : "warn", "webhook attempt", {
       request_id: c.requestId,
