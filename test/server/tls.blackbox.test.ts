@@ -42,7 +42,9 @@ describe("gengate terminates TLS itself", () => {
     expect(res.status).toBe(202);
     const q = (await res.json()) as { request_id: string; status_url: string };
     expect(q.status_url).toBe(`${s.url}/v1/queue/sandbox/image/requests/${q.request_id}/status`);
-    const st = await https(`${q.status_url}?logs=false`, { headers: { authorization: `Key ${s.defaultKey}` } });
+    const st = await https(`${q.status_url}?logs=false`, {
+      headers: { authorization: `Key ${s.defaultKey}` },
+    });
     expect([200, 202]).toContain(st.status);
   });
 
