@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
-import { randomBase62 } from "../lib/ids.ts";
+import { ID_PATTERN, randomBase62 } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
 import { uploadRow } from "./files-http.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType } from "./magic.ts";
@@ -12,7 +12,6 @@ import { receiveUpload } from "./upload.ts";
 
 /** How long an upload URL handed out by initiate stays usable (fal's are short-lived too). */
 const UPLOAD_URL_TTL_SECONDS = 3600;
-const ID = /^[a-z]{2,8}_[0-9A-Za-z]{8,64}$/;
 
 /** What the upload URL's signature covers: the account, the key, the file id (and the expiry). */
 const capability = (accountId: string, keyId: string, fileId: string) =>
@@ -107,8 +106,8 @@ export function falStorageRoutes(ctx: AppContext) {
         const exp = Number(query.exp);
         if (
           !FILE_ID.test(params.fileId) ||
-          !ID.test(account) ||
-          !ID.test(key) ||
+          !ID_PATTERN.test(account) ||
+          !ID_PATTERN.test(key) ||
           !/^\d{1,12}$/.test(query.exp) ||
           !ctx.signer.verify(capability(account, key, params.fileId), 0, exp, sig)
         ) {
