@@ -13,6 +13,7 @@ const USAGE = `gengate ${VERSION}: prepaid gateway for generation models
 
 Usage:
   gengate serve [--port N] [--host H] [--data-dir DIR] [--config FILE] [--public-url URL]
+                [--tls-cert FILE --tls-key FILE]   (serve HTTPS with these PEM files)
   gengate account create --name NAME [--currency USD|RUB] [--credit AMOUNT]
   gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]
   gengate account list
@@ -24,7 +25,8 @@ Usage:
   gengate version
   gengate help
 
-Environment: GENGATE_PORT, GENGATE_HOST, GENGATE_DATA_DIR, GENGATE_CONFIG, GENGATE_PUBLIC_URL.
+Environment: GENGATE_PORT, GENGATE_HOST, GENGATE_DATA_DIR, GENGATE_CONFIG, GENGATE_PUBLIC_URL,
+GENGATE_TLS_CERT, GENGATE_TLS_KEY.
 Docs: README.md and docs/ in the source tree; /docs and /v1/llms.txt on a running server.`;
 
 /** Dispatches a command line; returns the exit code. Errors are one line on stderr. */

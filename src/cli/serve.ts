@@ -5,7 +5,7 @@ import { reexecWithAllocatorTuning } from "../server/allocator.ts";
 import { startServer } from "../server/start.ts";
 import { parseArgs } from "./args.ts";
 
-export const SERVE_FLAGS = ["port", "host", "data-dir", "config", "public-url"];
+export const SERVE_FLAGS = ["port", "host", "data-dir", "config", "public-url", "tls-cert", "tls-key"];
 
 /** `gengate serve`: runs until SIGTERM/SIGINT; SIGHUP reloads the config file and catalog. */
 export async function serveCommand(argv: string[]): Promise<number> {

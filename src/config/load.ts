@@ -162,6 +162,8 @@ export interface ServeFlags {
   "data-dir"?: string;
   config?: string;
   "public-url"?: string;
+  "tls-cert"?: string;
+  "tls-key"?: string;
 }
 
 /** Precedence: flag > environment > config file > default. */
@@ -185,7 +187,45 @@ export function resolveServerSettings(
   if (publicUrl && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(publicUrl)) {
     throw new ConfigError(`public-url: "${publicUrl}" is not an http(s) URL`);
   }
-  return { host, port, dataDir, publicUrl: publicUrl.replace(/\/+$/, ""), configPath };
+  return {
+    host,
+    port,
+    dataDir,
+    publicUrl: publicUrl.replace(/\/+$/, ""),
+    configPath,
+    tls: tlsSettings(flags, env, file),
+  };
+}
+
+/** TLS: both PEM files or neither, each readable; checked before anything starts. */
+function tlsSettings(
+  flags: ServeFlags,
+  env: Record<string, string | undefined>,
+  file: ConfigFile | null,
+): ServerSettings["tls"] {
+  const cert = flags["tls-cert"] ?? env.GENGATE_TLS_CERT ?? file?.server?.tls_cert ?? "";
+  const key = flags["tls-key"] ?? env.GENGATE_TLS_KEY ?? file?.server?.tls_key ?? "";
+  if (!cert && !key) return null;
+  if (!cert || !key) {
+    throw new ConfigError(
+      `tls: ${cert ? "tls-cert is set but tls-key is not" : "tls-key is set but tls-cert is not"}; give both (or neither)`,
+    );
+  }
+  for (const [name, path, marker] of [
+    ["tls-cert", cert, "CERTIFICATE"],
+    ["tls-key", key, "PRIVATE KEY"],
+  ] as const) {
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      throw new ConfigError(`${name}: cannot read "${path}" (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+    if (!text.includes(`-----BEGIN `) || !text.includes(marker)) {
+      throw new ConfigError(`${name}: "${path}" is not a PEM ${marker.toLowerCase()} file`);
+    }
+  }
+  return { cert, key };
 }
 
 /** The public address used in every URL the service returns. */

@@ -13,6 +13,8 @@ export const ConfigFile = T.Object(
           port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
           public_url: T.Optional(T.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })),
           data_dir: T.Optional(T.String({ minLength: 1 })),
+          tls_cert: T.Optional(T.String({ minLength: 1, description: "PEM certificate (chain) file" })),
+          tls_key: T.Optional(T.String({ minLength: 1, description: "PEM private key file" })),
         },
         { additionalProperties: false },
       ),
@@ -178,6 +180,8 @@ export interface ServerSettings {
   dataDir: string;
   publicUrl: string;
   configPath: string | null;
+  /** PEM files when gengate terminates TLS itself (both or neither); null serves plain HTTP. */
+  tls?: { cert: string; key: string } | null;
 }
 
 /** Settings re-read on SIGHUP. */

@@ -7,9 +7,10 @@ import { errors } from "../http/schemas.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
 import { sniffImageSize } from "../providers/sandbox/media/index.ts";
 import type { AppContext } from "../server/context.ts";
+import { fileContentUrl } from "./references.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
 import { FILE_ID, type FileRow, fileView } from "./store.ts";
-import { receiveUpload } from "./upload.ts";
+import { type ReceivedUpload, receiveUpload } from "./upload.ts";
 
 const FileSchema = t.Object(
   {
@@ -42,7 +43,31 @@ function ownedFile(ctx: AppContext, accountId: string, id: string): FileRow {
 /** A signed link to an uploaded file's bytes, for upstreams that fetch inputs by URL. */
 export function signedFileUrl(ctx: AppContext, fileId: string, ttlSeconds = LINK_TTL_SECONDS): string {
   const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
-  return `${ctx.publicUrl}/v1/files/${fileId}/content?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
+  return `${fileContentUrl(ctx.publicUrl, fileId)}?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
+}
+
+/** The files row of a received upload: its account, measured image size and expiry. */
+export function uploadRow(
+  ctx: AppContext,
+  up: ReceivedUpload,
+  owner: { accountId: string; keyId: string },
+): FileRow {
+  const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
+  const now = Date.now();
+  return {
+    id: up.id,
+    account_id: owner.accountId,
+    key_id: owner.keyId,
+    content_type: up.contentType,
+    size: BigInt(up.size),
+    sha256: up.sha256,
+    path: up.path,
+    width: size ? BigInt(size.width) : null,
+    height: size ? BigInt(size.height) : null,
+    created_at: BigInt(now),
+    expires_at: BigInt(now + ctx.live.files.retentionMs),
+    deleted_at: null,
+  };
 }
 
 /** Uploads: raw bytes in, a file id out; metadata, delete and content. */
@@ -58,22 +83,7 @@ export function fileRoutes(ctx: AppContext) {
           maxBytes: ctx.live.limits.uploadMaxBytes,
           minFreeBytes: ctx.live.files.minFreeBytes,
         });
-        const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
-        const now = Date.now();
-        const row = {
-          id: up.id,
-          account_id: principal.accountId,
-          key_id: principal.keyId,
-          content_type: up.contentType,
-          size: BigInt(up.size),
-          sha256: up.sha256,
-          path: up.path,
-          width: size ? BigInt(size.width) : null,
-          height: size ? BigInt(size.height) : null,
-          created_at: BigInt(now),
-          expires_at: BigInt(now + ctx.live.files.retentionMs),
-          deleted_at: null,
-        };
+        const row = uploadRow(ctx, up, principal);
         const url = new URL(request.url);
         const fp = fingerprint("POST", url.pathname + url.search, {
           content_type: up.contentType,

@@ -47,3 +47,30 @@ export function replaceFileRefs(input: unknown, replace: (fileId: string) => str
   }
   return input;
 }
+
+/** Where an uploaded file's bytes are read (with the owning key or a signed exp/sig query). */
+export function fileContentUrl(publicUrl: string, fileId: string): string {
+  return `${publicUrl}/v1/files/${fileId}/content`;
+}
+
+const OWN_FILE_TAIL = /^(file_[0-9A-Za-z]{24})\/content(\?[^#\s]*)?$/;
+
+/**
+ * A copy of the input with every link to one of this server's own uploads
+ * ("{public_url}/v1/files/{file_id}/content", signed or not) replaced by its file id, so a URL
+ * handed out by the fal storage protocol works as a model input exactly like the id (same account
+ * check, same pricing, same signed link for the provider).
+ */
+export function ownFileUrlsToIds(input: unknown, publicUrl: string): unknown {
+  const prefix = `${publicUrl}/v1/files/`;
+  if (typeof input === "string") {
+    if (!input.startsWith(prefix)) return input;
+    const m = OWN_FILE_TAIL.exec(input.slice(prefix.length));
+    return m ? m[1]! : input;
+  }
+  if (Array.isArray(input)) return input.map((v) => ownFileUrlsToIds(v, publicUrl));
+  if (input !== null && typeof input === "object") {
+    return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, ownFileUrlsToIds(v, publicUrl)]));
+  }
+  return input;
+}

@@ -24,6 +24,8 @@ export interface ReceivedUpload {
 export interface UploadLimits {
   maxBytes: number;
   minFreeBytes: number;
+  /** The file id to store it under (the fal storage protocol announces it first); a new one by default. */
+  id?: string;
 }
 
 /** Free bytes on the file system holding `dir`. */
@@ -72,7 +74,7 @@ export async function receiveUpload(
   }
   if (!request.body) throw new ApiError("validation_error", "The upload is empty.");
 
-  const id = `file_${randomBase62(24)}`;
+  const id = limits.id ?? `file_${randomBase62(24)}`;
   const tmp = join(dir, `.${id}.part`);
   const hash = createHash("sha256");
   const head = new Uint8Array(HEAD_BYTES);

@@ -4,6 +4,7 @@ import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { chatRoutes } from "../chat/http.ts";
 import { docsRoutes } from "../docs/http.ts";
+import { falStorageRoutes } from "../files/fal-storage.ts";
 import { fileRoutes } from "../files/files-http.ts";
 import { outputRoutes } from "../files/http.ts";
 import { errorFields, log } from "../lib/log.ts";
@@ -118,6 +119,7 @@ export function createApp(ctx: AppContext) {
     .use(falAliasRoutes(ctx))
     .use(outputRoutes(ctx))
     .use(fileRoutes(ctx))
+    .use(falStorageRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))

@@ -1,28 +1,76 @@
 import { Elysia, t } from "elysia";
+import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { cancel, ownedJob, statusStream } from "./http.ts";
+import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
+import { ownedJob, statusStream } from "./http.ts";
+import type { JobRow } from "./jobs.ts";
 
-/** "<owner>/<alias>[/...]/requests/<id>[/status[/stream]|/cancel]", as @fal-ai/client builds it. */
+/** "<owner>/<alias>[/...]/requests/<id>[/status[/stream]|/cancel]", as fal clients build it. */
 const ALIAS = /^(.+?)\/requests\/([^/]+)(\/status|\/status\/stream|\/cancel)?\/?$/;
 
+function falResult(ctx: AppContext, request: Request, job: JobRow): Response {
+  if (job.status === "COMPLETED") {
+    return new Response(JSON.stringify(ctx.views.output(job)), {
+      headers: { "content-type": "application/json", "x-fal-request-id": job.id },
+    });
+  }
+  if (job.status === "FAILED") return falFailedResponse(request, job);
+  if (job.status === "CANCELLED") {
+    // 400, never 409: fal_client retries a 409 ten times (about 50 s) before giving up.
+    return falError(
+      request,
+      400,
+      new ApiError("conflict", "The request was cancelled; nothing was charged.", {
+        extra: { request_id: job.id, status: job.status },
+      }),
+      "cancelled",
+      job,
+    );
+  }
+  // fal answers a result read before completion with 400 "Request is still in progress".
+  return falError(
+    request,
+    400,
+    new ApiError("request_not_ready", `Request is still in progress (${job.status}).`, {
+      extra: { request_id: job.id, status: job.status },
+    }),
+    "request_not_ready",
+    job,
+  );
+}
+
 /**
- * fal clients poll only until COMPLETED, so on these alias routes a FAILED or CANCELLED job reads
- * as COMPLETED with `error` and `error_type`, and its result read returns the error. The plain
- * /v1/requests routes keep the spec's statuses.
+ * Cancel as fal answers it: 202 {"status": "CANCELLATION_REQUESTED"} when the job was taken out of
+ * the queue, 400 {"status": "ALREADY_COMPLETED"} once it has ended. A running job cannot be stopped
+ * here (fal forwards a signal the app may ignore): 400 with the reason instead of a 202 that would
+ * let the caller believe it was cancelled, and never the 409 that fal_client retries.
  */
-function falStatus(body: Record<string, unknown>) {
-  const status = body.status as string;
-  if (status !== "FAILED" && status !== "CANCELLED") return body;
-  const error = body.error as { code: string; message: string } | null;
-  return {
-    ...body,
-    status: "COMPLETED",
-    error:
-      status === "CANCELLED" ? "The request was cancelled." : (error?.message ?? "The generation failed."),
-    error_type: status === "CANCELLED" ? "cancelled" : (error?.code ?? "generation_failed"),
-  };
+function falCancel(ctx: AppContext, request: Request, principal: Principal, id: string): Response {
+  const job = ownedJob(ctx, principal, id);
+  if (ctx.jobs.cancel(job.id, Date.now())) {
+    return new Response(JSON.stringify({ status: "CANCELLATION_REQUESTED", request_id: job.id }), {
+      status: 202,
+      headers: { "content-type": "application/json", "x-fal-request-id": job.id },
+    });
+  }
+  const now = ctx.jobs.get(job.id)!;
+  const running = now.status === "IN_QUEUE" || now.status === "IN_PROGRESS";
+  return falError(
+    request,
+    400,
+    new ApiError(
+      "not_cancellable",
+      running
+        ? `The request is ${now.status}; a running request cannot be stopped, only IN_QUEUE requests can be cancelled.`
+        : `The request has already ended (${now.status}).`,
+      { extra: { request_id: job.id, status: now.status } },
+    ),
+    "not_cancellable",
+    job,
+    { status: running ? now.status : "ALREADY_COMPLETED" },
+  );
 }
 
 function parse(tail: string) {
@@ -32,6 +80,7 @@ function parse(tail: string) {
 }
 
 export function falAliasRoutes(ctx: AppContext) {
+  const base = () => `${ctx.publicUrl}/v1`;
   return new Elysia({ prefix: "/v1", detail: { tags: ["fal compatibility"], security: [{ apiKey: [] }] } })
     .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
     .get(
@@ -40,58 +89,43 @@ export function falAliasRoutes(ctx: AppContext) {
         const { id, action } = parse(params["*"]);
         const job = ownedJob(ctx, principal, id);
         const logs = query.logs === "1" || query.logs === "true";
-        if (action === "/status") return falStatus(ctx.views.status(job, logs));
-        if (action === "/status/stream") {
-          return statusStream(ctx, job.id, logs, AbortSignal.any([request.signal, ctx.shutdownSignal]), (b) =>
-            falStatus(b as Record<string, unknown>),
-          );
-        }
-        if (action !== "") throw new ApiError("not_found", `No route GET /v1/queue/${params["*"]}.`);
-        // The result read.
-        if (job.status === "COMPLETED") {
-          return new Response(JSON.stringify(ctx.views.output(job)), {
+        if (action === "/status") {
+          const body = falStatus(base(), ctx.views.status(job, logs));
+          // fal answers 202 while the request is queued or running and 200 once it is COMPLETED.
+          return new Response(JSON.stringify(body), {
+            status: body.status === "COMPLETED" ? 200 : 202,
             headers: { "content-type": "application/json", "x-fal-request-id": job.id },
           });
         }
-        if (job.status === "FAILED") {
-          throw new ApiError(
-            "generation_failed",
-            job.error_message || "The generation failed; nothing was charged.",
-            {
-              extra: { request_id: job.id },
-              headers: { "x-fal-request-id": job.id },
-            },
+        if (action === "/status/stream") {
+          return statusStream(ctx, job.id, logs, AbortSignal.any([request.signal, ctx.shutdownSignal]), (b) =>
+            falStatus(base(), b as Record<string, unknown>),
           );
         }
-        if (job.status === "CANCELLED") {
-          throw new ApiError("conflict", "The request was cancelled; nothing was charged.", {
-            extra: { request_id: job.id },
-          });
-        }
-        throw new ApiError("request_not_ready", `The request is ${job.status}.`, {
-          extra: { request_id: job.id, status: job.status },
-        });
+        if (action !== "") throw new ApiError("not_found", `No route GET /v1/queue/${params["*"]}.`);
+        return falResult(ctx, request, job);
       },
       {
         query: t.Object({ logs: t.Optional(t.String()) }),
         detail: {
           summary: "fal-style status, stream and result",
           description:
-            "Aliases built by @fal-ai/client: /v1/queue/{owner}/{alias}/requests/{id}/status, .../status/stream and .../requests/{id} (result). FAILED and CANCELLED read as COMPLETED with error and error_type.",
+            "Routes fal clients build: /v1/queue/{owner}/{alias}/requests/{id}/status (202 while open, 200 once done), .../status/stream and .../requests/{id} (result). FAILED and CANCELLED read as COMPLETED with error and error_type; the result of a FAILED job is 500, of a CANCELLED or unfinished one 400, with detail and error_type as fal answers.",
         },
       },
     )
     .put(
       "/queue/*",
-      ({ principal, params }) => {
+      ({ principal, params, request }) => {
         const { id, action } = parse(params["*"]);
         if (action !== "/cancel") throw new ApiError("not_found", `No route PUT /v1/queue/${params["*"]}.`);
-        return cancel(ctx, principal, id);
+        return falCancel(ctx, request, principal, id);
       },
       {
         detail: {
           summary: "fal-style cancel",
-          description: "PUT /v1/queue/{owner}/{alias}/requests/{id}/cancel.",
+          description:
+            'PUT /v1/queue/{owner}/{alias}/requests/{id}/cancel: 202 {"status":"CANCELLATION_REQUESTED"} for a queued job; 400 for a running or ended one ("ALREADY_COMPLETED").',
         },
       },
     );

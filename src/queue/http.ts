@@ -6,6 +6,7 @@ import { LimitQuery } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { AppContext } from "../server/context.ts";
+import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
 import { submitJob } from "./submit.ts";
@@ -75,8 +76,14 @@ export function queueRoutes(ctx: AppContext) {
           source: "API",
           idempotency: idem,
         });
-        if (r.replayed) return json(r.replayBody!, 200, { "idempotent-replayed": "true" });
-        return json(ctx.views.queued(r.job), 202);
+        // fal clients get the fal alias routes as status_url/response_url/cancel_url.
+        const fal = isFalClient(request);
+        if (r.replayed) {
+          const replay = fal ? forFalClient(`${ctx.publicUrl}/v1`, JSON.parse(r.replayBody!)) : r.replayBody!;
+          return json(replay, 200, { "idempotent-replayed": "true" });
+        }
+        const view = ctx.views.queued(r.job);
+        return json(fal ? forFalClient(`${ctx.publicUrl}/v1`, view) : view, 202);
       },
       {
         body: ModelInput,
@@ -119,6 +126,8 @@ export function queueRoutes(ctx: AppContext) {
           if (done.status === "COMPLETED")
             answer = { status: 200, body: JSON.stringify(ctx.views.output(done)) };
           else if (done.status === "FAILED") {
+            // fal clients retry a 502 /run, which would submit the job again: they get fal's 500.
+            if (isFalClient(request)) return falFailedResponse(request, done);
             throw new ApiError(
               "generation_failed",
               done.error_message || "The generation failed; nothing was charged.",
@@ -126,7 +135,11 @@ export function queueRoutes(ctx: AppContext) {
                 extra: { request_id: done.id },
               },
             );
-          } else answer = { status: 202, body: JSON.stringify(ctx.views.queued(done)) };
+          } else {
+            const view = ctx.views.queued(done);
+            const body = isFalClient(request) ? forFalClient(`${ctx.publicUrl}/v1`, view) : view;
+            answer = { status: 202, body: JSON.stringify(body) };
+          }
           return json(
             answer.body,
             answer.status,

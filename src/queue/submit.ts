@@ -1,7 +1,7 @@
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
-import { resolveFileRefs } from "../files/references.ts";
+import { ownFileUrlsToIds, resolveFileRefs } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
 import type { MediaQuote, Quote } from "../pricing/quote.ts";
@@ -75,7 +75,11 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Submit
       param: "body",
     });
   }
-  const { webhook_url: bodyWebhook, ...input } = body as Record<string, unknown>;
+  // Links to this server's own uploads (as fal.storage.upload returns them) count as their file ids.
+  const { webhook_url: bodyWebhook, ...input } = ownFileUrlsToIds(body, ctx.publicUrl) as Record<
+    string,
+    unknown
+  >;
   if (bodyWebhook !== undefined && typeof bodyWebhook !== "string") {
     throw new ApiError("bad_webhook_url", "webhook_url must be a string URL.", { param: "webhook_url" });
   }

@@ -21,6 +21,16 @@ function urls(base: string, id: string) {
   };
 }
 
+/**
+ * The same three URLs on the fal alias routes (/v1/queue/{owner}/{alias}/requests/{id}...), for fal
+ * clients: like fal's queue, they name only the model's owner and alias (its first two segments).
+ */
+export function falQueueUrls(base: string, modelId: string, id: string) {
+  const app = modelId.split("/").slice(0, 2).join("/");
+  const at = `${base}/queue/${app}/requests/${id}`;
+  return { status_url: `${at}/status`, response_url: at, cancel_url: `${at}/cancel` };
+}
+
 /** The spec's queued request (submit 202, /run 202), plus queue_position and RUB price. */
 export function queuedRequestView(job: JobRow, v: ViewContext) {
   const hold = v.hold(job.hold_id);

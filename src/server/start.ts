@@ -72,6 +72,7 @@ export function loadLive(configPath: string | null) {
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
   const { live, catalog } = loadLive(settings.configPath);
 
+  const scheme = settings.tls ? "https" : "http";
   let server: Server<undefined>;
   try {
     server = Bun.serve({
@@ -85,6 +86,10 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       // /run waits up to run_wait_seconds with no bytes on the wire; Bun's default idle limit is 10 s.
       idleTimeout: 255,
+      // gengate terminates TLS itself when given a certificate (fal's Python client speaks only https).
+      ...(settings.tls
+        ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } }
+        : {}),
       fetch: () =>
         new Response('{"error":{"code":"not_ready","message":"Starting.","type":"server_error"}}', {
           status: 503,
@@ -92,6 +97,10 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    if (settings.tls && code !== "EADDRINUSE" && code !== "EACCES" && code !== "EADDRNOTAVAIL") {
+      // A certificate and key that do not parse or do not match.
+      throw new StartError(`tls: cannot use ${settings.tls.cert} with ${settings.tls.key} (${oneLine(err)})`);
+    }
     const what =
       code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
     throw new StartError(`port ${settings.port} on ${settings.host} ${what}`);
@@ -130,7 +139,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const publicUrl = settings.publicUrl || `http://${hostForUrl(settings.host)}:${server.port}`;
+    const publicUrl = settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`;
     const services = createServices(db, publicUrl);
     let defaultKey: string | null = null;
     if (services.accounts.countAccounts() === 0)
@@ -191,7 +200,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     return {
       ctx,
       server,
-      url: `http://${hostForUrl(settings.host)}:${server.port}`,
+      url: `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
       firstStart: { adminToken: admin.created ? admin.value : null, defaultKey },
       reload() {
         try {
@@ -225,6 +234,11 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     throw err;
   }
 }
+
+const oneLine = (err: unknown) =>
+  String((err as Error).message ?? err)
+    .split("\n")[0]!
+    .slice(0, 200);
 
 function hostForUrl(host: string): string {
   if (host === "0.0.0.0" || host === "::") return "127.0.0.1";

@@ -96,3 +96,50 @@ describe("server settings precedence", () => {
     );
   });
 });
+
+describe("TLS settings", () => {
+  const fixtures = join(import.meta.dir, "../compat/fixtures");
+  const cert = join(fixtures, "tls.test.crt");
+  const key = join(fixtures, "tls.test.key");
+
+  test("none: plain HTTP", () => {
+    expect(resolveServerSettings({}, {}, null, null).tls).toBeNull();
+  });
+
+  test("flag > env > file, per file", () => {
+    const file = { server: { tls_cert: "/file.crt", tls_key: key } };
+    const s = resolveServerSettings({ "tls-cert": cert }, { GENGATE_TLS_CERT: "/env.crt" }, file, null);
+    expect(s.tls).toEqual({ cert, key });
+    const e = resolveServerSettings({}, { GENGATE_TLS_CERT: cert, GENGATE_TLS_KEY: key }, null, null);
+    expect(e.tls).toEqual({ cert, key });
+  });
+
+  test("both or neither", () => {
+    expect(() => resolveServerSettings({ "tls-cert": cert }, {}, null, null)).toThrow(
+      /tls-cert is set but tls-key is not/,
+    );
+    expect(() => resolveServerSettings({}, { GENGATE_TLS_KEY: key }, null, null)).toThrow(
+      /tls-key is set but tls-cert is not/,
+    );
+  });
+
+  test("unreadable or non-PEM files are refused", () => {
+    const notPem = join(dir, "not.pem");
+    writeFileSync(notPem, "hello");
+    expect(() => resolveServerSettings({ "tls-cert": notPem, "tls-key": key }, {}, null, null)).toThrow(
+      /not a PEM certificate/,
+    );
+    expect(() => resolveServerSettings({ "tls-cert": cert, "tls-key": cert }, {}, null, null)).toThrow(
+      /not a PEM private key/,
+    );
+    expect(() =>
+      resolveServerSettings({ "tls-cert": join(dir, "absent.crt"), "tls-key": key }, {}, null, null),
+    ).toThrow(/cannot read/);
+  });
+
+  test("the config file accepts tls_cert and tls_key", () => {
+    const p = join(dir, "tls.toml");
+    writeFileSync(p, `[server]\ntls_cert = "${cert}"\ntls_key = "${key}"\n`);
+    expect(resolveServerSettings({}, {}, readConfigFile(p), p).tls).toEqual({ cert, key });
+  });
+});
