@@ -88,6 +88,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         new Response('{"error":{"code":"not_ready","message":"Starting.","type":"server_error"}}', {
           status: 503,
         }),
+      error: lastResortError,
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -157,6 +158,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         accessLog(request, response);
         return response;
       },
+      error: lastResortError,
     });
 
     return {
@@ -193,6 +195,16 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     server.stop(true);
     throw err;
   }
+}
+
+/**
+ * Bun's own error handler: a response that fails after the app returned it (a body that cannot be
+ * read) would otherwise be Bun's plain-text "Something went wrong!" page with the stack on stderr.
+ * The request is not known here; the line carries the error.
+ */
+function lastResortError(err: Error): Response {
+  log("error", "response failed after the handler returned", errorFields(err));
+  return errorResponse(new ApiError("internal_error", "An unexpected error occurred; it has been logged."));
 }
 
 function hostForUrl(host: string): string {
