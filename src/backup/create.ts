@@ -69,7 +69,11 @@ interface StoreRow {
 export async function createBackup(
   dataDir: string,
   target: string,
-  options: { gzip: boolean },
+  options: {
+    gzip: boolean;
+    /** Called once the snapshot is taken, before any file is read (tests race deletions here). */
+    afterSnapshot?: () => Promise<void> | void;
+  },
 ): Promise<BackupResult> {
   const started = performance.now();
   const paths = dataDirPaths(dataDir);
@@ -84,6 +88,7 @@ export async function createBackup(
   let done = false;
   try {
     live.query("VACUUM INTO ?").run(snapshot);
+    await options.afterSnapshot?.();
     const snap = new Database(snapshot, { strict: true, safeIntegers: true });
     const schemaVersion = currentSchemaVersion(snap);
     const rows = [

@@ -73,7 +73,7 @@ describe("restore refuses", () => {
     const bytes = readFileSync(archive);
     const at = bytes.indexOf(Buffer.from(`files/uploads/${uploads[0]}`));
     expect(at).toBeGreaterThanOrEqual(0);
-    bytes[at + 512 + 40] ^= 0xff;
+    bytes[at + 512 + 40]! ^= 0xff;
     const bad = join(work, "altered.tar");
     writeFileSync(bad, bytes);
     await restoreFails(bad, /SHA-256 differs from the manifest/);
