@@ -59,6 +59,7 @@ export function isGzipName(path: string): boolean {
 /** A byte sink writing to a new file (mode 0600), through gzip if asked. */
 export function archiveSink(path: string, gzip: boolean) {
   const file = createWriteStream(path, { flags: "wx", mode: 0o600 });
+  // zlib's default level: level 1 was faster but made already-compressed media larger than plain tar.
   const head = gzip ? createGzip() : file;
   if (gzip) head.pipe(file);
   let failed: Error | null = null;
