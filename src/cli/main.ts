@@ -1,3 +1,5 @@
+import { BackupError } from "../backup/create.ts";
+import { RestoreError } from "../backup/restore.ts";
 import { CatalogError } from "../catalog/catalog.ts";
 import { ConfigError } from "../config/load.ts";
 import { SchemaTooNewError } from "../db/database.ts";
@@ -6,6 +8,7 @@ import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
+import { restoreCommand } from "./restore.ts";
 import { secretCommand } from "./secret.ts";
 import { serveCommand } from "./serve.ts";
 
@@ -20,7 +23,8 @@ Usage:
   gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
   gengate fx set RUB RATE
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
-  gengate backup FILE
+  gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)
+  gengate restore ARCHIVE              (into an empty or new --data-dir)
   (operator commands take --data-dir DIR and --json; they work while the server runs)
   gengate version
   gengate help
@@ -37,7 +41,9 @@ export async function runCli(argv: string[]): Promise<number> {
       case "serve":
         return await serveCommand(rest);
       case "backup":
-        return backupCommand(rest);
+        return await backupCommand(rest);
+      case "restore":
+        return await restoreCommand(rest);
       case "account":
         return accountCommand(rest);
       case "key":
@@ -65,7 +71,9 @@ export async function runCli(argv: string[]): Promise<number> {
       err instanceof ConfigError ||
       err instanceof SchemaTooNewError ||
       err instanceof ApiError ||
-      err instanceof CatalogError;
+      err instanceof CatalogError ||
+      err instanceof BackupError ||
+      err instanceof RestoreError;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`gengate: ${message}\n`);
     if (!known && process.env.GENGATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);

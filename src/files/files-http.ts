@@ -10,6 +10,7 @@ import type { AppContext } from "../server/context.ts";
 import { fileContentUrl } from "./references.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
 import { FILE_ID, type FileRow, fileView } from "./store.ts";
+import { storedFile } from "./stored-file.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload.ts";
 
 const FileSchema = t.Object(
@@ -180,7 +181,10 @@ export function fileRoutes(ctx: AppContext) {
           file = ctx.files.getLive(params.id, p.accountId);
         }
         if (!file) throw new ApiError("not_found", `No file ${params.id}.`);
-        return new Response(Bun.file(join(ctx.files.root, file.path)), {
+        const blob = storedFile(request, join(ctx.files.root, file.path), Number(file.size), {
+          file_id: file.id,
+        });
+        return new Response(blob, {
           headers: {
             "content-type": file.content_type,
             "content-length": String(file.size),

@@ -5,6 +5,7 @@ import { errors } from "../http/schemas.ts";
 import type { AppContext } from "../server/context.ts";
 import { parseRange } from "./range.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
+import { storedFile } from "./stored-file.ts";
 
 /** SPEC: 200 full downloads per output; Range requests excluded; then 429 download_cap. */
 export const DOWNLOAD_CAP = 200;
@@ -68,6 +69,11 @@ export function outputRoutes(ctx: AppContext) {
       if (!file) throw new ApiError("not_found", "No such output.");
 
       const size = Number(file.size);
+      // Checked before the download is counted: a failed download must not use up the cap.
+      const blob = storedFile(request, ctx.outputs.absolute(file.path), size, {
+        request_id: params.id,
+        index,
+      });
       const range = parseRange(request.headers.get("range"), size);
       if (range === "unsatisfiable") {
         throw new ApiError("range_not_satisfiable", `The range does not fit the file (${size} bytes).`, {
@@ -84,7 +90,6 @@ export function outputRoutes(ctx: AppContext) {
           },
         );
       }
-      const blob = Bun.file(ctx.outputs.absolute(file.path));
       const headers: Record<string, string> = {
         "content-type": file.content_type,
         "accept-ranges": "bytes",

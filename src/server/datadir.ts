@@ -23,6 +23,14 @@ export interface DataDirPaths {
   files: string;
 }
 
+/**
+ * The secret files of a data dir (mode 0600), by their names in it: what a backup must carry so a
+ * restored server keeps its admin token and verifies the links it signed before.
+ */
+export function secretFiles(paths: DataDirPaths): string[] {
+  return [paths.serverSecret, paths.previousServerSecret, paths.adminToken];
+}
+
 export function dataDirPaths(dir: string): DataDirPaths {
   const root = resolve(dir);
   return {

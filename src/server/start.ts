@@ -94,6 +94,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         new Response('{"error":{"code":"not_ready","message":"Starting.","type":"server_error"}}', {
           status: 503,
         }),
+      error: lastResortError,
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -188,6 +189,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         observeRequest(ctx, request, response);
         return response;
       },
+      error: lastResortError,
     });
     if (metricsServer) {
       metricsServer.reload({ fetch: metricsListenerFetch(ctx) });
@@ -239,6 +241,16 @@ const oneLine = (err: unknown) =>
   String((err as Error).message ?? err)
     .split("\n")[0]!
     .slice(0, 200);
+
+/**
+ * Bun's own error handler: a response that fails after the app returned it (a body that cannot be
+ * read) would otherwise be Bun's plain-text "Something went wrong!" page with the stack on stderr.
+ * The request is not known here; the line carries the error.
+ */
+function lastResortError(err: Error): Response {
+  log("error", "response failed after the handler returned", errorFields(err));
+  return errorResponse(new ApiError("internal_error", "An unexpected error occurred; it has been logged."));
+}
 
 function hostForUrl(host: string): string {
   if (host === "0.0.0.0" || host === "::") return "127.0.0.1";
