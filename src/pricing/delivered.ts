@@ -1,6 +1,6 @@
 import { formatQuantity } from "./arith.ts";
 import type { MediaQuote } from "./quote.ts";
-import { chargeForActualQuantity } from "./settle.ts";
+import { chargeForActualQuantity, quantityOfUnits } from "./settle.ts";
 
 /**
  * What one delivered output is, as the settlement sees it: each value measured from the stored
@@ -84,12 +84,7 @@ export function priceDelivery(
       break;
   }
   if (assumed && typeof claimedUnits === "number" && !Number.isNaN(claimedUnits)) {
-    const claimed =
-      claimedUnits <= 0
-        ? 0n
-        : claimedUnits === Number.POSITIVE_INFINITY
-          ? quantity
-          : BigInt(Math.ceil(claimedUnits)) * quote.quantity_per_unit;
+    const claimed = quantityOfUnits(quote, claimedUnits);
     if (claimed < quantity) quantity = claimed;
   }
   if (quantity > quote.quantity) quantity = quote.quantity;

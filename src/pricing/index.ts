@@ -5,7 +5,8 @@ export { MAX_RATE_MICRO, parseRate, RATE_SCALE, usdMicroToRubMicro } from "./fx.
 export { type MediaPricingOptions, priceMediaInput } from "./media.ts";
 export { DEFAULT_UPSCALE, type ImageSize, type ImageSizeLookup } from "./megapixels.ts";
 export type { MediaQuote, MediaUnit, Quote, TextQuote } from "./quote.ts";
-export { chargeForActualQuantity, chargeForActualUnits } from "./settle.ts";
+export { billedSeconds, type DeliveredOutput, type Delivery, priceDelivery } from "./delivered.ts";
+export { chargeForActualQuantity, chargeForActualUnits, quantityOfUnits } from "./settle.ts";
 export {
   chargeForTextUsage,
   DEFAULT_MAX_TOKENS,
