@@ -74,3 +74,21 @@ export function ownFileUrlsToIds(input: unknown, publicUrl: string): unknown {
   }
   return input;
 }
+
+/**
+ * Pixel size of a resolved file referenced by an input value (a "file_..." id), as measured at
+ * upload; null for any other value or a file whose size is unknown. Prices upscales (see
+ * ImageSizeLookup in src/pricing/megapixels.ts) at estimate and at submit alike.
+ */
+export function uploadedImageSize(
+  files: Map<string, FileRow>,
+): (value: string) => { width: number; height: number } | null {
+  return (value) => fileImageSize(files.get(value));
+}
+
+/** A file's pixel size as measured at upload, or null (not an image it could measure, or no file). */
+export function fileImageSize(f: FileRow | null | undefined): { width: number; height: number } | null {
+  return f && f.width !== null && f.height !== null
+    ? { width: Number(f.width), height: Number(f.height) }
+    : null;
+}

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
+import { resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors, MicroString } from "../http/schemas.ts";
 import type { AppContext } from "../server/context.ts";
@@ -33,7 +34,11 @@ export function estimateRoutes(ctx: AppContext) {
           throw new ApiError("unknown_model", `Model "${body.model_id}" is not in the catalog.`, {
             param: "model_id",
           });
-        const e = estimate(model, body.input ?? {});
+        const input = body.input ?? {};
+        // As at submit: an upscale of an uploaded file is priced on the file's measured size.
+        const files =
+          model.kind === "text" ? new Map() : resolveFileRefs(ctx.files, principal.accountId, input);
+        const e = estimate(model, input, { imageSize: uploadedImageSize(files) });
         const account = ctx.accounts.getAccount(principal.accountId)!;
         const out = {
           object: "estimate" as const,

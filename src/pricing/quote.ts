@@ -6,7 +6,7 @@ export type MediaUnit = Exclude<Unit, "1M_tokens">;
 /**
  * The price of one media job, computed before it runs and stored with it as the hold.
  * It carries the unit price and quantity, not only the total, so the final charge for a job
- * that delivered less (chargeForActualUnits) is recomputed with the very same formula.
+ * that delivered less (priceDelivery) is recomputed with the very same formula.
  *
  * Quantity is counted in the unit's base measure so it is always an integer:
  * seconds, images, or pixels for per-megapixel models (quantity_per_unit = 1,000,000).

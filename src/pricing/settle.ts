@@ -3,8 +3,7 @@ import type { MediaQuote } from "./quote.ts";
 
 /**
  * The final charge of a media job that delivered `actualQuantity` base measures (seconds,
- * images, or pixels for per-MP quotes; see MediaQuote.quantity), e.g. an upstream reporting the
- * real output size. The actual is clamped to [0, quoted quantity], so the charge is never above
+ * images, or pixels for per-MP quotes; see MediaQuote.quantity), as measured by priceDelivery. The actual is clamped to [0, quoted quantity], so the charge is never above
  * the hold (billing rule 3), and it uses the quote's own unit price and rounding, so delivering
  * everything charges exactly the quoted amount.
  */
@@ -15,8 +14,8 @@ export function chargeForActualQuantity(quote: MediaQuote, actualQuantity: bigin
 }
 
 /**
- * The final charge of a media job that delivered `actualUnits` catalog units: seconds, images,
- * or megapixels (sandbox `actual_units`, an upstream's reported duration).
+ * The price of `actualUnits` catalog units (seconds, images or megapixels) on a quote, as used for
+ * a provider's job-level claim when the delivered files cannot be measured (see priceDelivery).
  *
  * - A fractional count (4.3 s) is rounded UP to whole units before pricing: a started second is
  *   billed, as the quote itself counts whole units. Whole units are then converted to the quote's
@@ -26,17 +25,25 @@ export function chargeForActualQuantity(quote: MediaQuote, actualQuantity: bigin
  *   throws rather than guessing an amount.
  */
 export function chargeForActualUnits(quote: MediaQuote, actualUnits: number | bigint): bigint {
+  return chargeForActualQuantity(quote, quantityOfUnits(quote, actualUnits));
+}
+
+/**
+ * Catalog units (a claim such as "4.3 s" or "2 MP") as the quote's base measure, started units
+ * rounded up: negative or -Infinity -> 0, +Infinity -> the quote's quantity, NaN throws.
+ */
+export function quantityOfUnits(quote: MediaQuote, units: number | bigint): bigint {
   let whole: bigint;
-  if (typeof actualUnits === "bigint") {
-    whole = actualUnits;
-  } else if (Number.isNaN(actualUnits)) {
+  if (typeof units === "bigint") {
+    whole = units;
+  } else if (Number.isNaN(units)) {
     throw new RangeError("chargeForActualUnits: actual units is NaN");
-  } else if (actualUnits === Number.POSITIVE_INFINITY) {
-    return quote.amount_usd_micro;
-  } else if (actualUnits <= 0) {
+  } else if (units === Number.POSITIVE_INFINITY) {
+    return quote.quantity;
+  } else if (units <= 0) {
     whole = 0n;
   } else {
-    whole = BigInt(Math.ceil(actualUnits));
+    whole = BigInt(Math.ceil(units));
   }
-  return chargeForActualQuantity(quote, whole * quote.quantity_per_unit);
+  return whole < 0n ? 0n : whole * quote.quantity_per_unit;
 }

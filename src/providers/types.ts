@@ -14,7 +14,11 @@ export interface MediaOutput {
 
 export interface ProviderResult {
   outputs: MediaOutput[];
-  /** Units actually delivered (e.g. real seconds); below the quote it lowers the charge, never raises it. */
+  /**
+   * Units the provider claims it delivered (an upstream's reported duration). The settlement
+   * measures the delivered files and uses this only where they cannot be measured nor the outputs
+   * declare it; it can lower the charge, never raise it (docs/money.md, "Charge equals delivery").
+   */
   actualUnits?: number | null;
   /** Extra non-media fields passed through to the output (seed, timings, ...). */
   extra?: Record<string, unknown>;
@@ -31,6 +35,12 @@ export interface ProviderJob {
   log(message: string): void;
   /** Record the upstream's id as soon as it is known (durably, before waiting on it). */
   setUpstreamId(id: string): void;
+  /**
+   * Pixel size of the uploaded image a top-level input field referred to (as a file id, before it
+   * became a signed URL), as measured at upload; null for a plain URL or an unmeasured file. The
+   * same measurement priced the job (an upscale's source), so a provider can deliver what was priced.
+   */
+  inputImageSize?(field: string): { width: number; height: number } | null;
 }
 
 /** Why a provider gave up, which decides what the queue does next. */

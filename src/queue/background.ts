@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { signedFileUrl } from "../files/files-http.ts";
-import { replaceFileRefs } from "../files/references.ts";
+import { fileImageSize, replaceFileRefs } from "../files/references.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { WebhookDispatcher } from "../webhooks/outbox.ts";
@@ -25,6 +25,7 @@ export function startBackground(ctx: AppContext) {
     outputTtlMs: () => ctx.live.files.retentionMs,
     prepareInput: (input) =>
       replaceFileRefs(input, (id) => signedFileUrl(ctx, id)) as Record<string, unknown>,
+    uploadedImageSize: (id, accountId) => fileImageSize(ctx.files.getLive(id, accountId)),
   });
   pool.start();
   const dispatcher = new WebhookDispatcher({

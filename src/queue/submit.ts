@@ -1,7 +1,7 @@
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
-import { ownFileUrlsToIds, resolveFileRefs } from "../files/references.ts";
+import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
 import type { MediaQuote, Quote } from "../pricing/quote.ts";
@@ -86,15 +86,8 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Submit
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
   validateModelInput(model, input);
   const files = resolveFileRefs(ctx.files, s.principal.accountId, input);
-  const quote = priceMediaInput(model, input, {
-    // Per-megapixel upscales are priced on an uploaded image's measured size.
-    imageSize: (value) => {
-      const f = files.get(value);
-      return f && f.width !== null && f.height !== null
-        ? { width: Number(f.width), height: Number(f.height) }
-        : null;
-    },
-  });
+  // Per-megapixel upscales are priced on an uploaded image's measured size.
+  const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });
   const webhookUrl = webhookRaw ? (await ctx.checkWebhookUrl(webhookRaw)).toString() : null;
 
   const limits = ctx.live.limits;

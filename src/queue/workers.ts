@@ -2,7 +2,8 @@ import type { Catalog } from "../catalog/catalog.ts";
 import { fetchOutputToStore } from "../files/fetch-output.ts";
 import type { OutputStore } from "../files/output-store.ts";
 import { errorFields, log } from "../lib/log.ts";
-import { chargeForActualUnits } from "../pricing/settle.ts";
+import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
+import { bytesSource, type Measured, measureFile, measureMedia } from "../providers/measure.ts";
 import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
@@ -22,6 +23,8 @@ export interface WorkerPoolOptions {
   outputTtlMs: () => number;
   /** Rewrites a stored input for the provider (file ids -> fresh signed URLs). */
   prepareInput: (input: Record<string, unknown>) => Record<string, unknown>;
+  /** Measured pixel size of an account's uploaded file (for ProviderJob.inputImageSize). */
+  uploadedImageSize?: (fileId: string, accountId: string) => { width: number; height: number } | null;
   leaseMs?: number;
   owner?: string;
 }
@@ -161,15 +164,22 @@ export class WorkerPool {
       jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now());
       return;
     }
+    const stored = JSON.parse(job.input) as Record<string, unknown>;
     const pj: ProviderJob = {
       id: job.id,
       model,
-      input: this.o.prepareInput(JSON.parse(job.input) as Record<string, unknown>),
+      input: this.o.prepareInput(stored),
       attempt: Number(job.attempt),
       upstreamId: job.upstream_id,
       signal,
       log: (message) => jobs.appendLog(job.id, "info", message, Date.now()),
       setUpstreamId: (id) => jobs.setUpstreamId(job.id, id),
+      inputImageSize: (field) => {
+        const value = stored[field];
+        return typeof value === "string" && this.o.uploadedImageSize
+          ? this.o.uploadedImageSize(value, job.account_id)
+          : null;
+      },
     };
     let result: Awaited<ReturnType<Provider["run"]>>;
     try {
@@ -196,11 +206,16 @@ export class WorkerPool {
       }
       return;
     }
+    if (result.outputs.length === 0) {
+      // Nothing delivered is a failed generation: the hold is released, nothing charged.
+      jobs.fail(job.id, "generation_failed", "The provider finished without any output.", Date.now());
+      return;
+    }
     // Outputs are in the store before the job is COMPLETED, so a completed job always has its media.
-    const stored: OutputRow[] = [];
+    const rows: OutputRow[] = [];
     try {
       for (const [idx, o] of result.outputs.entries()) {
-        if (o.bytes) stored.push(this.o.outputs.write(job.id, idx, o.bytes, o.contentType));
+        if (o.bytes) rows.push(this.o.outputs.write(job.id, idx, o.bytes, o.contentType));
         else if (o.url) {
           const copy = await fetchOutputToStore(
             o.url,
@@ -211,7 +226,7 @@ export class WorkerPool {
             signal,
           );
           // The provider's declared type wins when the upstream's link serves a generic one.
-          stored.push(
+          rows.push(
             copy.contentType === "application/octet-stream" ? { ...copy, contentType: o.contentType } : copy,
           );
         } else throw new Error("an output without bytes or url");
@@ -224,21 +239,56 @@ export class WorkerPool {
       jobs.fail(job.id, "generation_failed", why, Date.now());
       return;
     }
-    const quote = parseQuote(job.quote);
-    const charge =
-      result.actualUnits == null ? quote.amount_usd_micro : chargeForActualUnits(quote, result.actualUnits);
-    const output = outputTemplate(job.kind, result.outputs, result.extra);
+    // The charge is the price of what was delivered, measured from the stored files (docs/money.md,
+    // "Charge equals delivery"), never above the hold.
+    const delivered = result.outputs.map((o, i) => deliveredOutput(o, this.measure(o, rows[i]!)));
+    const delivery = priceDelivery(parseQuote(job.quote), delivered, result.actualUnits);
+    const output = outputTemplate(
+      job.kind,
+      result.outputs.map((o, i) => withMeasured(o, delivered[i]!)),
+      result.extra,
+    );
     const completed = jobs.complete(
       job.id,
       output,
-      stored,
-      charge,
-      result.actualUnits == null ? null : String(result.actualUnits),
+      rows,
+      delivery.amount_usd_micro,
+      delivery.units,
       this.o.outputTtlMs(),
       Date.now(),
     );
     if (!completed) this.o.outputs.removeJob(job.id); // failed meanwhile (deadline sweep): no orphans
   }
+
+  /** Measures a delivered file: the bytes in hand, else the copy in the store. */
+  private measure(o: MediaOutput, row: OutputRow) {
+    return o.bytes ? measureMedia(bytesSource(o.bytes)) : measureFile(this.o.outputs.absolute(row.path));
+  }
+}
+
+/**
+ * One output as the settlement sees it: measured values first, the provider's declaration for what
+ * the file does not tell (an unknown container), nothing assumed here (priceDelivery decides).
+ */
+export function deliveredOutput(o: MediaOutput, m: Measured): DeliveredOutput {
+  const sized = m.width !== null && m.height !== null;
+  return {
+    width: sized ? m.width : (o.width ?? null),
+    height: sized ? m.height : (o.height ?? null),
+    duration: m.duration ?? (m.still ? null : (o.duration ?? null)),
+    still: m.still,
+  };
+}
+
+/** The output's description with the measured size and duration in place of the declared ones. */
+function withMeasured(o: MediaOutput, d: DeliveredOutput): MediaOutput {
+  const out: MediaOutput = { ...o };
+  if (d.width !== null && d.height !== null) {
+    out.width = d.width;
+    out.height = d.height;
+  }
+  if (d.duration !== null && o.kind !== "image") out.duration = d.duration;
+  return out;
 }
 
 class DeadlineError extends Error {}

@@ -3,6 +3,8 @@
  * ("data: {json}"), a usage chunk when stream_options.include_usage is set, "data: [DONE]", and
  * OpenAI's error bodies. The upstream model name picks the behaviour:
  *   ok, slow (50 ms per chunk), midstream-error, no-usage, 429, 503, 400, endless (until aborted).
+ * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "half": half the count),
+ * speech is a 2 s WAV.
  */
 export interface MockOpenAI {
   url: string;
@@ -151,7 +153,8 @@ async function media(req: Request, path: string, state: MockOpenAI): Promise<Res
     return new Response(encodeSpeechWav(2, 1), { headers: { "content-type": "audio/wav" } });
   }
   const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
-  const n = Number(body.n ?? 1);
+  // "half": the upstream delivers only half the images asked for (rounded up).
+  const n = Math.ceil(Number(body.n ?? 1) / (mode === "half" ? 2 : 1));
   const png = Buffer.from(encodePng(16, 16, 1)).toString("base64");
   const origin = new URL(req.url).origin;
   const data = Array.from({ length: n }, () =>

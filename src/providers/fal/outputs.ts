@@ -23,6 +23,8 @@ const isFile = (v: unknown): boolean => (isObj(v) && typeof v.url === "string") 
  * A file is `{url, content_type?, width?, height?, duration?}` (or a bare URL string); `data:` URLs
  * (fal's sync_mode) are decoded to bytes, http(s) URLs are left for the worker to copy.
  * Other fields (seed, timings, has_nsfw_concepts...) pass through in `extra`, except other files.
+ * fal's width/height/duration are declarations: the settlement measures the copied files and uses
+ * them (and `actualUnits`) only where a file cannot be measured (docs/money.md, "Charge equals delivery").
  */
 export function mapFalResult(model: Model, body: unknown): ProviderResult {
   if (!isObj(body)) throw new ProviderError("failed", "fal returned a result that is not a JSON object.");

@@ -1,4 +1,5 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { wavSeconds } from "../measure.ts";
 import {
   type MediaOutput,
   type Provider,
@@ -108,7 +109,8 @@ export class OpenAIMediaProvider implements Provider {
         return { kind: "image", contentType: "image/png", url: d.url, ...sizeOf(size) };
       throw new ProviderError("failed", `Image ${i} of the upstream's answer has neither b64_json nor url.`);
     });
-    return { outputs, actualUnits: outputs.length < n ? outputs.length : null };
+    // The settlement counts and measures the delivered images (docs/money.md, "Charge equals delivery").
+    return { outputs };
   }
 
   private async speech(
@@ -148,8 +150,6 @@ export class OpenAIMediaProvider implements Provider {
       outputs: [
         { kind: "audio", contentType: "audio/wav", bytes, ...(duration !== null ? { duration } : {}) },
       ],
-      // Speech is priced per second: a shorter clip than requested is charged for what it is.
-      actualUnits: duration !== null ? Math.ceil(duration) : null,
     };
   }
 }
@@ -158,25 +158,4 @@ function sizeOf(size: string | undefined) {
   if (!size) return {};
   const [w, h] = size.split("x").map(Number);
   return { width: w, height: h };
-}
-
-/** Duration of a PCM WAV file from its header, or null if it is not one. */
-export function wavSeconds(b: Uint8Array): number | null {
-  if (
-    b.length < 44 ||
-    String.fromCharCode(...b.subarray(0, 4)) !== "RIFF" ||
-    String.fromCharCode(...b.subarray(8, 12)) !== "WAVE"
-  )
-    return null;
-  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  let at = 12;
-  let byteRate = 0;
-  while (at + 8 <= b.length) {
-    const id = String.fromCharCode(...b.subarray(at, at + 4));
-    const size = v.getUint32(at + 4, true);
-    if (id === "fmt ") byteRate = v.getUint32(at + 16, true);
-    if (id === "data") return byteRate > 0 ? Math.min(size, b.length - at - 8) / byteRate : null;
-    at += 8 + size + (size % 2);
-  }
-  return null;
 }

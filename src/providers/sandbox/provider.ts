@@ -49,77 +49,82 @@ export class SandboxProvider implements Provider {
     return result;
   }
 
+  /**
+   * The delivered media. `actual_units` caps what is delivered (images, seconds, or megapixels of
+   * output), and the files are exactly that: the settlement measures them and charges for them
+   * (docs/money.md, "Charge equals delivery"), so the sandbox claims no units of its own. 0 units
+   * delivers nothing, which the worker fails (nothing charged).
+   */
   private produce(job: ProviderJob, seed: number, actual: number | undefined): ProviderResult {
     const input = job.input;
     const model = job.model;
     const requested = (n: unknown, fallback: number) => (typeof n === "number" ? n : fallback);
-    switch (model.kind) {
-      case "image": {
-        const count = Math.min(
-          requested(input.num_images, model.default_units ?? 1),
-          actual ?? Number.POSITIVE_INFINITY,
-        );
-        const w = requested(input.width, 512);
-        const h = requested(input.height, 512);
-        const outputs: MediaOutput[] = [];
-        for (let i = 0; i < count; i++) {
-          outputs.push({
-            kind: "image",
-            contentType: "image/png",
-            bytes: encodePng(w, h, seed + i),
-            width: w,
-            height: h,
-          });
-        }
-        return { outputs, actualUnits: actual ?? null, extra: { seed } };
-      }
-      case "upscale": {
+    const cap = actual ?? Number.POSITIVE_INFINITY;
+    const png = (w: number, h: number, s: number): MediaOutput => ({
+      kind: "image",
+      contentType: "image/png",
+      bytes: encodePng(w, h, s),
+      width: w,
+      height: h,
+    });
+    if (model.kind === "image" || (model.kind === "upscale" && model.unit !== "second")) {
+      let count: number;
+      let w: number;
+      let h: number;
+      if (model.kind === "upscale") {
+        // The source the job was priced on: the uploaded file's measured size wins over declared values.
+        const source = job.inputImageSize?.("image_url") ?? {
+          width: requested(input.width, 256),
+          height: requested(input.height, 256),
+        };
         const scale = requested(input.scale, 2);
-        const w = requested(input.width, 256) * scale;
-        const h = requested(input.height, 256) * scale;
-        return {
-          outputs: [
-            { kind: "image", contentType: "image/png", bytes: encodePng(w, h, seed), width: w, height: h },
-          ],
-          actualUnits: actual ?? null,
-        };
+        count = 1;
+        w = source.width * scale;
+        h = source.height * scale;
+      } else {
+        count = requested(input.num_images, model.unit === "image" ? (model.default_units ?? 1) : 1);
+        w = requested(input.width, 512);
+        h = requested(input.height, 512);
       }
-      case "audio": {
-        const duration = Math.min(
-          requested(input.duration, model.default_units ?? 1),
-          actual ?? Number.POSITIVE_INFINITY,
-        );
-        const bytes = encodeSpeechWav(duration, seed);
-        return {
-          outputs: [{ kind: "audio", contentType: "audio/wav", bytes, duration }],
-          actualUnits: actual ?? null,
-        };
+      if (model.unit === "image") count = Math.min(count, cap);
+      else if (model.unit === "megapixel" && actual !== undefined) {
+        const fitted = fitPixels(w, h, Math.floor((actual * 1_000_000) / count));
+        if (!fitted) count = 0;
+        else [w, h] = fitted;
       }
-      default: {
-        // video and avatar: an animation of the delivered length
-        const units =
-          model.reference_video && input.video_url
-            ? requested(input.input_duration_sec, 1)
-            : requested(input.duration, model.default_units ?? 1);
-        const duration = Math.max(1, Math.min(units, actual ?? Number.POSITIVE_INFINITY));
-        const [w, h] = TIER_SIZE[String(input.resolution ?? model.resolutions?.[0] ?? "480p")] ?? [854, 480];
-        const anim = encodeAnimation(duration, w, h, 10, seed);
-        return {
-          outputs: [
-            {
-              kind: "video",
-              contentType: anim.contentType,
-              bytes: anim.bytes,
-              width: w,
-              height: h,
-              duration,
-            },
-          ],
-          actualUnits: actual ?? null,
-          extra: { seed },
-        };
-      }
+      const outputs: MediaOutput[] = [];
+      for (let i = 0; i < count; i++) outputs.push(png(w, h, seed + i));
+      return { outputs, extra: { seed } };
     }
+    if (model.kind === "audio") {
+      const duration = Math.min(requested(input.duration, model.default_units ?? 1), cap);
+      if (duration <= 0) return { outputs: [] };
+      const bytes = encodeSpeechWav(duration, seed);
+      return { outputs: [{ kind: "audio", contentType: "audio/wav", bytes, duration }] };
+    }
+    // video, avatar and video upscales: an animation of the delivered length
+    const units =
+      model.reference_video && input.video_url
+        ? requested(input.input_duration_sec, 1)
+        : requested(input.duration, model.default_units ?? 1);
+    const duration = Math.min(units, cap);
+    if (duration <= 0) return { outputs: [], extra: { seed } };
+    const [w, h] = TIER_SIZE[String(input.resolution ?? model.resolutions?.[0] ?? "480p")] ?? [854, 480];
+    const anim = encodeAnimation(duration, w, h, 10, seed);
+    return {
+      outputs: [
+        {
+          kind: "video",
+          contentType: anim.contentType,
+          bytes: anim.bytes,
+          // The animation's real frame size (the encoder scales the tier's frame down; see animationSize).
+          width: anim.width,
+          height: anim.height,
+          duration,
+        },
+      ],
+      extra: { seed },
+    };
   }
 
   /** Sleeps delay_ms in up to 10 steps, logging progress; aborts promptly on the job's signal. */
@@ -131,6 +136,21 @@ export class SandboxProvider implements Provider {
       job.log(`sandbox: progress ${Math.round((i / steps) * 100)}%`);
     }
   }
+}
+
+/** The largest w' x h' <= maxPixels with the aspect of w x h (unchanged if it fits), or null below 1 pixel. */
+export function fitPixels(w: number, h: number, maxPixels: number): [number, number] | null {
+  if (w * h <= maxPixels) return [w, h];
+  if (maxPixels < 1) return null;
+  const f = Math.sqrt(maxPixels / (w * h));
+  let fw = Math.max(1, Math.floor(w * f));
+  let fh = Math.max(1, Math.floor(h * f));
+  while (fw * fh > maxPixels) {
+    if (fw >= fh && fw > 1) fw--;
+    else if (fh > 1) fh--;
+    else return null;
+  }
+  return [fw, fh];
 }
 
 function seedOf(id: string): number {

@@ -1,0 +1,63 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { OpenAIMediaProvider } from "../../../src/providers/openai/media.ts";
+import { startMockOpenAI } from "../../helpers/mock-openai.ts";
+import { settlementHarness } from "../../queue/settlement-harness.ts";
+
+/**
+ * OpenAI-compatible media: the upstream's images and speech are charged for what they are (count,
+ * real pixels, real seconds), not for the n, size or duration the request asked for.
+ */
+const mock = startMockOpenAI();
+const h = settlementHarness({
+  provider: new OpenAIMediaProvider("oa", {
+    type: "openai",
+    baseUrl: mock.url,
+    apiKey: null,
+    timeoutMs: 5000,
+    concurrency: 2,
+    pollIntervalMs: 20,
+    workflows: {},
+  }),
+  providerConfig: { type: "openai", base_url: mock.url },
+  models: [
+    { id: "oa/half", kind: "image", provider: "oa", upstream_model: "half", price_usd_micro: 1000, max: 4 },
+    {
+      id: "oa/mp",
+      kind: "image",
+      unit: "megapixel",
+      provider: "oa",
+      upstream_model: "ok",
+      price_usd_micro: 1_000_000,
+      max: 4,
+    },
+    { id: "oa/tts", kind: "audio", provider: "oa", upstream_model: "tts", price_usd_micro: 1000, max: 30 },
+  ],
+});
+afterAll(async () => {
+  await h.stop();
+  mock.stop();
+});
+
+describe("openai media settlement", () => {
+  test("2 of 4 images delivered: 2 charged", async () => {
+    const r = await h.run("oa/half", { prompt: "x", num_images: 4 });
+    expect(r.files.length).toBe(2);
+    expect(r.held).toBe(4000n);
+    expect(r.charged).toBe(2000n);
+    expect(r.invariants).toEqual([]);
+  });
+
+  test("per megapixel: 16x16 images for a 64x64 request are charged for 16x16", async () => {
+    const r = await h.run("oa/mp", { prompt: "x", width: 64, height: 64, num_images: 2 });
+    expect(r.held).toBe(BigInt(64 * 64 * 2));
+    expect(r.charged).toBe(BigInt(16 * 16 * 2));
+    expect(r.output!.images[0]).toMatchObject({ width: 16, height: 16 });
+  });
+
+  test("speech: a 2 s WAV for a 10 s request: 2 s charged", async () => {
+    const r = await h.run("oa/tts", { text: "hi", duration: 10 });
+    expect(r.held).toBe(10_000n);
+    expect(r.charged).toBe(2000n);
+    expect(r.output!.audio.duration).toBe(2);
+  });
+});

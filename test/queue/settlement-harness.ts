@@ -1,0 +1,69 @@
+import { readFileSync } from "node:fs";
+import type { Provider } from "../../src/providers/types.ts";
+import { WorkerPool } from "../../src/queue/workers.ts";
+import { pollUntil } from "../helpers/api.ts";
+import { json, makeTestApp } from "../helpers/context.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+
+/**
+ * An in-process gateway whose worker pool runs one real provider (pointed at a mock upstream), so
+ * a test can submit through the API and read what the settlement charged: the hold, the charge,
+ * the units recorded, the delivered files, and whether the ledger still reconciles.
+ */
+export function settlementHarness(o: {
+  models: unknown[];
+  provider: Provider;
+  providerConfig?: Record<string, unknown>;
+}) {
+  const t = makeTestApp({
+    models: o.models,
+    ...(o.providerConfig ? { providers: { [o.provider.name]: o.providerConfig } } : {}),
+  });
+  t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
+  t.ctx.providers.set(o.provider.name, o.provider);
+  const pool = new WorkerPool({
+    jobs: t.ctx.jobs,
+    events: t.ctx.events,
+    providers: t.ctx.providers,
+    catalog: () => t.ctx.catalog,
+    outputs: t.ctx.outputs,
+    concurrency: () => 2,
+    modelConcurrency: () => null,
+    outputTtlMs: () => 60_000,
+    prepareInput: (i) => i,
+  });
+  pool.start();
+
+  /** Submits, waits for a final state, and returns what was held, charged and delivered. */
+  async function run(model: string, body: Record<string, unknown>) {
+    const res = await t.request(`/v1/queue/${model}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const submitted = await json<{ request_id?: string; error?: unknown }>(res);
+    if (!submitted.request_id) throw new Error(`submit failed: ${JSON.stringify(submitted)}`);
+    const id = submitted.request_id;
+    const job = await pollUntil(
+      async () => t.ctx.jobs.get(id)!,
+      (j) => j.status === "COMPLETED" || j.status === "FAILED",
+      20_000,
+    );
+    const hold = t.ctx.ledger.getHold(job.hold_id)!;
+    const files = t.db
+      .query<{ path: string }, [string]>("SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx")
+      .all(id)
+      .map((r) => new Uint8Array(readFileSync(t.ctx.outputs.absolute(r.path))));
+    return {
+      status: job.status,
+      error: job.error_message,
+      held: hold.amount_micro,
+      charged: hold.status === "settled" ? (hold.charged_usd_micro ?? 0n) : 0n,
+      units: job.actual_units,
+      output: job.output ? (JSON.parse(job.output) as Record<string, any>) : null,
+      files,
+      invariants: checkInvariants(t.db),
+    };
+  }
+  return { t, run, stop: () => pool.stop(1000) };
+}
