@@ -146,7 +146,7 @@ export class AccountStore {
 
   listKeys(accountId: string): ApiKeyRow[] {
     return this.db
-      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id")
+      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
       .all(accountId);
   }
 
