@@ -79,6 +79,7 @@ export class AccountStore {
     );
     this.getAccountStmt = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE id = ?");
     this.getAccountByName = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE name = ?");
+    this.dataVersion = db.prepare<{ data_version: bigint }, []>("PRAGMA data_version");
   }
 
   countAccounts(): number {
@@ -145,7 +146,7 @@ export class AccountStore {
 
   listKeys(accountId: string): ApiKeyRow[] {
     return this.db
-      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id")
+      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
       .all(accountId);
   }
 
@@ -189,28 +190,49 @@ export class AccountStore {
    */
   revokeKey(accountId: string, keyId: string): ApiKeyRow {
     return this.db
+      .transaction(() => this.revokeInTx(this.getKey(accountId, keyId), { keepLastManageKey: true }))
+      .immediate();
+  }
+
+  /** Any account's key by id (revoked ones included), or null. For the operator, who sees every account. */
+  findKey(keyId: string): ApiKeyRow | null {
+    return this.db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
+  }
+
+  /**
+   * The operator's revocation (admin API and CLI): any key of any account, the last manage key
+   * included, so a leaked Default key can always be stopped. The operator can give the account a
+   * new manage key (`key create --manage`). Unknown ids are 404; revoking twice returns the key as is.
+   */
+  revokeKeyAsOperator(keyId: string): ApiKeyRow {
+    return this.db
       .transaction(() => {
-        const key = this.getKey(accountId, keyId);
-        if (key.revoked_at !== null) return key;
-        if (key.can_manage === 1n) {
-          const others = this.db
-            .query<{ n: bigint }, [string, string]>(
-              "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
-            )
-            .get(accountId, keyId)!;
-          if (others.n === 0n) {
-            throw new ApiError(
-              "conflict",
-              "This is the account's last key with the manage right; create another manage key before revoking it.",
-              { param: "key_id" },
-            );
-          }
-        }
-        this.db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), keyId);
-        this.invalidatePrincipals();
-        return this.getKey(accountId, keyId);
+        const key = this.findKey(keyId);
+        if (!key) throw new ApiError("not_found", `No key ${keyId}.`, { param: "key_id" });
+        return this.revokeInTx(key, { keepLastManageKey: false });
       })
       .immediate();
+  }
+
+  private revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): ApiKeyRow {
+    if (key.revoked_at !== null) return key;
+    if (options.keepLastManageKey && key.can_manage === 1n) {
+      const others = this.db
+        .query<{ n: bigint }, [string, string]>(
+          "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
+        )
+        .get(key.account_id, key.id)!;
+      if (others.n === 0n) {
+        throw new ApiError(
+          "conflict",
+          "This is the account's last key with the manage right; create another manage key before revoking it.",
+          { param: "key_id" },
+        );
+      }
+    }
+    this.db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
+    this.invalidatePrincipals();
+    return this.findKey(key.id)!;
   }
 
   /**
@@ -223,6 +245,7 @@ export class AccountStore {
     // Cached by digest (never the key) for a few seconds: a lookup per request was a tenth of
     // the CPU of a status read. Every key change in this process clears the cache at once.
     const cacheKey = digest.toString("base64");
+    this.forgetIfChangedElsewhere();
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
     const row = this.byHash.get(digest);
@@ -234,6 +257,21 @@ export class AccountStore {
   }
 
   private readonly principals = new Map<string, { principal: Principal; until: number }>();
+  private readonly dataVersion;
+  private seenDataVersion: bigint | null = null;
+
+  /**
+   * Another process (an operator command such as `gengate key revoke`) may have changed keys:
+   * SQLite's data_version moves whenever another connection commits, so the cache is dropped
+   * then, and a key revoked from the command line is refused on the very next request.
+   */
+  private forgetIfChangedElsewhere(): void {
+    const version = this.dataVersion.get()!.data_version;
+    if (version !== this.seenDataVersion) {
+      this.seenDataVersion = version;
+      this.principals.clear();
+    }
+  }
 
   /** Forget cached principals (after any key change). */
   invalidatePrincipals(): void {

@@ -15,6 +15,7 @@ import {
   LedgerPageSchema,
   LedgerQuery,
   NewKeySchema,
+  refuseMisnamedKeyFields,
   SpendQuery,
   SpendSchema,
   UpdateKeyBody,
@@ -136,6 +137,7 @@ export function accountRoutes(ctx: AppContext) {
       },
       {
         body: CreateKeyBody,
+        transform: refuseMisnamedKeyFields,
         beforeHandle: ({ principal }) => requireManage(principal),
         detail: {
           tags: ["Keys"],
@@ -152,6 +154,7 @@ export function accountRoutes(ctx: AppContext) {
       {
         params: KeyIdParams,
         body: UpdateKeyBody,
+        transform: refuseMisnamedKeyFields,
         beforeHandle: ({ principal }) => requireManage(principal),
         detail: {
           tags: ["Keys"],

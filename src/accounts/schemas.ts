@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { ApiError } from "../http/errors.ts";
 import { LimitQuery, MicroInput } from "../http/inputs.ts";
 import { MicroString } from "../http/schemas.ts";
 
@@ -106,3 +107,30 @@ export const LedgerQuery = t.Object({
 export const SpendQuery = t.Object({
   month: t.Optional(t.String({ description: "YYYY-MM (UTC); default: this month." })),
 });
+
+/**
+ * Names clients (and operators used to the CLI's `--monthly-limit` and `--manage`) try for key
+ * settings, mapped to the API's own. The API keeps one name per setting; these are refused with a
+ * message naming the right field instead of a bare "should not be provided".
+ */
+const MISNAMED_KEY_FIELDS: Record<string, string> = {
+  monthly_limit:
+    'the monthly spend limit is "monthly_limit_micro": integer micro-units of the account currency as a string (10.00 is "10000000"); the CLI\'s --monthly-limit takes the decimal',
+  monthlyLimit:
+    'the monthly spend limit is "monthly_limit_micro": integer micro-units of the account currency as a string (10.00 is "10000000")',
+  manage: 'the manage right is "can_manage" (true or false)',
+};
+
+/** Route `transform` hook of the key routes: runs before schema validation. */
+export function refuseMisnamedKeyFields({ body }: { body: unknown }): void {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return;
+  for (const [field, hint] of Object.entries(MISNAMED_KEY_FIELDS)) {
+    if (Object.hasOwn(body, field)) {
+      const message = `Unknown field "${field}": ${hint}.`;
+      throw new ApiError("validation_error", message, {
+        param: field,
+        details: [{ path: `body.${field}`, message }],
+      });
+    }
+  }
+}

@@ -1,6 +1,13 @@
 import { Elysia, t } from "elysia";
-import { accountView, keyView } from "../accounts/accounts.ts";
-import { AccountSchema, KeySchema, LedgerPageSchema, LedgerQuery } from "../accounts/schemas.ts";
+import { accountView } from "../accounts/accounts.ts";
+import {
+  AccountSchema,
+  KeyListSchema,
+  KeySchema,
+  LedgerPageSchema,
+  LedgerQuery,
+  refuseMisnamedKeyFields,
+} from "../accounts/schemas.ts";
 import { requireAdmin } from "../auth/authenticate.ts";
 import { fxView, isFxCurrency } from "../fx/rates.ts";
 import { ApiError } from "../http/errors.ts";
@@ -13,8 +20,11 @@ import {
   createAccountWithKey,
   createKeyFor,
   creditAccount,
+  listAccountKeys,
   requireAccount,
+  revokeKeyAsOperator,
   setFxRate,
+  showAccount,
 } from "./operations.ts";
 
 const AdminAccount = t.Omit(AccountSchema, ["month", "month_spent_micro"]);
@@ -28,6 +38,8 @@ const FxSchema = t.Object(
   { title: "FxRate" },
 );
 const AccountId = t.Object({ id: t.String({ pattern: "^acct_[0-9A-Za-z]{8,64}$" }) });
+const KeyId = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
+const AdminKey = t.Composite([KeySchema, t.Object({ account_id: t.String() })], { title: "AdminApiKey" });
 
 /** The operator API under /admin/v1, behind the admin token. */
 export function adminRoutes(ctx: AppContext) {
@@ -86,21 +98,34 @@ export function adminRoutes(ctx: AppContext) {
         },
       },
     )
-    .get(
-      "/accounts/:id",
-      ({ params }) => {
-        const account = requireAccount(ctx, params.id);
-        return { ...accountView(account), keys: ctx.accounts.listKeys(account.id).map(keyView) };
+    .get("/accounts/:id", ({ params }) => showAccount(ctx, params.id), {
+      params: AccountId,
+      detail: {
+        summary: "Get an account",
+        description: "Balance, held, this month's spend and its keys (revoked ones included).",
       },
-      {
-        params: AccountId,
-        detail: { summary: "Get an account", description: "With its keys." },
-        response: {
-          200: t.Composite([AdminAccount, t.Object({ keys: t.Array(KeySchema) })]),
-          ...errors(400, 401, 404),
-        },
+      response: {
+        200: t.Composite([AccountSchema, t.Object({ keys: t.Array(KeySchema) })]),
+        ...errors(400, 401, 404),
       },
-    )
+    })
+    .get("/accounts/:id/keys", ({ params }) => ({ data: listAccountKeys(ctx, params.id) }), {
+      params: AccountId,
+      detail: {
+        summary: "List an account's keys",
+        description: "Every key of the account, revoked ones included (never the key itself).",
+      },
+      response: { 200: KeyListSchema, ...errors(400, 401, 404) },
+    })
+    .delete("/keys/:id", ({ params }) => revokeKeyAsOperator(ctx, params.id), {
+      params: KeyId,
+      detail: {
+        summary: "Revoke a key",
+        description:
+          "Any account's key, at once: the next request with it is 401. Unlike DELETE /v1/keys/{id}, the operator may revoke an account's last manage key (give the account a new one with POST /admin/v1/accounts/{id}/keys and can_manage). Revoking a revoked key returns it unchanged.",
+      },
+      response: { 200: AdminKey, ...errors(400, 401, 404) },
+    })
     .get(
       "/accounts/:id/ledger",
       ({ params, query }) => {
@@ -164,6 +189,7 @@ export function adminRoutes(ctx: AppContext) {
       },
       {
         params: AccountId,
+        transform: refuseMisnamedKeyFields,
         body: t.Object(
           {
             name: t.Optional(t.String({ minLength: 1, maxLength: 100 })),

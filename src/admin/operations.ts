@@ -53,6 +53,29 @@ export function createKeyFor(
   return { ...keyView(s.accounts.getKey(accountId, keyId)), key_id: keyId, key };
 }
 
+/** An account as the operator sees it: the client's view (this month's spend included) and its keys. */
+export function showAccount(s: Services, accountId: string) {
+  const account = requireAccount(s, accountId);
+  const month = s.ledger.currentMonth();
+  return {
+    ...accountView(account),
+    month,
+    month_spent_micro: s.wallet.monthTotal(account.id, month).toString(),
+    keys: s.accounts.listKeys(account.id).map(keyView),
+  };
+}
+
+export function listAccountKeys(s: Services, accountId: string) {
+  requireAccount(s, accountId);
+  return s.accounts.listKeys(accountId).map(keyView);
+}
+
+/** Any account's key; the last manage key included (see AccountStore.revokeKeyAsOperator). */
+export function revokeKeyAsOperator(s: Services, keyId: string) {
+  const key = s.accounts.revokeKeyAsOperator(keyId);
+  return { ...keyView(key), account_id: key.account_id };
+}
+
 export function setFxRate(s: Services, currency: FxCurrency, rateText: string, source: string) {
   return fxView(s.fx.set(currency, parseRate(rateText), source));
 }

@@ -79,12 +79,29 @@ export interface Model {
   concurrency: number | null;
 }
 
-/** The public catalog entry of CONTRACT.md (money as decimal strings). */
+/**
+ * `created` of every catalog entry (unix seconds): OpenAI's model object needs one, and it must not
+ * change between reads, reloads or restarts. gengate does not track when an operator added a model,
+ * so every entry carries the same fixed epoch (2026-11-21T00:00:00Z, gengate's first release).
+ */
+export const MODEL_CREATED_EPOCH = 1_795_219_200;
+
+/** `owned_by`: the model id's owner segment ("sandbox" of "sandbox/chat"), already public in the id. */
+export function modelOwner(id: string): string {
+  return id.slice(0, id.indexOf("/"));
+}
+
+/**
+ * The public catalog entry of CONTRACT.md (money as decimal strings), plus OpenAI's model object
+ * fields (`object`, `created`, `owned_by`) so OpenAI SDKs can list and retrieve models.
+ */
 export function publicModel(m: Model) {
   const s = (n: number | null) => (n === null ? undefined : String(n));
   return {
     id: m.id,
     object: "model" as const,
+    created: MODEL_CREATED_EPOCH,
+    owned_by: modelOwner(m.id),
     kind: m.kind,
     unit: m.unit,
     price_usd_micro: s(m.price_usd_micro),

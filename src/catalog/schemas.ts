@@ -5,6 +5,10 @@ export const ModelSchema = t.Object(
   {
     id: t.String({ description: "Model id, used exactly as listed in paths (contains slashes)." }),
     object: t.Literal("model"),
+    created: t.Integer({
+      description: "Unix seconds (OpenAI's model object). A fixed epoch, the same for every model.",
+    }),
+    owned_by: t.String({ description: 'The owner segment of the id ("sandbox" for sandbox/chat).' }),
     kind: t.Union([
       t.Literal("video"),
       t.Literal("image"),

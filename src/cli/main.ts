@@ -20,12 +20,16 @@ Usage:
   gengate account create --name NAME [--currency USD|RUB] [--credit AMOUNT]
   gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]
   gengate account list
+  gengate account show ACCOUNT_ID      (balance, this month's spend and keys)
   gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
+  gengate key list --account ACCOUNT_ID
+  gengate key revoke KEY_ID            (any key, the last manage key included; refused at once)
   gengate fx set RUB RATE
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
   gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)
   gengate restore ARCHIVE              (into an empty or new --data-dir)
   (operator commands take --data-dir DIR and --json; they work while the server runs)
+  (AMOUNT is a decimal in the account currency, e.g. 12.50; the API's fields are *_micro integers)
   gengate version
   gengate help
 

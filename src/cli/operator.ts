@@ -5,8 +5,11 @@ import {
   createAccountWithKey,
   createKeyFor,
   creditAccount,
+  listAccountKeys,
   requireAccount,
+  revokeKeyAsOperator,
   setFxRate,
+  showAccount,
 } from "../admin/operations.ts";
 import { DEFAULT_DATA_DIR } from "../config/load.ts";
 import { migrate, openDatabase } from "../db/database.ts";
@@ -105,16 +108,77 @@ export function accountCommand(argv: string[]): number {
     );
     return 0;
   }
-  throw new UsageError("usage: gengate account create|credit|list ...");
+  if (sub === "show") {
+    const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
+    if (positionals.length !== 1) throw new UsageError("usage: gengate account show ACCOUNT_ID");
+    const a = withServices(flags["data-dir"], (s) => showAccount(s, positionals[0]!));
+    const m = (v: string) => `${formatMicro(BigInt(v))} ${a.currency}`;
+    print(
+      flags.json === "true",
+      a,
+      [
+        `account ${a.id} (${a.name}, ${a.currency}), created ${a.created_at}`,
+        `balance ${m(a.balance_micro)}, held ${m(a.held_micro)}, available ${m(a.available_micro)}`,
+        `spent in ${a.month}: ${m(a.month_spent_micro)}`,
+        `keys:`,
+        ...a.keys.map((k) => `  ${keyLine(k, a.currency)}`),
+      ].join("\n"),
+    );
+    return 0;
+  }
+  throw new UsageError("usage: gengate account create|credit|list|show ...");
 }
 
-/** `gengate key create --account ID [--name N] [--monthly-limit AMOUNT] [--manage]` */
+type KeyView = ReturnType<typeof listAccountKeys>[number];
+
+/** One key on one line: id, name, prefix, rights, limit, state. */
+function keyLine(k: KeyView, currency: string): string {
+  const limit =
+    k.monthly_limit_micro === null
+      ? "no monthly limit"
+      : `monthly limit ${formatMicro(BigInt(k.monthly_limit_micro))} ${currency}`;
+  const state = k.revoked_at ? `revoked ${k.revoked_at}` : "active";
+  return `${k.id}  ${k.name}  ${k.prefix}...  ${k.can_manage ? "manage" : "use"}  ${limit}  ${state}`;
+}
+
+const KEY_USAGE = `usage: gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
+       gengate key list --account ACCOUNT_ID
+       gengate key revoke KEY_ID`;
+
+/** `gengate key create|list|revoke` */
 export function keyCommand(argv: string[]): number {
   const [sub, ...rest] = argv;
-  if (sub !== "create")
-    throw new UsageError(
-      "usage: gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT]",
+  if (sub === "create") return keyCreate(rest);
+  if (sub === "list") {
+    const { flags, positionals } = parseArgs(rest, { values: ["account", "data-dir"], booleans: ["json"] });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    if (!flags.account) throw new UsageError("key list needs --account ACCOUNT_ID");
+    const { keys, currency } = withServices(flags["data-dir"], (s) => ({
+      keys: listAccountKeys(s, flags.account!),
+      currency: s.accounts.getAccount(flags.account!)!.currency,
+    }));
+    print(flags.json === "true", { data: keys }, keys.map((k) => keyLine(k, currency)).join("\n"));
+    return 0;
+  }
+  if (sub === "revoke") {
+    const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
+    if (positionals.length !== 1) throw new UsageError("usage: gengate key revoke KEY_ID");
+    const k = withServices(flags["data-dir"], (s) => revokeKeyAsOperator(s, positionals[0]!));
+    print(
+      flags.json === "true",
+      k,
+      `key ${k.id} (${k.name}) of account ${k.account_id} revoked at ${k.revoked_at}; requests with it are refused (401)`,
     );
+    return 0;
+  }
+  throw new UsageError(KEY_USAGE);
+}
+
+/**
+ * `gengate key create --account ID [--name N] [--monthly-limit AMOUNT] [--manage]`. AMOUNT is a
+ * decimal in the account currency, like every CLI amount; the API's field is monthly_limit_micro.
+ */
+function keyCreate(rest: string[]): number {
   const { flags, positionals } = parseArgs(rest, {
     values: ["account", "name", "monthly-limit", "data-dir"],
     booleans: ["json", "manage"],
@@ -133,7 +197,7 @@ export function keyCommand(argv: string[]): number {
   });
   print(
     flags.json === "true",
-    { key_id: k.key_id, key: k.key },
+    { key_id: k.key_id, key: k.key, monthly_limit_micro: k.monthly_limit_micro, can_manage: k.can_manage },
     `key ${k.key_id} (${k.name}) (shown once): ${k.key}`,
   );
   return 0;

@@ -1,16 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, json, makeTestApp } from "../helpers/context.ts";
-
-type Err = { error: { code: string; param?: string } };
-const admin = (method: string, body?: unknown, token: string | null = ADMIN_TOKEN) => ({
-  method,
-  key: null,
-  headers: {
-    ...(token ? { authorization: `Bearer ${token}` } : {}),
-    ...(body ? { "content-type": "application/json" } : {}),
-  },
-  ...(body ? { body: JSON.stringify(body) } : {}),
-});
+import { json, makeTestApp } from "../helpers/context.ts";
+import { admin, type Err } from "./helpers.ts";
 
 describe("/admin/v1", () => {
   test("needs the admin token; an API key is not enough", async () => {

@@ -132,17 +132,51 @@ describe("GET /v1/models", () => {
     expect(llm.price_usd_micro).toBeUndefined();
   });
 
-  test("one model by id (ids contain slashes)", async () => {
-    const res = await request("/v1/models/sandbox/speech", { key: null });
-    expect(res.status).toBe(200);
-    expect((await json(res)).id).toBe("sandbox/speech");
+  test("every entry is also an OpenAI model object: object, stable created, owned_by", async () => {
+    const first = await json<{ data: Record<string, unknown>[] }>(await request("/v1/models", { key: null }));
+    const { request: other } = makeTestApp();
+    const second = await json<{ data: Record<string, unknown>[] }>(await other("/v1/models", { key: null }));
+    for (const m of first.data) {
+      expect(m.object).toBe("model");
+      expect(Number.isInteger(m.created)).toBe(true);
+      expect(m.created as number).toBeGreaterThan(1_700_000_000);
+      expect(m.owned_by).toBe(String(m.id).split("/")[0]!);
+    }
+    // Stable: another process (here another app) answers the same created for the same model.
+    const created = (b: typeof first) => Object.fromEntries(b.data.map((m) => [m.id, m.created]));
+    expect(created(second)["sandbox/chat"]).toBe(created(first)["sandbox/chat"]);
+    const one = await json(await request("/v1/models/sandbox/chat", { key: null }));
+    expect(one).toEqual(first.data.find((m) => m.id === "sandbox/chat")!);
   });
 
-  test("an unknown model id is 400 unknown_model", async () => {
-    const res = await request("/v1/models/acme/nope", { key: null });
-    expect(res.status).toBe(400);
-    expect((await json<{ error: { code: string } }>(res)).error.code).toBe("unknown_model");
+  test("one model by id, raw (ids contain slashes) or percent-encoded as the OpenAI SDKs send it", async () => {
+    for (const path of [
+      "/v1/models/sandbox/speech",
+      "/v1/models/sandbox%2Fspeech",
+      "/v1/models/sandbox%2fspeech",
+    ]) {
+      const res = await request(path, { key: null });
+      expect(res.status).toBe(200);
+      expect((await json(res)).id).toBe("sandbox/speech");
+    }
+    const res = await request("/v1/models/acme%2Fllm", { key: null });
+    expect((await json(res)).owned_by).toBe("acme");
   });
+
+  test.each(["/v1/models/acme/nope", "/v1/models/acme%2Fnope", "/v1/models/sandbox", "/v1/models/%E0%A4%A"])(
+    "%s: an unknown model id is 404 not_found with the contract's body",
+    async (path) => {
+      const res = await request(path, { key: null });
+      expect(res.status).toBe(404);
+      const body = await json<{ error: { code: string; type: string; message: string; param: string } }>(res);
+      expect(body.error).toMatchObject({
+        code: "not_found",
+        type: "invalid_request_error",
+        param: "model_id",
+      });
+      expect(body.error.message).toContain("is not in the catalog");
+    },
+  );
 
   test("the catalog is live: swapping it changes the next response", async () => {
     const { request: req, ctx } = makeTestApp();

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runGengate, startServer, type TestServer } from "../helpers/server.ts";
+
+let server: TestServer;
+let dd: string[];
+let accountId: string;
+beforeAll(async () => {
+  server = await startServer();
+  dd = ["--data-dir", server.dataDir];
+  accountId = ((await (await server.fetch("/v1/account")).json()) as { id: string }).id;
+});
+afterAll(() => server?.cleanup());
+
+type Key = {
+  id: string;
+  name: string;
+  can_manage: boolean;
+  monthly_limit_micro: string | null;
+  revoked_at: string | null;
+};
+
+async function cli(args: string[]) {
+  const r = await runGengate([...args, ...dd]);
+  if (r.code !== 0) throw new Error(`gengate ${args.join(" ")} failed (${r.code}): ${r.stderr}`);
+  return r;
+}
+
+describe("operator CLI: keys and accounts on a running server's data dir", () => {
+  test("account show, key list, and a key revoked from the CLI is refused by the server at once", async () => {
+    const created = JSON.parse(
+      (
+        await cli([
+          "key",
+          "create",
+          "--account",
+          accountId,
+          "--name",
+          "ci",
+          "--monthly-limit",
+          "12.5",
+          "--json",
+        ])
+      ).stdout,
+    ) as { key_id: string; key: string; monthly_limit_micro: string };
+    // One vocabulary: the CLI's decimal --monthly-limit is the API's monthly_limit_micro.
+    expect(created.monthly_limit_micro).toBe("12500000");
+    // The server has just authenticated (and cached) the key ...
+    expect((await server.fetch("/v1/account", { key: created.key })).status).toBe(200);
+    expect((await server.fetch("/v1/account", { key: created.key })).status).toBe(200);
+
+    const list = JSON.parse((await cli(["key", "list", "--account", accountId, "--json"])).stdout) as {
+      data: Key[];
+    };
+    expect(list.data.map((k) => [k.name, k.can_manage, k.monthly_limit_micro, k.revoked_at])).toEqual([
+      ["Default", true, null, null],
+      ["ci", false, "12500000", null],
+    ]);
+    const human = (await cli(["key", "list", "--account", accountId])).stdout;
+    expect(human).toContain(`${created.key_id}  ci  `);
+    expect(human).toContain("monthly limit 12.50 USD  active");
+    expect(human).not.toContain(created.key);
+
+    const revoked = JSON.parse((await cli(["key", "revoke", created.key_id, "--json"])).stdout) as Key & {
+      account_id: string;
+    };
+    expect(revoked).toMatchObject({ id: created.key_id, account_id: accountId });
+    expect(revoked.revoked_at).not.toBeNull();
+    // ... and refuses it on the very next request, though another process revoked it.
+    const refused = await server.fetch("/v1/account", { key: created.key });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+    expect((await server.fetch("/v1/account")).status).toBe(200);
+
+    const shown = JSON.parse((await cli(["account", "show", accountId, "--json"])).stdout) as {
+      id: string;
+      balance_micro: string;
+      month_spent_micro: string;
+      keys: Key[];
+    };
+    expect(shown.id).toBe(accountId);
+    expect(shown.keys.find((k) => k.id === created.key_id)!.revoked_at).toBe(revoked.revoked_at);
+    // The same view as the admin API's.
+    const viaApi = (await (
+      await fetch(`${server.url}/admin/v1/accounts/${accountId}`, {
+        headers: { authorization: `Bearer ${server.adminToken}` },
+      })
+    ).json()) as typeof shown;
+    expect(shown).toEqual(viaApi);
+    const humanShow = (await cli(["account", "show", accountId])).stdout;
+    expect(humanShow).toContain(`account ${accountId} (default, USD)`);
+    expect(humanShow).toContain("revoked ");
+  });
+
+  test("the operator can revoke the last manage key; the account gets a new one", async () => {
+    const other = JSON.parse((await cli(["account", "create", "--name", "solo", "--json"])).stdout) as {
+      account_id: string;
+      key_id: string;
+      key: string;
+    };
+    expect((await server.fetch("/v1/keys", { key: other.key })).status).toBe(200);
+    await cli(["key", "revoke", other.key_id]);
+    expect((await server.fetch("/v1/keys", { key: other.key })).status).toBe(401);
+    const fresh = JSON.parse(
+      (await cli(["key", "create", "--account", other.account_id, "--manage", "--json"])).stdout,
+    ) as { key: string; can_manage: boolean };
+    expect(fresh.can_manage).toBe(true);
+    expect((await server.fetch("/v1/keys", { key: fresh.key })).status).toBe(200);
+    // The first account's keys are untouched.
+    expect((await server.fetch("/v1/account")).status).toBe(200);
+  });
+
+  test.each([
+    [["key", "revoke", "key_0000000000000000"], /No key key_0000000000000000/],
+    [["key", "revoke"], /usage: gengate key revoke KEY_ID/],
+    [["key", "list"], /key list needs --account/],
+    [["key", "list", "--account", "acct_0000000000000000"], /No account acct_0000000000000000/],
+    [["account", "show", "acct_0000000000000000"], /No account acct_0000000000000000/],
+    [["account", "show"], /usage: gengate account show ACCOUNT_ID/],
+    [["key", "create", "--account", "x", "--monthly_limit", "5"], /unknown option --monthly_limit/],
+    [
+      ["key", "create", "--account", "x", "--monthly-limit", "-5"],
+      /--monthly-limit must be a decimal above 0/,
+    ],
+    [["key", "frobnicate"], /gengate key revoke KEY_ID/],
+  ])("%p fails with one clear line and changes nothing", async (args, pattern) => {
+    const before = await runGengate(["key", "list", "--account", accountId, "--json", ...dd]);
+    const r = await runGengate([...args, ...dd]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(pattern);
+    expect(r.stdout).toBe("");
+    const after = await runGengate(["key", "list", "--account", accountId, "--json", ...dd]);
+    expect(after.stdout).toBe(before.stdout);
+    expect((await server.fetch("/v1/account")).status).toBe(200);
+  });
+});
