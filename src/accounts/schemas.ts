@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { LimitQuery, MicroInput } from "../http/inputs.ts";
+import { MicroInput, PagingQuery } from "../http/inputs.ts";
 import { MicroString } from "../http/schemas.ts";
 
 export const AccountSchema = t.Object(
@@ -99,10 +99,7 @@ export const CreateKeyBody = t.Object(
 );
 export const UpdateKeyBody = t.Object(KeySettings, { additionalProperties: false });
 
-export const LedgerQuery = t.Object({
-  limit: LimitQuery,
-  cursor: t.Optional(t.String({ pattern: "^[0-9]{1,19}$" })),
-});
+export const LedgerQuery = t.Object(PagingQuery);
 export const SpendQuery = t.Object({
   month: t.Optional(t.String({ description: "YYYY-MM (UTC); default: this month." })),
 });

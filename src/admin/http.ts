@@ -4,7 +4,16 @@ import { AccountSchema, KeySchema, LedgerPageSchema, LedgerQuery } from "../acco
 import { requireAdmin } from "../auth/authenticate.ts";
 import { fxView, isFxCurrency } from "../fx/rates.ts";
 import { ApiError } from "../http/errors.ts";
-import { DecimalInput, decimalFromInput, LimitQuery, MicroInput, microFromInput } from "../http/inputs.ts";
+import {
+  DecimalInput,
+  decimalFromInput,
+  idCursor,
+  MicroInput,
+  microFromInput,
+  PagingQuery,
+  paging,
+  sequenceCursor,
+} from "../http/inputs.ts";
 import { errors, MicroString } from "../http/schemas.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
@@ -27,7 +36,8 @@ const FxSchema = t.Object(
   },
   { title: "FxRate" },
 );
-const AccountId = t.Object({ id: t.String({ pattern: "^acct_[0-9A-Za-z]{8,64}$" }) });
+const ACCOUNT_ID = /^acct_[0-9A-Za-z]{8,64}$/;
+const AccountId = t.Object({ id: t.String({ pattern: ACCOUNT_ID.source }) });
 
 /** The operator API under /admin/v1, behind the admin token. */
 export function adminRoutes(ctx: AppContext) {
@@ -39,8 +49,8 @@ export function adminRoutes(ctx: AppContext) {
     .get(
       "/accounts",
       ({ query }) => {
-        const limit = query.limit ?? 20;
-        const rows = ctx.accounts.listAccounts(limit + 1, query.cursor ?? null);
+        const { limit, cursor } = paging(query, idCursor(ACCOUNT_ID));
+        const rows = ctx.accounts.listAccounts(limit + 1, cursor);
         const page = rows.slice(0, limit);
         return {
           data: page.map(accountView),
@@ -48,7 +58,7 @@ export function adminRoutes(ctx: AppContext) {
         };
       },
       {
-        query: t.Object({ limit: LimitQuery, cursor: t.Optional(t.String({ maxLength: 80 })) }),
+        query: t.Object(PagingQuery),
         detail: { summary: "List accounts" },
         response: {
           200: t.Object({ data: t.Array(AdminAccount), next_cursor: t.Union([t.String(), t.Null()]) }),
@@ -105,7 +115,8 @@ export function adminRoutes(ctx: AppContext) {
       "/accounts/:id/ledger",
       ({ params, query }) => {
         requireAccount(ctx, params.id);
-        return ctx.wallet.entries(params.id, query.limit ?? 20, query.cursor ? BigInt(query.cursor) : null);
+        const page = paging(query, sequenceCursor);
+        return ctx.wallet.entries(params.id, page.limit, page.cursor);
       },
       {
         params: AccountId,
