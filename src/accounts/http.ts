@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
-import { microFromInput } from "../http/inputs.ts";
+import { microFromInput, paging, sequenceCursor } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import { parseMonth } from "../ledger/month.ts";
 import type { AppContext } from "../server/context.ts";
@@ -75,12 +75,10 @@ export function accountRoutes(ctx: AppContext) {
     )
     .get(
       "/account/ledger",
-      ({ principal, query }) =>
-        ctx.wallet.entries(
-          principal.accountId,
-          query.limit ?? 20,
-          query.cursor ? BigInt(query.cursor) : null,
-        ),
+      ({ principal, query }) => {
+        const page = paging(query, sequenceCursor);
+        return ctx.wallet.entries(principal.accountId, page.limit, page.cursor);
+      },
       {
         query: LedgerQuery,
         detail: {

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { ApiError } from "../http/errors.ts";
-import { LimitQuery, MicroInput } from "../http/inputs.ts";
+import { MicroInput, PagingQuery } from "../http/inputs.ts";
 import { MicroString } from "../http/schemas.ts";
 
 export const AccountSchema = t.Object(
@@ -100,10 +100,7 @@ export const CreateKeyBody = t.Object(
 );
 export const UpdateKeyBody = t.Object(KeySettings, { additionalProperties: false });
 
-export const LedgerQuery = t.Object({
-  limit: LimitQuery,
-  cursor: t.Optional(t.String({ pattern: "^[0-9]{1,19}$" })),
-});
+export const LedgerQuery = t.Object(PagingQuery);
 export const SpendQuery = t.Object({
   month: t.Optional(t.String({ description: "YYYY-MM (UTC); default: this month." })),
 });

@@ -11,7 +11,16 @@ import {
 import { requireAdmin } from "../auth/authenticate.ts";
 import { fxView, isFxCurrency } from "../fx/rates.ts";
 import { ApiError } from "../http/errors.ts";
-import { DecimalInput, decimalFromInput, LimitQuery, MicroInput, microFromInput } from "../http/inputs.ts";
+import {
+  DecimalInput,
+  decimalFromInput,
+  idCursor,
+  MicroInput,
+  microFromInput,
+  PagingQuery,
+  paging,
+  sequenceCursor,
+} from "../http/inputs.ts";
 import { errors, MicroString } from "../http/schemas.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
@@ -37,7 +46,8 @@ const FxSchema = t.Object(
   },
   { title: "FxRate" },
 );
-const AccountId = t.Object({ id: t.String({ pattern: "^acct_[0-9A-Za-z]{8,64}$" }) });
+const ACCOUNT_ID = /^acct_[0-9A-Za-z]{8,64}$/;
+const AccountId = t.Object({ id: t.String({ pattern: ACCOUNT_ID.source }) });
 const KeyId = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
 const AdminKey = t.Composite([KeySchema, t.Object({ account_id: t.String() })], { title: "AdminApiKey" });
 
@@ -51,8 +61,8 @@ export function adminRoutes(ctx: AppContext) {
     .get(
       "/accounts",
       ({ query }) => {
-        const limit = query.limit ?? 20;
-        const rows = ctx.accounts.listAccounts(limit + 1, query.cursor ?? null);
+        const { limit, cursor } = paging(query, idCursor(ACCOUNT_ID));
+        const rows = ctx.accounts.listAccounts(limit + 1, cursor);
         const page = rows.slice(0, limit);
         return {
           data: page.map(accountView),
@@ -60,7 +70,7 @@ export function adminRoutes(ctx: AppContext) {
         };
       },
       {
-        query: t.Object({ limit: LimitQuery, cursor: t.Optional(t.String({ maxLength: 80 })) }),
+        query: t.Object(PagingQuery),
         detail: { summary: "List accounts" },
         response: {
           200: t.Object({ data: t.Array(AdminAccount), next_cursor: t.Union([t.String(), t.Null()]) }),
@@ -130,7 +140,8 @@ export function adminRoutes(ctx: AppContext) {
       "/accounts/:id/ledger",
       ({ params, query }) => {
         requireAccount(ctx, params.id);
-        return ctx.wallet.entries(params.id, query.limit ?? 20, query.cursor ? BigInt(query.cursor) : null);
+        const page = paging(query, sequenceCursor);
+        return ctx.wallet.entries(params.id, page.limit, page.cursor);
       },
       {
         params: AccountId,

@@ -15,10 +15,11 @@ import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
 import { parseJsonCapped } from "./body-limit.ts";
-import { ApiError, type ErrorDetail, errorResponse } from "./errors.ts";
+import { ApiError, errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { MethodIndex } from "./method-not-allowed.ts";
 import { beginRequest, requestMeta } from "./request-meta.ts";
+import { validationToApiError } from "./validation.ts";
 
 export type App = ReturnType<typeof createApp>;
 
@@ -52,64 +53,28 @@ export function createApp(ctx: AppContext) {
       if (extra) Object.assign(set.headers, extra);
     })
     .onError({ as: "global" }, ({ code, error, request, path }) => {
-      const meta = requestMeta(request);
-      const id = meta?.id;
-      const headers: Record<string, string> = {
-        ...meta?.extraHeaders,
-        ...(id ? { "x-request-id": id } : {}),
-      };
-      if (error instanceof ApiError) return errorResponse(error, id, headers);
-      if (code === "NOT_FOUND") {
-        if (!methods) methods = new MethodIndex(self?.routes ?? []);
-        const allowed = methods.allowed(path);
-        if (allowed.length > 0 && !allowed.includes(request.method)) {
-          return errorResponse(
-            new ApiError(
-              "method_not_allowed",
-              `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`,
-            ),
-            id,
-            { ...headers, allow: allowed.join(", ") },
-          );
-        }
-        return errorResponse(new ApiError("not_found", `No route ${request.method} ${path}.`), id, headers);
-      }
-      if (code === "PARSE") {
+      // Whatever goes wrong while rendering an error must still answer the contract's JSON (never
+      // Bun's plain-text "Something went wrong!").
+      let id: string | undefined;
+      let headers: Record<string, string> = {};
+      try {
+        const meta = requestMeta(request);
+        id = meta?.id;
+        headers = { ...meta?.extraHeaders, ...(id ? { "x-request-id": id } : {}) };
+        return renderError(code, error, request, path, id, headers, () => {
+          if (!methods) methods = new MethodIndex(self?.routes ?? []);
+          return methods;
+        });
+      } catch (err) {
+        try {
+          log("error", "error handler failed", { id, method: request.method, path, ...errorFields(err) });
+        } catch {}
         return errorResponse(
-          new ApiError("validation_error", "The request body is not valid JSON."),
+          new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
           id,
-          headers,
+          id ? { "x-request-id": id } : {},
         );
       }
-      if (code === "VALIDATION" && error instanceof ValidationError) {
-        // A response that fails its own schema is the server's fault, not the client's.
-        if (error.type === "response") {
-          log("error", "response failed its schema", {
-            id,
-            method: request.method,
-            path,
-            ...errorFields(error),
-          });
-          return errorResponse(
-            new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
-            id,
-            headers,
-          );
-        }
-        return errorResponse(validationToApiError(error), id, headers);
-      }
-      log("error", "unhandled error", {
-        id,
-        method: request.method,
-        path,
-        code: String(code),
-        ...errorFields(error),
-      });
-      return errorResponse(
-        new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
-        id,
-        headers,
-      );
     })
     .use(healthRoutes(ctx))
     .use(catalogRoutes(ctx))
@@ -130,19 +95,63 @@ export function createApp(ctx: AppContext) {
   return app;
 }
 
-/** Turns Elysia's TypeBox validation error into the contract's 400 with one detail per failure. */
-function validationToApiError(error: ValidationError): ApiError {
-  const where = error.type === "body" ? "body" : error.type;
-  const details: ErrorDetail[] = [];
-  for (const e of error.all.slice(0, 20)) {
-    if (!("path" in e)) continue;
-    const path = `${where}${e.path.replaceAll("/", ".")}`;
-    details.push({ path, message: e.summary ?? e.message });
+/** The contract's error body for whatever a handler, hook or Elysia itself threw. */
+function renderError(
+  code: unknown,
+  error: unknown,
+  request: Request,
+  path: string,
+  id: string | undefined,
+  headers: Record<string, string>,
+  methods: () => MethodIndex,
+): Response {
+  if (error instanceof ApiError) return errorResponse(error, id, headers);
+  if (code === "NOT_FOUND") {
+    const allowed = methods().allowed(path);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      return errorResponse(
+        new ApiError(
+          "method_not_allowed",
+          `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`,
+        ),
+        id,
+        { ...headers, allow: allowed.join(", ") },
+      );
+    }
+    return errorResponse(new ApiError("not_found", `No route ${request.method} ${path}.`), id, headers);
   }
-  const first = details[0];
-  return new ApiError(
-    "validation_error",
-    first ? `Invalid ${first.path}: ${first.message}` : `The request ${where} is invalid.`,
-    { details, ...(first ? { param: first.path } : {}) },
+  if (code === "PARSE") {
+    // Elysia wraps whatever the parse hook throws (size cap, nesting limit) in its ParseError.
+    const cause = error instanceof Error ? error.cause : undefined;
+    if (cause instanceof ApiError) return errorResponse(cause, id, headers);
+    return errorResponse(
+      new ApiError("validation_error", "The request body is not valid JSON."),
+      id,
+      headers,
+    );
+  }
+  if (code === "VALIDATION" && error instanceof ValidationError) {
+    // A response that fails its own schema is the server's fault, not the client's.
+    if (error.type === "response") {
+      log("error", "response failed its schema", { id, method: request.method, path, ...errorFields(error) });
+      return errorResponse(
+        new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+        id,
+        headers,
+      );
+    }
+    return errorResponse(validationToApiError(error), id, headers);
+  }
+  log("error", "unhandled error", {
+    id,
+    method: request.method,
+    path,
+    code: String(code),
+    ...errorFields(error),
+  });
+  return errorResponse(
+    new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+    id,
+    headers,
   );
 }

@@ -5,6 +5,13 @@ import { ApiError } from "./errors.ts";
 export const JSON_BODY_MAX = 4 * 1024 * 1024;
 
 /**
+ * Deepest nesting of arrays and objects a client JSON body may have. Real inputs need a handful of
+ * levels; every recursive step after parsing (schema checks, error messages, canonical JSON,
+ * stringify) then stays bounded, and validation linear in the body's size.
+ */
+export const JSON_MAX_DEPTH = 64;
+
+/**
  * Reads a request body up to `max` bytes. Bun's own maxRequestBodySize answers a bare 413 with no
  * body before any handler runs, so limits are enforced here instead, with the contract's error.
  */
@@ -18,13 +25,105 @@ export function tooLarge(max: number): ApiError {
   return new ApiError("payload_too_large", `The body is larger than the limit of ${max} bytes.`);
 }
 
-/** Parses a JSON body read with the cap; malformed JSON is 400 validation_error. */
-export async function parseJsonCapped(request: Request): Promise<unknown> {
-  const bytes = await readCapped(request, JSON_BODY_MAX);
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/**
+ * One linear pass over UTF-8 JSON text counting bracket depth outside strings; throws 400
+ * validation_error past `maxDepth`. Runs before JSON.parse, so no recursive work ever sees a deep
+ * body. Multi-byte UTF-8 sequences never contain ASCII bytes, so scanning bytes is exact. The
+ * scan does not judge well-formedness: JSON.parse does that next.
+ */
+export function checkJsonDepth(bytes: Uint8Array, maxDepth = JSON_MAX_DEPTH): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) {
+      inString = true;
+    } else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
+      if (++depth > maxDepth) {
+        throw new ApiError(
+          "validation_error",
+          `The JSON body is nested deeper than the limit of ${maxDepth} levels.`,
+        );
+      }
+    } else if (b === CLOSE_ARRAY || b === CLOSE_OBJECT) {
+      depth--;
+    }
+  }
+}
+
+/**
+ * Keys a client object may not have: `__proto__` (prototype pollution once merged) and the two
+ * methods JavaScript calls to turn an object into a string (`{"toString": 1}` makes every
+ * `${value}` throw, inside libraries' error formatting too).
+ */
+const FORBIDDEN_KEYS = ["__proto__", "toString", "valueOf"] as const;
+
+/** One pass over the parsed value (depth already bounded): throws 400 on a forbidden key. */
+function checkKeys(root: unknown): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      for (const v of value) if (typeof v === "object" && v !== null) stack.push(v);
+      continue;
+    }
+    for (const key of FORBIDDEN_KEYS) if (Object.hasOwn(value, key)) throw forbiddenKey(root, key);
+    for (const k in value) {
+      const v = (value as Record<string, unknown>)[k];
+      if (typeof v === "object" && v !== null) stack.push(v);
+    }
+  }
+}
+
+/** The error for a forbidden key, naming where it is (found again: only on this rare path). */
+function forbiddenKey(root: unknown, key: string): ApiError {
+  const find = (value: unknown, path: string): string | null => {
+    if (typeof value !== "object" || value === null) return null;
+    if (!Array.isArray(value) && Object.hasOwn(value, key)) return path;
+    for (const [k, v] of Object.entries(value)) {
+      const found = find(v, `${path}.${k}`);
+      if (found) return found;
+    }
+    return null;
+  };
+  const at = find(root, "body") ?? "body";
+  return new ApiError("validation_error", `The key "${key}" is not allowed in a JSON body (in ${at}).`, {
+    param: `${at}.${key}`,
+  });
+}
+
+/**
+ * Client JSON (already size-capped) to a value: nesting checked before parsing, malformed JSON and
+ * forbidden keys are 400 validation_error. Every client JSON body goes through here.
+ */
+export function parseClientJson(bytes: Uint8Array): unknown {
+  checkJsonDepth(bytes);
   const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new ApiError("validation_error", "The request body is not valid JSON.");
   }
+  checkKeys(value);
+  return value;
+}
+
+/**
+ * Parses a JSON body read with the cap (413 past JSON_BODY_MAX), refusing nesting deeper than
+ * JSON_MAX_DEPTH (400) before parsing; malformed JSON is 400 validation_error.
+ */
+export async function parseJsonCapped(request: Request): Promise<unknown> {
+  return parseClientJson(await readCapped(request, JSON_BODY_MAX));
 }

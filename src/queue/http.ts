@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
-import { LimitQuery } from "../http/inputs.ts";
+import { idCursor, PagingQuery, paging } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { AppContext } from "../server/context.ts";
@@ -167,15 +167,10 @@ export function queueRoutes(ctx: AppContext) {
     .get(
       "/requests",
       ({ principal, query }) => {
-        const limit = query.limit ?? 20;
-        if (query.cursor !== undefined && !UUID.test(query.cursor)) {
-          throw new ApiError("validation_error", "cursor must be the next_cursor of a previous page.", {
-            param: "cursor",
-          });
-        }
+        const { limit, cursor } = paging(query, idCursor(UUID));
         const rows = ctx.jobs.list(principal.accountId, {
           limit: limit + 1,
-          before: query.cursor ?? null,
+          before: cursor,
           status: query.status,
           modelId: query.model_id,
         });
@@ -187,8 +182,7 @@ export function queueRoutes(ctx: AppContext) {
       },
       {
         query: t.Object({
-          limit: LimitQuery,
-          cursor: t.Optional(t.String({ description: "next_cursor of the previous page" })),
+          ...PagingQuery,
           status: t.Optional(
             t.Union([
               t.Literal("IN_QUEUE"),
