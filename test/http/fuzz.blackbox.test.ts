@@ -236,7 +236,7 @@ function body(r: Rng): string | Uint8Array {
       nestedObjects(30_000),
     ]);
   }
-  if (roll < 0.2) return crypto.getRandomValues(new Uint8Array(1 + r.int(2048)));
+  if (roll < 0.2) return Uint8Array.from({ length: 1 + r.int(2048) }, () => r.int(256));
   if (roll < 0.3) {
     // A plausible body with one field replaced: gets past the outer checks into the services.
     const base: Record<string, unknown> = r.pick([
