@@ -7,12 +7,16 @@
  * are erased and are not edges. Only static imports and re-exports count: they run when the module
  * loads, which is where a cycle bites (a class or constant read before its module finished). A
  * `require()` or `import()` inside a function (a provider descriptor's `create`) runs later and is
- * not an edge. Only relative imports of .ts files are followed (packages and .sql assets are leaves).
+ * not an edge; such deferred loads are allowed in provider descriptors only (checked here too). Only
+ * relative imports of .ts files are followed (packages and .sql assets are leaves).
  */
 import { readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 
 const transpiler = new Bun.Transpiler({ loader: "ts" });
+
+/** The only modules allowed a deferred load: a provider descriptor loads its adapter in `create`. */
+export const DEFERRED_ALLOWED = /^src\/providers\/[^/]+\/descriptor\.ts$/;
 
 /** Module (path relative to `root`) -> the modules it imports statically. */
 export type ImportGraph = Map<string, string[]>;
@@ -28,6 +32,23 @@ export function importGraph(root: string, dir = "src"): ImportGraph {
     graph.set(file, [...new Set(targets)]);
   }
   return graph;
+}
+
+/**
+ * The modules that load others later (`require()` or `import()`): only provider descriptors may
+ * (their `create`), so a deferred load cannot hide a cycle anywhere else.
+ */
+export function deferredLoads(root: string, dir = "src"): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of new Bun.Glob(`${dir}/**/*.ts`).scanSync({ cwd: root })) {
+    if (file.endsWith(".d.ts")) continue;
+    const lazy = transpiler
+      .scanImports(readFileSync(resolve(root, file), "utf8"))
+      .filter((i) => i.kind === "require-call" || i.kind === "dynamic-import")
+      .map((i) => i.path);
+    if (lazy.length > 0) out.set(file, lazy);
+  }
+  return out;
 }
 
 /** Every module loaded (statically) by loading `entries`, the entries included. */
@@ -109,6 +130,8 @@ if (import.meta.main) {
   const graph = importGraph(root);
   const cycles = findCycles(graph);
   for (const c of cycles) console.error(`import cycle: ${c.join(" -> ")}`);
+  const stray = [...deferredLoads(root).keys()].filter((f) => !DEFERRED_ALLOWED.test(f));
+  for (const f of stray) console.error(`${f}: require()/import() outside a provider descriptor`);
   console.log(`import graph: ${graph.size} modules under src/, ${cycles.length} cycle(s)`);
-  process.exit(cycles.length === 0 ? 0 : 1);
+  process.exit(cycles.length === 0 && stray.length === 0 ? 0 : 1);
 }

@@ -2,7 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { findCycles, type ImportGraph, importGraph, reachable } from "../../scripts/import-graph.ts";
+import {
+  DEFERRED_ALLOWED,
+  deferredLoads,
+  findCycles,
+  type ImportGraph,
+  importGraph,
+  reachable,
+} from "../../scripts/import-graph.ts";
 
 const root = resolve(import.meta.dir, "../..");
 const graph = importGraph(root);
@@ -16,6 +23,15 @@ function adapterModules(): Set<string> {
 describe("the import graph of src/", () => {
   test("has no import cycle", () => {
     expect(findCycles(graph)).toEqual([]);
+  });
+
+  test("only provider descriptors load modules later (require/import()), and each loads its own folder's", () => {
+    const lazy = deferredLoads(root);
+    expect(lazy.size).toBeGreaterThan(0);
+    for (const [file, paths] of lazy) {
+      expect(file).toMatch(DEFERRED_ALLOWED);
+      for (const p of paths) expect(p).toMatch(/^\.\/[^/]+\.ts$/);
+    }
   });
 
   test("the adapters are known (the checks below can fail)", () => {
