@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import { KINDS_BY_PROVIDER_TYPE } from "../providers/registry.ts";
+import { providerType } from "../providers/list.ts";
 import { defaultInputSchema } from "./input-schemas.ts";
 import { type Model, ModelConfig, publicModel, UNITS_BY_KIND } from "./model.ts";
 import { SANDBOX_MODELS } from "./sandbox-models.ts";
@@ -160,7 +160,7 @@ export function buildCatalog(
         `models[${i}] (${model.id}).provider: no provider "${model.provider}" (configure it under [providers.${model.provider}])`,
       );
     }
-    const kinds = KINDS_BY_PROVIDER_TYPE[type as keyof typeof KINDS_BY_PROVIDER_TYPE];
+    const kinds = providerType(type)?.kinds;
     if (kinds && !kinds.includes(model.kind)) {
       throw new CatalogError(
         `models[${i}] (${model.id}).provider: a ${type} provider does not serve ${model.kind} models`,

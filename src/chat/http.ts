@@ -2,18 +2,10 @@ import { Elysia } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
-import { circuitFor } from "../providers/registry.ts";
-import { ProviderError } from "../providers/types.ts";
+import { chatProviderFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import { CHAT_OPENAPI } from "./openapi.ts";
-import {
-  type ChatDelta,
-  chatProviderFor,
-  failChat,
-  fallbackUsage,
-  finishChat,
-  startChat,
-} from "./service.ts";
+import { type ChatDelta, failChat, fallbackUsage, finishChat, startChat } from "./service.ts";
 import { parseChatBody } from "./validate.ts";
 
 const enc = new TextEncoder();
@@ -33,8 +25,7 @@ export function chatRoutes(ctx: AppContext) {
           { param: "model" },
         );
       }
-      const circuit = model.provider === "sandbox" ? null : circuitFor(ctx.circuits, model.provider);
-      circuit?.check();
+      const provider = chatProviderFor(ctx, model); // 503 while its circuit is open
       const idemKey = request.headers.get("idempotency-key");
       let idem: { key: string; fp: string } | null = null;
       if (idemKey !== null) {
@@ -69,7 +60,7 @@ export function chatRoutes(ctx: AppContext) {
           ctx.shutdownSignal,
           AbortSignal.timeout(model.time_limit_seconds * 1000),
         ]);
-        const iterator = chatProviderFor(ctx, model)
+        const iterator = provider
           .chat({
             model,
             messages: req.messages,
@@ -94,9 +85,7 @@ export function chatRoutes(ctx: AppContext) {
         let first: IteratorResult<ChatDelta>;
         try {
           first = await iterator.next();
-          circuit?.success();
         } catch (err) {
-          if (!(err instanceof ProviderError && err.kind === "input") && !signal.aborted) circuit?.failure();
           throw failChat(ctx, started, err);
         }
 

@@ -2,29 +2,14 @@ import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { ApiError } from "../http/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
-import type { TextQuote } from "../pricing/quote.ts";
+import { serializeQuote, type TextQuote } from "../pricing/quote.ts";
 import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
-import type { ChatDelta, ChatProvider } from "../providers/chat.ts";
-import { OpenAIChatProvider } from "../providers/openai/chat.ts";
-import { SandboxChatProvider } from "../providers/sandbox/chat.ts";
+import type { ChatDelta } from "../providers/chat.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
-import { serializeQuote } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import { countPromptTokens, countTokens, estimatePromptTokens } from "./tokens.ts";
 import type { ChatRequest } from "./validate.ts";
-
-const sandboxChat = new SandboxChatProvider();
-
-export function chatProviderFor(ctx: AppContext, model: Model): ChatProvider {
-  if (model.provider === "sandbox") return sandboxChat;
-  const cfg = ctx.live.providers[model.provider];
-  if (!cfg)
-    throw new ApiError("capacity_unavailable", `The provider of ${model.id} is not configured.`, {
-      headers: { "retry-after": "60" },
-    });
-  return new OpenAIChatProvider(model.provider, cfg);
-}
 
 export interface StartedChat {
   job: JobRow;

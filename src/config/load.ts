@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
+import { providerType } from "../providers/list.ts";
 import { parseCidr } from "../webhooks/addresses.ts";
 import {
   ConfigFile,
@@ -81,6 +82,7 @@ function providersFrom(
         );
       }
     }
+    const own = Object.keys(providerType(p.type)?.config ?? {}).filter((k) => p[k] !== undefined);
     out[name] = {
       type: p.type,
       baseUrl: p.base_url.replace(/\/+$/, ""),
@@ -88,7 +90,8 @@ function providersFrom(
       timeoutMs: (p.timeout_seconds ?? 600) * 1000,
       concurrency: p.concurrency ?? 4,
       pollIntervalMs: p.poll_interval_ms ?? 1000,
-      workflows: p.workflows ?? {},
+      workflows: (p.workflows as Record<string, unknown> | undefined) ?? {},
+      options: Object.fromEntries(own.map((k) => [k, p[k]])),
     };
   }
   return out;

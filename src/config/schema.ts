@@ -1,4 +1,37 @@
 import { type Static, Type as T } from "@sinclair/typebox";
+import { CONFIGURABLE_TYPES } from "../providers/list.ts";
+
+/**
+ * One [providers.<name>] section: the keys every type takes, plus each type's own keys from its
+ * descriptor (src/providers/list.ts). A key of another type is accepted, as it always was.
+ */
+const ProviderSection = T.Object(
+  {
+    type: T.Union(
+      CONFIGURABLE_TYPES.map((d) => T.Literal(d.type)),
+      { description: `${CONFIGURABLE_TYPES.map((d) => d.description).join("; ")}.` },
+    ),
+    base_url: T.String({ pattern: "^https?://", description: "e.g. http://127.0.0.1:11434/v1" }),
+    api_key_env: T.Optional(
+      T.String({
+        pattern: "^[A-Z_][A-Z0-9_]*$",
+        description: "Environment variable holding the key.",
+      }),
+    ),
+    api_key_file: T.Optional(T.String({ minLength: 1, description: "File holding the key." })),
+    timeout_seconds: T.Optional(
+      T.Integer({ minimum: 1, maximum: 3600, description: "Per upstream HTTP call." }),
+    ),
+    concurrency: T.Optional(
+      T.Integer({ minimum: 1, maximum: 1000, description: "Workers for this provider." }),
+    ),
+    poll_interval_ms: T.Optional(T.Integer({ minimum: 50, maximum: 60_000 })),
+    // The types' own keys: validated here, typed by their adapters (ProviderSettings.options).
+    ...(Object.assign({}, ...CONFIGURABLE_TYPES.map((d) => d.config)) as {}),
+  },
+  { additionalProperties: false },
+);
+type ProviderSection = Static<typeof ProviderSection> & Record<string, unknown>;
 
 /**
  * The operator's config file (TOML, or JSON when the name ends in .json). Unknown keys are errors:
@@ -50,44 +83,7 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
-    providers: T.Optional(
-      T.Record(
-        T.String({ pattern: "^[a-z][a-z0-9_-]{0,31}$" }),
-        T.Object(
-          {
-            type: T.Union(
-              [T.Literal("openai"), T.Literal("fal"), T.Literal("replicate"), T.Literal("comfyui")],
-              {
-                description:
-                  "openai: any OpenAI-compatible server; fal; replicate; comfyui: a local ComfyUI server.",
-              },
-            ),
-            base_url: T.String({ pattern: "^https?://", description: "e.g. http://127.0.0.1:11434/v1" }),
-            api_key_env: T.Optional(
-              T.String({
-                pattern: "^[A-Z_][A-Z0-9_]*$",
-                description: "Environment variable holding the key.",
-              }),
-            ),
-            api_key_file: T.Optional(T.String({ minLength: 1, description: "File holding the key." })),
-            timeout_seconds: T.Optional(
-              T.Integer({ minimum: 1, maximum: 3600, description: "Per upstream HTTP call." }),
-            ),
-            concurrency: T.Optional(
-              T.Integer({ minimum: 1, maximum: 1000, description: "Workers for this provider." }),
-            ),
-            poll_interval_ms: T.Optional(T.Integer({ minimum: 50, maximum: 60_000 })),
-            workflows: T.Optional(
-              T.Record(T.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" }), T.Unknown(), {
-                description:
-                  "comfyui: workflow templates (API format) by name; {{field}} placeholders are filled from the input.",
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-      ),
-    ),
+    providers: T.Optional(T.Record(T.String({ pattern: "^[a-z][a-z0-9_-]{0,31}$" }), ProviderSection, {})),
     files: T.Optional(
       T.Object(
         {
@@ -157,7 +153,9 @@ export const ConfigFile = T.Object(
   },
   { additionalProperties: false },
 );
-export type ConfigFile = Static<typeof ConfigFile>;
+export type ConfigFile = Omit<Static<typeof ConfigFile>, "providers"> & {
+  providers?: Record<string, ProviderSection>;
+};
 
 export interface Limits {
   writesPerMinute: number;
@@ -202,7 +200,8 @@ export interface FileSettings {
 }
 
 export interface ProviderSettings {
-  type: "openai" | "fal" | "replicate" | "comfyui";
+  /** A configurable type of src/providers/list.ts. */
+  type: string;
   baseUrl: string;
   /** Resolved at load from api_key_env / api_key_file; never logged or shown. */
   apiKey: string | null;
@@ -212,6 +211,8 @@ export interface ProviderSettings {
   pollIntervalMs: number;
   /** comfyui: workflow templates by name (API format JSON with {{field}} placeholders). */
   workflows: Record<string, unknown>;
+  /** The section's keys its type's descriptor declares (`config`), as written; absent: none. */
+  options?: Record<string, unknown>;
 }
 
 export interface LiveSettings {

@@ -45,3 +45,20 @@ export interface TextQuote {
 }
 
 export type Quote = MediaQuote | TextQuote;
+
+/** A quote as stored with its job: bigints as decimal strings. */
+export function serializeQuote(q: Quote): string {
+  return JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+}
+
+/** A media job's stored quote (serializeQuote) read back, its amounts as bigints again. */
+export function parseQuote(text: string): MediaQuote {
+  const q = JSON.parse(text) as Record<string, unknown>;
+  return {
+    ...(q as unknown as MediaQuote),
+    quantity: BigInt(q.quantity as string),
+    quantity_per_unit: BigInt(q.quantity_per_unit as string),
+    unit_price_usd_micro: BigInt(q.unit_price_usd_micro as string),
+    amount_usd_micro: BigInt(q.amount_usd_micro as string),
+  };
+}

@@ -1,5 +1,6 @@
 import { ApiError } from "../http/errors.ts";
 import { log } from "../lib/log.ts";
+import type { ChatCall, ChatDelta, ChatProvider } from "./chat.ts";
 import { type Provider, ProviderError, type ProviderJob, type ProviderResult } from "./types.ts";
 
 export interface CircuitOptions {
@@ -95,5 +96,35 @@ export class GuardedProvider implements Provider {
       else this.circuit.failure();
       throw err;
     }
+  }
+}
+
+/**
+ * Wraps a chat provider so each call feeds its circuit: the first piece of a reply (or its
+ * failure) is the outcome. A refused input is an answer; an abort (client gone, time limit,
+ * shutdown) is not the upstream's fault.
+ */
+export class GuardedChatProvider implements ChatProvider {
+  constructor(
+    private readonly inner: ChatProvider,
+    private readonly circuit: CircuitBreaker,
+  ) {}
+
+  get name() {
+    return this.inner.name;
+  }
+
+  async *chat(call: ChatCall): AsyncIterable<ChatDelta> {
+    const iterator = this.inner.chat(call)[Symbol.asyncIterator]();
+    let first: IteratorResult<ChatDelta>;
+    try {
+      first = await iterator.next();
+      this.circuit.success();
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.kind === "input") && !call.signal.aborted)
+        this.circuit.failure();
+      throw err;
+    }
+    for (let r = first; !r.done; r = await iterator.next()) yield r.value;
   }
 }

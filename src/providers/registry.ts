@@ -1,37 +1,30 @@
+import type { Catalog } from "../catalog/catalog.ts";
+import type { Model } from "../catalog/model.ts";
 import type { LiveSettings, ProviderSettings } from "../config/schema.ts";
-import { ShutdownError } from "../queue/workers.ts";
-import { CircuitBreaker, GuardedProvider } from "./circuit.ts";
-import { createComfyProvider } from "./comfyui/index.ts";
-import { createFalProvider } from "./fal/index.ts";
-import { OpenAIMediaProvider } from "./openai/media.ts";
-import { createReplicateProvider } from "./replicate/index.ts";
-import { SandboxProvider } from "./sandbox/provider.ts";
+import { ApiError } from "../http/errors.ts";
+import type { ChatProvider } from "./chat.ts";
+import { CircuitBreaker, GuardedChatProvider, GuardedProvider } from "./circuit.ts";
+import { PROVIDER_TYPES, providerType } from "./list.ts";
 import type { Provider } from "./types.ts";
 
-type Factory = (name: string, cfg: ProviderSettings) => Provider;
-
-/** Media adapters by provider type (text models of "openai" providers use the chat path). */
-const FACTORIES: Partial<Record<ProviderSettings["type"], Factory>> = {
-  openai: (name, cfg) => new OpenAIMediaProvider(name, cfg),
-  // At shutdown a prompt is left running so the next start resumes it; a time limit cancels it.
-  fal: (name, cfg) =>
-    createFalProvider(name, cfg, { cancelOnAbort: (reason) => !(reason instanceof ShutdownError) }),
-  replicate: (name, cfg) => createReplicateProvider(name, cfg),
-  comfyui: (name, cfg) =>
-    createComfyProvider(name, cfg, { cancelOnAbort: (reason) => !(reason instanceof ShutdownError) }),
+/** The built-ins take no configuration; their create and createChat get these settings. */
+const BUILT_IN_SETTINGS: ProviderSettings = {
+  type: "sandbox",
+  baseUrl: "",
+  apiKey: null,
+  timeoutMs: 0,
+  concurrency: 1,
+  pollIntervalMs: 0,
+  workflows: {},
 };
 
-/** Model kinds each provider type can serve; checked when the catalog loads. */
-export const KINDS_BY_PROVIDER_TYPE: Record<ProviderSettings["type"], readonly string[]> = {
-  openai: ["text", "image", "upscale", "audio"],
-  fal: ["video", "image", "avatar", "upscale", "audio"],
-  replicate: ["video", "image", "avatar", "upscale", "audio"],
-  comfyui: ["video", "image", "avatar", "upscale", "audio"],
-};
+const builtInChats = new Map<string, ChatProvider>();
 
 /**
  * The providers the workers run jobs on, refilled in place on reload (the worker pool holds this
- * Map). Every upstream provider is wrapped in its circuit breaker; circuits outlive reloads.
+ * Map): the built-in sandbox, then one adapter per configured provider, made by its type's
+ * descriptor (src/providers/list.ts). Every upstream provider is wrapped in its circuit breaker;
+ * circuits outlive reloads.
  */
 export function fillProviders(
   target: Map<string, Provider>,
@@ -39,16 +32,11 @@ export function fillProviders(
   circuits: Map<string, CircuitBreaker>,
 ): void {
   target.clear();
-  target.set("sandbox", new SandboxProvider());
+  for (const d of PROVIDER_TYPES) if (d.builtIn) target.set(d.type, d.create(d.type, BUILT_IN_SETTINGS));
   for (const [name, cfg] of Object.entries(live.providers)) {
-    const factory = FACTORIES[cfg.type];
-    if (!factory) continue;
-    let circuit = circuits.get(name);
-    if (!circuit) {
-      circuit = new CircuitBreaker(name);
-      circuits.set(name, circuit);
-    }
-    target.set(name, new GuardedProvider(factory(name, cfg), circuit));
+    const d = providerType(cfg.type);
+    if (!d || d.builtIn) continue;
+    target.set(name, new GuardedProvider(d.create(name, cfg), circuitFor(circuits, name)));
   }
 }
 
@@ -59,4 +47,51 @@ export function circuitFor(circuits: Map<string, CircuitBreaker>, name: string):
     circuits.set(name, c);
   }
   return c;
+}
+
+/**
+ * The chat provider of a text model, wrapped in its provider's circuit breaker like the media
+ * providers (the first piece of a reply feeds the circuit). Throws 503 capacity_unavailable, with
+ * Retry-After, while that circuit is open or when the model's provider is not configured.
+ */
+export function chatProviderFor(
+  src: { live: LiveSettings; circuits: Map<string, CircuitBreaker> },
+  model: Model,
+): ChatProvider {
+  const builtIn = providerType(model.provider);
+  if (builtIn?.builtIn && builtIn.createChat) {
+    let chat = builtInChats.get(model.provider);
+    if (!chat) {
+      chat = builtIn.createChat(model.provider, BUILT_IN_SETTINGS);
+      builtInChats.set(model.provider, chat);
+    }
+    return chat;
+  }
+  const circuit = circuitFor(src.circuits, model.provider);
+  circuit.check();
+  const cfg = src.live.providers[model.provider];
+  const create = cfg ? providerType(cfg.type)?.createChat : undefined;
+  if (!cfg || !create)
+    throw new ApiError("capacity_unavailable", `The provider of ${model.id} is not configured.`, {
+      headers: { "retry-after": "60" },
+    });
+  return new GuardedChatProvider(create(model.provider, cfg), circuit);
+}
+
+/**
+ * Load-time checks of the catalog's models against their providers (each type's validateModels,
+ * e.g. ComfyUI's workflows). Throws Error with a one-line message naming the entry.
+ */
+export function validateProviderModels(live: LiveSettings, catalog: Catalog): void {
+  for (const [name, cfg] of Object.entries(live.providers)) {
+    const validate = providerType(cfg.type)?.validateModels;
+    if (!validate) continue;
+    const entries = live.models.flatMap((raw, index) => {
+      const m = catalog.get((raw as { id?: string }).id ?? "");
+      return m && m.provider === name
+        ? [{ id: m.id, upstream_model: m.upstream_model, input_schema: m.input_schema, index }]
+        : [];
+    });
+    validate(name, cfg, entries);
+  }
 }

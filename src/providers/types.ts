@@ -62,6 +62,13 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * The abort reason of a job whose worker pool is shutting down. The job stays IN_PROGRESS and the
+ * next start resumes it, so an adapter must leave the upstream request running (no cancel). Adapters
+ * test `signal.reason instanceof ShutdownError`, never the message.
+ */
+export class ShutdownError extends Error {}
+
 export interface Provider {
   readonly name: string;
   /** Can a job whose worker died be run again safely? (true for the in-process sandbox) */

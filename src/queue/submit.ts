@@ -4,7 +4,7 @@ import { validateModelInput } from "../catalog/validate-input.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
-import type { MediaQuote, Quote } from "../pricing/quote.ts";
+import { serializeQuote } from "../pricing/quote.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import type { JobRow } from "./jobs.ts";
@@ -41,22 +41,6 @@ export function queueModel(ctx: AppContext, modelId: string): Model {
     );
   }
   return model;
-}
-
-/** A quote as stored with its job: bigints as decimal strings. */
-export function serializeQuote(q: Quote): string {
-  return JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
-}
-
-export function parseQuote(text: string): MediaQuote {
-  const q = JSON.parse(text) as Record<string, unknown>;
-  return {
-    ...(q as unknown as MediaQuote),
-    quantity: BigInt(q.quantity as string),
-    quantity_per_unit: BigInt(q.quantity_per_unit as string),
-    unit_price_usd_micro: BigInt(q.unit_price_usd_micro as string),
-    amount_usd_micro: BigInt(q.amount_usd_micro as string),
-  };
 }
 
 /**

@@ -3,12 +3,12 @@ import { fetchOutputToStore } from "../files/fetch-output.ts";
 import type { OutputStore } from "../files/output-store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
+import { parseQuote } from "../pricing/quote.ts";
 import { bytesSource, type Measured, measureFile, measureMedia } from "../providers/measure.ts";
 import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
-import { ProviderError } from "../providers/types.ts";
+import { ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
 import type { JobRow, JobStore, OutputRow } from "./jobs.ts";
-import { parseQuote } from "./submit.ts";
 
 export interface WorkerPoolOptions {
   jobs: JobStore;
@@ -292,9 +292,6 @@ function withMeasured(o: MediaOutput, d: DeliveredOutput): MediaOutput {
 }
 
 class DeadlineError extends Error {}
-
-/** The abort reason of a job left running at shutdown: its upstream work should go on (resume). */
-export class ShutdownError extends Error {}
 
 /** The model output in fal's shapes, media replaced by {"$output": index} until read. */
 export function outputTemplate(

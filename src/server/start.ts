@@ -11,8 +11,7 @@ import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
-import { validateComfyModels } from "../providers/comfyui/index.ts";
-import { fillProviders } from "../providers/registry.ts";
+import { fillProviders, validateProviderModels } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
 import { createQueueServices } from "../queue/runtime.ts";
 import type { AppContext } from "./context.ts";
@@ -47,20 +46,11 @@ export function loadLive(configPath: string | null) {
     sandbox: live.sandbox,
     providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
   });
-  // ComfyUI models must name a workflow whose placeholders all are input fields.
-  for (const [name, cfg] of Object.entries(live.providers)) {
-    if (cfg.type !== "comfyui") continue;
-    const entries = live.models.flatMap((raw, index) => {
-      const m = catalog.get((raw as { id?: string }).id ?? "");
-      return m && m.provider === name
-        ? [{ id: m.id, upstream_model: m.upstream_model, input_schema: m.input_schema, index }]
-        : [];
-    });
-    try {
-      validateComfyModels(name, cfg, entries);
-    } catch (err) {
-      throw new CatalogError((err as Error).message);
-    }
+  // Each provider type's own checks of its models (ComfyUI: workflows and their placeholders).
+  try {
+    validateProviderModels(live, catalog);
+  } catch (err) {
+    throw new CatalogError((err as Error).message);
   }
   return { live, catalog };
 }

@@ -7,6 +7,7 @@ import {
   ProviderError,
   type ProviderJob,
   type ProviderResult,
+  ShutdownError,
 } from "../types.ts";
 import { type UpstreamCall, upstreamJson } from "../upstream-http.ts";
 import { fetchAllowed, type HostResolver, readBounded, send, statusError } from "./http.ts";
@@ -22,15 +23,14 @@ const CANCEL_TIMEOUT_MS = 2000;
 export interface ComfyProviderOptions {
   /**
    * Whether an abort should cancel the prompt on ComfyUI. Default: every abort except the worker
-   * pool's shutdown (Error "shutting down"), whose job is resumed by the next start.
+   * pool's shutdown (a ShutdownError reason), whose job is resumed by the next start.
    */
   cancelOnAbort?: (reason: unknown) => boolean;
   /** DNS for the image-URL policy (tests). */
   resolve?: HostResolver;
 }
 
-const defaultCancelOnAbort = (reason: unknown) =>
-  !(reason instanceof Error && reason.message === "shutting down");
+const defaultCancelOnAbort = (reason: unknown) => !(reason instanceof ShutdownError);
 
 interface OutputFile {
   filename: string;

@@ -1,5 +1,11 @@
 import type { ProviderSettings } from "../../config/schema.ts";
-import { type Provider, ProviderError, type ProviderJob, type ProviderResult } from "../types.ts";
+import {
+  type Provider,
+  ProviderError,
+  type ProviderJob,
+  type ProviderResult,
+  ShutdownError,
+} from "../types.ts";
 import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
 import { buildRequestUrls, checkRequestId, type FalRequestUrls, falModelId, trustedUrl } from "./endpoint.ts";
 import { mapFalResult } from "./outputs.ts";
@@ -20,14 +26,13 @@ type Obj = Record<string, unknown>;
 export interface FalProviderOptions {
   /**
    * Whether an abort should cancel the request on fal (so fal stops and stops billing). Default:
-   * every abort except the worker pool's shutdown (Error "shutting down"), whose job the next start
-   * resumes. The registry can pass `(r) => !(r instanceof ShutdownError)`.
+   * every abort except the worker pool's shutdown (a ShutdownError reason), whose job the next start
+   * resumes.
    */
   cancelOnAbort?: (reason: unknown) => boolean;
 }
 
-const defaultCancelOnAbort = (reason: unknown) =>
-  !(reason instanceof Error && reason.message === "shutting down");
+const defaultCancelOnAbort = (reason: unknown) => !(reason instanceof ShutdownError);
 
 /**
  * The fal provider (https://queue.fal.run): submit to the queue, record fal's request_id at once,

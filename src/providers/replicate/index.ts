@@ -1,8 +1,7 @@
 import type { ProviderSettings } from "../../config/schema.ts";
-import { ShutdownError } from "../../queue/workers.ts";
 import { sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
-import { ProviderError } from "../types.ts";
+import { ProviderError, ShutdownError } from "../types.ts";
 import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
 import { LogForwarder } from "./logs.ts";
 import { mapOutput, mediaKindOf } from "./outputs.ts";

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { fetchAllowed, readBounded } from "../../../src/providers/comfyui/http.ts";
 import { createComfyProvider } from "../../../src/providers/comfyui/index.ts";
 import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
-import { ProviderError } from "../../../src/providers/types.ts";
+import { ProviderError, ShutdownError } from "../../../src/providers/types.ts";
 import { fakeJob, IMG2IMG_SCHEMA, model, rejection, settings } from "./helpers.ts";
 import { type MockComfy, startMockComfy } from "./mock-comfy.ts";
 
@@ -338,7 +338,7 @@ describe("comfyui provider: abort", () => {
     const job = fakeJob({ prompt: "x" });
     const running = provider().run(job);
     await waitFor(() => count("GET /history/") >= 2);
-    job.controller.abort(new Error("shutting down"));
+    job.controller.abort(new ShutdownError("shutting down"));
     await rejection(running);
     await Bun.sleep(30);
     expect(mock.interrupts).toEqual([]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createFalProvider } from "../../../src/providers/fal/index.ts";
-import { ProviderError } from "../../../src/providers/types.ts";
+import { ProviderError, ShutdownError } from "../../../src/providers/types.ts";
 import { fakeJob, model, rejection, settings } from "./helpers.ts";
 import { type MockFal, startMockFal } from "./mock-fal.ts";
 
@@ -311,7 +311,7 @@ describe("fal provider: abort", () => {
       await Bun.sleep(10);
     await Bun.sleep(20);
     const t = performance.now();
-    job.controller.abort(new Error("shutting down"));
+    job.controller.abort(new ShutdownError("shutting down"));
     const err = await rejection(run);
     expect(performance.now() - t).toBeLessThan(50);
     expect(err.message).toBe("shutting down");

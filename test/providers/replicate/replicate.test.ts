@@ -3,8 +3,12 @@ import { resolveModel } from "../../../src/catalog/catalog.ts";
 import type { Kind } from "../../../src/catalog/model.ts";
 import type { ProviderSettings } from "../../../src/config/schema.ts";
 import { createReplicateProvider } from "../../../src/providers/replicate/index.ts";
-import { ProviderError, type ProviderJob, type ProviderResult } from "../../../src/providers/types.ts";
-import { ShutdownError } from "../../../src/queue/workers.ts";
+import {
+  ProviderError,
+  type ProviderJob,
+  type ProviderResult,
+  ShutdownError,
+} from "../../../src/providers/types.ts";
 import {
   type MockReplicate,
   startDroppingServer,
