@@ -45,11 +45,15 @@ describe("files that vanish between the database snapshot and the file copy", ()
         writeFileSync(p, b);
       },
     });
-    expect(result.dropped.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
-      { path: `files/outputs/${job}/1`, kind: "output", reason: "missing" },
-      { path: `files/uploads/${ids[0]}`, kind: "upload", reason: "deleted" },
-      { path: `files/uploads/${ids[2]}`, kind: "upload", reason: "damaged" },
-    ]);
+    // Sorted alike on both sides: the upload ids are random, so their order is too.
+    const byPath = (a: { path: string }, b: { path: string }) => a.path.localeCompare(b.path);
+    expect(result.dropped.sort(byPath)).toEqual(
+      [
+        { path: `files/outputs/${job}/1`, kind: "output" as const, reason: "missing" as const },
+        { path: `files/uploads/${ids[0]}`, kind: "upload" as const, reason: "deleted" as const },
+        { path: `files/uploads/${ids[2]}`, kind: "upload" as const, reason: "damaged" as const },
+      ].sort(byPath),
+    );
     // Two uploads and one output read; the damaged one is archived as found but not restored.
     expect(result.files).toBe(2 + 1);
 
