@@ -1,0 +1,163 @@
+import { describe, expect, test } from "bun:test";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { ApiError } from "../../src/http/errors.ts";
+import {
+  claimOf,
+  IdempotencyStore,
+  REPLAYED_HEADER,
+  replayResponse,
+  requestFingerprint,
+} from "../../src/idempotency/idempotency.ts";
+
+function store() {
+  const db = openDatabase(":memory:");
+  migrate(db);
+  return { db, idem: new IdempotencyStore(db) };
+}
+
+const post = (url: string, key?: string) =>
+  new Request(url, { method: "POST", headers: key === undefined ? {} : { "idempotency-key": key } });
+
+describe("claimOf: the contract's one fingerprint rule", () => {
+  test("no header, no claim; a malformed key is 400 validation_error", () => {
+    expect(claimOf(post("http://h/v1/x"), {})).toBeNull();
+    expect(() => claimOf(post("http://h/v1/x", "has space"), {})).toThrow(ApiError);
+  });
+
+  test("method, path, query and the canonical body all count; the body's key order does not", () => {
+    const fp = (url: string, body: unknown, method = "POST") =>
+      requestFingerprint(new Request(url, { method }), body);
+    const base = fp("http://h/v1/chat/completions", { a: 1, b: [1, { c: 2, d: 3 }] });
+    expect(fp("http://h/v1/chat/completions", { b: [1, { d: 3, c: 2 }], a: 1 })).toBe(base);
+    expect(fp("http://other:9/v1/chat/completions", { a: 1, b: [1, { c: 2, d: 3 }] })).toBe(base);
+    expect(fp("http://h/v1/chat/completions?x=1", { a: 1, b: [1, { c: 2, d: 3 }] })).not.toBe(base);
+    expect(fp("http://h/v1/chat/other", { a: 1, b: [1, { c: 2, d: 3 }] })).not.toBe(base);
+    expect(fp("http://h/v1/chat/completions", { a: 2, b: [1, { c: 2, d: 3 }] })).not.toBe(base);
+    expect(fp("http://h/v1/chat/completions", { a: 1, b: [1, { c: 2, d: 3 }] }, "PUT")).not.toBe(base);
+    expect(claimOf(post("http://h/v1/chat/completions", "k"), { a: 1, b: [1, { c: 2, d: 3 }] })).toEqual({
+      key: "k",
+      fingerprint: base,
+    });
+  });
+
+  test("a replay carries its stored status and body, or the route's, and Idempotent-Replayed", async () => {
+    const r = replayResponse({ status: 202, body: '{"a":1}' }, 200);
+    expect(r.status).toBe(200);
+    expect(r.headers.get(REPLAYED_HEADER)).toBe("true");
+    expect(r.headers.get("content-type")).toBe("application/json");
+    expect(await r.text()).toBe('{"a":1}');
+    expect(replayResponse({ status: 201, body: "x" }).status).toBe(201);
+  });
+});
+
+describe("once: short operations inside the work's transaction", () => {
+  test("runs the work and stores its answer; the same claim replays it without running", () => {
+    const { db, idem } = store();
+    let runs = 0;
+    const work = () => ++runs;
+    const answer = (n: number) => ({ status: 201, body: `{"n":${n}}` });
+    const claim = { key: "k", fingerprint: "fp" };
+    expect(db.transaction(() => idem.once("key_a", claim, work, answer))()).toEqual({
+      replay: null,
+      value: 1,
+    });
+    expect(db.transaction(() => idem.once("key_a", claim, work, answer))()).toEqual({
+      replay: { status: 201, body: '{"n":1}' },
+    });
+    expect(runs).toBe(1);
+    // Scoped to the API key: another key's same Idempotency-Key is its own.
+    expect(idem.once("key_b", claim, work, answer)).toEqual({ replay: null, value: 2 });
+  });
+
+  test("without a claim it only runs the work; a failing work stores nothing", () => {
+    const { db, idem } = store();
+    expect(
+      idem.once(
+        "key_a",
+        null,
+        () => 7,
+        () => ({ status: 200, body: "" }),
+      ),
+    ).toEqual({ replay: null, value: 7 });
+    const claim = { key: "k", fingerprint: "fp" };
+    expect(() =>
+      db.transaction(() =>
+        idem.once(
+          "key_a",
+          claim,
+          () => {
+            throw new ApiError("insufficient_balance", "no");
+          },
+          () => ({ status: 200, body: "" }),
+        ),
+      )(),
+    ).toThrow(ApiError);
+    expect(
+      idem.once(
+        "key_a",
+        claim,
+        () => 8,
+        () => ({ status: 200, body: "8" }),
+      ),
+    ).toEqual({
+      replay: null,
+      value: 8,
+    });
+  });
+
+  test("another fingerprint under the same key is 409 idempotency_conflict", () => {
+    const { idem } = store();
+    idem.once(
+      "key_a",
+      { key: "k", fingerprint: "a" },
+      () => 1,
+      () => ({ status: 200, body: "1" }),
+    );
+    expect(() =>
+      idem.once(
+        "key_a",
+        { key: "k", fingerprint: "b" },
+        () => 2,
+        () => ({ status: 200, body: "" }),
+      ),
+    ).toThrow("different request");
+  });
+});
+
+describe("claimRunning: long operations claim the key around the work", () => {
+  test("a duplicate while running is 409 with Retry-After; a 2xx settle is replayed afterwards", () => {
+    const { idem } = store();
+    const claim = { key: "k", fingerprint: "fp" };
+    const first = idem.claimRunning("key_a", claim);
+    expect(first.replay).toBeNull();
+    let err: unknown;
+    try {
+      idem.claimRunning("key_a", claim);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe("idempotency_conflict");
+    expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+    first.settle!({ status: 200, body: "done" });
+    expect(idem.claimRunning("key_a", claim).replay).toEqual({ status: 200, body: "done" });
+  });
+
+  test("a failure (null or non-2xx) frees the key for a retry", () => {
+    const { idem } = store();
+    const claim = { key: "k", fingerprint: "fp" };
+    idem.claimRunning("key_a", claim).settle!(null);
+    const retry = idem.claimRunning("key_a", claim);
+    expect(retry.replay).toBeNull();
+    retry.settle!({ status: 502, body: "failed" });
+    expect(idem.claimRunning("key_a", claim).replay).toBeNull();
+  });
+
+  test("without a claim nothing is written and settle does nothing", () => {
+    const { db, idem } = store();
+    const r = idem.claimRunning("key_a", null);
+    expect(r.replay).toBeNull();
+    r.settle!({ status: 200, body: "x" });
+    expect(db.query("SELECT count(*) AS n FROM idempotency").get()).toEqual({ n: 0n });
+  });
+});
