@@ -1,15 +1,27 @@
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { ApiError } from "../http/errors.ts";
+import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
 import { errorFields, log } from "../lib/log.ts";
-import { serializeQuote, type TextQuote } from "../pricing/quote.ts";
+import type { TextQuote } from "../pricing/quote.ts";
 import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
-import type { ChatDelta } from "../providers/chat.ts";
+import type { ChatDelta, ChatProvider } from "../providers/chat.ts";
+import { chatProviderFor } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
+import { apiOpener, type Opener, openJob, resolveModel } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import { countPromptTokens, countTokens, estimatePromptTokens } from "./tokens.ts";
 import type { ChatRequest } from "./validate.ts";
+import {
+  type ChatWire,
+  chunkEvent,
+  completionBody,
+  DONE_EVENT,
+  errorEvent,
+  type Usage,
+  usageEvent,
+} from "./wire.ts";
 
 export interface StartedChat {
   job: JobRow;
@@ -25,7 +37,7 @@ export interface StartedChat {
  */
 export async function startChat(
   ctx: AppContext,
-  principal: Principal,
+  who: Opener,
   model: Model,
   req: ChatRequest,
 ): Promise<StartedChat> {
@@ -35,47 +47,15 @@ export async function startChat(
     input: "messages",
     output: "max_tokens",
   });
-  const serialized = serializeQuote(quote);
-  const maxInFlight = principal.maxInFlight ?? ctx.live.limits.inFlight;
-  const now = Date.now();
-  const deadline = now + model.time_limit_seconds * 1000;
-  const id = Bun.randomUUIDv7();
-  const job = await ctx.submits.run(() => {
-    if (ctx.jobs.openForKey(principal.keyId) >= maxInFlight) {
-      throw new ApiError(
-        "too_many_in_flight",
-        `This key already has ${maxInFlight} open calls; wait for one to finish.`,
-        {
-          headers: { "retry-after": "1" },
-        },
-      );
-    }
-    const hold = ctx.ledger.reserve({
-      accountId: principal.accountId,
-      keyId: principal.keyId,
-      modelId: model.id,
-      requestId: id,
-      source: "API",
-      quotedUsdMicro: quote.amount_usd_micro,
-    });
-    return ctx.jobs.insert({
-      id,
-      accountId: principal.accountId,
-      keyId: principal.keyId,
-      modelId: model.id,
-      kind: "text",
-      source: "API",
-      provider: model.provider,
-      input: JSON.stringify({ messages: req.messages, max_tokens: quote.output_tokens }),
-      quote: serialized,
-      holdId: hold.id,
-      webhookUrl: null,
-      deadlineAt: deadline,
-      createdAt: now,
-      runningUntil: deadline, // the request's own time limit ends it at the same moment
-    });
+  const opened = await openJob(ctx, {
+    who,
+    model,
+    input: JSON.stringify({ messages: req.messages, max_tokens: quote.output_tokens }),
+    quote,
+    webhookUrl: null,
+    idempotency: null,
   });
-  return { job, quote, promptEstimate };
+  return { job: opened.value!, quote, promptEstimate };
 }
 
 export interface ChatOutcome {
@@ -138,4 +118,139 @@ export function fallbackUsage(started: StartedChat, content: string) {
   return { prompt_tokens: started.promptEstimate, completion_tokens: countTokens(content) };
 }
 
-export type { ChatDelta };
+/** What a chat call answers: a replay of its Idempotency-Key, a chat.completion, or an SSE stream. */
+export type ChatAnswer =
+  | { kind: "replay"; stored: StoredResponse }
+  | { kind: "json"; body: string }
+  | { kind: "stream"; body: ReadableStream<Uint8Array> };
+
+const enc = new TextEncoder();
+
+/**
+ * One chat completion, from the parsed request to its settled answer. The model (a text model,
+ * its circuit closed), the Idempotency-Key's claim (held for the whole call: a duplicate
+ * meanwhile is 409), the reservation (startChat), then the upstream: its first piece decides
+ * between an error answer (FAILED, nothing charged) and a reply. A reply is settled from the
+ * upstream's usage before it is answered (non-streamed) or before [DONE] (streamed); a client
+ * that goes away mid-stream stops the upstream and is charged only what was generated.
+ */
+export async function completeChat(
+  ctx: AppContext,
+  principal: Principal,
+  req: ChatRequest,
+  claim: IdempotencyClaim | null,
+  clientSignal: AbortSignal,
+): Promise<ChatAnswer> {
+  const model = resolveModel(ctx, req.model, "chat");
+  const running = ctx.idempotency.claimRunning(principal.keyId, claim);
+  if (running.replay) return { kind: "replay", stored: running.replay };
+  const settleIdem = running.settle;
+  try {
+    const provider = chatProviderFor(ctx, model);
+    const started = await startChat(ctx, apiOpener(ctx, principal), model, req);
+    const client = new AbortController();
+    const signal = AbortSignal.any([
+      client.signal,
+      clientSignal,
+      ctx.shutdownSignal,
+      AbortSignal.timeout(model.time_limit_seconds * 1000),
+    ]);
+    const iterator = provider
+      .chat({
+        model,
+        messages: req.messages,
+        maxTokens: started.quote.output_tokens,
+        passthrough: model.provider === "sandbox" ? {} : req.passthrough,
+        sandbox: model.provider === "sandbox" ? req.sandbox : null,
+        signal,
+      })
+      [Symbol.asyncIterator]();
+    const wire: ChatWire = {
+      id: `chatcmpl-${started.job.id}`,
+      created: Math.floor(Date.now() / 1000),
+      model: model.id,
+      includeUsage: req.includeUsage,
+    };
+    let content = "";
+    let finish = "stop";
+    let usage: Usage | null = null;
+    const take = (d: ChatDelta) => {
+      content += d.content;
+      if (d.finishReason) finish = d.finishReason;
+      if (d.usage) usage = d.usage;
+    };
+
+    // The first piece decides between an error answer (nothing charged) and a reply.
+    let first: IteratorResult<ChatDelta>;
+    try {
+      first = await iterator.next();
+    } catch (err) {
+      throw failChat(ctx, started, err);
+    }
+
+    if (!req.stream) {
+      try {
+        for (let r = first; !r.done; r = await iterator.next()) take(r.value);
+      } catch (err) {
+        throw failChat(ctx, started, err);
+      }
+      const u = usage ?? fallbackUsage(started, content);
+      finishChat(ctx, started, { content, finishReason: finish, usage: u });
+      const body = completionBody(wire, content, finish, u);
+      settleIdem({ status: 200, body });
+      return { kind: "json", body };
+    }
+
+    // Streaming: each piece is forwarded as it arrives. Usage is always taken from the upstream
+    // for billing, and sent to the client only with stream_options.include_usage.
+    let transcript = "";
+    let settled = false;
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        const send = (text: string) => {
+          transcript += text;
+          controller.enqueue(enc.encode(text));
+        };
+        send(chunkEvent(wire, { role: "assistant", content: "" }, null));
+        try {
+          for (let r = first; !r.done; r = await iterator.next()) {
+            take(r.value);
+            if (r.value.content) send(chunkEvent(wire, { content: r.value.content }, null));
+          }
+        } catch (err) {
+          if (client.signal.aborted || clientSignal.aborted) return; // cancel() settles
+          settled = true;
+          send(errorEvent(failChat(ctx, started, err)));
+          send(DONE_EVENT);
+          settleIdem(null);
+          controller.close();
+          return;
+        }
+        const u = usage ?? fallbackUsage(started, content);
+        settled = true;
+        finishChat(ctx, started, { content, finishReason: finish, usage: u });
+        send(chunkEvent(wire, {}, finish));
+        if (req.includeUsage) send(usageEvent(wire, u));
+        send(DONE_EVENT);
+        settleIdem({ status: 200, body: transcript });
+        controller.close();
+      },
+      cancel() {
+        // The client went away mid-stream: stop the upstream and charge only what was generated.
+        client.abort(new Error("client disconnected"));
+        if (settled) return;
+        settled = true;
+        finishChat(ctx, started, {
+          content,
+          finishReason: "client_disconnected",
+          usage: fallbackUsage(started, content),
+        });
+        settleIdem(null);
+      },
+    });
+    return { kind: "stream", body };
+  } catch (err) {
+    settleIdem(null);
+    throw err;
+  }
+}

@@ -1,17 +1,15 @@
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Elysia, t } from "elysia";
 import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
-import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
-import { sniffImageSize } from "../providers/sandbox/media/index.ts";
+import { replayResponse } from "../idempotency/idempotency.ts";
 import type { AppContext } from "../server/context.ts";
 import { fileContentUrl } from "./references.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
 import { FILE_ID, type FileRow, fileView } from "./store.ts";
 import { storedFile } from "./stored-file.ts";
-import { type ReceivedUpload, receiveUpload } from "./upload.ts";
+import { createUpload } from "./uploads.ts";
 
 const FileSchema = t.Object(
   {
@@ -47,72 +45,15 @@ export function signedFileUrl(ctx: AppContext, fileId: string, ttlSeconds = LINK
   return `${fileContentUrl(ctx.publicUrl, fileId)}?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
 }
 
-/** The files row of a received upload: its account, measured image size and expiry. */
-export function uploadRow(
-  ctx: AppContext,
-  up: ReceivedUpload,
-  owner: { accountId: string; keyId: string },
-): FileRow {
-  const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
-  const now = Date.now();
-  return {
-    id: up.id,
-    account_id: owner.accountId,
-    key_id: owner.keyId,
-    content_type: up.contentType,
-    size: BigInt(up.size),
-    sha256: up.sha256,
-    path: up.path,
-    width: size ? BigInt(size.width) : null,
-    height: size ? BigInt(size.height) : null,
-    created_at: BigInt(now),
-    expires_at: BigInt(now + ctx.live.files.retentionMs),
-    deleted_at: null,
-  };
-}
-
 /** Uploads: raw bytes in, a file id out; metadata, delete and content. */
 export function fileRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1", detail: { tags: ["Files"], security: [{ apiKey: [] }] } })
     .post(
       "/files",
       async ({ request }) => {
-        const principal = requirePrincipal(ctx, request);
-        const idemKey = request.headers.get("idempotency-key");
-        if (idemKey !== null) IdempotencyStore.validateKey(idemKey);
-        const up = await receiveUpload(request, ctx.files.root, {
-          maxBytes: ctx.live.limits.uploadMaxBytes,
-          minFreeBytes: ctx.live.files.minFreeBytes,
-        });
-        const row = uploadRow(ctx, up, principal);
-        const url = new URL(request.url);
-        const fp = fingerprint("POST", url.pathname + url.search, {
-          content_type: up.contentType,
-          sha256: up.sha256,
-        });
-        const outcome = ctx.db
-          .transaction(() => {
-            if (idemKey !== null) {
-              const replay = ctx.idempotency.lookup(principal.keyId, idemKey, fp);
-              if (replay) return { replay };
-            }
-            ctx.files.insert(row);
-            const body = JSON.stringify(fileView(row));
-            if (idemKey !== null) ctx.idempotency.store(principal.keyId, idemKey, fp, { status: 201, body });
-            return { body };
-          })
-          .immediate();
-        if ("replay" in outcome && outcome.replay) {
-          await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
-          return new Response(outcome.replay.body, {
-            status: 200,
-            headers: { "content-type": "application/json", "idempotent-replayed": "true" },
-          });
-        }
-        return new Response((outcome as { body: string }).body, {
-          status: 201,
-          headers: { "content-type": "application/json" },
-        });
+        const created = await createUpload(ctx, requirePrincipal(ctx, request), request);
+        if (created.replay) return replayResponse(created.replay, 200);
+        return new Response(created.value, { status: 201, headers: { "content-type": "application/json" } });
       },
       {
         parse: "none",

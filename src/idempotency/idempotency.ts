@@ -33,6 +33,59 @@ export function fingerprint(method: string, pathAndQuery: string, body: unknown)
     .digest("hex");
 }
 
+/** The Idempotency-Key of one write request with the request's fingerprint. */
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: string;
+}
+
+/** The fingerprint of a write request by the contract's one rule: method, path, query, canonical body. */
+export function requestFingerprint(request: Request, body: unknown): string {
+  const url = new URL(request.url);
+  return fingerprint(request.method, url.pathname + url.search, body);
+}
+
+/** The request's Idempotency-Key, or null without one; 400 validation_error when malformed. */
+export function idempotencyKeyOf(request: Request): string | null {
+  const key = request.headers.get("idempotency-key");
+  if (key !== null) IdempotencyStore.validateKey(key);
+  return key;
+}
+
+/**
+ * The claim of a write request: its Idempotency-Key (null without one, 400 when malformed) and its
+ * fingerprint over `body` (a route whose body is not JSON passes what stands for it, e.g. an
+ * upload's type and digest: see requestFingerprint).
+ */
+export function claimOf(request: Request, body: unknown): IdempotencyClaim | null {
+  const key = idempotencyKeyOf(request);
+  return key === null ? null : { key, fingerprint: requestFingerprint(request, body) };
+}
+
+/** The header line every replayed answer carries. */
+export const REPLAYED_HEADER = "idempotent-replayed";
+
+/** A stored answer sent again: its body, with `status` (the stored one unless the route says). */
+export function replayResponse(
+  stored: StoredResponse,
+  status = stored.status,
+  body = stored.body,
+  contentType = "application/json",
+): Response {
+  return new Response(body, { status, headers: { "content-type": contentType, [REPLAYED_HEADER]: "true" } });
+}
+
+/** A short operation's outcome: the stored answer to replay, or the value its work returned. */
+export type Once<T> = { replay: StoredResponse; value?: undefined } | { replay: null; value: T };
+
+/** Settles a long operation's claimed key once its answer is known (null: it failed). */
+export type SettleClaim = (response: StoredResponse | null) => void;
+
+/** A long operation's claim: the stored answer to replay, or how to settle the key afterwards. */
+export type Running = { replay: StoredResponse; settle?: undefined } | { replay: null; settle: SettleClaim };
+
+const NO_CLAIM: Running = { replay: null, settle: () => {} };
+
 /**
  * Idempotency-Key, scoped to the API key, kept 24 hours, storing only 2xx answers.
  * Short operations (a queue submit, an upload record) run `begin`, their work and `finish` in one
@@ -114,6 +167,39 @@ export class IdempotencyStore {
   store(keyId: string, idemKey: string, fp: string, response: StoredResponse): void {
     this.s.del.run(keyId, idemKey);
     this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now());
+  }
+
+  /**
+   * Short operations (a queue submit, an upload record): call inside the work's own transaction.
+   * Replays the answer stored under `claim`, or runs `work` and stores the answer `answer` makes
+   * of its value, so two identical requests racing each other produce one effect. Without a claim
+   * it runs `work` alone. A throw from `work` stores nothing (only 2xx answers are kept).
+   */
+  once<T>(
+    keyId: string,
+    claim: IdempotencyClaim | null,
+    work: () => T,
+    answer: (value: T) => StoredResponse,
+  ): Once<T> {
+    if (claim === null) return { replay: null, value: work() };
+    const replay = this.lookup(keyId, claim.key, claim.fingerprint);
+    if (replay) return { replay };
+    const value = work();
+    this.store(keyId, claim.key, claim.fingerprint, answer(value));
+    return { replay: null, value };
+  }
+
+  /**
+   * Long operations (/run, chat): claims the key in its own transaction before the work. Returns
+   * the stored answer to replay (a duplicate still running is 409), or `settle`, to call exactly
+   * once when the answer is known: a 2xx answer is kept, anything else frees the key for a retry.
+   * Without a claim, `settle` does nothing (and nothing is allocated).
+   */
+  claimRunning(keyId: string, claim: IdempotencyClaim | null): Running {
+    if (claim === null) return NO_CLAIM;
+    const replay = this.markRunning(keyId, claim.key, claim.fingerprint);
+    if (replay) return { replay };
+    return { replay: null, settle: (response) => this.settleRunning(keyId, claim.key, response) };
   }
 
   /** Long operations: claim the key before the work (its own transaction). */

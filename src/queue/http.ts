@@ -4,12 +4,17 @@ import { requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { idCursor, PagingQuery, paging } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
-import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
-import type { AppContext } from "../server/context.ts";
+import {
+  claimOf,
+  type IdempotencyClaim,
+  replayResponse,
+  type StoredResponse,
+} from "../idempotency/idempotency.ts";
+import { type AppContext, baseUrl } from "../server/context.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
-import { submitJob } from "./submit.ts";
+import { apiOpener, runJob, type SubmitInput, submitJob } from "./submit.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const IdParams = t.Object({ id: t.String({ description: "request_id (UUID)" }) });
@@ -36,28 +41,22 @@ const json = (body: unknown, status: number, headers: Record<string, string> = {
     headers: { "content-type": "application/json", ...headers },
   });
 
-function idempotencyOf(request: Request, body: unknown): { key: string; fingerprint: string } | null {
-  const key = request.headers.get("idempotency-key");
-  if (key === null) return null;
-  IdempotencyStore.validateKey(key);
-  const url = new URL(request.url);
-  return { key, fingerprint: fingerprint(request.method, url.pathname + url.search, body) };
-}
-
-/** Waits for a job to reach a final state, woken by its events (no polling), up to `ms`. */
-export async function waitForFinal(
+/** A submit of this request: its key as the opener, the model from the path, the webhook from the query. */
+function submitOf(
   ctx: AppContext,
-  id: string,
-  ms: number,
-  signal?: AbortSignal,
-): Promise<JobRow> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const job = ctx.jobs.get(id)!;
-    const left = deadline - Date.now();
-    if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
-    await ctx.events.waitForChange(id, left, signal);
-  }
+  principal: Principal,
+  modelId: string,
+  body: unknown,
+  query: { webhook_url?: string; fal_webhook?: string },
+  idempotency: IdempotencyClaim | null,
+): SubmitInput {
+  return {
+    who: apiOpener(ctx, principal),
+    modelId,
+    body,
+    queryWebhook: query.webhook_url ?? query.fal_webhook ?? null,
+    idempotency,
+  };
 }
 
 /** The asynchronous half of the API: submit, run, read, stream and cancel jobs. */
@@ -67,23 +66,21 @@ export function queueRoutes(ctx: AppContext) {
     .post(
       "/queue/*",
       async ({ principal, params, body, query, request }) => {
-        const idem = idempotencyOf(request, body);
-        const r = await submitJob(ctx, {
-          principal,
-          modelId: params["*"],
-          body,
-          queryWebhook: query.webhook_url ?? query.fal_webhook ?? null,
-          source: "API",
-          idempotency: idem,
-        });
+        const opened = await submitJob(
+          ctx,
+          submitOf(ctx, principal, params["*"], body, query, claimOf(request, body)),
+        );
         // fal clients get the fal alias routes as status_url/response_url/cancel_url.
         const fal = isFalClient(request);
-        if (r.replayed) {
-          const replay = fal ? forFalClient(`${ctx.publicUrl}/v1`, JSON.parse(r.replayBody!)) : r.replayBody!;
-          return json(replay, 200, { "idempotent-replayed": "true" });
+        if (opened.replay) {
+          const stored = opened.replay;
+          const replay = fal
+            ? JSON.stringify(forFalClient(baseUrl(ctx), JSON.parse(stored.body)))
+            : stored.body;
+          return replayResponse(stored, 200, replay);
         }
-        const view = ctx.views.queued(r.job);
-        return json(fal ? forFalClient(`${ctx.publicUrl}/v1`, view) : view, 202);
+        const view = ctx.views.queued(opened.value);
+        return json(fal ? forFalClient(baseUrl(ctx), view) : view, 202);
       },
       {
         body: ModelInput,
@@ -102,51 +99,36 @@ export function queueRoutes(ctx: AppContext) {
     .post(
       "/run/*",
       async ({ principal, params, body, query, request }) => {
-        const idem = idempotencyOf(request, body);
-        if (idem) {
-          const replay = ctx.idempotency.markRunning(principal.keyId, idem.key, idem.fingerprint);
-          if (replay) return json(replay.body, replay.status, { "idempotent-replayed": "true" });
-        }
-        let answer: { status: number; body: string } | null = null;
+        const claim = ctx.idempotency.claimRunning(principal.keyId, claimOf(request, body));
+        if (claim.replay) return replayResponse(claim.replay);
+        let answer: StoredResponse | null = null;
         try {
-          const { job } = await submitJob(ctx, {
-            principal,
-            modelId: params["*"],
-            body,
-            queryWebhook: query.webhook_url ?? query.fal_webhook ?? null,
-            source: "API",
-            idempotency: null,
-          });
-          const done = await waitForFinal(
+          const done = await runJob(
             ctx,
-            job.id,
-            ctx.live.limits.runWaitSeconds * 1000,
-            AbortSignal.any([request.signal, ctx.shutdownSignal]),
+            submitOf(ctx, principal, params["*"], body, query, null),
+            request.signal,
           );
-          if (done.status === "COMPLETED")
+          if (done.status === "COMPLETED") {
             answer = { status: 200, body: JSON.stringify(ctx.views.output(done)) };
-          else if (done.status === "FAILED") {
+            return json(answer.body, 200, { "x-fal-request-id": done.id });
+          }
+          if (done.status === "FAILED") {
             // fal clients retry a 502 /run, which would submit the job again: they get fal's 500.
             if (isFalClient(request)) return falFailedResponse(request, done);
             throw new ApiError(
               "generation_failed",
               done.error_message || "The generation failed; nothing was charged.",
-              {
-                extra: { request_id: done.id },
-              },
+              { extra: { request_id: done.id } },
             );
-          } else {
-            const view = ctx.views.queued(done);
-            const body = isFalClient(request) ? forFalClient(`${ctx.publicUrl}/v1`, view) : view;
-            answer = { status: 202, body: JSON.stringify(body) };
           }
-          return json(
-            answer.body,
-            answer.status,
-            answer.status === 200 ? { "x-fal-request-id": done.id } : {},
-          );
+          const view = ctx.views.queued(done);
+          answer = {
+            status: 202,
+            body: JSON.stringify(isFalClient(request) ? forFalClient(baseUrl(ctx), view) : view),
+          };
+          return json(answer.body, 202);
         } finally {
-          if (idem) ctx.idempotency.settleRunning(principal.keyId, idem.key, answer);
+          claim.settle(answer);
         }
       },
       {

@@ -3,56 +3,170 @@ import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { ApiError } from "../http/errors.ts";
+import type { IdempotencyClaim, Once, StoredResponse } from "../idempotency/idempotency.ts";
 import { priceMediaInput } from "../pricing/media.ts";
-import { serializeQuote } from "../pricing/quote.ts";
+import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
-import type { JobRow } from "./jobs.ts";
+import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 
-export interface SubmitInput {
-  principal: Principal;
-  modelId: string;
-  body: unknown;
-  /** webhook_url from the query (or its fal alias fal_webhook). */
-  queryWebhook: string | null;
+/**
+ * Who opens a job. Today an API key (`source` "API"); next a person signed in to the studio
+ * (`source` "STUDIO"), who may have no key: `keyId` is then null, and the studio brings an
+ * in-flight count of its own (the per-key counter cannot bound a keyless caller).
+ */
+export interface Opener {
+  accountId: string;
+  /** The key that opens it: its in-flight cap, monthly spend limit and idempotency scope. */
+  keyId: string | null;
   source: "API" | "STUDIO";
-  idempotency: { key: string; fingerprint: string } | null;
+  /** Open (IN_QUEUE or IN_PROGRESS) jobs allowed at once. */
+  maxInFlight: number;
 }
 
-export interface SubmitResult {
-  job: JobRow;
-  /** True when an Idempotency-Key replayed an earlier submit. */
-  replayed: boolean;
-  replayBody?: string;
+/** An API key as an opener: its own in-flight cap, or the server's default. */
+export function apiOpener(ctx: Pick<AppContext, "live">, p: Principal): Opener {
+  return {
+    accountId: p.accountId,
+    keyId: p.keyId,
+    source: "API",
+    maxInFlight: p.maxInFlight ?? ctx.live.limits.inFlight,
+  };
 }
 
-/** Resolves the model for a queue/run submit: unknown 400, text models go to chat completions. */
-export function queueModel(ctx: AppContext, modelId: string): Model {
+/** What a job is opened with: the caller has resolved the model, validated and priced the input. */
+export interface NewJobRequest {
+  who: Opener;
+  model: Model;
+  /** The input as stored with the job (JSON text). */
+  input: string;
+  quote: Quote;
+  webhookUrl: string | null;
+  /**
+   * A short operation's Idempotency-Key (a queue submit): looked up and stored in the job's own
+   * transaction, `answer` making the stored answer of the new job. Long operations (/run, chat)
+   * claim their key around the whole call instead (IdempotencyStore.claimRunning) and pass null.
+   */
+  idempotency: IdempotencyClaim | null;
+  answer?: (ctx: AppContext, job: JobRow) => StoredResponse;
+}
+
+/**
+ * Resolves the model a job is opened for, with the checks of the route that opens it: the queue
+ * takes media models (an unknown id is 400 unknown_model, a text model 400 use_chat_completions),
+ * chat takes text models (anything else is 400 unknown_model). An open circuit of the model's
+ * upstream is 503 before anything is validated deeper or reserved.
+ */
+export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | "chat"): Model {
   const model = ctx.catalog.get(modelId);
-  if (!model)
+  if (route === "chat") {
+    if (model?.kind !== "text") {
+      throw new ApiError(
+        "unknown_model",
+        `"${modelId}" is not a text model of the catalog; see GET /v1/models.`,
+        { param: "model" },
+      );
+    }
+  } else if (!model) {
     throw new ApiError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
       param: "model_id",
     });
-  if (model.kind === "text") {
+  } else if (model.kind === "text") {
     throw new ApiError(
       "use_chat_completions",
       `${modelId} is a text model: call POST /v1/chat/completions.`,
       { param: "model_id" },
     );
   }
+  if (model.provider !== "sandbox") circuitFor(ctx.circuits, model.provider).check();
   return model;
 }
 
 /**
- * A queue submit: validate the input against the model's schema, price it, check the key's
- * in-flight cap, reserve the price and enqueue, all in one transaction (with the idempotency
- * record when a key was given), committed together with concurrent submits (group commit) before
- * the answer is sent. The async part (the webhook URL's DNS check) runs before the transaction.
+ * The one path that opens a job, for every kind and every source. In ONE transaction, committed
+ * together with concurrent opens (group commit) before the caller answers: the idempotency lookup
+ * (a replay returns the stored answer and opens nothing), the opener's in-flight cap (429
+ * too_many_in_flight), the reservation of the quoted price (402 from the ledger), the job row and
+ * the idempotency record. Media jobs are opened IN_QUEUE and handed to the workers after the
+ * commit; text jobs (chat) run in the request itself: IN_PROGRESS, owned by it until the deadline.
  */
-export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<SubmitResult> {
-  const model = queueModel(ctx, s.modelId);
-  // An unhealthy upstream: 503 before anything is validated deeper or reserved.
-  if (model.provider !== "sandbox") circuitFor(ctx.circuits, model.provider).check();
+export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<JobRow>> {
+  const { who, model } = r;
+  const keyId = who.keyId;
+  if (keyId === null) throw new RangeError("openJob: a keyless (studio) opener needs an in-flight count");
+  const inRequest = model.kind === "text";
+  const quote = serializeQuote(r.quote);
+  const now = Date.now();
+  const deadline = now + model.time_limit_seconds * 1000;
+  const id = Bun.randomUUIDv7();
+  const insert = (): JobRow => {
+    if (ctx.jobs.openForKey(keyId) >= who.maxInFlight) {
+      throw new ApiError(
+        "too_many_in_flight",
+        `This key already has ${who.maxInFlight} open ${inRequest ? "calls" : "jobs"}; wait for one to finish.`,
+        { headers: { "retry-after": "1" } },
+      );
+    }
+    const hold = ctx.ledger.reserve({
+      accountId: who.accountId,
+      keyId,
+      modelId: model.id,
+      requestId: id,
+      source: who.source,
+      quotedUsdMicro: r.quote.amount_usd_micro,
+    });
+    return ctx.jobs.insert({
+      id,
+      accountId: who.accountId,
+      keyId,
+      modelId: model.id,
+      kind: model.kind,
+      source: who.source,
+      provider: model.provider,
+      input: r.input,
+      quote,
+      holdId: hold.id,
+      webhookUrl: r.webhookUrl,
+      deadlineAt: deadline,
+      createdAt: now,
+      // The request's own time limit ends a call run in the request at the same moment.
+      runningUntil: inRequest ? deadline : undefined,
+    });
+  };
+  const claim = r.idempotency;
+  const opened: Once<JobRow> =
+    claim === null
+      ? { replay: null, value: await ctx.submits.run(insert) }
+      : await ctx.submits.run(() => ctx.idempotency.once(keyId, claim, insert, (job) => r.answer!(ctx, job)));
+  if (opened.replay === null && !inRequest) {
+    ctx.jobs.markQueued(opened.value);
+    ctx.events.newWork(model.provider);
+  }
+  return opened;
+}
+
+export interface SubmitInput {
+  who: Opener;
+  modelId: string;
+  body: unknown;
+  /** webhook_url from the query (or its fal alias fal_webhook). */
+  queryWebhook: string | null;
+  /** A /queue submit's claim, kept in the job's transaction; null for /run (claimed around it). */
+  idempotency: IdempotencyClaim | null;
+}
+
+/** The answer a /queue submit stores under its Idempotency-Key: the queued request, 202. */
+function queuedAnswer(ctx: AppContext, job: JobRow): StoredResponse {
+  return { status: 202, body: JSON.stringify(ctx.views.queued(job)) };
+}
+
+/**
+ * A queue submit (/queue, /run and their fal aliases): resolve the model, validate the input
+ * against its schema, resolve file references and price it; the async part (the webhook URL's
+ * DNS check) runs before the job is opened (openJob: one group-committed transaction).
+ */
+export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<JobRow>> {
+  const model = resolveModel(ctx, s.modelId, "queue");
   const body = s.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("validation_error", "The request body must be a JSON object: the model input.", {
@@ -69,68 +183,48 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Submit
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
   validateModelInput(model, input);
-  const files = resolveFileRefs(ctx.files, s.principal.accountId, input);
+  const files = resolveFileRefs(ctx.files, s.who.accountId, input);
   // Per-megapixel upscales are priced on an uploaded image's measured size.
   const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });
   const webhookUrl = webhookRaw ? (await ctx.checkWebhookUrl(webhookRaw)).toString() : null;
-
-  const limits = ctx.live.limits;
-  const maxInFlight = s.principal.maxInFlight ?? limits.inFlight;
-  const now = Date.now();
-  const id = Bun.randomUUIDv7();
-
-  const outcome = await ctx.submits.run((): SubmitResult => {
-    if (s.idempotency) {
-      const replay = ctx.idempotency.lookup(s.principal.keyId, s.idempotency.key, s.idempotency.fingerprint);
-      if (replay) {
-        const prior = JSON.parse(replay.body) as { request_id: string };
-        return { job: ctx.jobs.get(prior.request_id)!, replayed: true, replayBody: replay.body };
-      }
-    }
-    if (ctx.jobs.openForKey(s.principal.keyId) >= maxInFlight) {
-      throw new ApiError(
-        "too_many_in_flight",
-        `This key already has ${maxInFlight} open jobs; wait for one to finish.`,
-        {
-          headers: { "retry-after": "1" },
-        },
-      );
-    }
-    const hold = ctx.ledger.reserve({
-      accountId: s.principal.accountId,
-      keyId: s.principal.keyId,
-      modelId: model.id,
-      requestId: id,
-      source: s.source,
-      quotedUsdMicro: quote.amount_usd_micro,
-    });
-    const job = ctx.jobs.insert({
-      id,
-      accountId: s.principal.accountId,
-      keyId: s.principal.keyId,
-      modelId: model.id,
-      kind: model.kind,
-      source: s.source,
-      provider: model.provider,
-      input: JSON.stringify(input),
-      quote: serializeQuote(quote),
-      holdId: hold.id,
-      webhookUrl,
-      deadlineAt: now + model.time_limit_seconds * 1000,
-      createdAt: now,
-    });
-    if (s.idempotency) {
-      const view = ctx.views.queued(job);
-      ctx.idempotency.store(s.principal.keyId, s.idempotency.key, s.idempotency.fingerprint, {
-        status: 202,
-        body: JSON.stringify(view),
-      });
-    }
-    return { job, replayed: false };
+  return openJob(ctx, {
+    who: s.who,
+    model,
+    input: JSON.stringify(input),
+    quote,
+    webhookUrl,
+    idempotency: s.idempotency,
+    answer: queuedAnswer,
   });
-  if (!outcome.replayed) {
-    ctx.jobs.markQueued(outcome.job);
-    ctx.events.newWork(model.provider);
+}
+
+/**
+ * /run: a submit, then a wait for the job's final state (woken by its events) up to
+ * run_wait_seconds, the client's disconnect or the server's shutdown; returns the job as it is
+ * then. The caller claims its Idempotency-Key around the whole call.
+ */
+export async function runJob(ctx: AppContext, s: SubmitInput, signal: AbortSignal): Promise<JobRow> {
+  const opened = await submitJob(ctx, s);
+  return waitForFinal(
+    ctx,
+    opened.value!.id,
+    ctx.live.limits.runWaitSeconds * 1000,
+    AbortSignal.any([signal, ctx.shutdownSignal]),
+  );
+}
+
+/** Waits for a job to reach a final state, woken by its events (no polling), up to `ms`. */
+export async function waitForFinal(
+  ctx: AppContext,
+  id: string,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<JobRow> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const job = ctx.jobs.get(id)!;
+    const left = deadline - Date.now();
+    if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
+    await ctx.events.waitForChange(id, left, signal);
   }
-  return outcome;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { finishChat, startChat } from "../../src/chat/service.ts";
 import { parseChatBody } from "../../src/chat/validate.ts";
+import { apiOpener } from "../../src/queue/submit.ts";
 import { logLines, makeTestApp } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
@@ -18,7 +19,7 @@ const outcome = { content: "Hello", finishReason: "stop", usage: { prompt_tokens
 describe("chat service", () => {
   test("a reservation is a running job with its hold; the settlement charges the usage", async () => {
     const { t, principal, model, req } = setup();
-    const started = await startChat(t.ctx, principal, model, req);
+    const started = await startChat(t.ctx, apiOpener(t.ctx, principal), model, req);
     expect(started.job).toMatchObject({ status: "IN_PROGRESS", attempt: 1n, lease_owner: "request" });
     expect(t.ctx.jobs.get(started.job.id)).toEqual(started.job); // the returned row is the stored one
     const hold = t.ctx.ledger.getHold(started.job.hold_id)!;
@@ -35,7 +36,7 @@ describe("chat service", () => {
 
   test("a reply that ends after the deadline sweep closed its job is not charged, and is logged", async () => {
     const { t, principal, model, req } = setup();
-    const started = await startChat(t.ctx, principal, model, req);
+    const started = await startChat(t.ctx, apiOpener(t.ctx, principal), model, req);
     t.ctx.jobs.fail(started.job.id, "generation_failed", "time limit", Date.now()); // the sweep
     const before = logLines.length;
     finishChat(t.ctx, started, outcome);

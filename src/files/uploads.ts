@@ -1,0 +1,73 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Principal } from "../accounts/accounts.ts";
+import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
+import { sniffImageSize } from "../providers/sandbox/media/index.ts";
+import type { AppContext } from "../server/context.ts";
+import { type FileRow, fileView } from "./store.ts";
+import { type ReceivedUpload, receiveUpload } from "./upload.ts";
+
+/** The files row of a received upload: its account, measured image size and expiry. */
+export function uploadRow(
+  ctx: AppContext,
+  up: ReceivedUpload,
+  owner: { accountId: string; keyId: string },
+): FileRow {
+  const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
+  const now = Date.now();
+  return {
+    id: up.id,
+    account_id: owner.accountId,
+    key_id: owner.keyId,
+    content_type: up.contentType,
+    size: BigInt(up.size),
+    sha256: up.sha256,
+    path: up.path,
+    width: size ? BigInt(size.width) : null,
+    height: size ? BigInt(size.height) : null,
+    created_at: BigInt(now),
+    expires_at: BigInt(now + ctx.live.files.retentionMs),
+    deleted_at: null,
+  };
+}
+
+/**
+ * POST /v1/files: the raw bytes streamed to disk (a malformed Idempotency-Key is refused before),
+ * then the files row and the key's record in one IMMEDIATE transaction. The fingerprint's body is
+ * the upload's type and digest. A replay keeps the first upload and deletes the duplicate's bytes.
+ * Returns the file's view as JSON text (201), or the stored answer to replay.
+ */
+export async function createUpload(
+  ctx: AppContext,
+  principal: Principal,
+  request: Request,
+): Promise<Once<string>> {
+  const key = idempotencyKeyOf(request);
+  const up = await receiveUpload(request, ctx.files.root, {
+    maxBytes: ctx.live.limits.uploadMaxBytes,
+    minFreeBytes: ctx.live.files.minFreeBytes,
+  });
+  const row = uploadRow(ctx, up, principal);
+  const claim =
+    key === null
+      ? null
+      : {
+          key,
+          fingerprint: requestFingerprint(request, { content_type: up.contentType, sha256: up.sha256 }),
+        };
+  const outcome = ctx.db
+    .transaction(() =>
+      ctx.idempotency.once(
+        principal.keyId,
+        claim,
+        () => {
+          ctx.files.insert(row);
+          return JSON.stringify(fileView(row));
+        },
+        (body) => ({ status: 201, body }),
+      ),
+    )
+    .immediate();
+  if (outcome.replay) await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
+  return outcome;
+}

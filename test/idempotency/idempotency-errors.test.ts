@@ -1,0 +1,101 @@
+import { describe, expect, test } from "bun:test";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { ApiError } from "../../src/http/errors.ts";
+import { claimOf, IdempotencyStore } from "../../src/idempotency/idempotency.ts";
+
+function store() {
+  const db = openDatabase(":memory:");
+  migrate(db);
+  return { db, idem: new IdempotencyStore(db) };
+}
+
+const post = (url: string, key?: string) =>
+  new Request(url, { method: "POST", headers: key === undefined ? {} : { "idempotency-key": key } });
+
+describe("the idempotency helper refuses", () => {
+  test("a malformed key is 400 validation_error (no header: no claim)", () => {
+    expect(claimOf(post("http://h/v1/x"), {})).toBeNull();
+    expect(() => claimOf(post("http://h/v1/x", "has space"), {})).toThrow(ApiError);
+  });
+
+  test("a failing work stores nothing, so the key stays free (without a claim only the work runs)", () => {
+    const { db, idem } = store();
+    expect(
+      idem.once(
+        "key_a",
+        null,
+        () => 7,
+        () => ({ status: 200, body: "" }),
+      ),
+    ).toEqual({ replay: null, value: 7 });
+    const claim = { key: "k", fingerprint: "fp" };
+    expect(() =>
+      db.transaction(() =>
+        idem.once(
+          "key_a",
+          claim,
+          () => {
+            throw new ApiError("insufficient_balance", "no");
+          },
+          () => ({ status: 200, body: "" }),
+        ),
+      )(),
+    ).toThrow(ApiError);
+    expect(
+      idem.once(
+        "key_a",
+        claim,
+        () => 8,
+        () => ({ status: 200, body: "8" }),
+      ),
+    ).toEqual({
+      replay: null,
+      value: 8,
+    });
+  });
+
+  test("another fingerprint under the same key is 409 idempotency_conflict", () => {
+    const { idem } = store();
+    idem.once(
+      "key_a",
+      { key: "k", fingerprint: "a" },
+      () => 1,
+      () => ({ status: 200, body: "1" }),
+    );
+    expect(() =>
+      idem.once(
+        "key_a",
+        { key: "k", fingerprint: "b" },
+        () => 2,
+        () => ({ status: 200, body: "" }),
+      ),
+    ).toThrow("different request");
+  });
+  test("a duplicate while running is 409 with Retry-After; a 2xx settle is replayed afterwards", () => {
+    const { idem } = store();
+    const claim = { key: "k", fingerprint: "fp" };
+    const first = idem.claimRunning("key_a", claim);
+    expect(first.replay).toBeNull();
+    let err: unknown;
+    try {
+      idem.claimRunning("key_a", claim);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe("idempotency_conflict");
+    expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+    first.settle!({ status: 200, body: "done" });
+    expect(idem.claimRunning("key_a", claim).replay).toEqual({ status: 200, body: "done" });
+  });
+
+  test("a failure (null or non-2xx) frees the key for a retry", () => {
+    const { idem } = store();
+    const claim = { key: "k", fingerprint: "fp" };
+    idem.claimRunning("key_a", claim).settle!(null);
+    const retry = idem.claimRunning("key_a", claim);
+    expect(retry.replay).toBeNull();
+    retry.settle!({ status: 502, body: "failed" });
+    expect(idem.claimRunning("key_a", claim).replay).toBeNull();
+  });
+});

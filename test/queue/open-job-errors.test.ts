@@ -1,0 +1,74 @@
+import { describe, expect, test } from "bun:test";
+import { ApiError } from "../../src/http/errors.ts";
+import { openJob, resolveModel } from "../../src/queue/submit.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
+
+async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
+  try {
+    await (typeof p === "function" ? p() : p);
+  } catch (err) {
+    if (err instanceof ApiError) return err.code;
+    throw err;
+  }
+  throw new Error("expected an ApiError");
+}
+
+describe("openJob refuses, and then writes nothing", () => {
+  test("at the in-flight cap: 429 too_many_in_flight with Retry-After, nothing reserved", async () => {
+    const s = openJobSetup();
+    const who = { ...s.who, maxInFlight: 1 };
+    await openJob(s.t.ctx, s.media({ who }));
+    const err = await openJob(s.t.ctx, s.text({ who })).catch((e: ApiError) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe("too_many_in_flight");
+    expect((err as ApiError).message).toContain("1 open calls");
+    expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+    expect(s.jobs()).toBe(1);
+    expect(s.holds()).toBe(1);
+    expect(checkInvariants(s.t.db)).toEqual([]);
+  });
+
+  test("without the balance: 402 insufficient_balance, no job, no hold, no idempotency record", async () => {
+    const s = openJobSetup(0n);
+    const claim = { key: "poor", fingerprint: "fp" };
+    expect(await codeOf(openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })))).toBe(
+      "insufficient_balance",
+    );
+    expect(s.jobs()).toBe(0);
+    expect(s.holds()).toBe(0);
+    expect(s.t.db.query("SELECT count(*) AS n FROM idempotency").get()).toEqual({ n: 0n });
+  });
+
+  test("the same Idempotency-Key with another fingerprint is 409 idempotency_conflict", async () => {
+    const s = openJobSetup();
+    await openJob(s.t.ctx, s.media({ idempotency: { key: "k", fingerprint: "a" }, answer: idAnswer }));
+    expect(
+      await codeOf(
+        openJob(s.t.ctx, s.media({ idempotency: { key: "k", fingerprint: "b" }, answer: idAnswer })),
+      ),
+    ).toBe("idempotency_conflict");
+    expect(s.jobs()).toBe(1);
+  });
+
+  test("a keyless (studio) opener is refused until the studio brings its in-flight count", async () => {
+    const s = openJobSetup();
+    const who = { ...s.who, keyId: null, source: "STUDIO" as const };
+    await expect(openJob(s.t.ctx, s.media({ who }))).rejects.toBeInstanceOf(RangeError);
+    expect(s.jobs()).toBe(0);
+  });
+});
+
+describe("resolveModel: the route's checks", () => {
+  const s = openJobSetup();
+  test("the queue takes media models", async () => {
+    expect(resolveModel(s.t.ctx, "sandbox/image", "queue").id).toBe("sandbox/image");
+    expect(await codeOf(() => resolveModel(s.t.ctx, "nope/nope", "queue"))).toBe("unknown_model");
+    expect(await codeOf(() => resolveModel(s.t.ctx, "sandbox/chat", "queue"))).toBe("use_chat_completions");
+  });
+  test("chat takes text models only", async () => {
+    expect(resolveModel(s.t.ctx, "sandbox/chat", "chat").id).toBe("sandbox/chat");
+    expect(await codeOf(() => resolveModel(s.t.ctx, "sandbox/image", "chat"))).toBe("unknown_model");
+    expect(await codeOf(() => resolveModel(s.t.ctx, "nope/nope", "chat"))).toBe("unknown_model");
+  });
+});

@@ -1,0 +1,51 @@
+import type { StoredResponse } from "../../src/idempotency/idempotency.ts";
+import { priceMediaInput } from "../../src/pricing/media.ts";
+import { reserveText } from "../../src/pricing/text.ts";
+import type { JobRow } from "../../src/queue/jobs.ts";
+import { apiOpener, type NewJobRequest } from "../../src/queue/submit.ts";
+import type { AppContext } from "../../src/server/context.ts";
+import { makeTestApp } from "../helpers/context.ts";
+
+/** An in-process app with a funded key, and builders of openJob requests for a media and a text model. */
+export function openJobSetup(balanceMicro = 10_000_000n) {
+  const t = makeTestApp();
+  if (balanceMicro > 0n) t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
+  const principal = t.ctx.accounts.authenticate(t.key)!;
+  const who = apiOpener(t.ctx, principal);
+  const image = t.ctx.catalog.get("sandbox/image")!;
+  const chat = t.ctx.catalog.get("sandbox/chat")!;
+  const media = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
+    who,
+    model: image,
+    input: JSON.stringify({ prompt: "a cat" }),
+    quote: priceMediaInput(image, { prompt: "a cat" }),
+    webhookUrl: null,
+    idempotency: null,
+    ...over,
+  });
+  const text = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
+    who,
+    model: chat,
+    input: JSON.stringify({ messages: [{ role: "user", content: "hi" }], max_tokens: 16 }),
+    quote: reserveText(chat, 8, 16, { input: "messages", output: "max_tokens" }),
+    webhookUrl: null,
+    idempotency: null,
+    ...over,
+  });
+  const count = (sql: string) => Number((t.db.query(sql).get() as { n: bigint }).n);
+  return {
+    t,
+    principal,
+    who,
+    media,
+    text,
+    jobs: () => count("SELECT count(*) AS n FROM jobs"),
+    holds: () => count("SELECT count(*) AS n FROM holds"),
+  };
+}
+
+/** The answer a submit stores under its key: the job's id, as the queued view carries it. */
+export const idAnswer = (_ctx: AppContext, job: JobRow): StoredResponse => ({
+  status: 202,
+  body: JSON.stringify({ request_id: job.id }),
+});

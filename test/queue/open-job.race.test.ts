@@ -1,0 +1,35 @@
+import { describe, expect, test } from "bun:test";
+import { openJob } from "../../src/queue/submit.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
+
+describe("two identical opens racing each other", () => {
+  test("in one group commit: one job, one hold, the other replays it", async () => {
+    const s = openJobSetup();
+    const claim = { key: "race", fingerprint: "same" };
+    const [a, b] = await Promise.all([
+      openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
+      openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
+    ]);
+    expect(s.jobs()).toBe(1);
+    expect(s.holds()).toBe(1);
+    const opened = [a, b].filter((o) => o.replay === null);
+    const replayed = [a, b].filter((o) => o.replay !== null);
+    expect(opened).toHaveLength(1);
+    expect(replayed).toHaveLength(1);
+    expect(JSON.parse(replayed[0]!.replay!.body)).toEqual({ request_id: opened[0]!.value!.id });
+    expect(checkInvariants(s.t.db)).toEqual([]);
+  });
+
+  test("in separate commits: the later one replays the first", async () => {
+    const s = openJobSetup();
+    const claim = { key: "race2", fingerprint: "same" };
+    const first = openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
+    await new Promise((r) => setImmediate(r));
+    const second = openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.replay).toBeNull();
+    expect(b.replay).not.toBeNull();
+    expect(s.jobs()).toBe(1);
+  });
+});
