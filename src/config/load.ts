@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
-import { parseCidr } from "../webhooks/addresses.ts";
+import { parseCidr } from "../lib/addresses.ts";
 import {
   ConfigFile,
   DEFAULT_LIMITS,

@@ -4,11 +4,11 @@ import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
 import { ID_PATTERN, randomBase62 } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
-import { uploadRow } from "./files-http.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType } from "./magic.ts";
 import { fileContentUrl } from "./references.ts";
 import { FILE_ID, fileView } from "./store.ts";
 import { receiveUpload } from "./upload.ts";
+import { uploadRow } from "./uploads-http.ts";
 
 /** How long an upload URL handed out by initiate stays usable (fal's are short-lived too). */
 const UPLOAD_URL_TTL_SECONDS = 3600;

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { sniffImageSize } from "./sandbox/media/image-size.ts";
+import { sniffImageSize } from "../lib/image-size.ts";
 
 /**
  * Measures delivered media from its bytes, so a job is charged for what it delivered rather than

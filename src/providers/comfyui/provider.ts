@@ -1,6 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { sniffImageSize } from "../../lib/image-size.ts";
 import { CONTENT_TYPES, sleep } from "../common.ts";
-import { sniffImageSize } from "../sandbox/media/index.ts";
 import {
   type MediaOutput,
   type Provider,

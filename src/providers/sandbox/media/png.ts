@@ -1,4 +1,5 @@
 import { constants, crc32, deflateRawSync } from "node:zlib";
+import { PNG_SIGNATURE } from "../../../lib/image-size.ts";
 import { hashSeed, type Seed } from "./rng.ts";
 import { clamp01, makeScene, mix, type Rgb, ridgeAt, skyAt } from "./scene.ts";
 
@@ -10,8 +11,6 @@ export const MAX_PNG_SIDE = 8192;
  * rendered and deflated in bands of about 4 MiB; only the compressed file is held whole.
  */
 export const MAX_PNG_PIXELS = MAX_PNG_SIDE * MAX_PNG_SIDE;
-
-export const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 
 /** PNG scanline filter types (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth). */
 export type PngFilter = 0 | 1 | 2 | 3 | 4;
@@ -101,24 +100,6 @@ export function encodePng(width: number, height: number, seed: Seed, opts: PngOp
     parts.push(pngChunk("IDAT", zlib.subarray(i, i + MAX_IDAT)));
   parts.push(pngChunk("IEND", new Uint8Array(0)));
   return concat(parts);
-}
-
-/** Width and height from a PNG's IHDR, or null when the bytes are not a PNG with a valid IHDR. */
-export function readPngSize(bytes: Uint8Array): { width: number; height: number } | null {
-  try {
-    if (!(bytes instanceof Uint8Array) || bytes.length < 33) return null;
-    for (let i = 0; i < 8; i++) if (bytes[i] !== PNG_SIGNATURE[i]) return null;
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, 33);
-    if (dv.getUint32(8) !== 13) return null;
-    if (bytes[12] !== 0x49 || bytes[13] !== 0x48 || bytes[14] !== 0x44 || bytes[15] !== 0x52) return null;
-    if (crc32(bytes.subarray(12, 29)) >>> 0 !== dv.getUint32(29)) return null;
-    const width = dv.getUint32(16);
-    const height = dv.getUint32(20);
-    if (width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) return null;
-    return { width, height };
-  } catch {
-    return null;
-  }
 }
 
 /** One PNG chunk: length, type, data, CRC-32 of type + data. */

@@ -5,7 +5,7 @@ import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
-import { sniffImageSize } from "../providers/sandbox/media/index.ts";
+import { sniffImageSize } from "../lib/image-size.ts";
 import type { AppContext } from "../server/context.ts";
 import { fileContentUrl } from "./references.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
