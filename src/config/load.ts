@@ -227,9 +227,3 @@ function tlsSettings(
   }
   return { cert, key };
 }
-
-/** The public address used in every URL the service returns. */
-export function defaultPublicUrl(host: string, port: number): string {
-  const h = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
-  return `http://${h}:${port}`;
-}

@@ -31,15 +31,11 @@ let sink: (line: string) => void = (line) => {
     setImmediate(flushStdout);
   }
 };
-let minLevel: Level = (process.env.GENGATE_LOG_LEVEL as Level) || "info";
+const minLevel: Level = (process.env.GENGATE_LOG_LEVEL as Level) || "info";
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export function setLogSink(fn: (line: string) => void): void {
   sink = fn;
-}
-
-export function setLogLevel(level: Level): void {
-  minLevel = level;
 }
 
 /** Writes any batched lines now (before printing to stdout directly, and at shutdown). */

@@ -29,7 +29,6 @@ export function startBackground(ctx: AppContext) {
   });
   pool.start();
   const dispatcher = new WebhookDispatcher({
-    db: ctx.db,
     outbox: ctx.outbox,
     secrets: ctx.webhookSecrets,
     renderRecord: (id) => {

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import { errorFields, log } from "../lib/log.ts";
 import { DEFAULT_TIMEOUT_MS, postPinned } from "./deliver.ts";
 import type { ClaimedDelivery, WebhookOutbox } from "./outbox.ts";
@@ -18,8 +17,6 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
 ];
 
 export interface DispatcherDeps {
-  /** Not used directly (the outbox and the secret store own their SQL); accepted for wiring symmetry. */
-  db?: Database;
   outbox: WebhookOutbox;
   secrets: WebhookSecretStore;
   /** The full request record at send time (so the body is current), or null if the request is gone. */
