@@ -60,11 +60,8 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     metrics.charged.inc([currency, modelId ?? ""], micro);
   const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook, countFinal]);
   const outputs = new OutputStore(o.filesRoot);
-  const files = new FileStore(db, o.filesRoot);
+  const files = new FileStore(db, o.filesRoot, jobs);
   const signer = new LinkSigner(o.linkSecrets);
-  const outputIndexes = db.prepare<{ idx: bigint }, [string]>(
-    "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
-  );
 
   const viewCtx: ViewContext = {
     baseUrl: o.baseUrl,
@@ -79,10 +76,11 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     outputUrls: (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.
       const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
-      return outputIndexes.all(job.id).map(({ idx }) => {
-        const i = Number(idx);
-        return `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`;
-      });
+      return jobs
+        .outputIndexes(job.id)
+        .map(
+          (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
+        );
     },
   };
   const views = {
