@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
 import { parseCidr } from "../lib/addresses.ts";
+import { stripTrailingSlashes } from "../lib/url.ts";
 import {
   ConfigFile,
   DEFAULT_LIMITS,
@@ -83,7 +84,7 @@ function providersFrom(
     }
     out[name] = {
       type: p.type,
-      baseUrl: p.base_url.replace(/\/+$/, ""),
+      baseUrl: stripTrailingSlashes(p.base_url),
       apiKey,
       timeoutMs: (p.timeout_seconds ?? 600) * 1000,
       concurrency: p.concurrency ?? 4,
@@ -191,7 +192,7 @@ export function resolveServerSettings(
     host,
     port,
     dataDir,
-    publicUrl: publicUrl.replace(/\/+$/, ""),
+    publicUrl: stripTrailingSlashes(publicUrl),
     configPath,
     tls: tlsSettings(flags, env, file),
   };

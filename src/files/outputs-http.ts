@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import { optionalPrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
+import { UUID_PATTERN } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
 import { parseRange } from "./range.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
@@ -9,14 +10,13 @@ import { storedFile } from "./stored-file.ts";
 
 /** SPEC: 200 full downloads per output; Range requests excluded; then 429 download_cap. */
 export const DOWNLOAD_CAP = 200;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** GET /v1/requests/{id}/output/{index}: a signed link (no key) or the owning key. */
 export function outputRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1", detail: { tags: ["Queue"] } }).get(
     "/requests/:id/output/:index",
     async ({ params, query, request }) => {
-      if (!UUID.test(params.id))
+      if (!UUID_PATTERN.test(params.id))
         throw new ApiError("validation_error", "request_id must be a UUID.", { param: "request_id" });
       if (!/^\d{1,4}$/.test(params.index)) {
         throw new ApiError("validation_error", "index must be a non-negative integer.", { param: "index" });

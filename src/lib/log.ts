@@ -1,4 +1,5 @@
 import { writeSync } from "node:fs";
+import { stringifyWithBigints } from "./json.ts";
 
 /**
  * Structured logs: one JSON object per line on stdout (journald and `jq` friendly).
@@ -52,14 +53,10 @@ export function log(level: Level, msg: string, fields: Record<string, unknown> =
     // runs once per request. Only a bigint field throws, and then takes the slow path.
     line = JSON.stringify(entry);
   } catch {
-    line = JSON.stringify(entry, bigintReplacer);
+    line = stringifyWithBigints(entry);
   }
   sink(line);
   if (level === "error") flushStdout();
-}
-
-function bigintReplacer(_key: string, value: unknown): unknown {
-  return typeof value === "bigint" ? value.toString() : value;
 }
 
 export function errorFields(err: unknown): Record<string, unknown> {

@@ -5,13 +5,13 @@ import { ApiError } from "../http/errors.ts";
 import { idCursor, PagingQuery, paging } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import { fingerprint, IdempotencyStore } from "../idempotency/idempotency.ts";
+import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
 import { submitJob } from "./submit.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const IdParams = t.Object({ id: t.String({ description: "request_id (UUID)" }) });
 const ModelInput = t.Record(t.String(), t.Unknown(), {
   description: "The model input (see the model's input_schema); may carry webhook_url.",

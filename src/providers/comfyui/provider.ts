@@ -1,5 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
 import { sniffImageSize } from "../../lib/image-size.ts";
+import { stripTrailingSlashes } from "../../lib/url.ts";
 import { CONTENT_TYPES, sleep } from "../common.ts";
 import {
   type MediaOutput,
@@ -62,7 +63,7 @@ export class ComfyProvider implements Provider {
     private readonly cfg: ProviderSettings,
     private readonly opts: ComfyProviderOptions = {},
   ) {
-    this.base = cfg.baseUrl.replace(/\/+$/, "");
+    this.base = stripTrailingSlashes(cfg.baseUrl);
     this.cancelOnAbort = opts.cancelOnAbort ?? defaultCancelOnAbort;
   }
 

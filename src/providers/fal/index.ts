@@ -1,4 +1,5 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { stripTrailingSlashes } from "../../lib/url.ts";
 import { type Provider, ProviderError, type ProviderJob, type ProviderResult } from "../types.ts";
 import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
 import { buildRequestUrls, checkRequestId, type FalRequestUrls, falModelId, trustedUrl } from "./endpoint.ts";
@@ -40,7 +41,7 @@ export function createFalProvider(
   cfg: ProviderSettings,
   opts: FalProviderOptions = {},
 ): Provider {
-  const base = cfg.baseUrl.replace(/\/+$/, "");
+  const base = stripTrailingSlashes(cfg.baseUrl);
   const cancelOnAbort = opts.cancelOnAbort ?? defaultCancelOnAbort;
   return {
     name,

@@ -1,4 +1,5 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { stripTrailingSlashes } from "../../lib/url.ts";
 import { ShutdownError } from "../../queue/workers.ts";
 import { sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
@@ -43,7 +44,7 @@ class ReplicateProvider implements Provider {
     readonly name: string,
     private readonly cfg: ProviderSettings,
   ) {
-    this.base = cfg.baseUrl.replace(/\/+$/, "");
+    this.base = stripTrailingSlashes(cfg.baseUrl);
     this.secret = cfg.apiKey;
   }
 
