@@ -22,7 +22,3 @@ export interface AppContext extends Services, QueueServices {
   shutdownSignal: AbortSignal;
   startedAt: number;
 }
-
-export function baseUrl(ctx: AppContext): string {
-  return `${ctx.publicUrl}/v1`;
-}

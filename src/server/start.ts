@@ -1,9 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
-import { buildCatalog, CatalogError } from "../catalog/catalog.ts";
-import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
-import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
@@ -11,10 +9,9 @@ import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
-import { validateComfyModels } from "../providers/comfyui/index.ts";
 import { fillProviders } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
-import { createQueueServices } from "../queue/runtime.ts";
+import { createAppContext, loadLive } from "./app-context.ts";
 import type { AppContext } from "./context.ts";
 import {
   dataDirPaths,
@@ -24,8 +21,6 @@ import {
   newServerSecret,
   readOrCreateSecret,
 } from "./datadir.ts";
-import { createServices } from "./services.ts";
-import { VERSION } from "./version.ts";
 
 export class StartError extends Error {}
 
@@ -37,32 +32,6 @@ export interface RunningServer {
   firstStart: { adminToken: string | null; defaultKey: string | null };
   reload(): { ok: true; models: number } | { ok: false; error: string };
   stop(): Promise<void>;
-}
-
-/** Loads the live part of the configuration: config file (if any) and the catalog built from it. */
-export function loadLive(configPath: string | null) {
-  const file = configPath ? readConfigFile(configPath) : null;
-  const live: LiveSettings = liveSettingsFrom(file);
-  const catalog = buildCatalog(live.models, {
-    sandbox: live.sandbox,
-    providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
-  });
-  // ComfyUI models must name a workflow whose placeholders all are input fields.
-  for (const [name, cfg] of Object.entries(live.providers)) {
-    if (cfg.type !== "comfyui") continue;
-    const entries = live.models.flatMap((raw, index) => {
-      const m = catalog.get((raw as { id?: string }).id ?? "");
-      return m && m.provider === name
-        ? [{ id: m.id, upstream_model: m.upstream_model, input_schema: m.input_schema, index }]
-        : [];
-    });
-    try {
-      validateComfyModels(name, cfg, entries);
-    } catch (err) {
-      throw new CatalogError((err as Error).message);
-    }
-  }
-  return { live, catalog };
 }
 
 /**
@@ -140,33 +109,16 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const publicUrl = settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`;
-    const services = createServices(db, publicUrl);
-    let defaultKey: string | null = null;
-    if (services.accounts.countAccounts() === 0)
-      defaultKey = services.accounts.createAccount("default", "USD").key;
-
-    const queue = createQueueServices(db, services, {
-      baseUrl: `${publicUrl}/v1`,
+    const { ctx, shutdown, defaultKey } = createAppContext({
+      db,
+      live,
+      catalog,
+      settings,
+      publicUrl: settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
       filesRoot: paths.files,
       linkSecrets: linkSecrets(paths),
-      webhookPolicy: () => ctx.live.webhooks,
-      live: () => live,
-    });
-    const shutdown = new AbortController();
-    const ctx: AppContext = {
-      db,
-      shutdownSignal: shutdown.signal,
-      ...services,
-      ...queue,
-      catalog,
-      live,
-      settings,
-      publicUrl,
       adminTokenHash: hashSecret(admin.value),
-      version: VERSION,
-      startedAt: Date.now(),
-    };
+    });
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
     if (ctx.live.fxRefresh && !ctx.fx.get("RUB")) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
@@ -203,7 +155,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       ctx,
       server,
       url: `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
-      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey },
+      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey: defaultKey?.key ?? null },
       reload() {
         try {
           const next = loadLive(settings.configPath);
