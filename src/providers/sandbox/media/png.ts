@@ -1,4 +1,5 @@
 import { constants, crc32, deflateRawSync } from "node:zlib";
+import { concatBytes } from "../../../lib/bytes.ts";
 import { PNG_SIGNATURE } from "../../../lib/image-size.ts";
 import { hashSeed, type Seed } from "./rng.ts";
 import { clamp01, makeScene, mix, type Rgb, ridgeAt, skyAt } from "./scene.ts";
@@ -83,7 +84,7 @@ export function encodePng(width: number, height: number, seed: Seed, opts: PngOp
     );
   }
   zparts.push(Uint8Array.of(adler >>> 24, (adler >>> 16) & 255, (adler >>> 8) & 255, adler & 255));
-  const zlib = concat(zparts);
+  const zlib = concatBytes(zparts);
 
   const ihdr = new Uint8Array(13);
   const dv = new DataView(ihdr.buffer);
@@ -99,7 +100,7 @@ export function encodePng(width: number, height: number, seed: Seed, opts: PngOp
   for (let i = 0; i < zlib.length; i += MAX_IDAT)
     parts.push(pngChunk("IDAT", zlib.subarray(i, i + MAX_IDAT)));
   parts.push(pngChunk("IEND", new Uint8Array(0)));
-  return concat(parts);
+  return concatBytes(parts);
 }
 
 /** One PNG chunk: length, type, data, CRC-32 of type + data. */
@@ -110,18 +111,6 @@ export function pngChunk(type: string, data: Uint8Array): Uint8Array {
   for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
   out.set(data, 8);
   dv.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)) >>> 0);
-  return out;
-}
-
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
   return out;
 }
 
