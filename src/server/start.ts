@@ -71,9 +71,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       // A certificate and key that do not parse or do not match.
       throw new StartError(`tls: cannot use ${settings.tls.cert} with ${settings.tls.key} (${oneLine(err)})`);
     }
-    const what =
-      code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
-    throw new StartError(`port ${settings.port} on ${settings.host} ${what}`);
+    throw new StartError(`port ${settings.port} on ${settings.host} ${bindFailure(err)}`);
   }
   // [metrics] listen: a second port serving only /metrics, bound before the data dir is touched too.
   let metricsServer: Server<undefined> | null = null;
@@ -89,10 +87,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       });
     } catch (err) {
       server.stop(true);
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new StartError(
-        `metrics.listen: port ${metricsAt.port} on ${metricsAt.host} ${code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`}`,
-      );
+      throw new StartError(`metrics.listen: port ${metricsAt.port} on ${metricsAt.host} ${bindFailure(err)}`);
     }
   }
 
@@ -187,6 +182,12 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     metricsServer?.stop(true);
     throw err;
   }
+}
+
+/** Why a port could not be bound, as the end of "port N on HOST ...". */
+function bindFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
 }
 
 const oneLine = (err: unknown) =>
