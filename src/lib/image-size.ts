@@ -1,4 +1,5 @@
 import { crc32 } from "node:zlib";
+import { ascii } from "./bytes.ts";
 
 export const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 
@@ -44,13 +45,6 @@ export function sniffImageSize(bytes: Uint8Array): ImageSize | null {
   } catch {
     return null;
   }
-}
-
-function ascii(b: Uint8Array, o: number, n: number): string {
-  if (o + n > b.length) return "";
-  let s = "";
-  for (let i = 0; i < n; i++) s += String.fromCharCode(b[o + i]!);
-  return s;
 }
 
 function u16le(b: Uint8Array, o: number): number {

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { ascii } from "../lib/bytes.ts";
 import { sniffImageSize } from "../lib/image-size.ts";
 
 /**
@@ -93,13 +94,6 @@ const timed = (duration: number | null): Measured => ({
   still: false,
   known: true,
 });
-
-function ascii(b: Uint8Array, o: number, n: number): string {
-  if (o + n > b.length) return "";
-  let s = "";
-  for (let i = 0; i < n; i++) s += String.fromCharCode(b[o + i]!);
-  return s;
-}
 
 const u16le = (b: Uint8Array, o: number) => b[o]! | (b[o + 1]! << 8);
 const u32le = (b: Uint8Array, o: number) =>

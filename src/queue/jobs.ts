@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { StoredOutput } from "../files/output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import { QueueIndex } from "./queue-index.ts";
@@ -59,13 +60,8 @@ export interface NewJob {
 /** The lease owner of jobs run inside their own HTTP request. */
 const REQUEST_OWNER = "request";
 
-export interface OutputRow {
-  idx: number;
-  path: string;
-  contentType: string;
-  size: number;
-  sha256: string;
-}
+/** A stored output as recorded with its job (the output store wrote its bytes). */
+export type OutputRow = StoredOutput;
 
 /** A stored output as downloads read it, with the account of its job. */
 export interface OutputFileRow {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { concatBytes } from "../../src/lib/bytes.ts";
+import { ascii, concatBytes } from "../../src/lib/bytes.ts";
 
 describe("concatBytes", () => {
   test("joins the parts in order, views included", () => {
@@ -9,5 +9,13 @@ describe("concatBytes", () => {
       Uint8Array.of(0, 1, 2, 3, 4, 5),
     );
     expect(concatBytes([])).toEqual(new Uint8Array(0));
+  });
+
+  test("ascii reads n bytes as text, or nothing when they run past the end", () => {
+    const b = new TextEncoder().encode("RIFF....WEBP");
+    expect(ascii(b, 0, 4)).toBe("RIFF");
+    expect(ascii(b, 8, 4)).toBe("WEBP");
+    expect(ascii(b, 10, 4)).toBe("");
+    expect(ascii(Uint8Array.of(0x89, 0xff), 0, 2)).toBe("\x89\xff");
   });
 });
