@@ -5,12 +5,12 @@ import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
+import type { Ledger } from "../ledger/ledger.ts";
 import { WriteRateLimiter } from "../limits/rate-limit.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
-import type { Services } from "../server/services.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
 import { WebhookSecretStore } from "../webhooks/secrets.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
@@ -31,11 +31,12 @@ export interface QueueOptions {
   /** Output link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   webhookPolicy: () => WebhookPolicy;
-  live: () => LiveSettings;
+  /** The settings at start: which providers to create. */
+  live: LiveSettings;
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
-export function createQueueServices(db: Database, services: Services, o: QueueOptions) {
+export function createQueueServices(db: Database, services: { ledger: Ledger }, o: QueueOptions) {
   const events = new JobEvents();
   const outbox = new WebhookOutbox(db, {});
   const webhookSecrets = new WebhookSecretStore(db);
@@ -92,7 +93,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
   };
   const providers = new Map<string, Provider>();
   const circuits = new Map<string, CircuitBreaker>();
-  fillProviders(providers, o.live(), circuits);
+  fillProviders(providers, o.live, circuits);
 
   return {
     metrics,

@@ -91,7 +91,7 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
     filesRoot: o.filesRoot,
     linkSecrets: o.linkSecrets,
     webhookPolicy: () => ctx.live.webhooks,
-    live: () => o.live,
+    live: o.live,
   });
   const shutdown = new AbortController();
   const ctx: AppContext = {
