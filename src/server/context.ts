@@ -22,3 +22,7 @@ export interface AppContext extends Services, QueueServices {
   shutdownSignal: AbortSignal;
   startedAt: number;
 }
+
+export function baseUrl(ctx: Pick<AppContext, "publicUrl">): string {
+  return `${ctx.publicUrl}/v1`;
+}
