@@ -1,8 +1,9 @@
-import type { Principal } from "../accounts/accounts.ts";
+import type { AccountStore, Principal } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import type { LiveSettings } from "../config/schema.ts";
 import { ApiError } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
-import type { AppContext } from "../server/context.ts";
+import type { WriteRateLimiter } from "../limits/rate-limit.ts";
 
 /** Accepts `Key <key>` (the spec's form) and `Bearer <key>` (so OpenAI SDKs work unchanged). */
 export function credentialFrom(header: string | null): string | null {
@@ -14,8 +15,15 @@ export function credentialFrom(header: string | null): string | null {
 const UNAUTHORIZED_MESSAGE =
   "Missing, malformed, unknown or revoked API key. Send `Authorization: Key <API_KEY>` (or `Bearer <API_KEY>`).";
 
+/** What authenticating a key reads; `live` is read at each call (a reload swaps it). */
+export interface KeyAuthDeps {
+  accounts: AccountStore;
+  rateLimiter: WriteRateLimiter;
+  live: Pick<LiveSettings, "limits">;
+}
+
 /** Resolves the caller of an API route or throws 401 `unauthorized`. */
-export function requirePrincipal(ctx: AppContext, request: Request): Principal {
+export function requirePrincipal(ctx: KeyAuthDeps, request: Request): Principal {
   const credential = credentialFrom(request.headers.get("authorization"));
   const principal = credential ? ctx.accounts.authenticate(credential) : null;
   if (!principal) throw new ApiError("unauthorized", UNAUTHORIZED_MESSAGE);
@@ -35,12 +43,12 @@ export function requirePrincipal(ctx: AppContext, request: Request): Principal {
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Like requirePrincipal, but a request without credentials is anonymous rather than an error. */
-export function optionalPrincipal(ctx: AppContext, request: Request): Principal | null {
+export function optionalPrincipal(ctx: KeyAuthDeps, request: Request): Principal | null {
   return request.headers.has("authorization") ? requirePrincipal(ctx, request) : null;
 }
 
 /** Operator API: `Authorization: Bearer <admin token>`, compared as SHA-256 digests in constant time. */
-export function requireAdmin(ctx: AppContext, request: Request): void {
+export function requireAdmin(ctx: { adminTokenHash: Uint8Array }, request: Request): void {
   const credential = credentialFrom(request.headers.get("authorization"));
   if (!credential || !digestsEqual(hashSecret(credential), ctx.adminTokenHash)) {
     throw new ApiError(

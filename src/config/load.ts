@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
+import { parseCidr } from "../lib/addresses.ts";
+import { stripTrailingSlashes } from "../lib/url.ts";
 import { providerType } from "../providers/list.ts";
-import { parseCidr } from "../webhooks/addresses.ts";
 import {
   ConfigFile,
   DEFAULT_LIMITS,
@@ -85,7 +86,7 @@ function providersFrom(
     const own = Object.keys(providerType(p.type)?.config ?? {}).filter((k) => p[k] !== undefined);
     out[name] = {
       type: p.type,
-      baseUrl: p.base_url.replace(/\/+$/, ""),
+      baseUrl: stripTrailingSlashes(p.base_url),
       apiKey,
       timeoutMs: (p.timeout_seconds ?? 600) * 1000,
       concurrency: p.concurrency ?? 4,
@@ -194,7 +195,7 @@ export function resolveServerSettings(
     host,
     port,
     dataDir,
-    publicUrl: publicUrl.replace(/\/+$/, ""),
+    publicUrl: stripTrailingSlashes(publicUrl),
     configPath,
     tls: tlsSettings(flags, env, file),
   };
@@ -229,10 +230,4 @@ function tlsSettings(
     }
   }
   return { cert, key };
-}
-
-/** The public address used in every URL the service returns. */
-export function defaultPublicUrl(host: string, port: number): string {
-  const h = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
-  return `http://${h}:${port}`;
 }

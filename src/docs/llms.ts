@@ -1,7 +1,8 @@
+import type { Catalog } from "../catalog/catalog.ts";
 import type { Model } from "../catalog/model.ts";
+import type { LiveSettings } from "../config/schema.ts";
 import { ERROR_CODES } from "../http/errors.ts";
 import { formatMicro } from "../lib/money.ts";
-import type { AppContext } from "../server/context.ts";
 
 type OpenApiPaths = Record<string, Record<string, { summary?: string; security?: unknown[] }>>;
 
@@ -62,7 +63,10 @@ function limit(m: Model): string {
  * The live guide at /v1/llms.txt, rebuilt from the running catalog, limits and route table,
  * so a model or route that does not exist is never described.
  */
-export function buildLlmsTxt(ctx: AppContext, paths: OpenApiPaths): string {
+export function buildLlmsTxt(
+  ctx: { publicUrl: string; catalog: Catalog; live: Pick<LiveSettings, "limits"> },
+  paths: OpenApiPaths,
+): string {
   const base = `${ctx.publicUrl}/v1`;
   const has = (path: string) => path in paths;
   const out: string[] = [];

@@ -1,3 +1,5 @@
+import { ascii } from "../lib/bytes.ts";
+
 /**
  * Content types accepted for uploads, and what their first bytes must look like. The declared
  * Content-Type must be one of these, and the magic bytes must belong to the same family:
@@ -53,8 +55,6 @@ export function familyOf(contentType: string): Family | null {
 
 /** Bytes needed to recognise every family. */
 export const SNIFF_BYTES = 16;
-
-const ascii = (b: Uint8Array, at: number, n: number) => String.fromCharCode(...b.subarray(at, at + n));
 
 /** The family the first bytes belong to, or null. */
 export function sniffFamily(head: Uint8Array): Family | null {

@@ -23,13 +23,20 @@ export interface FileRow {
 
 const SWEEP_BATCH = 1000;
 
-/** The files table and the bytes under <data dir>/files. */
+/** The output records the retention sweep removes; the job store owns the job_outputs table. */
+export interface ExpiringOutputs {
+  expiredOutputs(now: number, limit: number): { job_id: string; idx: bigint; path: string }[];
+  deleteOutput(jobId: string, idx: bigint): void;
+}
+
+/** The files table and the bytes under <data dir>/files (uploads, and the bytes of job outputs). */
 export class FileStore {
   private readonly s;
 
   constructor(
     private readonly db: Database,
     readonly root: string,
+    private readonly outputs: ExpiringOutputs,
   ) {
     this.s = {
       insert: db.prepare(
@@ -41,10 +48,6 @@ export class FileStore {
       expiredFiles: db.prepare<FileRow, [number]>(
         `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
       ),
-      expiredOutputs: db.prepare<{ job_id: string; idx: bigint; path: string }, [number]>(
-        `SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ${SWEEP_BATCH}`,
-      ),
-      deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
       // Kept by triggers (migration 008) in the transactions that add and remove the rows.
       usage: db.prepare<{ files: bigint | null; outputs: bigint | null }, []>(
         `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
@@ -104,9 +107,9 @@ export class FileStore {
           const paths: string[] = [];
           const f = this.s.expiredFiles.all(now);
           for (const row of f) if (this.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
-          const o = this.s.expiredOutputs.all(now);
+          const o = this.outputs.expiredOutputs(now, SWEEP_BATCH);
           for (const row of o) {
-            this.s.deleteOutput.run(row.job_id, row.idx);
+            this.outputs.deleteOutput(row.job_id, row.idx);
             paths.push(row.path);
           }
           return { files: f.length, outputs: o.length, paths };

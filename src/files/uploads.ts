@@ -2,7 +2,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Principal } from "../accounts/accounts.ts";
 import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
-import { sniffImageSize } from "../providers/sandbox/media/index.ts";
+import { sniffImageSize } from "../lib/image-size.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload.ts";

@@ -34,3 +34,6 @@ export function newTimeOrderedId(prefix: string, now = Date.now()): string {
 }
 
 export const ID_PATTERN = /^[a-z]{2,8}_[0-9A-Za-z]{8,64}$/;
+
+/** A request id: a UUID in its lowercase canonical form (jobs get UUIDv7 ids). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

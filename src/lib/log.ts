@@ -1,4 +1,5 @@
 import { writeSync } from "node:fs";
+import { stringifyWithBigints } from "./json.ts";
 
 /**
  * Structured logs: one JSON object per line on stdout (journald and `jq` friendly).
@@ -31,15 +32,11 @@ let sink: (line: string) => void = (line) => {
     setImmediate(flushStdout);
   }
 };
-let minLevel: Level = (process.env.GENGATE_LOG_LEVEL as Level) || "info";
+const minLevel: Level = (process.env.GENGATE_LOG_LEVEL as Level) || "info";
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 export function setLogSink(fn: (line: string) => void): void {
   sink = fn;
-}
-
-export function setLogLevel(level: Level): void {
-  minLevel = level;
 }
 
 /** Writes any batched lines now (before printing to stdout directly, and at shutdown). */
@@ -56,14 +53,10 @@ export function log(level: Level, msg: string, fields: Record<string, unknown> =
     // runs once per request. Only a bigint field throws, and then takes the slow path.
     line = JSON.stringify(entry);
   } catch {
-    line = JSON.stringify(entry, bigintReplacer);
+    line = stringifyWithBigints(entry);
   }
   sink(line);
   if (level === "error") flushStdout();
-}
-
-function bigintReplacer(_key: string, value: unknown): unknown {
-  return typeof value === "bigint" ? value.toString() : value;
 }
 
 export function errorFields(err: unknown): Record<string, unknown> {

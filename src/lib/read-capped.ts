@@ -1,3 +1,5 @@
+import { concatBytes } from "./bytes.ts";
+
 /**
  * Reads a whole body into memory, refusing it past `max` bytes while streaming (the reader is
  * cancelled, so the peer stops sending). For bodies that are meant to be small: JSON requests,
@@ -22,11 +24,5 @@ export async function readAllCapped(
     }
     parts.push(value);
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return concatBytes(parts);
 }

@@ -1,19 +1,24 @@
 import { Elysia, t } from "elysia";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import { credentialFrom } from "../auth/authenticate.ts";
+import type { LiveSettings } from "../config/schema.ts";
 import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
-import { renderMetrics } from "./collectors.ts";
+import { renderMetrics, type ScrapeSources } from "./collectors.ts";
 import { CONTENT_TYPE } from "./exposition.ts";
+import type { Metrics } from "./metrics.ts";
 
 const UNAUTHORIZED =
   "Missing or wrong token. Send `Authorization: Bearer <admin token>` or `Bearer <metrics token>` ([metrics] token).";
 
 /** Bearer admin token, or the scrape token of [metrics] when one is configured. */
-export function metricsAuthorized(ctx: AppContext, request: Request): boolean {
+export function metricsAuthorized(
+  ctx: { adminTokenHash: Uint8Array; live: Pick<LiveSettings, "metrics"> },
+  request: Request,
+): boolean {
   const credential = credentialFrom(request.headers.get("authorization"));
   if (!credential) return false;
   const digest = hashSecret(credential);
@@ -24,7 +29,7 @@ export function metricsAuthorized(ctx: AppContext, request: Request): boolean {
   return admin || scrape;
 }
 
-function exposition(ctx: AppContext): Response {
+function exposition(ctx: ScrapeSources): Response {
   return new Response(renderMetrics(ctx), {
     headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" },
   });
@@ -87,7 +92,7 @@ export function metricsListenerFetch(ctx: AppContext): (request: Request) => Res
  * Counts one finished request (called by the server's fetch wrapper, which sees the real status of
  * every response, errors included). The route is the template the router matched.
  */
-export function observeRequest(ctx: Pick<AppContext, "metrics">, request: Request, response: Response): void {
+export function observeRequest(ctx: { metrics: Metrics }, request: Request, response: Response): void {
   const meta = requestMeta(request);
   if (meta)
     ctx.metrics.requests.observe(

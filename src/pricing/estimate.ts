@@ -21,24 +21,14 @@ export interface Estimate {
 }
 
 export function estimate(model: Model, input: unknown, opts: MediaPricingOptions = {}): Estimate {
-  if (model.kind === "text") {
-    const quote = estimateTextInput(model, input);
-    return {
-      model_id: model.id,
-      unit: quote.unit,
-      units: quote.units,
-      price_usd_micro: quote.amount_usd_micro,
-      resolution: null,
-      quote,
-    };
-  }
-  const quote = priceMediaInput(model, input, opts);
+  const quote: Quote =
+    model.kind === "text" ? estimateTextInput(model, input) : priceMediaInput(model, input, opts);
   return {
     model_id: model.id,
     unit: quote.unit,
     units: quote.units,
     price_usd_micro: quote.amount_usd_micro,
-    resolution: quote.resolution,
+    resolution: "resolution" in quote ? quote.resolution : null,
     quote,
   };
 }

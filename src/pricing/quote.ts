@@ -1,4 +1,5 @@
 import type { Unit } from "../catalog/model.ts";
+import { stringifyWithBigints } from "../lib/json.ts";
 
 /** Units of non-text models. */
 export type MediaUnit = Exclude<Unit, "1M_tokens">;
@@ -48,7 +49,7 @@ export type Quote = MediaQuote | TextQuote;
 
 /** A quote as stored with its job: bigints as decimal strings. */
 export function serializeQuote(q: Quote): string {
-  return JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+  return stringifyWithBigints(q);
 }
 
 /** A media job's stored quote (serializeQuote) read back, its amounts as bigints again. */

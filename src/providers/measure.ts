@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { sniffImageSize } from "./sandbox/media/image-size.ts";
+import { ascii } from "../lib/bytes.ts";
+import { sniffImageSize } from "../lib/image-size.ts";
 
 /**
  * Measures delivered media from its bytes, so a job is charged for what it delivered rather than
@@ -93,13 +94,6 @@ const timed = (duration: number | null): Measured => ({
   still: false,
   known: true,
 });
-
-function ascii(b: Uint8Array, o: number, n: number): string {
-  if (o + n > b.length) return "";
-  let s = "";
-  for (let i = 0; i < n; i++) s += String.fromCharCode(b[o + i]!);
-  return s;
-}
 
 const u16le = (b: Uint8Array, o: number) => b[o]! | (b[o + 1]! << 8);
 const u32le = (b: Uint8Array, o: number) =>

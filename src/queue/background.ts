@@ -1,6 +1,6 @@
 import { Cron } from "croner";
-import { signedFileUrl } from "../files/files-http.ts";
 import { fileImageSize, replaceFileRefs } from "../files/references.ts";
+import { signedFileUrl } from "../files/uploads-http.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { WebhookDispatcher } from "../webhooks/outbox.ts";
@@ -29,7 +29,6 @@ export function startBackground(ctx: AppContext) {
   });
   pool.start();
   const dispatcher = new WebhookDispatcher({
-    db: ctx.db,
     outbox: ctx.outbox,
     secrets: ctx.webhookSecrets,
     renderRecord: (id) => {

@@ -10,13 +10,13 @@ import {
   replayResponse,
   type StoredResponse,
 } from "../idempotency/idempotency.ts";
+import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import { type AppContext, baseUrl } from "../server/context.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
 import { apiOpener, runJob, type SubmitInput, submitJob } from "./submit.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const IdParams = t.Object({ id: t.String({ description: "request_id (UUID)" }) });
 const ModelInput = t.Record(t.String(), t.Unknown(), {
   description: "The model input (see the model's input_schema); may carry webhook_url.",

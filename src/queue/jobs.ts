@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import type { StoredOutput } from "../files/output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import { QueueIndex } from "./queue-index.ts";
@@ -59,12 +60,16 @@ export interface NewJob {
 /** The lease owner of jobs run inside their own HTTP request. */
 const REQUEST_OWNER = "request";
 
-export interface OutputRow {
-  idx: number;
+/** A stored output as recorded with its job (the output store wrote its bytes). */
+export type OutputRow = StoredOutput;
+
+/** A stored output as downloads read it, with the account of its job. */
+export interface OutputFileRow {
   path: string;
-  contentType: string;
-  size: number;
+  content_type: string;
+  size: bigint;
   sha256: string;
+  account_id: string;
 }
 
 /**
@@ -144,6 +149,21 @@ export class JobStore {
         `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      outputIndexes: db.prepare<{ idx: bigint }, [string]>(
+        "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
+      ),
+      outputFile: db.prepare<OutputFileRow, [string, number]>(
+        `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
+         WHERE o.job_id = ? AND o.idx = ?`,
+      ),
+      // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
+      countDownload: db.prepare<{ downloads: bigint }, [string, number, number]>(
+        "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
+      ),
+      expiredOutputs: db.prepare<{ job_id: string; idx: bigint; path: string }, [number, number]>(
+        "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
+      ),
+      deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
       logCount: db.prepare<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
       insertLog: db.prepare("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
       logs: db.prepare<{ at: bigint; level: string; message: string }, [string]>(
@@ -397,5 +417,29 @@ export class JobStore {
 
   logs(id: string) {
     return this.s.logs.all(id);
+  }
+
+  /** The indexes of a job's stored outputs, in order. */
+  outputIndexes(jobId: string): number[] {
+    return this.s.outputIndexes.all(jobId).map(({ idx }) => Number(idx));
+  }
+
+  /** One stored output with the account of its job, or null. */
+  outputFile(jobId: string, idx: number): OutputFileRow | null {
+    return this.s.outputFile.get(jobId, idx);
+  }
+
+  /** Counts one full download unless the output already reached `cap`; false when it had. */
+  countDownload(jobId: string, idx: number, cap: number): boolean {
+    return this.s.countDownload.get(jobId, idx, cap) !== null;
+  }
+
+  /** Up to `limit` outputs past their retention (the caller deletes them and their bytes). */
+  expiredOutputs(now: number, limit: number): { job_id: string; idx: bigint; path: string }[] {
+    return this.s.expiredOutputs.all(now, limit);
+  }
+
+  deleteOutput(jobId: string, idx: bigint): void {
+    this.s.deleteOutput.run(jobId, idx);
   }
 }

@@ -5,12 +5,12 @@ import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
+import type { Ledger } from "../ledger/ledger.ts";
 import { WriteRateLimiter } from "../limits/rate-limit.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
-import type { Services } from "../server/services.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
 import { WebhookSecretStore } from "../webhooks/secrets.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
@@ -31,11 +31,12 @@ export interface QueueOptions {
   /** Output link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   webhookPolicy: () => WebhookPolicy;
-  live: () => LiveSettings;
+  /** The settings at start: which providers to create. */
+  live: LiveSettings;
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
-export function createQueueServices(db: Database, services: Services, o: QueueOptions) {
+export function createQueueServices(db: Database, services: { ledger: Ledger }, o: QueueOptions) {
   const events = new JobEvents();
   const outbox = new WebhookOutbox(db, {});
   const webhookSecrets = new WebhookSecretStore(db);
@@ -60,11 +61,8 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     metrics.charged.inc([currency, modelId ?? ""], micro);
   const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook, countFinal]);
   const outputs = new OutputStore(o.filesRoot);
-  const files = new FileStore(db, o.filesRoot);
+  const files = new FileStore(db, o.filesRoot, jobs);
   const signer = new LinkSigner(o.linkSecrets);
-  const outputIndexes = db.prepare<{ idx: bigint }, [string]>(
-    "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
-  );
 
   const viewCtx: ViewContext = {
     baseUrl: o.baseUrl,
@@ -79,10 +77,11 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
     outputUrls: (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.
       const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
-      return outputIndexes.all(job.id).map(({ idx }) => {
-        const i = Number(idx);
-        return `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`;
-      });
+      return jobs
+        .outputIndexes(job.id)
+        .map(
+          (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
+        );
     },
   };
   const views = {
@@ -94,7 +93,7 @@ export function createQueueServices(db: Database, services: Services, o: QueueOp
   };
   const providers = new Map<string, Provider>();
   const circuits = new Map<string, CircuitBreaker>();
-  fillProviders(providers, o.live(), circuits);
+  fillProviders(providers, o.live, circuits);
 
   return {
     metrics,

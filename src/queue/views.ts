@@ -67,6 +67,12 @@ export function statusView(job: JobRow, v: ViewContext, withLogs: boolean) {
   };
 }
 
+/** What a hold charged: the amount once settled, "0" once released, null while it is held. */
+function charged(hold: HoldRow | null, amount: bigint | null | undefined): string | null {
+  if (hold?.status === "settled") return (amount ?? 0n).toString();
+  return hold?.status === "released" ? "0" : null;
+}
+
 function priceView(job: JobRow, v: ViewContext) {
   const quote = JSON.parse(job.quote) as { unit: string; units: string; amount_usd_micro: string };
   const hold = v.hold(job.hold_id);
@@ -76,18 +82,8 @@ function priceView(job: JobRow, v: ViewContext) {
     units: quote.units,
     quoted_usd_micro: quote.amount_usd_micro,
     reserved_micro: hold ? hold.amount_micro.toString() : null,
-    charged_usd_micro:
-      hold?.status === "settled"
-        ? (hold.charged_usd_micro ?? 0n).toString()
-        : hold?.status === "released"
-          ? "0"
-          : null,
-    charged_micro:
-      hold?.status === "settled"
-        ? (hold.charged_micro ?? 0n).toString()
-        : hold?.status === "released"
-          ? "0"
-          : null,
+    charged_usd_micro: charged(hold, hold?.charged_usd_micro),
+    charged_micro: charged(hold, hold?.charged_micro),
     fx_rate: hold?.fx_rate_micro ? hold.fx_rate_micro.toString() : null,
     actual_units: job.actual_units,
   };

@@ -23,6 +23,6 @@ export interface AppContext extends Services, QueueServices {
   startedAt: number;
 }
 
-export function baseUrl(ctx: AppContext): string {
+export function baseUrl(ctx: Pick<AppContext, "publicUrl">): string {
   return `${ctx.publicUrl}/v1`;
 }

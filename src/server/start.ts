@@ -1,9 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
-import { buildCatalog, CatalogError } from "../catalog/catalog.ts";
-import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
-import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
@@ -11,9 +9,9 @@ import { ApiError, errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
-import { fillProviders, validateProviderModels } from "../providers/registry.ts";
+import { fillProviders } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
-import { createQueueServices } from "../queue/runtime.ts";
+import { createAppContext, loadLive } from "./app-context.ts";
 import type { AppContext } from "./context.ts";
 import {
   dataDirPaths,
@@ -23,8 +21,6 @@ import {
   newServerSecret,
   readOrCreateSecret,
 } from "./datadir.ts";
-import { createServices } from "./services.ts";
-import { VERSION } from "./version.ts";
 
 export class StartError extends Error {}
 
@@ -36,23 +32,6 @@ export interface RunningServer {
   firstStart: { adminToken: string | null; defaultKey: string | null };
   reload(): { ok: true; models: number } | { ok: false; error: string };
   stop(): Promise<void>;
-}
-
-/** Loads the live part of the configuration: config file (if any) and the catalog built from it. */
-export function loadLive(configPath: string | null) {
-  const file = configPath ? readConfigFile(configPath) : null;
-  const live: LiveSettings = liveSettingsFrom(file);
-  const catalog = buildCatalog(live.models, {
-    sandbox: live.sandbox,
-    providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
-  });
-  // Each provider type's own checks of its models (ComfyUI: workflows and their placeholders).
-  try {
-    validateProviderModels(live, catalog);
-  } catch (err) {
-    throw new CatalogError((err as Error).message);
-  }
-  return { live, catalog };
 }
 
 /**
@@ -92,9 +71,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       // A certificate and key that do not parse or do not match.
       throw new StartError(`tls: cannot use ${settings.tls.cert} with ${settings.tls.key} (${oneLine(err)})`);
     }
-    const what =
-      code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
-    throw new StartError(`port ${settings.port} on ${settings.host} ${what}`);
+    throw new StartError(`port ${settings.port} on ${settings.host} ${bindFailure(err)}`);
   }
   // [metrics] listen: a second port serving only /metrics, bound before the data dir is touched too.
   let metricsServer: Server<undefined> | null = null;
@@ -110,10 +87,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       });
     } catch (err) {
       server.stop(true);
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new StartError(
-        `metrics.listen: port ${metricsAt.port} on ${metricsAt.host} ${code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`}`,
-      );
+      throw new StartError(`metrics.listen: port ${metricsAt.port} on ${metricsAt.host} ${bindFailure(err)}`);
     }
   }
 
@@ -130,33 +104,16 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const publicUrl = settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`;
-    const services = createServices(db, publicUrl);
-    let defaultKey: string | null = null;
-    if (services.accounts.countAccounts() === 0)
-      defaultKey = services.accounts.createAccount("default", "USD").key;
-
-    const queue = createQueueServices(db, services, {
-      baseUrl: `${publicUrl}/v1`,
+    const { ctx, shutdown, defaultKey } = createAppContext({
+      db,
+      live,
+      catalog,
+      settings,
+      publicUrl: settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
       filesRoot: paths.files,
       linkSecrets: linkSecrets(paths),
-      webhookPolicy: () => ctx.live.webhooks,
-      live: () => live,
-    });
-    const shutdown = new AbortController();
-    const ctx: AppContext = {
-      db,
-      shutdownSignal: shutdown.signal,
-      ...services,
-      ...queue,
-      catalog,
-      live,
-      settings,
-      publicUrl,
       adminTokenHash: hashSecret(admin.value),
-      version: VERSION,
-      startedAt: Date.now(),
-    };
+    });
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
     if (ctx.live.fxRefresh && !ctx.fx.get("RUB")) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
@@ -193,7 +150,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       ctx,
       server,
       url: `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
-      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey },
+      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey: defaultKey?.key ?? null },
       reload() {
         try {
           const next = loadLive(settings.configPath);
@@ -225,6 +182,12 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     metricsServer?.stop(true);
     throw err;
   }
+}
+
+/** Why a port could not be bound, as the end of "port N on HOST ...". */
+function bindFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EADDRINUSE" ? "is already in use" : `cannot be bound (${code ?? (err as Error).message})`;
 }
 
 const oneLine = (err: unknown) =>

@@ -7,7 +7,7 @@ import {
 } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { ApiError } from "../http/errors.ts";
-import { formatIp, type Ip, normalizeIp, parseIp } from "./addresses.ts";
+import { formatIp, type Ip, normalizeIp, parseIp } from "../lib/addresses.ts";
 import { type Resolver, resolveAllowedAddresses, systemResolver, type WebhookPolicy } from "./url-policy.ts";
 
 export const DEFAULT_TIMEOUT_MS = 15_000;

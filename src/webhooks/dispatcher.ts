@@ -1,4 +1,4 @@
-import type { Database } from "bun:sqlite";
+import { stringifyWithBigints } from "../lib/json.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { DEFAULT_TIMEOUT_MS, postPinned } from "./deliver.ts";
 import type { ClaimedDelivery, WebhookOutbox } from "./outbox.ts";
@@ -18,8 +18,6 @@ export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
 ];
 
 export interface DispatcherDeps {
-  /** Not used directly (the outbox and the secret store own their SQL); accepted for wiring symmetry. */
-  db?: Database;
   outbox: WebhookOutbox;
   secrets: WebhookSecretStore;
   /** The full request record at send time (so the body is current), or null if the request is gone. */
@@ -48,11 +46,6 @@ export interface DispatcherDeps {
 }
 
 export type AttemptOutcome = "delivered" | "failed" | "retry" | "lost_lease";
-
-/** JSON.stringify that tolerates bigint (SQLite rows read with safeIntegers). */
-function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
-}
 
 function hostOf(raw: string): string {
   try {
@@ -185,7 +178,7 @@ export class WebhookDispatcher {
       if (record === null || record === undefined) {
         gone = true;
       } else {
-        const body = toJson(record);
+        const body = stringifyWithBigints(record);
         const timestamp = Math.floor(this.now() / 1000);
         // During a rotation overlap both secrets sign; receivers accept either (Standard Webhooks).
         const signature = this.deps.secrets

@@ -1,6 +1,14 @@
 import { lookup } from "node:dns/promises";
 import { ApiError } from "../http/errors.ts";
-import { type Cidr, cidrContains, classifyIp, formatIp, type Ip, parseCidr, parseIp } from "./addresses.ts";
+import {
+  type Cidr,
+  cidrContains,
+  classifyIp,
+  formatIp,
+  type Ip,
+  parseCidr,
+  parseIp,
+} from "../lib/addresses.ts";
 
 /** What the operator allows besides public addresses (config `webhooks.allow_private_cidrs`). */
 export interface WebhookPolicy {

@@ -2,14 +2,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashSecret } from "../../src/accounts/keys.ts";
-import { buildCatalog } from "../../src/catalog/catalog.ts";
-import { liveSettingsFrom } from "../../src/config/load.ts";
-import { migrate, openDatabase } from "../../src/db/database.ts";
+import type { ConfigFile } from "../../src/config/schema.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
-import { createQueueServices } from "../../src/queue/runtime.ts";
-import type { AppContext } from "../../src/server/context.ts";
-import { createServices } from "../../src/server/services.ts";
+import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
@@ -32,34 +28,12 @@ export function makeTestApp(
     providers?: Record<string, unknown>;
   } = {},
 ) {
-  const db = openDatabase(":memory:");
-  migrate(db);
-  const services = createServices(db, "http://gengate.test", options.now);
-  const { accounts } = services;
-  const { key, account, keyId } = accounts.createAccount("default", "USD");
-  const live = liveSettingsFrom({
-    models: options.models ?? [],
-    catalog: { sandbox: options.sandbox ?? true },
-    ...(options.providers ? { providers: options.providers as never } : {}),
-  });
-  const filesRoot = mkdtempSync(join(tmpdir(), "gengate-files-"));
-  const queue = createQueueServices(db, services, {
-    baseUrl: "http://gengate.test/v1",
-    filesRoot,
-    linkSecrets: ["test-secret-test-secret-test-secret"],
-    webhookPolicy: () => ctx.live.webhooks,
-    live: () => live,
-  });
-  const ctx: AppContext = {
-    db,
-    ...services,
-    ...queue,
-    shutdownSignal: new AbortController().signal,
-    catalog: buildCatalog(live.models, {
-      sandbox: live.sandbox,
-      providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
-    }),
-    live,
+  const { ctx, defaultKey } = createAppContext({
+    ...liveFromConfig({
+      models: options.models ?? [],
+      catalog: { sandbox: options.sandbox ?? true },
+      ...(options.providers ? { providers: options.providers as never } : {}),
+    } as ConfigFile),
     settings: {
       host: "127.0.0.1",
       port: 0,
@@ -68,10 +42,14 @@ export function makeTestApp(
       configPath: null,
     },
     publicUrl: "http://gengate.test",
+    filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
+    linkSecrets: ["test-secret-test-secret-test-secret"],
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     version: "0.0.0-test",
-    startedAt: Date.now(),
-  };
+    now: options.now,
+  });
+  const { db } = ctx;
+  const { key, account, keyId } = defaultKey!;
   const app = createApp(ctx);
   const request = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ID_PATTERN, newId, newTimeOrderedId, randomBase62 } from "../../src/lib/ids.ts";
+import { ID_PATTERN, newId, newTimeOrderedId, randomBase62, UUID_PATTERN } from "../../src/lib/ids.ts";
 
 describe("ids", () => {
   test("random ids are prefixed, base62, of the asked length and distinct", () => {
@@ -19,5 +19,13 @@ describe("ids", () => {
     const same = new Set(Array.from({ length: 1000 }, () => newTimeOrderedId("hold", t0)));
     expect(same.size).toBe(1000);
     for (const id of same) expect(id.slice(0, 13)).toBe(ids[0]!.slice(0, 13));
+  });
+
+  test("UUID_PATTERN accepts lowercase canonical UUIDs only", () => {
+    expect(UUID_PATTERN.test(Bun.randomUUIDv7())).toBe(true);
+    expect(UUID_PATTERN.test(crypto.randomUUID())).toBe(true);
+    expect(UUID_PATTERN.test("0190A3B4-C5D6-7E8F-9A0B-1C2D3E4F5A6B")).toBe(false);
+    expect(UUID_PATTERN.test(Bun.randomUUIDv7().replaceAll("-", ""))).toBe(false);
+    expect(UUID_PATTERN.test(`${Bun.randomUUIDv7()}\n`)).toBe(false);
   });
 });

@@ -1,12 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import {
-  chargeForTextUsage,
-  estimate,
-  estimateTextInput,
-  priceMediaInput,
-  priceText,
-  reserveText,
-} from "../../src/pricing/index.ts";
+import { estimate } from "../../src/pricing/estimate.ts";
+import { priceMediaInput } from "../../src/pricing/media.ts";
+import { chargeForTextUsage, estimateTextInput, priceText, reserveText } from "../../src/pricing/text.ts";
 import { expectApiError, makeModel, sandbox } from "./models.ts";
 
 /** Wrong shapes a JSON client can send for an integer field: [title, value]. */

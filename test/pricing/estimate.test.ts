@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { estimate } from "../../src/pricing/index.ts";
+import { estimate } from "../../src/pricing/estimate.ts";
 import { makeModel, sandbox } from "./models.ts";
 
 describe("estimate", () => {

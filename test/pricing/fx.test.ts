@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MAX_RATE_MICRO, parseRate, usdMicroToRubMicro } from "../../src/pricing/index.ts";
+import { MAX_RATE_MICRO, parseRate, usdMicroToRubMicro } from "../../src/pricing/fx.ts";
 import { expectApiError } from "./models.ts";
 
 describe("parseRate", () => {

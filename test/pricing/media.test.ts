@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { priceMediaInput } from "../../src/pricing/index.ts";
+import { priceMediaInput } from "../../src/pricing/media.ts";
 import { makeModel, sandbox } from "./models.ts";
 
 describe("per second", () => {

@@ -3,18 +3,11 @@ import fc from "fast-check";
 import type { Model } from "../../src/catalog/model.ts";
 import { ApiError } from "../../src/http/errors.ts";
 import { formatMicro } from "../../src/lib/money.ts";
-import {
-  chargeForActualQuantity,
-  chargeForActualUnits,
-  chargeForTextUsage,
-  MAX_RATE_MICRO,
-  type MediaQuote,
-  parseRate,
-  priceMediaInput,
-  priceText,
-  reserveText,
-  usdMicroToRubMicro,
-} from "../../src/pricing/index.ts";
+import { MAX_RATE_MICRO, parseRate, usdMicroToRubMicro } from "../../src/pricing/fx.ts";
+import { priceMediaInput } from "../../src/pricing/media.ts";
+import type { MediaQuote } from "../../src/pricing/quote.ts";
+import { chargeForActualQuantity, chargeForActualUnits } from "../../src/pricing/settle.ts";
+import { chargeForTextUsage, priceText, reserveText } from "../../src/pricing/text.ts";
 import { makeModel } from "./models.ts";
 
 /**

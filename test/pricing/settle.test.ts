@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { chargeForActualQuantity, chargeForActualUnits, priceMediaInput } from "../../src/pricing/index.ts";
+import { priceMediaInput } from "../../src/pricing/media.ts";
+import { chargeForActualQuantity, chargeForActualUnits } from "../../src/pricing/settle.ts";
 import { makeModel, sandbox } from "./models.ts";
 
 describe("chargeForActualUnits", () => {

@@ -5,7 +5,7 @@ import {
   estimateTextInput,
   priceText,
   reserveText,
-} from "../../src/pricing/index.ts";
+} from "../../src/pricing/text.ts";
 import { makeModel, sandbox } from "./models.ts";
 
 const chat = sandbox("sandbox/chat"); // 0.50 USD in / 1.50 USD out per 1M tokens, context 32768

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { encodePng, sniffImageSize } from "../../src/providers/sandbox/media/index.ts";
+import { sniffImageSize } from "../../src/lib/image-size.ts";
+import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "../helpers/api.ts";
 
 /**

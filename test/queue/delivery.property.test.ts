@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { fileImageSize } from "../../src/files/references.ts";
-import { sniffImageSize } from "../../src/providers/sandbox/media/index.ts";
+import { sniffImageSize } from "../../src/lib/image-size.ts";
 import { WorkerPool } from "../../src/queue/workers.ts";
 import { pollUntil } from "../helpers/api.ts";
 import { json, makeTestApp } from "../helpers/context.ts";

@@ -65,7 +65,6 @@ function setup(o: Setup = {}) {
   const secrets = new WebhookSecretStore(db);
   const records = new Map<string, unknown>();
   const dispatcher = new WebhookDispatcher({
-    db,
     outbox,
     secrets,
     renderRecord: (id) => records.get(id) ?? null,

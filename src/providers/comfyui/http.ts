@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
+import { isPublicAddress } from "../../lib/addresses.ts";
 import { readAllCapped } from "../../lib/read-capped.ts";
-import { isPublicAddress } from "../../webhooks/addresses.ts";
 import { ProviderError } from "../types.ts";
 import { type UpstreamCall, upstreamFetch, upstreamMessage } from "../upstream-http.ts";
 

@@ -1,6 +1,7 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { sniffImageSize } from "../../lib/image-size.ts";
+import { stripTrailingSlashes } from "../../lib/url.ts";
 import { CONTENT_TYPES, sleep } from "../common.ts";
-import { sniffImageSize } from "../sandbox/media/index.ts";
 import {
   type MediaOutput,
   type Provider,
@@ -62,7 +63,7 @@ export class ComfyProvider implements Provider {
     private readonly cfg: ProviderSettings,
     private readonly opts: ComfyProviderOptions = {},
   ) {
-    this.base = cfg.baseUrl.replace(/\/+$/, "");
+    this.base = stripTrailingSlashes(cfg.baseUrl);
     this.cancelOnAbort = opts.cancelOnAbort ?? defaultCancelOnAbort;
   }
 

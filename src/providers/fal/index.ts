@@ -1,4 +1,5 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { stripTrailingSlashes } from "../../lib/url.ts";
 import {
   type Provider,
   ProviderError,
@@ -45,7 +46,7 @@ export function createFalProvider(
   cfg: ProviderSettings,
   opts: FalProviderOptions = {},
 ): Provider {
-  const base = cfg.baseUrl.replace(/\/+$/, "");
+  const base = stripTrailingSlashes(cfg.baseUrl);
   const cancelOnAbort = opts.cancelOnAbort ?? defaultCancelOnAbort;
   return {
     name,

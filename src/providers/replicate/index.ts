@@ -1,4 +1,5 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { stripTrailingSlashes } from "../../lib/url.ts";
 import { sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
 import { ProviderError, ShutdownError } from "../types.ts";
@@ -42,7 +43,7 @@ class ReplicateProvider implements Provider {
     readonly name: string,
     private readonly cfg: ProviderSettings,
   ) {
-    this.base = cfg.baseUrl.replace(/\/+$/, "");
+    this.base = stripTrailingSlashes(cfg.baseUrl);
     this.secret = cfg.apiKey;
   }
 

@@ -18,8 +18,7 @@ export {
   MAX_ANIMATION_SECONDS,
 } from "./animation.ts";
 export { lzwEncode } from "./gif.ts";
-export { type ImageFormat, type ImageSize, sniffImageSize } from "./image-size.ts";
-export { encodePng, MAX_PNG_PIXELS, MAX_PNG_SIDE, type PngOptions, readPngSize } from "./png.ts";
+export { encodePng, MAX_PNG_PIXELS, MAX_PNG_SIDE, type PngOptions } from "./png.ts";
 export type { Seed } from "./rng.ts";
 export {
   encodeSpeechWav,

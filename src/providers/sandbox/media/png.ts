@@ -1,4 +1,6 @@
 import { constants, crc32, deflateRawSync } from "node:zlib";
+import { concatBytes } from "../../../lib/bytes.ts";
+import { PNG_SIGNATURE } from "../../../lib/image-size.ts";
 import { hashSeed, type Seed } from "./rng.ts";
 import { clamp01, makeScene, mix, type Rgb, ridgeAt, skyAt } from "./scene.ts";
 
@@ -10,8 +12,6 @@ export const MAX_PNG_SIDE = 8192;
  * rendered and deflated in bands of about 4 MiB; only the compressed file is held whole.
  */
 export const MAX_PNG_PIXELS = MAX_PNG_SIDE * MAX_PNG_SIDE;
-
-export const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 
 /** PNG scanline filter types (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth). */
 export type PngFilter = 0 | 1 | 2 | 3 | 4;
@@ -84,7 +84,7 @@ export function encodePng(width: number, height: number, seed: Seed, opts: PngOp
     );
   }
   zparts.push(Uint8Array.of(adler >>> 24, (adler >>> 16) & 255, (adler >>> 8) & 255, adler & 255));
-  const zlib = concat(zparts);
+  const zlib = concatBytes(zparts);
 
   const ihdr = new Uint8Array(13);
   const dv = new DataView(ihdr.buffer);
@@ -100,25 +100,7 @@ export function encodePng(width: number, height: number, seed: Seed, opts: PngOp
   for (let i = 0; i < zlib.length; i += MAX_IDAT)
     parts.push(pngChunk("IDAT", zlib.subarray(i, i + MAX_IDAT)));
   parts.push(pngChunk("IEND", new Uint8Array(0)));
-  return concat(parts);
-}
-
-/** Width and height from a PNG's IHDR, or null when the bytes are not a PNG with a valid IHDR. */
-export function readPngSize(bytes: Uint8Array): { width: number; height: number } | null {
-  try {
-    if (!(bytes instanceof Uint8Array) || bytes.length < 33) return null;
-    for (let i = 0; i < 8; i++) if (bytes[i] !== PNG_SIGNATURE[i]) return null;
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, 33);
-    if (dv.getUint32(8) !== 13) return null;
-    if (bytes[12] !== 0x49 || bytes[13] !== 0x48 || bytes[14] !== 0x44 || bytes[15] !== 0x52) return null;
-    if (crc32(bytes.subarray(12, 29)) >>> 0 !== dv.getUint32(29)) return null;
-    const width = dv.getUint32(16);
-    const height = dv.getUint32(20);
-    if (width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) return null;
-    return { width, height };
-  } catch {
-    return null;
-  }
+  return concatBytes(parts);
 }
 
 /** One PNG chunk: length, type, data, CRC-32 of type + data. */
@@ -129,18 +111,6 @@ export function pngChunk(type: string, data: Uint8Array): Uint8Array {
   for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
   out.set(data, 8);
   dv.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)) >>> 0);
-  return out;
-}
-
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
   return out;
 }
 

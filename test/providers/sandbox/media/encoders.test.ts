@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { crc32, inflateSync } from "node:zlib";
+import { readPngSize } from "../../../../src/lib/image-size.ts";
 import {
   animationSize,
   encodeAnimation,
   encodePng,
   encodeSpeechWav,
-  readPngSize,
 } from "../../../../src/providers/sandbox/media/index.ts";
 
 /** Independent GIF LZW decoder (GIF89a appendix F), to prove the encoder's stream is decodable. */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { encodePng, MAX_PNG_SIDE, readPngSize } from "../../../../src/providers/sandbox/media/index.ts";
+import { readPngSize } from "../../../../src/lib/image-size.ts";
+import { encodePng, MAX_PNG_SIDE } from "../../../../src/providers/sandbox/media/index.ts";
 import { decodePng } from "./decoders.ts";
 
 function expectValidPng(bytes: Uint8Array, width: number, height: number, bpp: 3 | 4) {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { encodeAnimation, encodePng, sniffImageSize } from "../../../../src/providers/sandbox/media/index.ts";
+import { sniffImageSize } from "../../src/lib/image-size.ts";
+import { encodeAnimation, encodePng } from "../../src/providers/sandbox/media/index.ts";
 
 const bytes = (...parts: (number[] | string)[]): Uint8Array =>
   Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));

@@ -2,6 +2,7 @@ import { Elysia, t } from "elysia";
 import { optionalPrincipal } from "../auth/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
+import { UUID_PATTERN } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
 import { parseRange } from "./range.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
@@ -9,30 +10,13 @@ import { storedFile } from "./stored-file.ts";
 
 /** SPEC: 200 full downloads per output; Range requests excluded; then 429 download_cap. */
 export const DOWNLOAD_CAP = 200;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface OutputFile {
-  path: string;
-  content_type: string;
-  size: bigint;
-  sha256: string;
-}
 
 /** GET /v1/requests/{id}/output/{index}: a signed link (no key) or the owning key. */
 export function outputRoutes(ctx: AppContext) {
-  const getFile = ctx.db.prepare<OutputFile & { account_id: string }, [string, number]>(
-    `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
-     WHERE o.job_id = ? AND o.idx = ?`,
-  );
-  // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
-  const countDownload = ctx.db.prepare<{ downloads: bigint }, [string, number, number]>(
-    "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
-  );
-
   return new Elysia({ prefix: "/v1", detail: { tags: ["Queue"] } }).get(
     "/requests/:id/output/:index",
     async ({ params, query, request }) => {
-      if (!UUID.test(params.id))
+      if (!UUID_PATTERN.test(params.id))
         throw new ApiError("validation_error", "request_id must be a UUID.", { param: "request_id" });
       if (!/^\d{1,4}$/.test(params.index)) {
         throw new ApiError("validation_error", "index must be a non-negative integer.", { param: "index" });
@@ -56,7 +40,7 @@ export function outputRoutes(ctx: AppContext) {
           );
         allowed = valid;
       }
-      const file = getFile.get(params.id, index);
+      const file = ctx.jobs.outputFile(params.id, index);
       if (!allowed) {
         // Without a valid signature only the owning key may download.
         if (!principal) {
@@ -81,7 +65,7 @@ export function outputRoutes(ctx: AppContext) {
         });
       }
       const whole = range === null || (range.start === 0 && range.end === size - 1);
-      if (whole && !countDownload.get(params.id, index, DOWNLOAD_CAP)) {
+      if (whole && !ctx.jobs.countDownload(params.id, index, DOWNLOAD_CAP)) {
         throw new ApiError(
           "download_cap",
           `This output was downloaded ${DOWNLOAD_CAP} times; ranged requests still work.`,

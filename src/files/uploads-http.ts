@@ -1,13 +1,14 @@
 import { join } from "node:path";
 import { Elysia, t } from "elysia";
 import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
+import type { LiveSettings } from "../config/schema.ts";
 import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
 import type { AppContext } from "../server/context.ts";
 import { fileContentUrl } from "./references.ts";
-import { LINK_TTL_SECONDS } from "./signing.ts";
-import { FILE_ID, type FileRow, fileView } from "./store.ts";
+import { LINK_TTL_SECONDS, type LinkSigner } from "./signing.ts";
+import { FILE_ID, type FileRow, type FileStore, fileView } from "./store.ts";
 import { storedFile } from "./stored-file.ts";
 import { createUpload } from "./uploads.ts";
 
@@ -29,7 +30,7 @@ const FileSchema = t.Object(
 );
 const IdParams = t.Object({ id: t.String() });
 
-function ownedFile(ctx: AppContext, accountId: string, id: string): FileRow {
+function ownedFile(ctx: { files: FileStore }, accountId: string, id: string): FileRow {
   if (!FILE_ID.test(id))
     throw new ApiError("validation_error", 'file_id must look like "file_" + 24 letters and digits.', {
       param: "file_id",
@@ -40,7 +41,11 @@ function ownedFile(ctx: AppContext, accountId: string, id: string): FileRow {
 }
 
 /** A signed link to an uploaded file's bytes, for upstreams that fetch inputs by URL. */
-export function signedFileUrl(ctx: AppContext, fileId: string, ttlSeconds = LINK_TTL_SECONDS): string {
+export function signedFileUrl(
+  ctx: { publicUrl: string; signer: LinkSigner },
+  fileId: string,
+  ttlSeconds = LINK_TTL_SECONDS,
+): string {
   const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
   return `${fileContentUrl(ctx.publicUrl, fileId)}?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
 }

@@ -1,4 +1,7 @@
-import { readPngSize } from "./png.ts";
+import { crc32 } from "node:zlib";
+import { ascii } from "./bytes.ts";
+
+export const PNG_SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 
 export type ImageFormat = "png" | "jpeg" | "gif" | "webp" | "bmp";
 
@@ -42,13 +45,6 @@ export function sniffImageSize(bytes: Uint8Array): ImageSize | null {
   } catch {
     return null;
   }
-}
-
-function ascii(b: Uint8Array, o: number, n: number): string {
-  if (o + n > b.length) return "";
-  let s = "";
-  for (let i = 0; i < n; i++) s += String.fromCharCode(b[o + i]!);
-  return s;
 }
 
 function u16le(b: Uint8Array, o: number): number {
@@ -117,4 +113,22 @@ function bmpSize(b: Uint8Array): { width: number; height: number } | null {
   if (header === 12) return { width: u16le(b, 18), height: u16le(b, 20) };
   if (header < 40) return null;
   return { width: i32le(b, 18), height: Math.abs(i32le(b, 22)) };
+}
+
+/** Width and height from a PNG's IHDR, or null when the bytes are not a PNG with a valid IHDR. */
+export function readPngSize(bytes: Uint8Array): { width: number; height: number } | null {
+  try {
+    if (!(bytes instanceof Uint8Array) || bytes.length < 33) return null;
+    for (let i = 0; i < 8; i++) if (bytes[i] !== PNG_SIGNATURE[i]) return null;
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, 33);
+    if (dv.getUint32(8) !== 13) return null;
+    if (bytes[12] !== 0x49 || bytes[13] !== 0x48 || bytes[14] !== 0x44 || bytes[15] !== 0x52) return null;
+    if (crc32(bytes.subarray(12, 29)) >>> 0 !== dv.getUint32(29)) return null;
+    const width = dv.getUint32(16);
+    const height = dv.getUint32(20);
+    if (width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) return null;
+    return { width, height };
+  } catch {
+    return null;
+  }
 }

@@ -7,7 +7,7 @@ import {
   normalizeIp,
   parseCidr,
   parseIp,
-} from "../../src/webhooks/addresses.ts";
+} from "../../src/lib/addresses.ts";
 
 const ip = (text: string) => {
   const parsed = parseIp(text);

@@ -1,0 +1,102 @@
+import type { Database } from "bun:sqlite";
+import type { Account } from "../accounts/accounts.ts";
+import { buildCatalog, type Catalog, CatalogError } from "../catalog/catalog.ts";
+import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
+import type { ConfigFile, LiveSettings, ServerSettings } from "../config/schema.ts";
+import { migrate, openDatabase } from "../db/database.ts";
+import { validateProviderModels } from "../providers/registry.ts";
+import { createQueueServices } from "../queue/runtime.ts";
+import type { AppContext } from "./context.ts";
+import { createServices } from "./services.ts";
+import { VERSION } from "./version.ts";
+
+/** The live part of the configuration: settings re-read on reload and the catalog built from them. */
+export interface LoadedLive {
+  live: LiveSettings;
+  catalog: Catalog;
+}
+
+/** Loads the live part of the configuration: config file (if any) and the catalog built from it. */
+export function loadLive(configPath: string | null): LoadedLive {
+  return liveFromConfig(configPath ? readConfigFile(configPath) : null);
+}
+
+/** The live settings and catalog of a parsed configuration, with every model checked against its provider. */
+export function liveFromConfig(file: ConfigFile | null): LoadedLive {
+  const live: LiveSettings = liveSettingsFrom(file);
+  const catalog = buildCatalog(live.models, {
+    sandbox: live.sandbox,
+    providers: Object.fromEntries(Object.entries(live.providers).map(([n, p]) => [n, p.type])),
+  });
+  // Each provider type's own checks of its models (ComfyUI: workflows and their placeholders).
+  try {
+    validateProviderModels(live, catalog);
+  } catch (err) {
+    throw new CatalogError((err as Error).message);
+  }
+  return { live, catalog };
+}
+
+export interface AppContextOptions extends LoadedLive {
+  /** A migrated database; omitted: a fresh in-memory one (tests). */
+  db?: Database;
+  settings: ServerSettings;
+  /** Absolute public address without a trailing slash; {base_url} is publicUrl + "/v1". */
+  publicUrl: string;
+  /** Where uploads and outputs are stored (<data dir>/files). */
+  filesRoot: string;
+  /** Output and file link signing secrets; the first signs, all verify. */
+  linkSecrets: string[];
+  /** SHA-256 of the operator admin token. */
+  adminTokenHash: Uint8Array;
+  /** Default: the build's version. */
+  version?: string;
+  /** The ledger's clock (epoch ms); default Date.now. */
+  now?: () => number;
+}
+
+export interface CreatedAppContext {
+  ctx: AppContext;
+  /** Aborting it ends long waits (/run, status streams): the server begins to stop. */
+  shutdown: AbortController;
+  /** The account and key created because the database had no account yet (shown once), else null. */
+  defaultKey: { account: Account; keyId: string; key: string } | null;
+}
+
+/**
+ * The one wiring of gengate's services over a database, used by the server (src/server/start.ts)
+ * and by the tests' in-process app: stores, ledger, queue, files, webhooks and providers. A
+ * database without accounts gets the "default" account (USD) and its first key.
+ */
+export function createAppContext(o: AppContextOptions): CreatedAppContext {
+  let db = o.db;
+  if (!db) {
+    db = openDatabase(":memory:");
+    migrate(db);
+  }
+  const services = createServices(db, o.publicUrl, o.now);
+  const defaultKey =
+    services.accounts.countAccounts() === 0 ? services.accounts.createAccount("default", "USD") : null;
+  const queue = createQueueServices(db, services, {
+    baseUrl: `${o.publicUrl}/v1`,
+    filesRoot: o.filesRoot,
+    linkSecrets: o.linkSecrets,
+    webhookPolicy: () => ctx.live.webhooks,
+    live: o.live,
+  });
+  const shutdown = new AbortController();
+  const ctx: AppContext = {
+    db,
+    shutdownSignal: shutdown.signal,
+    ...services,
+    ...queue,
+    catalog: o.catalog,
+    live: o.live,
+    settings: o.settings,
+    publicUrl: o.publicUrl,
+    adminTokenHash: o.adminTokenHash,
+    version: o.version ?? VERSION,
+    startedAt: Date.now(),
+  };
+  return { ctx, shutdown, defaultKey };
+}

@@ -1,0 +1,82 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { hashSecret } from "../../src/accounts/keys.ts";
+import { CatalogError } from "../../src/catalog/catalog.ts";
+import type { ConfigFile } from "../../src/config/schema.ts";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
+import { SDXL, SDXL_SCHEMA } from "../providers/comfyui/helpers.ts";
+
+const options = (config: Record<string, unknown> = {}) => ({
+  ...liveFromConfig(config as ConfigFile),
+  settings: {
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: ":memory:",
+    publicUrl: "http://gengate.test",
+    configPath: null,
+  },
+  publicUrl: "http://gengate.test",
+  filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
+  linkSecrets: ["test-secret-test-secret-test-secret"],
+  adminTokenHash: hashSecret("gat_test"),
+});
+
+const comfy = (schema: Record<string, unknown>) => ({
+  providers: { comfy: { type: "comfyui", base_url: "http://127.0.0.1:9", workflows: { sdxl: SDXL } } },
+  models: [
+    {
+      id: "c/img",
+      kind: "image",
+      provider: "comfy",
+      upstream_model: "sdxl",
+      price_usd_micro: 10,
+      max: 1,
+      input_schema: schema,
+    },
+  ],
+});
+
+describe("createAppContext", () => {
+  test("an empty database gets the default account and its key; a used one gets none", () => {
+    const db = openDatabase(":memory:");
+    migrate(db);
+    const first = createAppContext({ ...options(), db });
+    expect(first.defaultKey?.account.name).toBe("default");
+    expect(first.ctx.accounts.authenticate(first.defaultKey!.key)?.accountId).toBe(
+      first.defaultKey!.account.id,
+    );
+    const again = createAppContext({ ...options(), db });
+    expect(again.defaultKey).toBeNull();
+    expect(again.ctx.accounts.countAccounts()).toBe(1);
+  });
+
+  test("without a database it opens a fresh in-memory one", () => {
+    const a = createAppContext(options());
+    const b = createAppContext(options());
+    expect(a.ctx.db).not.toBe(b.ctx.db);
+    expect(a.defaultKey).not.toBeNull();
+    expect(b.defaultKey).not.toBeNull();
+  });
+
+  test("shutdown aborts the context's signal; the catalog and settings are the ones given", () => {
+    const o = options({ catalog: { sandbox: false }, limits: { writes_per_minute: 7 } });
+    const { ctx, shutdown } = createAppContext(o);
+    expect(ctx.catalog).toBe(o.catalog);
+    expect(ctx.live.limits.writesPerMinute).toBe(7);
+    expect(ctx.catalog.models).toHaveLength(0);
+    expect(ctx.shutdownSignal.aborted).toBe(false);
+    shutdown.abort();
+    expect(ctx.shutdownSignal.aborted).toBe(true);
+  });
+});
+
+describe("liveFromConfig", () => {
+  test("checks ComfyUI models against their workflows, as the server's start does", () => {
+    expect(liveFromConfig(comfy(SDXL_SCHEMA) as never).catalog.get("c/img")?.provider).toBe("comfy");
+    const { steps: _steps, ...props } = SDXL_SCHEMA.properties;
+    expect(() => liveFromConfig(comfy({ ...SDXL_SCHEMA, properties: props }) as never)).toThrow(CatalogError);
+  });
+});
