@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
 import { DISPLAY_PREFIX_LENGTH, digestsEqual, generateApiKey, hashSecret, looksLikeApiKey } from "./keys.ts";
@@ -103,7 +103,7 @@ export class AccountStore {
     return this.db
       .transaction(() => {
         if (this.findAccountByName(name)) {
-          throw new ApiError("conflict", `An account named "${name}" already exists.`, { param: "name" });
+          throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
         }
         const id = newId("acct");
         this.insertAccount.run(id, name, currency, nowSeconds());
@@ -119,7 +119,7 @@ export class AccountStore {
 
   private createKeyInTx(accountId: string, options: NewKeyOptions): { keyId: string; key: string } {
     if (!this.getAccount(accountId)) {
-      throw new ApiError("not_found", `No account ${accountId}.`, { param: "account_id" });
+      throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     }
     const key = generateApiKey();
     const keyId = newId("key");
@@ -155,7 +155,7 @@ export class AccountStore {
     const row = this.db
       .query<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
       .get(keyId, accountId);
-    if (!row) throw new ApiError("not_found", `No key ${keyId}.`, { param: "key_id" });
+    if (!row) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
     return row;
   }
 
@@ -164,7 +164,7 @@ export class AccountStore {
       .transaction(() => {
         const key = this.getKey(accountId, keyId);
         if (key.revoked_at !== null)
-          throw new ApiError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
+          throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
         const sets: string[] = [];
         const values: (string | bigint | number | null)[] = [];
         const set = (column: string, value: string | bigint | number | null | undefined) => {
@@ -208,7 +208,7 @@ export class AccountStore {
     return this.db
       .transaction(() => {
         const key = this.findKey(keyId);
-        if (!key) throw new ApiError("not_found", `No key ${keyId}.`, { param: "key_id" });
+        if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
         return this.revokeInTx(key, { keepLastManageKey: false });
       })
       .immediate();
@@ -223,7 +223,7 @@ export class AccountStore {
         )
         .get(key.account_id, key.id)!;
       if (others.n === 0n) {
-        throw new ApiError(
+        throw new DomainError(
           "conflict",
           "This is the account's last key with the manage right; create another manage key before revoking it.",
           { param: "key_id" },

@@ -1,10 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { ApiError } from "../http/errors.ts";
 import { microFromInput, paging, sequenceCursor } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import { parseMonth } from "../ledger/month.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { accountView, type KeyChanges, keyView } from "./accounts.ts";
 import {
@@ -23,7 +23,7 @@ import {
 
 function requireManage(p: Principal): void {
   if (!p.canManage) {
-    throw new ApiError(
+    throw new DomainError(
       "forbidden",
       "This key may not manage keys; use a key with the manage right (such as the Default key).",
     );
@@ -56,7 +56,7 @@ export function accountRoutes(ctx: AppContext) {
       "/account",
       ({ principal }) => {
         const account = ctx.accounts.getAccount(principal.accountId);
-        if (!account) throw new ApiError("unauthorized", "The key's account no longer exists.");
+        if (!account) throw new DomainError("unauthorized", "The key's account no longer exists.");
         const month = ctx.ledger.currentMonth();
         return {
           ...accountView(account),
@@ -95,7 +95,7 @@ export function accountRoutes(ctx: AppContext) {
       ({ principal, query }) => {
         const month = query.month === undefined ? ctx.ledger.currentMonth() : parseMonth(query.month);
         if (!month)
-          throw new ApiError("validation_error", `month must be YYYY-MM (got "${query.month}").`, {
+          throw new DomainError("validation_error", `month must be YYYY-MM (got "${query.month}").`, {
             param: "month",
           });
         return ctx.wallet.spend(principal.accountId, month);

@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { ApiError } from "../http/errors.ts";
 import { MicroInput, PagingQuery } from "../http/inputs.ts";
 import { MicroString } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 
 export const AccountSchema = t.Object(
   {
@@ -124,7 +124,7 @@ export function refuseMisnamedKeyFields({ body }: { body: unknown }): void {
   for (const [field, hint] of Object.entries(MISNAMED_KEY_FIELDS)) {
     if (Object.hasOwn(body, field)) {
       const message = `Unknown field "${field}": ${hint}.`;
-      throw new ApiError("validation_error", message, {
+      throw new DomainError("validation_error", message, {
         param: field,
         details: [{ path: `body.${field}`, message }],
       });

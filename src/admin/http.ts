@@ -10,7 +10,6 @@ import {
 } from "../accounts/schemas.ts";
 import { requireAdmin } from "../auth/authenticate.ts";
 import { fxView, isFxCurrency } from "../fx/rates.ts";
-import { ApiError } from "../http/errors.ts";
 import {
   DecimalInput,
   decimalFromInput,
@@ -22,6 +21,7 @@ import {
   sequenceCursor,
 } from "../http/inputs.ts";
 import { errors, MicroString } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import {
@@ -258,7 +258,7 @@ export function adminRoutes(ctx: AppContext) {
       "/fx/:currency",
       ({ params, body }) => {
         if (!isFxCurrency(params.currency)) {
-          throw new ApiError("validation_error", `currency must be RUB (got "${params.currency}").`, {
+          throw new DomainError("validation_error", `currency must be RUB (got "${params.currency}").`, {
             param: "currency",
           });
         }

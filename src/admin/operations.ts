@@ -1,6 +1,6 @@
 import { accountView, type Currency, keyView } from "../accounts/accounts.ts";
 import { type FxCurrency, fxView } from "../fx/rates.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { parseRate } from "../pricing/fx.ts";
 import type { Services } from "../server/services.ts";
 
@@ -35,7 +35,7 @@ export function creditAccount(s: Services, accountId: string, amountMicro: bigin
 
 export function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
   if (!reason.trim())
-    throw new ApiError("validation_error", "An adjustment needs a reason.", { param: "reason" });
+    throw new DomainError("validation_error", "An adjustment needs a reason.", { param: "reason" });
   s.ledger.adjust(accountId, deltaMicro, reason);
   return accountView(s.accounts.getAccount(accountId)!);
 }
@@ -82,6 +82,6 @@ export function setFxRate(s: Services, currency: FxCurrency, rateText: string, s
 
 export function requireAccount(s: Services, accountId: string) {
   const account = s.accounts.getAccount(accountId);
-  if (!account) throw new ApiError("not_found", `No account ${accountId}.`, { param: "account_id" });
+  if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account;
 }

@@ -1,8 +1,9 @@
 import type { AccountStore, Principal } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import type { LiveSettings } from "../config/schema.ts";
-import { ApiError } from "../http/errors.ts";
+import { rateLimitHeaders } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { WriteRateLimiter } from "../limits/rate-limit.ts";
 
 /** Accepts `Key <key>` (the spec's form) and `Bearer <key>` (so OpenAI SDKs work unchanged). */
@@ -26,16 +27,16 @@ export interface KeyAuthDeps {
 export function requirePrincipal(ctx: KeyAuthDeps, request: Request): Principal {
   const credential = credentialFrom(request.headers.get("authorization"));
   const principal = credential ? ctx.accounts.authenticate(credential) : null;
-  if (!principal) throw new ApiError("unauthorized", UNAUTHORIZED_MESSAGE);
+  if (!principal) throw new DomainError("unauthorized", UNAUTHORIZED_MESSAGE);
   const meta = requestMeta(request);
   if (meta) meta.keyPrefix = principal.keyPrefix;
   if (WRITE_METHODS.has(request.method)) {
     // Writes count against the key's per-minute rate; reads and status polls never do.
-    const headers = ctx.rateLimiter.hit(
+    const window = ctx.rateLimiter.hit(
       principal.keyId,
       principal.writesPerMinute ?? ctx.live.limits.writesPerMinute,
     );
-    if (meta) meta.extraHeaders = { ...meta.extraHeaders, ...headers };
+    if (meta) meta.extraHeaders = { ...meta.extraHeaders, ...rateLimitHeaders(window) };
   }
   return principal;
 }
@@ -51,7 +52,7 @@ export function optionalPrincipal(ctx: KeyAuthDeps, request: Request): Principal
 export function requireAdmin(ctx: { adminTokenHash: Uint8Array }, request: Request): void {
   const credential = credentialFrom(request.headers.get("authorization"));
   if (!credential || !digestsEqual(hashSecret(credential), ctx.adminTokenHash)) {
-    throw new ApiError(
+    throw new DomainError(
       "unauthorized",
       "Missing or wrong admin token. Send `Authorization: Bearer <admin token>`.",
     );

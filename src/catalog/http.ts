@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { ApiError } from "../http/errors.ts";
 import { errors, jsonResponse } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { publicModel } from "./model.ts";
 import { ModelListSchema, ModelSchema } from "./schemas.ts";
@@ -33,7 +33,7 @@ export function catalogRoutes(ctx: AppContext) {
         const id = modelIdFromPath(params["*"]);
         const model = id === null ? undefined : ctx.catalog.get(id);
         if (!model)
-          throw new ApiError("not_found", `Model "${id ?? params["*"]}" is not in the catalog.`, {
+          throw new DomainError("not_found", `Model "${id ?? params["*"]}" is not in the catalog.`, {
             param: "model_id",
           });
         return publicModel(model);

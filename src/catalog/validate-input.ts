@@ -1,5 +1,5 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
-import { ApiError, type ErrorDetail } from "../http/errors.ts";
+import { DomainError, type ErrorDetail } from "../lib/errors.ts";
 import type { Model } from "./model.ts";
 
 // One Ajv for the process: operator schemas may use any draft-07 keyword; no type coercion,
@@ -20,12 +20,12 @@ export function compileInputSchema(model: Model): ValidateFunction {
 /** Validates a model input against the model's input_schema: 400 validation_error with details. */
 export function validateModelInput(model: Model, input: unknown): asserts input is Record<string, unknown> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new ApiError("validation_error", "The model input must be a JSON object.", { param: "input" });
+    throw new DomainError("validation_error", "The model input must be a JSON object.", { param: "input" });
   }
   const validate = compileInputSchema(model);
   if (validate(input)) return;
   const details = (validate.errors ?? []).slice(0, 20).map(detailOf);
-  throw new ApiError(
+  throw new DomainError(
     "validation_error",
     `Invalid input for ${model.id}: ${details[0]?.path} ${details[0]?.message}.`,
     {

@@ -1,11 +1,11 @@
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
-import { ApiError } from "../http/errors.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
+import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { TextQuote } from "../pricing/quote.ts";
 import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
-import type { ChatDelta, ChatProvider } from "../providers/chat.ts";
+import type { ChatDelta } from "../providers/chat.ts";
 import { chatProviderFor } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
@@ -92,7 +92,7 @@ export function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatO
 }
 
 /** A failure before the call completed: FAILED, the hold released, nothing charged. */
-export function failChat(ctx: AppContext, started: StartedChat, err: unknown): ApiError {
+export function failChat(ctx: AppContext, started: StartedChat, err: unknown): DomainError {
   const message = err instanceof ProviderError ? err.message : "The upstream call failed.";
   if (!(err instanceof ProviderError))
     log("error", "chat provider error", { request_id: started.job.id, ...errorFields(err) });
@@ -103,12 +103,12 @@ export function failChat(ctx: AppContext, started: StartedChat, err: unknown): A
     Date.now(),
   );
   if (err instanceof ProviderError && err.kind === "capacity") {
-    return new ApiError("capacity_unavailable", `${message} Nothing was charged; retry later.`, {
-      headers: { "retry-after": String(Math.max(1, Math.ceil((err.retryAfterMs ?? 2000) / 1000))) },
+    return new DomainError("capacity_unavailable", `${message} Nothing was charged; retry later.`, {
+      retryAfterSeconds: (err.retryAfterMs ?? 2000) / 1000,
       extra: { request_id: started.job.id },
     });
   }
-  return new ApiError("submit_failed", `${message} Nothing was charged.`, {
+  return new DomainError("submit_failed", `${message} Nothing was charged.`, {
     extra: { request_id: started.job.id },
   });
 }

@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 
 export interface ChatMessage {
   role: "system" | "developer" | "user" | "assistant" | "tool";
@@ -24,8 +24,8 @@ const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 export const MAX_MESSAGES = 2048;
 const MAX_PARTS = 256;
 
-const bad = (message: string, param: string) => new ApiError("bad_messages", message, { param });
-const invalid = (message: string, param: string) => new ApiError("validation_error", message, { param });
+const bad = (message: string, param: string) => new DomainError("bad_messages", message, { param });
+const invalid = (message: string, param: string) => new DomainError("validation_error", message, { param });
 
 /**
  * Validates an OpenAI chat body. Problems with `messages` are 400 bad_messages (the spec's code);
@@ -37,7 +37,7 @@ export function parseChatBody(body: unknown): ChatRequest {
   const b = body as Record<string, unknown>;
   const { model, messages, max_tokens, max_completion_tokens, stream, stream_options, sandbox, ...rest } = b;
   if (typeof model !== "string" || model.length === 0 || model.length > 256) {
-    throw new ApiError("unknown_model", "model must be the id of a text model from GET /v1/models.", {
+    throw new DomainError("unknown_model", "model must be the id of a text model from GET /v1/models.", {
       param: "model",
     });
   }

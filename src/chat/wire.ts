@@ -1,3 +1,5 @@
+import { errorBody } from "../http/errors.ts";
+import type { DomainError } from "../lib/errors.ts";
 /** OpenAI's chat completion shapes, as the gateway answers them (one call's fixed fields). */
 export interface ChatWire {
   id: string;
@@ -47,8 +49,9 @@ export function usageEvent(w: ChatWire, u: Usage): string {
 }
 
 /** An error in the middle of a stream (the status line has been sent already). */
-export function errorEvent(e: { code: string; message: string; type: string }): string {
-  return `data: ${JSON.stringify({ error: { code: e.code, message: e.message, type: e.type } })}\n\n`;
+export function errorEvent(e: DomainError): string {
+  const { code, message, type } = errorBody(e).error;
+  return `data: ${JSON.stringify({ error: { code, message, type } })}\n\n`;
 }
 
 export const DONE_EVENT = "data: [DONE]\n\n";

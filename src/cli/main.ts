@@ -3,7 +3,7 @@ import { RestoreError } from "../backup/restore.ts";
 import { CatalogError } from "../catalog/catalog.ts";
 import { ConfigError } from "../config/load.ts";
 import { SchemaTooNewError } from "../db/database.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
@@ -74,7 +74,7 @@ export async function runCli(argv: string[]): Promise<number> {
       err instanceof UsageError ||
       err instanceof ConfigError ||
       err instanceof SchemaTooNewError ||
-      err instanceof ApiError ||
+      err instanceof DomainError ||
       err instanceof CatalogError ||
       err instanceof BackupError ||
       err instanceof RestoreError;

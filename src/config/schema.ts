@@ -27,7 +27,7 @@ const ProviderSection = T.Object(
     ),
     poll_interval_ms: T.Optional(T.Integer({ minimum: 50, maximum: 60_000 })),
     // The types' own keys: validated here, typed by their adapters (ProviderSettings.options).
-    ...(Object.assign({}, ...CONFIGURABLE_TYPES.map((d) => d.config)) as {}),
+    ...(Object.assign({}, ...CONFIGURABLE_TYPES.map((d) => d.config)) as Record<never, never>),
   },
   { additionalProperties: false },
 );

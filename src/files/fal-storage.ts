@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import { ID_PATTERN, randomBase62 } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType } from "./magic.ts";
@@ -42,7 +42,7 @@ export function falStorageRoutes(ctx: AppContext) {
         const principal = requirePrincipal(ctx, request);
         const contentType = normalizeContentType(body.content_type);
         if (!contentType || !familyOf(contentType)) {
-          throw new ApiError(
+          throw new DomainError(
             "unsupported_media_type",
             `content_type ${body.content_type.slice(0, 100)} is not accepted; use one of: ${ALLOWED_CONTENT_TYPES.join(", ")}.`,
             { param: "content_type" },
@@ -84,7 +84,7 @@ export function falStorageRoutes(ctx: AppContext) {
       "/initiate-multipart",
       ({ request }) => {
         requirePrincipal(ctx, request);
-        throw new ApiError(
+        throw new DomainError(
           "payload_too_large",
           "Multipart uploads (files over 90 MB) are not served on the fal storage protocol; upload the file with POST /v1/files.",
         );
@@ -111,15 +111,15 @@ export function falStorageRoutes(ctx: AppContext) {
           !/^\d{1,12}$/.test(query.exp) ||
           !ctx.signer.verify(capability(account, key, params.fileId), 0, exp, sig)
         ) {
-          throw new ApiError("forbidden", "This upload URL is not valid; start a new upload.");
+          throw new DomainError("forbidden", "This upload URL is not valid; start a new upload.");
         }
         if (exp < Math.floor(Date.now() / 1000))
-          throw new ApiError("expired", "This upload URL has expired; start a new upload.");
+          throw new DomainError("expired", "This upload URL has expired; start a new upload.");
         const keyRow = ctx.accounts.getKey(account, key);
         if (keyRow.revoked_at !== null)
-          throw new ApiError("unauthorized", "The key that started this upload has been revoked.");
+          throw new DomainError("unauthorized", "The key that started this upload has been revoked.");
         if (receiving.has(params.fileId) || ctx.files.getById(params.fileId))
-          throw new ApiError("conflict", "This upload URL has already been used.");
+          throw new DomainError("conflict", "This upload URL has already been used.");
         receiving.add(params.fileId);
         try {
           const up = await receiveUpload(request, ctx.files.root, {

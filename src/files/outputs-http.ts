@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import { optionalPrincipal } from "../auth/authenticate.ts";
-import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
 import { parseRange } from "./range.ts";
@@ -17,9 +17,11 @@ export function outputRoutes(ctx: AppContext) {
     "/requests/:id/output/:index",
     async ({ params, query, request }) => {
       if (!UUID_PATTERN.test(params.id))
-        throw new ApiError("validation_error", "request_id must be a UUID.", { param: "request_id" });
+        throw new DomainError("validation_error", "request_id must be a UUID.", { param: "request_id" });
       if (!/^\d{1,4}$/.test(params.index)) {
-        throw new ApiError("validation_error", "index must be a non-negative integer.", { param: "index" });
+        throw new DomainError("validation_error", "index must be a non-negative integer.", {
+          param: "index",
+        });
       }
       const index = Number(params.index);
       const principal = optionalPrincipal(ctx, request);
@@ -27,14 +29,14 @@ export function outputRoutes(ctx: AppContext) {
       let allowed = false;
       if (signed) {
         if (!/^\d{1,12}$/.test(query.exp ?? "") || !query.sig) {
-          throw new ApiError("forbidden", "A signed link needs both exp (unix seconds) and sig.");
+          throw new DomainError("forbidden", "A signed link needs both exp (unix seconds) and sig.");
         }
         const exp = Number(query.exp);
         const now = Math.floor(Date.now() / 1000);
         const valid =
           exp <= now + LINK_TTL_SECONDS + 60 && ctx.signer.verify(params.id, index, exp, query.sig);
         if (valid && exp < now)
-          throw new ApiError(
+          throw new DomainError(
             "expired",
             "This signed link has expired; read the response again for a fresh one.",
           );
@@ -44,13 +46,13 @@ export function outputRoutes(ctx: AppContext) {
       if (!allowed) {
         // Without a valid signature only the owning key may download.
         if (!principal) {
-          if (signed) throw new ApiError("forbidden", "The link's signature is not valid.");
-          throw new ApiError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
+          if (signed) throw new DomainError("forbidden", "The link's signature is not valid.");
+          throw new DomainError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
         }
         if (!file || file.account_id !== principal.accountId)
-          throw new ApiError("not_found", "No such output.");
+          throw new DomainError("not_found", "No such output.");
       }
-      if (!file) throw new ApiError("not_found", "No such output.");
+      if (!file) throw new DomainError("not_found", "No such output.");
 
       const size = Number(file.size);
       // Checked before the download is counted: a failed download must not use up the cap.
@@ -60,17 +62,17 @@ export function outputRoutes(ctx: AppContext) {
       });
       const range = parseRange(request.headers.get("range"), size);
       if (range === "unsatisfiable") {
-        throw new ApiError("range_not_satisfiable", `The range does not fit the file (${size} bytes).`, {
-          headers: { "content-range": `bytes */${size}` },
+        throw new DomainError("range_not_satisfiable", `The range does not fit the file (${size} bytes).`, {
+          rangeOf: size,
         });
       }
       const whole = range === null || (range.start === 0 && range.end === size - 1);
       if (whole && !ctx.jobs.countDownload(params.id, index, DOWNLOAD_CAP)) {
-        throw new ApiError(
+        throw new DomainError(
           "download_cap",
           `This output was downloaded ${DOWNLOAD_CAP} times; ranged requests still work.`,
           {
-            headers: { "retry-after": "86400" },
+            retryAfterSeconds: 86_400,
           },
         );
       }

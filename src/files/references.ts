@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { FileRow, FileStore } from "./store.ts";
 
 /** Any string starting with this in a model input is a file reference (malformed ones included). */
@@ -25,7 +25,7 @@ export function resolveFileRefs(files: FileStore, accountId: string, input: unkn
     if (!value.startsWith(PREFIX)) continue;
     const row = found.get(value) ?? files.getLive(value, accountId);
     if (!row) {
-      throw new ApiError(
+      throw new DomainError(
         "unknown_file",
         `${path} refers to ${value.slice(0, 40)}, which is not a live file of this account.`,
         {

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
-import { ApiError } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
+import { DomainError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 
 /**
@@ -30,7 +30,7 @@ export function storedFile(
       expected_size: expectedSize,
       actual_size: size,
     });
-    throw new ApiError(
+    throw new DomainError(
       "internal_error",
       "The stored bytes of this file are missing on the server; the operator has been alerted.",
     );

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { tooLarge } from "../http/body-limit.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "./magic.ts";
 
@@ -48,14 +48,14 @@ export async function receiveUpload(
 ): Promise<ReceivedUpload> {
   const contentType = normalizeContentType(request.headers.get("content-type"));
   if (!contentType) {
-    throw new ApiError(
+    throw new DomainError(
       "unsupported_media_type",
       "Send the file's Content-Type (an image/*, video/* or audio/* type).",
     );
   }
   const family = familyOf(contentType);
   if (!family) {
-    throw new ApiError(
+    throw new DomainError(
       "unsupported_media_type",
       `Content-Type ${contentType} is not accepted; use one of: ${ALLOWED_CONTENT_TYPES.join(", ")}.`,
     );
@@ -63,16 +63,16 @@ export async function receiveUpload(
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limits.maxBytes) throw tooLarge(limits.maxBytes);
   if (declared !== null && Number(declared) === 0)
-    throw new ApiError("validation_error", "The upload is empty.");
+    throw new DomainError("validation_error", "The upload is empty.");
   const dir = join(root, "uploads");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (freeBytes(dir) - Number(declared ?? 0) < limits.minFreeBytes) {
-    throw new ApiError(
+    throw new DomainError(
       "insufficient_storage",
       "The server is low on disk space and does not accept uploads now.",
     );
   }
-  if (!request.body) throw new ApiError("validation_error", "The upload is empty.");
+  if (!request.body) throw new DomainError("validation_error", "The upload is empty.");
 
   const id = limits.id ?? `file_${randomBase62(24)}`;
   const tmp = join(dir, `.${id}.part`);
@@ -108,7 +108,7 @@ export async function receiveUpload(
         Bun.gc(false);
       }
     }
-    if (size === 0) throw new ApiError("validation_error", "The upload is empty.");
+    if (size === 0) throw new DomainError("validation_error", "The upload is empty.");
     if (!checked) checkMagic(contentType, family, head.subarray(0, headLength));
     closeSync(fd);
     open = false;
@@ -116,9 +116,9 @@ export async function receiveUpload(
   } catch (err) {
     if (open) closeSync(fd);
     rmSync(tmp, { force: true });
-    if (err instanceof ApiError) throw err;
+    if (err instanceof DomainError) throw err;
     // The client went away or the stream broke: nothing was stored.
-    throw new ApiError("validation_error", "The upload was interrupted before it was complete.");
+    throw new DomainError("validation_error", "The upload was interrupted before it was complete.");
   }
   return {
     id,
@@ -133,7 +133,7 @@ export async function receiveUpload(
 function checkMagic(contentType: string, family: string, head: Uint8Array): void {
   const actual = sniffFamily(head);
   if (actual !== family) {
-    throw new ApiError(
+    throw new DomainError(
       "unsupported_media_type",
       `Content-Type says ${contentType} but the bytes ${actual ? `are ${actual}` : "are not a recognised media format"}.`,
     );

@@ -1,10 +1,9 @@
 import { join } from "node:path";
 import { Elysia, t } from "elysia";
 import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
-import type { LiveSettings } from "../config/schema.ts";
-import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { fileContentUrl } from "./references.ts";
 import { LINK_TTL_SECONDS, type LinkSigner } from "./signing.ts";
@@ -32,11 +31,11 @@ const IdParams = t.Object({ id: t.String() });
 
 function ownedFile(ctx: { files: FileStore }, accountId: string, id: string): FileRow {
   if (!FILE_ID.test(id))
-    throw new ApiError("validation_error", 'file_id must look like "file_" + 24 letters and digits.', {
+    throw new DomainError("validation_error", 'file_id must look like "file_" + 24 letters and digits.', {
       param: "file_id",
     });
   const f = ctx.files.getLive(id, accountId);
-  if (!f) throw new ApiError("not_found", `No file ${id}.`, { param: "file_id" });
+  if (!f) throw new DomainError("not_found", `No file ${id}.`, { param: "file_id" });
   return f;
 }
 
@@ -106,7 +105,7 @@ export function fileRoutes(ctx: AppContext) {
       "/files/:id/content",
       ({ request, params, query }) => {
         if (!FILE_ID.test(params.id))
-          throw new ApiError("validation_error", "Malformed file_id.", { param: "file_id" });
+          throw new DomainError("validation_error", "Malformed file_id.", { param: "file_id" });
         let file: FileRow | null = null;
         if (query.exp !== undefined || query.sig !== undefined) {
           const exp = Number(query.exp);
@@ -117,16 +116,17 @@ export function fileRoutes(ctx: AppContext) {
             exp > now + LINK_TTL_SECONDS + 60 ||
             !ctx.signer.verify(params.id, 0, exp, query.sig)
           ) {
-            throw new ApiError("forbidden", "The link's signature is not valid.");
+            throw new DomainError("forbidden", "The link's signature is not valid.");
           }
-          if (exp < now) throw new ApiError("expired", "This signed link has expired.");
+          if (exp < now) throw new DomainError("expired", "This signed link has expired.");
           file = ctx.files.getById(params.id);
         } else {
           const p = optionalPrincipal(ctx, request);
-          if (!p) throw new ApiError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
+          if (!p)
+            throw new DomainError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
           file = ctx.files.getLive(params.id, p.accountId);
         }
-        if (!file) throw new ApiError("not_found", `No file ${params.id}.`);
+        if (!file) throw new DomainError("not_found", `No file ${params.id}.`);
         const blob = storedFile(request, join(ctx.files.root, file.path), Number(file.size), {
           file_id: file.id,
         });

@@ -7,6 +7,7 @@ import { docsRoutes } from "../docs/http.ts";
 import { falStorageRoutes } from "../files/fal-storage.ts";
 import { outputRoutes } from "../files/outputs-http.ts";
 import { fileRoutes } from "../files/uploads-http.ts";
+import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsRoutes } from "../metrics/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
@@ -15,11 +16,11 @@ import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
 import { parseJsonCapped } from "./body-limit.ts";
-import { ApiError, errorResponse } from "./errors.ts";
+import { errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { MethodIndex } from "./method-not-allowed.ts";
 import { beginRequest, requestMeta } from "./request-meta.ts";
-import { validationToApiError } from "./validation.ts";
+import { validationToDomainError } from "./validation.ts";
 
 export type App = ReturnType<typeof createApp>;
 
@@ -70,7 +71,7 @@ export function createApp(ctx: AppContext) {
           log("error", "error handler failed", { id, method: request.method, path, ...errorFields(err) });
         } catch {}
         return errorResponse(
-          new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+          new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
           id,
           id ? { "x-request-id": id } : {},
         );
@@ -105,12 +106,12 @@ function renderError(
   headers: Record<string, string>,
   methods: () => MethodIndex,
 ): Response {
-  if (error instanceof ApiError) return errorResponse(error, id, headers);
+  if (error instanceof DomainError) return errorResponse(error, id, headers);
   if (code === "NOT_FOUND") {
     const allowed = methods().allowed(path);
     if (allowed.length > 0 && !allowed.includes(request.method)) {
       return errorResponse(
-        new ApiError(
+        new DomainError(
           "method_not_allowed",
           `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`,
         ),
@@ -118,14 +119,14 @@ function renderError(
         { ...headers, allow: allowed.join(", ") },
       );
     }
-    return errorResponse(new ApiError("not_found", `No route ${request.method} ${path}.`), id, headers);
+    return errorResponse(new DomainError("not_found", `No route ${request.method} ${path}.`), id, headers);
   }
   if (code === "PARSE") {
     // Elysia wraps whatever the parse hook throws (size cap, nesting limit) in its ParseError.
     const cause = error instanceof Error ? error.cause : undefined;
-    if (cause instanceof ApiError) return errorResponse(cause, id, headers);
+    if (cause instanceof DomainError) return errorResponse(cause, id, headers);
     return errorResponse(
-      new ApiError("validation_error", "The request body is not valid JSON."),
+      new DomainError("validation_error", "The request body is not valid JSON."),
       id,
       headers,
     );
@@ -135,12 +136,12 @@ function renderError(
     if (error.type === "response") {
       log("error", "response failed its schema", { id, method: request.method, path, ...errorFields(error) });
       return errorResponse(
-        new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+        new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
         id,
         headers,
       );
     }
-    return errorResponse(validationToApiError(error), id, headers);
+    return errorResponse(validationToDomainError(error), id, headers);
   }
   log("error", "unhandled error", {
     id,
@@ -150,7 +151,7 @@ function renderError(
     ...errorFields(error),
   });
   return errorResponse(
-    new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+    new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
     id,
     headers,
   );

@@ -1,5 +1,5 @@
+import { DomainError } from "../lib/errors.ts";
 import { readAllCapped } from "../lib/read-capped.ts";
-import { ApiError } from "./errors.ts";
 
 /** JSON bodies larger than this are refused (413) whatever their transfer encoding. */
 export const JSON_BODY_MAX = 4 * 1024 * 1024;
@@ -21,8 +21,8 @@ export async function readCapped(request: Request, max: number): Promise<Uint8Ar
   return readAllCapped(request.body, max, () => tooLarge(max));
 }
 
-export function tooLarge(max: number): ApiError {
-  return new ApiError("payload_too_large", `The body is larger than the limit of ${max} bytes.`);
+export function tooLarge(max: number): DomainError {
+  return new DomainError("payload_too_large", `The body is larger than the limit of ${max} bytes.`);
 }
 
 const QUOTE = 0x22;
@@ -50,7 +50,7 @@ export function checkJsonDepth(bytes: Uint8Array, maxDepth = JSON_MAX_DEPTH): vo
       inString = true;
     } else if (b === OPEN_ARRAY || b === OPEN_OBJECT) {
       if (++depth > maxDepth) {
-        throw new ApiError(
+        throw new DomainError(
           "validation_error",
           `The JSON body is nested deeper than the limit of ${maxDepth} levels.`,
         );
@@ -87,7 +87,7 @@ function checkKeys(root: unknown): void {
 }
 
 /** The error for a forbidden key, naming where it is (found again: only on this rare path). */
-function forbiddenKey(root: unknown, key: string): ApiError {
+function forbiddenKey(root: unknown, key: string): DomainError {
   const find = (value: unknown, path: string): string | null => {
     if (typeof value !== "object" || value === null) return null;
     if (!Array.isArray(value) && Object.hasOwn(value, key)) return path;
@@ -98,7 +98,7 @@ function forbiddenKey(root: unknown, key: string): ApiError {
     return null;
   };
   const at = find(root, "body") ?? "body";
-  return new ApiError("validation_error", `The key "${key}" is not allowed in a JSON body (in ${at}).`, {
+  return new DomainError("validation_error", `The key "${key}" is not allowed in a JSON body (in ${at}).`, {
     param: `${at}.${key}`,
   });
 }
@@ -114,7 +114,7 @@ export function parseClientJson(bytes: Uint8Array): unknown {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ApiError("validation_error", "The request body is not valid JSON.");
+    throw new DomainError("validation_error", "The request body is not valid JSON.");
   }
   checkKeys(value);
   return value;

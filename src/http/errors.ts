@@ -1,8 +1,11 @@
 /**
  * The one error shape of the public contract:
  * {"error": {"code", "message", "type", "param"?, "details"?, "request_id"?}}.
- * Services throw ApiError; the HTTP layer renders it. Nothing else decides a status code.
+ * Services throw DomainError (src/lib/errors.ts) with a contract code; this module alone maps the
+ * code to its status and type and the error's facts to headers (Retry-After, RateLimit,
+ * Content-Range). Nothing else decides a status code.
  */
+import type { DomainError, ErrorCode, ErrorDetail, RateLimitState } from "../lib/errors.ts";
 
 export type ErrorType =
   | "invalid_request_error"
@@ -13,7 +16,7 @@ export type ErrorType =
   | "upstream_error"
   | "server_error";
 
-/** Every code the service can answer with: the spec's codes plus the contract's additions. */
+/** Each code's HTTP status and error type: the only place a status is decided. */
 export const ERROR_CODES = {
   unknown_model: [400, "invalid_request_error"],
   unpriceable: [400, "invalid_request_error"],
@@ -45,45 +48,29 @@ export const ERROR_CODES = {
   capacity_unavailable: [503, "upstream_error"],
   not_ready: [503, "server_error"],
   insufficient_storage: [507, "server_error"],
-} as const satisfies Record<string, readonly [number, ErrorType]>;
+} as const satisfies Record<ErrorCode, readonly [number, ErrorType]>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
-
-export interface ErrorDetail {
-  /** JSON pointer-ish path of the offending field, e.g. "/input/duration" or "body.duration". */
-  path: string;
-  message: string;
+/** The HTTP status of a code. */
+export function httpStatus(code: ErrorCode): number {
+  return ERROR_CODES[code][0];
 }
 
-export interface ApiErrorOptions {
-  param?: string;
-  details?: ErrorDetail[];
-  headers?: Record<string, string>;
-  /** Extra top-level fields inside "error" (e.g. request_id of a failed job). */
-  extra?: Record<string, unknown>;
+/** RateLimit-Policy and RateLimit headers (IETF draft, structured fields) of a write window. */
+export function rateLimitHeaders(w: RateLimitState): Record<string, string> {
+  return {
+    "ratelimit-policy": `"${w.policy}";q=${w.limit};w=${w.windowSeconds}`,
+    ratelimit: `"${w.policy}";r=${w.remaining};t=${w.resetSeconds}`,
+  };
 }
 
-export class ApiError extends Error {
-  readonly code: ErrorCode;
-  readonly status: number;
-  readonly type: ErrorType;
-  readonly param?: string;
-  readonly details?: ErrorDetail[];
-  readonly headers: Record<string, string>;
-  readonly extra?: Record<string, unknown>;
-
-  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
-    super(message);
-    this.name = "ApiError";
-    this.code = code;
-    const [status, type] = ERROR_CODES[code];
-    this.status = status;
-    this.type = type;
-    this.param = options.param;
-    this.details = options.details;
-    this.headers = options.headers ?? {};
-    this.extra = options.extra;
-  }
+/** The headers an error's facts call for: Retry-After, RateLimit, Content-Range. */
+export function errorHeaders(err: DomainError): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (err.retryAfterSeconds !== undefined)
+    h["retry-after"] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
+  if (err.rateLimit) Object.assign(h, rateLimitHeaders(err.rateLimit));
+  if (err.rangeOf !== undefined) h["content-range"] = `bytes */${err.rangeOf}`;
+  return h;
 }
 
 export interface ErrorBody {
@@ -98,13 +85,13 @@ export interface ErrorBody {
   };
 }
 
-export function errorBody(err: ApiError, requestId?: string): ErrorBody {
+export function errorBody(err: DomainError, requestId?: string): ErrorBody {
   return {
     error: {
       ...err.extra,
       code: err.code,
       message: err.message,
-      type: err.type,
+      type: ERROR_CODES[err.code][1],
       ...(err.param !== undefined ? { param: err.param } : {}),
       ...(err.details !== undefined ? { details: err.details } : {}),
       ...(requestId !== undefined && err.extra?.request_id === undefined ? { request_id: requestId } : {}),
@@ -113,12 +100,12 @@ export function errorBody(err: ApiError, requestId?: string): ErrorBody {
 }
 
 export function errorResponse(
-  err: ApiError,
+  err: DomainError,
   requestId?: string,
   headers: Record<string, string> = {},
 ): Response {
   return new Response(JSON.stringify(errorBody(err, requestId)), {
-    status: err.status,
-    headers: { "content-type": "application/json", ...headers, ...err.headers },
+    status: httpStatus(err.code),
+    headers: { "content-type": "application/json", ...headers, ...errorHeaders(err) },
   });
 }

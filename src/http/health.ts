@@ -1,9 +1,9 @@
 import { Elysia, t } from "elysia";
 import { databaseReady } from "../db/database.ts";
 import { freeBytes } from "../files/upload.ts";
+import { DomainError } from "../lib/errors.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
-import { ApiError } from "./errors.ts";
 import { errors } from "./schemas.ts";
 
 /** Liveness and readiness probes for systemd, load balancers and orchestrators. */
@@ -18,7 +18,7 @@ export function healthRoutes(ctx: AppContext) {
       () => {
         const db = databaseReady(ctx.db);
         if (!db.ok) {
-          throw new ApiError("not_ready", `Not ready: database ${db.detail ?? "unavailable"}.`, {
+          throw new DomainError("not_ready", `Not ready: database ${db.detail ?? "unavailable"}.`, {
             details: [{ path: "database", message: db.detail ?? "unavailable" }],
           });
         }

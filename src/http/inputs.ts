@@ -1,6 +1,6 @@
 import { t } from "elysia";
+import { DomainError } from "../lib/errors.ts";
 import { MAX_MICRO, parseDecimalToMicro } from "../lib/money.ts";
-import { ApiError } from "./errors.ts";
 
 /**
  * Input helpers shared by routes. Money arrives as strings: integer micro-units ("12500000") in
@@ -17,14 +17,14 @@ export const DecimalInput = t.String({
 
 export function microFromInput(value: string, param: string): bigint {
   const v = BigInt(value);
-  if (v > MAX_MICRO) throw new ApiError("validation_error", `${param} is too large.`, { param });
+  if (v > MAX_MICRO) throw new DomainError("validation_error", `${param} is too large.`, { param });
   return v;
 }
 
 export function decimalFromInput(value: string, param: string, allowNegative = false): bigint {
   const v = parseDecimalToMicro(value, { allowNegative });
   if (v === null) {
-    throw new ApiError(
+    throw new DomainError(
       "validation_error",
       `${param} must be a decimal with at most 6 places${allowNegative ? "" : ", above 0"}.`,
       { param },
@@ -76,7 +76,7 @@ export function paging<C>(
   if (query.limit !== undefined) {
     limit = /^[0-9]{1,3}$/.test(query.limit) ? Number(query.limit) : 0;
     if (limit < 1 || limit > PAGE_LIMIT_MAX) {
-      throw new ApiError("validation_error", `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}.`, {
+      throw new DomainError("validation_error", `limit must be an integer from 1 to ${PAGE_LIMIT_MAX}.`, {
         param: "limit",
       });
     }
@@ -85,7 +85,7 @@ export function paging<C>(
   if (query.cursor !== undefined && query.cursor !== "") {
     cursor = query.cursor.length <= 200 ? parseCursor(query.cursor) : null;
     if (cursor === null) {
-      throw new ApiError("validation_error", "cursor must be the next_cursor of a previous page.", {
+      throw new DomainError("validation_error", "cursor must be the next_cursor of a previous page.", {
         param: "cursor",
       });
     }

@@ -1,6 +1,6 @@
 import { Value } from "@sinclair/typebox/value";
 import type { ValidationError } from "elysia";
-import { ApiError, type ErrorDetail } from "./errors.ts";
+import { DomainError, type ErrorDetail } from "../lib/errors.ts";
 
 /** At most this many failures are listed in `details`. */
 const MAX_DETAILS = 20;
@@ -19,7 +19,7 @@ interface SchemaFailure {
  * are read from the validator's iterator instead, with TypeBox's value-free messages. Query
  * failures name the bare parameter (`limit`), body ones the field path (`body.model_id`).
  */
-export function validationToApiError(error: ValidationError): ApiError {
+export function validationToDomainError(error: ValidationError): DomainError {
   const where = error.type;
   const details: ErrorDetail[] = [];
   for (const f of failures(error)) {
@@ -30,7 +30,7 @@ export function validationToApiError(error: ValidationError): ApiError {
   }
   const first = details[0];
   const subject = where === "body" || where === "query" ? `request ${where}` : "request";
-  return new ApiError(
+  return new DomainError(
     "validation_error",
     first ? `Invalid ${first.path}: ${first.message}` : `The ${subject} is invalid.`,
     { details, ...(first ? { param: first.path } : {}) },

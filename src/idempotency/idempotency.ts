@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -126,7 +126,7 @@ export class IdempotencyStore {
 
   static validateKey(key: string): void {
     if (!KEY_SHAPE.test(key)) {
-      throw new ApiError("validation_error", "Idempotency-Key must be 1-255 visible ASCII characters.", {
+      throw new DomainError("validation_error", "Idempotency-Key must be 1-255 visible ASCII characters.", {
         param: "Idempotency-Key",
       });
     }
@@ -144,19 +144,19 @@ export class IdempotencyStore {
       return null;
     }
     if (row.fingerprint !== fp) {
-      throw new ApiError(
+      throw new DomainError(
         "idempotency_conflict",
         "This Idempotency-Key was used with a different request (method, path, query or body).",
         { param: "Idempotency-Key" },
       );
     }
     if (row.state === "running") {
-      throw new ApiError(
+      throw new DomainError(
         "idempotency_conflict",
         "A request with this Idempotency-Key is still in progress; retry later.",
         {
           param: "Idempotency-Key",
-          headers: { "retry-after": "1" },
+          retryAfterSeconds: 1,
         },
       );
     }

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Currency } from "../accounts/accounts.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
@@ -138,7 +138,7 @@ export class Ledger {
     return this.db
       .transaction(() => {
         const account = this.s.account.get(input.accountId);
-        if (!account) throw new ApiError("not_found", `No account ${input.accountId}.`);
+        if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
         const rate = account.currency === "USD" ? null : this.rateFor(account.currency);
         const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
 
@@ -146,7 +146,7 @@ export class Ledger {
         const after = this.s.reserveFunds.get(amount, input.accountId, amount);
         if (!after) {
           const available = account.balance_micro - account.held_micro;
-          throw new ApiError(
+          throw new DomainError(
             "insufficient_balance",
             `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${this.options.billingUrl}.`,
             { extra: { billing_url: this.options.billingUrl } },
@@ -264,7 +264,7 @@ export class Ledger {
   /** Adds money (operator top-up). */
   topUp(accountId: string, amountMicro: bigint, reason: string | null, source: Source = "ADMIN"): BalanceRow {
     if (amountMicro <= 0n || amountMicro > MAX_MICRO)
-      throw new ApiError("validation_error", "amount must be above 0.", { param: "amount" });
+      throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
     return this.db
       .transaction(() => {
         this.requireAccount(accountId);
@@ -281,15 +281,15 @@ export class Ledger {
    */
   adjust(accountId: string, deltaMicro: bigint, reason: string): BalanceRow {
     if (deltaMicro === 0n)
-      throw new ApiError("validation_error", "amount must not be 0.", { param: "amount" });
+      throw new DomainError("validation_error", "amount must not be 0.", { param: "amount" });
     if (deltaMicro > MAX_MICRO || -deltaMicro > MAX_MICRO)
-      throw new ApiError("validation_error", "amount out of range.", { param: "amount" });
+      throw new DomainError("validation_error", "amount out of range.", { param: "amount" });
     return this.db
       .transaction(() => {
         const account = this.requireAccount(accountId);
         const after = this.s.adjustFunds.get(deltaMicro, accountId);
         if (!after) {
-          throw new ApiError(
+          throw new DomainError(
             "conflict",
             `An adjustment of ${formatMicro(deltaMicro)} would leave less than the ${formatMicro(account.held_micro)} held by open jobs.`,
             { param: "amount" },
@@ -323,7 +323,7 @@ export class Ledger {
     if (limit === null) return;
     const { spent, held } = this.keyUsage(keyId);
     if (spent + held + amount > limit) {
-      throw new ApiError(
+      throw new DomainError(
         "key_limit_reached",
         `This key's monthly limit of ${formatMicro(limit)} ${currency} would be exceeded (spent ${formatMicro(spent)}, held ${formatMicro(held)}, this request ${formatMicro(amount)}). Raise the limit or use another key.`,
       );
@@ -333,7 +333,7 @@ export class Ledger {
   private rateFor(currency: Currency): bigint {
     const row = this.s.fxRate.get(currency);
     if (!row) {
-      throw new ApiError(
+      throw new DomainError(
         "unpriceable",
         `No USD->${currency} exchange rate is set; the operator must set one.`,
       );
@@ -343,7 +343,7 @@ export class Ledger {
 
   private requireAccount(accountId: string) {
     const account = this.s.account.get(accountId);
-    if (!account) throw new ApiError("not_found", `No account ${accountId}.`, { param: "account_id" });
+    if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return account;
   }
 

@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { DomainError, type RateLimitState } from "../lib/errors.ts";
 
 /**
  * Writes per key per minute, in fixed one-minute windows aligned to the key's first write.
@@ -11,8 +11,8 @@ export class WriteRateLimiter {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Counts one write; throws 429 rate_limited when over. Returns the headers to send. */
-  hit(keyId: string, limit: number): Record<string, string> {
+  /** Counts one write; throws rate_limited when over. Returns the window's state (for RateLimit headers). */
+  hit(keyId: string, limit: number): RateLimitState {
     const now = this.now();
     let w = this.windows.get(keyId);
     if (!w || now - w.start >= 60_000) {
@@ -21,22 +21,22 @@ export class WriteRateLimiter {
       if (this.windows.size > 100_000) this.prune(now);
     }
     const reset = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-    const policy = `"writes";q=${limit};w=60`;
+    const state = (remaining: number): RateLimitState => ({
+      policy: "writes",
+      limit,
+      windowSeconds: 60,
+      remaining,
+      resetSeconds: reset,
+    });
     if (w.count >= limit) {
-      throw new ApiError(
+      throw new DomainError(
         "rate_limited",
         `Too many writes for this key: ${limit} per minute. Retry in ${reset} s.`,
-        {
-          headers: {
-            "retry-after": String(reset),
-            "ratelimit-policy": policy,
-            ratelimit: `"writes";r=0;t=${reset}`,
-          },
-        },
+        { retryAfterSeconds: reset, rateLimit: state(0) },
       );
     }
     w.count++;
-    return { "ratelimit-policy": policy, ratelimit: `"writes";r=${limit - w.count};t=${reset}` };
+    return state(limit - w.count);
   }
 
   private prune(now: number): void {

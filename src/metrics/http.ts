@@ -2,9 +2,10 @@ import { Elysia, t } from "elysia";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import { credentialFrom } from "../auth/authenticate.ts";
 import type { LiveSettings } from "../config/schema.ts";
-import { ApiError, errorResponse } from "../http/errors.ts";
+import { errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { renderMetrics, type ScrapeSources } from "./collectors.ts";
@@ -40,7 +41,7 @@ export function metricsRoutes(ctx: AppContext) {
   return new Elysia({ detail: { tags: ["Operations"] } }).get(
     "/metrics",
     ({ request }) => {
-      if (!metricsAuthorized(ctx, request)) throw new ApiError("unauthorized", UNAUTHORIZED);
+      if (!metricsAuthorized(ctx, request)) throw new DomainError("unauthorized", UNAUTHORIZED);
       const meta = requestMeta(request);
       if (meta) meta.keyPrefix = "metrics";
       return exposition(ctx);
@@ -67,23 +68,23 @@ export function metricsListenerFetch(ctx: AppContext): (request: Request) => Res
     const path = new URL(request.url).pathname;
     if (path !== "/metrics")
       return errorResponse(
-        new ApiError("not_found", `No route ${request.method} ${path} here; use /metrics.`),
+        new DomainError("not_found", `No route ${request.method} ${path} here; use /metrics.`),
       );
     if (request.method !== "GET" && request.method !== "HEAD")
       return errorResponse(
-        new ApiError("method_not_allowed", `${request.method} is not allowed on /metrics; use GET.`),
+        new DomainError("method_not_allowed", `${request.method} is not allowed on /metrics; use GET.`),
         undefined,
         {
           allow: "GET, HEAD",
         },
       );
     if (ctx.live.metrics.listenAuth && !metricsAuthorized(ctx, request))
-      return errorResponse(new ApiError("unauthorized", UNAUTHORIZED));
+      return errorResponse(new DomainError("unauthorized", UNAUTHORIZED));
     try {
       return exposition(ctx);
     } catch (err) {
       log("error", "metrics scrape failed", errorFields(err));
-      return errorResponse(new ApiError("internal_error", "The metrics could not be collected."));
+      return errorResponse(new DomainError("internal_error", "The metrics could not be collected."));
     }
   };
 }

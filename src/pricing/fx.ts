@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { ceilDiv } from "./arith.ts";
 
 /**
@@ -30,7 +30,7 @@ export function usdMicroToRubMicro(usdMicro: bigint, rateMicro: bigint): bigint 
  */
 export function parseRate(text: string): bigint {
   const fail = (why: string): never => {
-    throw new ApiError("validation_error", `rate ${why}.`, { param: "rate" });
+    throw new DomainError("validation_error", `rate ${why}.`, { param: "rate" });
   };
   const m = /^(\d+)(?:\.(\d+))?$/.exec(typeof text === "string" ? text.trim() : "");
   if (!m) return fail('must be a decimal number of currency units per 1 USD, such as "92.5"');

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { resolveFileRefs, uploadedImageSize } from "../files/references.ts";
-import { ApiError } from "../http/errors.ts";
 import { errors, MicroString } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { estimate } from "./estimate.ts";
 import { usdMicroToRubMicro } from "./fx.ts";
@@ -31,7 +31,7 @@ export function estimateRoutes(ctx: AppContext) {
       ({ principal, body }) => {
         const model = ctx.catalog.get(body.model_id);
         if (!model)
-          throw new ApiError("unknown_model", `Model "${body.model_id}" is not in the catalog.`, {
+          throw new DomainError("unknown_model", `Model "${body.model_id}" is not in the catalog.`, {
             param: "model_id",
           });
         const input = body.input ?? {};
@@ -52,7 +52,7 @@ export function estimateRoutes(ctx: AppContext) {
         if (account.currency === "USD") return out;
         const rate = ctx.fx.get(account.currency);
         if (!rate)
-          throw new ApiError(
+          throw new DomainError(
             "unpriceable",
             `No USD->${account.currency} rate is set; the operator must set one.`,
           );

@@ -1,5 +1,5 @@
 import type { Model } from "../catalog/model.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { amountFor, formatQuantity, PIXELS_PER_MEGAPIXEL } from "./arith.ts";
 import { billablePixels, type ImageSizeLookup } from "./megapixels.ts";
 import type { MediaQuote, MediaUnit } from "./quote.ts";
@@ -13,7 +13,7 @@ export interface MediaPricingOptions {
 
 /**
  * Prices one non-text model input, before the job runs. The result is the hold placed on
- * submit and the estimate's price; errors are ApiError validation_error (a field is wrong or
+ * submit and the estimate's price; errors are DomainError validation_error (a field is wrong or
  * above the model's max) or unpriceable (a value pricing needs is missing or has no price).
  */
 export function priceMediaInput(model: Model, input: unknown, opts: MediaPricingOptions = {}): MediaQuote {
@@ -61,7 +61,7 @@ export function priceMediaInput(model: Model, input: unknown, opts: MediaPricing
 function billableSeconds(model: Model, input: Input): bigint {
   if (model.reference_video && input.video_url !== undefined) {
     if (input.input_duration_sec === undefined) {
-      throw new ApiError(
+      throw new DomainError(
         "unpriceable",
         `input_duration_sec (the reference video's length in seconds) is required to price ${model.id} with a video_url.`,
         { param: "input_duration_sec" },

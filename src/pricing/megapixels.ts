@@ -1,5 +1,5 @@
 import type { Model } from "../catalog/model.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { PIXELS_PER_MEGAPIXEL } from "./arith.ts";
 import { type Input, readInteger } from "./read-input.ts";
 
@@ -53,7 +53,7 @@ export function billablePixels(model: Model, input: Input, imageSize?: ImageSize
     what = `${width} x ${height} pixels x ${count} image(s)`;
   }
   if (pixels > maxPixels) {
-    throw new ApiError(
+    throw new DomainError(
       "validation_error",
       `This request is ${what} = ${pixels} pixels, above the maximum of ${model.max} megapixels ` +
         `(${maxPixels} pixels) for ${model.id}.`,
@@ -64,7 +64,7 @@ export function billablePixels(model: Model, input: Input, imageSize?: ImageSize
 
 function requiredDimension(input: Input, param: "width" | "height"): bigint {
   if (input[param] === undefined) {
-    throw new ApiError("unpriceable", `${param} is required to price a per-megapixel model.`, { param });
+    throw new DomainError("unpriceable", `${param} is required to price a per-megapixel model.`, { param });
   }
   return dimension(input[param], param);
 }
@@ -85,7 +85,7 @@ function sourceSize(input: Input, imageSize?: ImageSizeLookup): { width: bigint;
     if (measured) {
       const ok = (n: number) => Number.isSafeInteger(n) && n >= 1;
       if (!ok(measured.width) || !ok(measured.height)) {
-        throw new ApiError("unpriceable", "The dimensions of image_url could not be read.", {
+        throw new DomainError("unpriceable", "The dimensions of image_url could not be read.", {
           param: "image_url",
         });
       }
@@ -94,7 +94,7 @@ function sourceSize(input: Input, imageSize?: ImageSizeLookup): { width: bigint;
   }
   if (declaredWidth === undefined || declaredHeight === undefined) {
     const param = declaredWidth === undefined ? "width" : "height";
-    throw new ApiError(
+    throw new DomainError(
       "unpriceable",
       "The source image size is unknown: send width and height, or an uploaded file id in image_url.",
       { param },

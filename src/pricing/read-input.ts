@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 
 /**
  * Readers of the whole-number fields pricing depends on (duration, num_images, width, ...).
@@ -13,7 +13,7 @@ export type Input = Record<string, unknown>;
 /** The model input as an object; anything else cannot be priced field by field. */
 export function asInput(input: unknown): Input {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    throw new ApiError("validation_error", "The model input must be a JSON object.", { param: "input" });
+    throw new DomainError("validation_error", "The model input must be a JSON object.", { param: "input" });
   }
   return input as Input;
 }
@@ -41,16 +41,20 @@ export function readInteger(value: unknown, param: string, rule: IntegerRule): b
   const range = rule.max === null ? `at least ${rule.min}` : `from ${rule.min} to ${rule.max}`;
   const label = rule.max !== null && rule.maxLabel ? ` (${rule.maxLabel})` : "";
   if (typeof value !== "number" || !Number.isSafeInteger(value)) {
-    throw new ApiError(
+    throw new DomainError(
       "validation_error",
       `${param} must be a whole number of ${rule.noun} ${range}${label}; got ${shown(value)}.`,
       { param },
     );
   }
   if (value < rule.min || (rule.max !== null && value > rule.max)) {
-    throw new ApiError("validation_error", `${param} must be ${range} ${rule.noun}${label}; got ${value}.`, {
-      param,
-    });
+    throw new DomainError(
+      "validation_error",
+      `${param} must be ${range} ${rule.noun}${label}; got ${value}.`,
+      {
+        param,
+      },
+    );
   }
   return BigInt(value);
 }

@@ -1,5 +1,5 @@
 import type { Model } from "../catalog/model.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { ceilDiv, formatQuantity, minBig } from "./arith.ts";
 import type { TextQuote } from "./quote.ts";
 import { asInput, readInteger } from "./read-input.ts";
@@ -28,7 +28,7 @@ function textPrices(model: Model): TextPrices {
 function tokens(value: number | bigint, param: string): bigint {
   // bigint callers (internal) pass already-exact counts; numbers go through the JSON reader's checks.
   if (typeof value === "bigint") {
-    if (value < 0n) throw new ApiError("validation_error", `${param} must be at least 0.`, { param });
+    if (value < 0n) throw new DomainError("validation_error", `${param} must be at least 0.`, { param });
     return value;
   }
   return readInteger(value, param, { min: 0, max: null, noun: "tokens" });
@@ -70,7 +70,7 @@ export function reserveText(
   const context = model.context === null ? null : BigInt(model.context);
   const inTok = readInteger(inputTokens, params.input, { min: 0, max: null, noun: "tokens" });
   if (context !== null && inTok > context) {
-    throw new ApiError(
+    throw new DomainError(
       "validation_error",
       `The input is ${inTok} tokens, above the context of ${model.id} (${context} tokens).`,
       { param: params.input },
@@ -83,7 +83,7 @@ export function reserveText(
   } else {
     outTok = readInteger(maxTokens, params.output, { min: 0, max: null, noun: "tokens" });
     if (context !== null && inTok + outTok > context) {
-      throw new ApiError(
+      throw new DomainError(
         "validation_error",
         `${params.input} + ${params.output} is ${inTok + outTok} tokens, above the context of ${model.id} ` +
           `(${context} tokens); lower ${params.output} to at most ${context - inTok}.`,
@@ -111,7 +111,7 @@ export function reserveText(
 export function estimateTextInput(model: Model, input: unknown): TextQuote {
   const fields = asInput(input);
   if (fields.input_tokens === undefined) {
-    throw new ApiError("unpriceable", "input_tokens is required to estimate a text model.", {
+    throw new DomainError("unpriceable", "input_tokens is required to estimate a text model.", {
       param: "input_tokens",
     });
   }

@@ -1,5 +1,5 @@
 import type { Model } from "../catalog/model.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 
 export interface UnitPrice {
   resolution: string | null;
@@ -25,11 +25,11 @@ export function unitPriceFor(model: Model, resolution: unknown): UnitPrice {
   if (resolution === undefined) {
     picked = listed[0]!;
   } else if (typeof resolution !== "string") {
-    throw new ApiError("validation_error", `resolution must be a string, one of: ${listed.join(", ")}.`, {
+    throw new DomainError("validation_error", `resolution must be a string, one of: ${listed.join(", ")}.`, {
       param: "resolution",
     });
   } else if (!listed.includes(resolution)) {
-    throw new ApiError(
+    throw new DomainError(
       "unpriceable",
       `Resolution "${resolution.slice(0, 32)}" has no price for ${model.id}; use one of: ${listed.join(", ")}.`,
       { param: "resolution" },

@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import type { ChatCall, ChatDelta, ChatProvider } from "./chat.ts";
 import { type Provider, ProviderError, type ProviderJob, type ProviderResult } from "./types.ts";
@@ -40,11 +40,11 @@ export class CircuitBreaker {
       this.state = "half_open";
       return;
     }
-    throw new ApiError(
+    throw new DomainError(
       "capacity_unavailable",
       `The upstream provider of this model is unavailable; retry in ${Math.ceil(left / 1000)} s. Nothing was reserved.`,
       {
-        headers: { "retry-after": String(Math.ceil(left / 1000)) },
+        retryAfterSeconds: left / 1000,
       },
     );
   }

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog.ts";
 import type { Model } from "../catalog/model.ts";
 import type { LiveSettings, ProviderSettings } from "../config/schema.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { ChatProvider } from "./chat.ts";
 import { CircuitBreaker, GuardedChatProvider, GuardedProvider } from "./circuit.ts";
 import { PROVIDER_TYPES, providerType } from "./list.ts";
@@ -72,8 +72,8 @@ export function chatProviderFor(
   const cfg = src.live.providers[model.provider];
   const create = cfg ? providerType(cfg.type)?.createChat : undefined;
   if (!cfg || !create)
-    throw new ApiError("capacity_unavailable", `The provider of ${model.id} is not configured.`, {
-      headers: { "retry-after": "60" },
+    throw new DomainError("capacity_unavailable", `The provider of ${model.id} is not configured.`, {
+      retryAfterSeconds: 60,
     });
   return new GuardedChatProvider(create(model.provider, cfg), circuit);
 }

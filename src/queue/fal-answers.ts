@@ -1,5 +1,6 @@
-import { ApiError, errorBody } from "../http/errors.ts";
+import { errorBody, errorHeaders } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { JobRow } from "./jobs.ts";
 import { falQueueUrls } from "./views.ts";
 
@@ -53,7 +54,7 @@ export function falStatus(base: string, body: Record<string, unknown>): Record<s
 export function falError(
   request: Request,
   status: number,
-  err: ApiError,
+  err: DomainError,
   errorType: string,
   job: JobRow,
   fields: Record<string, unknown> = {},
@@ -68,7 +69,7 @@ export function falError(
         "x-fal-request-id": job.id,
         "x-fal-error-type": errorType,
         ...(id ? { "x-request-id": id } : {}),
-        ...err.headers,
+        ...errorHeaders(err),
       },
     },
   );
@@ -84,7 +85,7 @@ export function falFailedResponse(request: Request, job: JobRow): Response {
   return falError(
     request,
     500,
-    new ApiError("generation_failed", job.error_message || "The generation failed; nothing was charged.", {
+    new DomainError("generation_failed", job.error_message || "The generation failed; nothing was charged.", {
       extra: { request_id: job.id },
     }),
     code,

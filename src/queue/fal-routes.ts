@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { ApiError } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
 import { ownedJob, statusStream } from "./http.ts";
@@ -22,7 +22,7 @@ function falResult(ctx: AppContext, request: Request, job: JobRow): Response {
     return falError(
       request,
       400,
-      new ApiError("conflict", "The request was cancelled; nothing was charged.", {
+      new DomainError("conflict", "The request was cancelled; nothing was charged.", {
         extra: { request_id: job.id, status: job.status },
       }),
       "cancelled",
@@ -33,7 +33,7 @@ function falResult(ctx: AppContext, request: Request, job: JobRow): Response {
   return falError(
     request,
     400,
-    new ApiError("request_not_ready", `Request is still in progress (${job.status}).`, {
+    new DomainError("request_not_ready", `Request is still in progress (${job.status}).`, {
       extra: { request_id: job.id, status: job.status },
     }),
     "request_not_ready",
@@ -60,7 +60,7 @@ function falCancel(ctx: AppContext, request: Request, principal: Principal, id: 
   return falError(
     request,
     400,
-    new ApiError(
+    new DomainError(
       "not_cancellable",
       running
         ? `The request is ${now.status}; a running request cannot be stopped, only IN_QUEUE requests can be cancelled.`
@@ -75,7 +75,7 @@ function falCancel(ctx: AppContext, request: Request, principal: Principal, id: 
 
 function parse(tail: string) {
   const m = ALIAS.exec(tail);
-  if (!m) throw new ApiError("not_found", `No route for /v1/queue/${tail}.`);
+  if (!m) throw new DomainError("not_found", `No route for /v1/queue/${tail}.`);
   return { id: m[2]!, action: m[3] ?? "" };
 }
 
@@ -102,7 +102,7 @@ export function falAliasRoutes(ctx: AppContext) {
             falStatus(base(), b as Record<string, unknown>),
           );
         }
-        if (action !== "") throw new ApiError("not_found", `No route GET /v1/queue/${params["*"]}.`);
+        if (action !== "") throw new DomainError("not_found", `No route GET /v1/queue/${params["*"]}.`);
         return falResult(ctx, request, job);
       },
       {
@@ -118,7 +118,8 @@ export function falAliasRoutes(ctx: AppContext) {
       "/queue/*",
       ({ principal, params, request }) => {
         const { id, action } = parse(params["*"]);
-        if (action !== "/cancel") throw new ApiError("not_found", `No route PUT /v1/queue/${params["*"]}.`);
+        if (action !== "/cancel")
+          throw new DomainError("not_found", `No route PUT /v1/queue/${params["*"]}.`);
         return falCancel(ctx, request, principal, id);
       },
       {

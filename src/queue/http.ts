@@ -1,7 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { ApiError } from "../http/errors.ts";
 import { idCursor, PagingQuery, paging } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import {
@@ -10,6 +9,7 @@ import {
   replayResponse,
   type StoredResponse,
 } from "../idempotency/idempotency.ts";
+import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import { type AppContext, baseUrl } from "../server/context.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
@@ -29,9 +29,9 @@ const SubmitQuery = t.Object({
 /** A request id from the path: malformed is 400, another account's or unknown is 404. */
 export function ownedJob(ctx: AppContext, principal: Principal, id: string): JobRow {
   if (!UUID.test(id))
-    throw new ApiError("validation_error", "request_id must be a UUID.", { param: "request_id" });
+    throw new DomainError("validation_error", "request_id must be a UUID.", { param: "request_id" });
   const job = ctx.jobs.getOwned(id, principal.accountId);
-  if (!job) throw new ApiError("not_found", `No request ${id}.`, { param: "request_id" });
+  if (!job) throw new DomainError("not_found", `No request ${id}.`, { param: "request_id" });
   return job;
 }
 
@@ -115,7 +115,7 @@ export function queueRoutes(ctx: AppContext) {
           if (done.status === "FAILED") {
             // fal clients retry a 502 /run, which would submit the job again: they get fal's 500.
             if (isFalClient(request)) return falFailedResponse(request, done);
-            throw new ApiError(
+            throw new DomainError(
               "generation_failed",
               done.error_message || "The generation failed; nothing was charged.",
               { extra: { request_id: done.id } },
@@ -241,7 +241,7 @@ export function queueRoutes(ctx: AppContext) {
       ({ principal, params }) => {
         const job = ownedJob(ctx, principal, params.id);
         if (job.status !== "COMPLETED") {
-          throw new ApiError(
+          throw new DomainError(
             "request_not_ready",
             `The request is ${job.status}; the response can be read once it is COMPLETED.`,
             {
@@ -285,7 +285,7 @@ export function cancel(ctx: AppContext, principal: Principal, id: string) {
   const job = ownedJob(ctx, principal, id);
   if (!ctx.jobs.cancel(job.id, Date.now())) {
     const now = ctx.jobs.get(job.id)!;
-    throw new ApiError(
+    throw new DomainError(
       "not_cancellable",
       `The request is ${now.status}; only IN_QUEUE requests can be cancelled.`,
       {

@@ -2,8 +2,8 @@ import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
-import { ApiError } from "../http/errors.ts";
 import type { IdempotencyClaim, Once, StoredResponse } from "../idempotency/idempotency.ts";
+import { DomainError } from "../lib/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
 import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import { circuitFor } from "../providers/registry.ts";
@@ -61,18 +61,18 @@ export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | 
   const model = ctx.catalog.get(modelId);
   if (route === "chat") {
     if (model?.kind !== "text") {
-      throw new ApiError(
+      throw new DomainError(
         "unknown_model",
         `"${modelId}" is not a text model of the catalog; see GET /v1/models.`,
         { param: "model" },
       );
     }
   } else if (!model) {
-    throw new ApiError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
+    throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
       param: "model_id",
     });
   } else if (model.kind === "text") {
-    throw new ApiError(
+    throw new DomainError(
       "use_chat_completions",
       `${modelId} is a text model: call POST /v1/chat/completions.`,
       { param: "model_id" },
@@ -101,10 +101,10 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const id = Bun.randomUUIDv7();
   const insert = (): JobRow => {
     if (ctx.jobs.openForKey(keyId) >= who.maxInFlight) {
-      throw new ApiError(
+      throw new DomainError(
         "too_many_in_flight",
         `This key already has ${who.maxInFlight} open ${inRequest ? "calls" : "jobs"}; wait for one to finish.`,
-        { headers: { "retry-after": "1" } },
+        { retryAfterSeconds: 1 },
       );
     }
     const hold = ctx.ledger.reserve({
@@ -169,7 +169,7 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<J
   const model = resolveModel(ctx, s.modelId, "queue");
   const body = s.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ApiError("validation_error", "The request body must be a JSON object: the model input.", {
+    throw new DomainError("validation_error", "The request body must be a JSON object: the model input.", {
       param: "body",
     });
   }
@@ -179,7 +179,7 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<J
     unknown
   >;
   if (bodyWebhook !== undefined && typeof bodyWebhook !== "string") {
-    throw new ApiError("bad_webhook_url", "webhook_url must be a string URL.", { param: "webhook_url" });
+    throw new DomainError("bad_webhook_url", "webhook_url must be a string URL.", { param: "webhook_url" });
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
   validateModelInput(model, input);

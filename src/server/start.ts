@@ -5,8 +5,9 @@ import type { ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
-import { ApiError, errorResponse } from "../http/errors.ts";
+import { errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
+import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
 import { fillProviders } from "../providers/registry.ts";
@@ -129,7 +130,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           // Elysia maps handler errors itself; this is the last line of defence, never expected.
           log("error", "request crashed outside the app", errorFields(err));
           response = errorResponse(
-            new ApiError("internal_error", "An unexpected error occurred; it has been logged."),
+            new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
           );
         }
         accessLog(request, response);
@@ -202,7 +203,9 @@ const oneLine = (err: unknown) =>
  */
 function lastResortError(err: Error): Response {
   log("error", "response failed after the handler returned", errorFields(err));
-  return errorResponse(new ApiError("internal_error", "An unexpected error occurred; it has been logged."));
+  return errorResponse(
+    new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
+  );
 }
 
 function hostForUrl(host: string): string {

@@ -6,8 +6,8 @@ import {
   type RequestOptions,
 } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { ApiError } from "../http/errors.ts";
 import { formatIp, type Ip, normalizeIp, parseIp } from "../lib/addresses.ts";
+import { DomainError } from "../lib/errors.ts";
 import { type Resolver, resolveAllowedAddresses, systemResolver, type WebhookPolicy } from "./url-policy.ts";
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -169,7 +169,7 @@ export async function postPinned(
         req.end(body);
       },
       (err: unknown) => {
-        const message = err instanceof ApiError ? err.message : String(err);
+        const message = err instanceof DomainError ? err.message : String(err);
         settle({ error: new DeliveryError(`refused: ${message}`, "refused") });
       },
     );

@@ -1,8 +1,8 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/accounts.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { ApiError } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
+import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import type { WebhookSecretStore } from "./secrets.ts";
 
@@ -24,7 +24,7 @@ export const WebhookSecretSchema = t.Object(
  */
 function requireManage(p: Principal): void {
   if (!p.canManage) {
-    throw new ApiError(
+    throw new DomainError(
       "forbidden",
       "This key may not rotate the webhook secret; use a key with the manage right (such as the Default key).",
     );

@@ -1,5 +1,4 @@
 import { lookup } from "node:dns/promises";
-import { ApiError } from "../http/errors.ts";
 import {
   type Cidr,
   cidrContains,
@@ -9,6 +8,7 @@ import {
   parseCidr,
   parseIp,
 } from "../lib/addresses.ts";
+import { DomainError } from "../lib/errors.ts";
 
 /** What the operator allows besides public addresses (config `webhooks.allow_private_cidrs`). */
 export interface WebhookPolicy {
@@ -28,7 +28,7 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** A resolver that hangs must not hold a submit (or a delivery slot) for long. */
 const RESOLVE_TIMEOUT_MS = 5000;
 
-const bad = (message: string) => new ApiError("bad_webhook_url", message, { param: "webhook_url" });
+const bad = (message: string) => new DomainError("bad_webhook_url", message, { param: "webhook_url" });
 
 /**
  * The syntactic rules: an absolute http(s) URL, at most 2048 characters, with a host and without

@@ -3,22 +3,22 @@ import { Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { ValidationError } from "elysia";
 import { checkJsonDepth, JSON_MAX_DEPTH, parseClientJson } from "../../src/http/body-limit.ts";
-import { ApiError } from "../../src/http/errors.ts";
 import { idCursor, paging, sequenceCursor } from "../../src/http/inputs.ts";
-import { validationToApiError } from "../../src/http/validation.ts";
+import { validationToDomainError } from "../../src/http/validation.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
 
-function apiError(fn: () => unknown): ApiError {
+function apiError(fn: () => unknown): DomainError {
   try {
     fn();
   } catch (err) {
-    if (err instanceof ApiError) return err;
+    if (err instanceof DomainError) return err;
     throw err;
   }
-  throw new Error("expected an ApiError");
+  throw new Error("expected an DomainError");
 }
 
 describe("the nesting scan before JSON.parse", () => {
@@ -32,7 +32,7 @@ describe("the nesting scan before JSON.parse", () => {
   test("objects and arrays count alike; siblings do not add up", () => {
     const objects = (n: number) => bytes(`${'{"a":'.repeat(n)}1${"}".repeat(n)}`);
     expect(() => checkJsonDepth(objects(64))).not.toThrow();
-    expect(() => checkJsonDepth(objects(65))).toThrow(ApiError);
+    expect(() => checkJsonDepth(objects(65))).toThrow(DomainError);
     expect(() => checkJsonDepth(bytes(`[${new Array(10_000).fill(nested(60)).join(",")}]`))).not.toThrow();
   });
 
@@ -40,7 +40,7 @@ describe("the nesting scan before JSON.parse", () => {
     const tricky = JSON.stringify({ a: `\\"${"[".repeat(500)}`, b: "\\", c: `"{{{{` });
     expect(() => checkJsonDepth(bytes(tricky))).not.toThrow();
     // A closing quote after an escaped backslash ends the string: the brackets after it count.
-    expect(() => checkJsonDepth(bytes(`["\\\\", ${nested(70)}]`))).toThrow(ApiError);
+    expect(() => checkJsonDepth(bytes(`["\\\\", ${nested(70)}]`))).toThrow(DomainError);
   });
 
   test("multi-byte UTF-8 is scanned exactly", () => {
@@ -146,7 +146,7 @@ describe("validation errors never format the offending value", () => {
   }
 
   test("a value with a non-function toString gives a 400 naming the field", () => {
-    const e = validationToApiError(validationError({ model_id: { toString: 1 } }));
+    const e = validationToDomainError(validationError({ model_id: { toString: 1 } }));
     expect([e.code, e.param, e.message]).toEqual([
       "validation_error",
       "body.model_id",
@@ -155,7 +155,7 @@ describe("validation errors never format the offending value", () => {
   });
 
   test("deep arrays do not overflow the stack", () => {
-    const e = validationToApiError(validationError({ model_id: JSON.parse(nested(5000)) }));
+    const e = validationToDomainError(validationError({ model_id: JSON.parse(nested(5000)) }));
     expect(e.param).toBe("body.model_id");
   });
 
@@ -166,7 +166,7 @@ describe("validation errors never format the offending value", () => {
       validator,
       value: { status: "nope" },
     });
-    expect(validationToApiError(err).param).toBe("status");
+    expect(validationToDomainError(err).param).toBe("status");
   });
 });
 

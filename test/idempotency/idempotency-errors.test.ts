@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/db/database.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { errorHeaders } from "../../src/http/errors.ts";
 import { claimOf, IdempotencyStore } from "../../src/idempotency/idempotency.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 
 function store() {
   const db = openDatabase(":memory:");
@@ -15,7 +16,7 @@ const post = (url: string, key?: string) =>
 describe("the idempotency helper refuses", () => {
   test("a malformed key is 400 validation_error (no header: no claim)", () => {
     expect(claimOf(post("http://h/v1/x"), {})).toBeNull();
-    expect(() => claimOf(post("http://h/v1/x", "has space"), {})).toThrow(ApiError);
+    expect(() => claimOf(post("http://h/v1/x", "has space"), {})).toThrow(DomainError);
   });
 
   test("a failing work stores nothing, so the key stays free (without a claim only the work runs)", () => {
@@ -35,12 +36,12 @@ describe("the idempotency helper refuses", () => {
           "key_a",
           claim,
           () => {
-            throw new ApiError("insufficient_balance", "no");
+            throw new DomainError("insufficient_balance", "no");
           },
           () => ({ status: 200, body: "" }),
         ),
       )(),
-    ).toThrow(ApiError);
+    ).toThrow(DomainError);
     expect(
       idem.once(
         "key_a",
@@ -82,9 +83,9 @@ describe("the idempotency helper refuses", () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe("idempotency_conflict");
-    expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe("idempotency_conflict");
+    expect(errorHeaders(err as DomainError)).toEqual({ "retry-after": "1" });
     first.settle!({ status: 200, body: "done" });
     expect(idem.claimRunning("key_a", claim).replay).toEqual({ status: 200, body: "done" });
   });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { ApiError } from "../../src/http/errors.ts";
 import { monthOf } from "../../src/ledger/month.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { checkInvariants, makeLedger, newAccount } from "./ledger-helpers.ts";
 
 /** Seeded: FC_SEED reproduces a run; fast-check prints the seed and the shrunk case on failure. */
@@ -90,7 +90,7 @@ describe("ledger properties (seeded)", () => {
                   }
                   loweredBelowUsage.delete(key);
                 } catch (e) {
-                  if (!(e instanceof ApiError)) throw e;
+                  if (!(e instanceof DomainError)) throw e;
                   expect(["insufficient_balance", "key_limit_reached"]).toContain(e.code);
                 }
                 break;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../src/http/errors.ts";
+import { httpStatus } from "../../src/http/errors.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { checkInvariants, makeLedger, newAccount, reserveUsd } from "./ledger-helpers.ts";
 
 const USD = 1_000_000n;
@@ -81,14 +82,14 @@ describe("ledger: happy paths", () => {
 });
 
 describe("ledger: refusals change no money", () => {
-  const err = (fn: () => unknown): ApiError => {
+  const err = (fn: () => unknown): DomainError => {
     try {
       fn();
     } catch (e) {
-      if (e instanceof ApiError) return e;
+      if (e instanceof DomainError) return e;
       throw e;
     }
-    throw new Error("expected an ApiError");
+    throw new Error("expected an DomainError");
   };
 
   test("insufficient balance is 402 naming the billing URL", () => {
@@ -97,7 +98,7 @@ describe("ledger: refusals change no money", () => {
     ledger.topUp(account.id, 100n, null);
     const e = err(() => reserveUsd(ledger, account.id, 101n));
     expect(e.code).toBe("insufficient_balance");
-    expect(e.status).toBe(402);
+    expect(httpStatus(e.code)).toBe(402);
     expect(e.message).toContain("http://gengate.test/console/billing");
     expect(accounts.getAccount(account.id)!.held_micro).toBe(0n);
     expect(checkInvariants(db)).toEqual([]);
@@ -136,7 +137,7 @@ describe("ledger: refusals change no money", () => {
       }),
     );
     expect(e.code).toBe("key_limit_reached");
-    expect(e.status).toBe(402);
+    expect(httpStatus(e.code)).toBe(402);
     ledger.reserve({
       accountId: account.id,
       keyId,

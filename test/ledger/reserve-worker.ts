@@ -2,7 +2,7 @@
 // It stops only after a refusal seen once the stop file exists, so when every worker has exited,
 // all money credited before the stop file was created must be held.
 import { existsSync } from "node:fs";
-import { ApiError } from "../../src/http/errors.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { makeLedger } from "./ledger-helpers.ts";
 
 const [path, accountId, amount, stopFile] = process.argv.slice(2) as [string, string, string, string];
@@ -22,7 +22,7 @@ for (;;) {
     });
     ok++;
   } catch (e) {
-    if (!(e instanceof ApiError && e.code === "insufficient_balance")) throw e;
+    if (!(e instanceof DomainError && e.code === "insufficient_balance")) throw e;
     refused++;
     if (stopping) break;
     Bun.sleepSync(1);

@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
+import { httpStatus } from "../../src/http/errors.ts";
 import { estimate } from "../../src/pricing/estimate.ts";
 import { priceMediaInput } from "../../src/pricing/media.ts";
 import { chargeForTextUsage, estimateTextInput, priceText, reserveText } from "../../src/pricing/text.ts";
-import { expectApiError, makeModel, sandbox } from "./models.ts";
+import { expectDomainError, makeModel, sandbox } from "./models.ts";
 
 /** Wrong shapes a JSON client can send for an integer field: [title, value]. */
 const NOT_INTEGERS: [string, unknown][] = [
@@ -22,17 +23,17 @@ describe("per second", () => {
   const video = sandbox("sandbox/video");
 
   test.each(NOT_INTEGERS)("duration %s is a validation_error", (_, duration) => {
-    const err = expectApiError(() => priceMediaInput(video, { duration }), "validation_error", "duration");
-    expect(err.status).toBe(400);
+    const err = expectDomainError(() => priceMediaInput(video, { duration }), "validation_error", "duration");
+    expect(httpStatus(err.code)).toBe(400);
   });
 
   test.each([[0], [-1], [-0.5], [11], [1_000_000]])("duration %p is outside 1..max", (duration) => {
-    const err = expectApiError(() => priceMediaInput(video, { duration }), "validation_error", "duration");
+    const err = expectDomainError(() => priceMediaInput(video, { duration }), "validation_error", "duration");
     expect(err.message).toContain("10"); // names the max
   });
 
   test("the max in the message is the model's own", () => {
-    const err = expectApiError(
+    const err = expectDomainError(
       () => priceMediaInput(sandbox("sandbox/speech"), { duration: 301 }),
       "validation_error",
       "duration",
@@ -43,7 +44,7 @@ describe("per second", () => {
 
   test("a non-object input is a validation_error", () => {
     for (const input of [null, undefined, "x", 5, [1, 2]]) {
-      expectApiError(() => priceMediaInput(video, input), "validation_error", "input");
+      expectDomainError(() => priceMediaInput(video, input), "validation_error", "input");
     }
   });
 });
@@ -54,13 +55,17 @@ describe("resolution tiers", () => {
   test.each([["4k"], ["720P"], [""], ["__proto__"], ["constructor"], ["toString"]])(
     "unlisted resolution %p is unpriceable",
     (resolution) => {
-      const err = expectApiError(() => priceMediaInput(video, { resolution }), "unpriceable", "resolution");
+      const err = expectDomainError(
+        () => priceMediaInput(video, { resolution }),
+        "unpriceable",
+        "resolution",
+      );
       expect(err.message).toContain("480p, 720p, 1080p");
     },
   );
 
   test.each([[720], [null], [["720p"]]])("non-string resolution %p is a validation_error", (resolution) => {
-    expectApiError(() => priceMediaInput(video, { resolution }), "validation_error", "resolution");
+    expectDomainError(() => priceMediaInput(video, { resolution }), "validation_error", "resolution");
   });
 });
 
@@ -80,7 +85,7 @@ describe("reference-to-video", () => {
   const ref = makeModel({ kind: "video", price_usd_micro: 50_000, max: 15, reference_video: true });
 
   test("a video_url without input_duration_sec is unpriceable", () => {
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(ref, { video_url: "file_x", duration: 5 }),
       "unpriceable",
       "input_duration_sec",
@@ -88,7 +93,7 @@ describe("reference-to-video", () => {
   });
 
   test("input_duration_sec above max is a validation_error naming the max", () => {
-    const err = expectApiError(
+    const err = expectDomainError(
       () => priceMediaInput(ref, { video_url: "file_x", input_duration_sec: 16 }),
       "validation_error",
       "input_duration_sec",
@@ -97,7 +102,7 @@ describe("reference-to-video", () => {
   });
 
   test.each([...NOT_INTEGERS, ["0", 0], ["-3", -3]])("input_duration_sec %s is rejected", (_, v) => {
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(ref, { video_url: "u", input_duration_sec: v }),
       "validation_error",
       "input_duration_sec",
@@ -111,7 +116,7 @@ describe("per image", () => {
   test.each([...NOT_INTEGERS, ["0", 0], ["-1", -1], ["5 (> max 4)", 5]])(
     "num_images %s is a validation_error",
     (_, n) => {
-      expectApiError(() => priceMediaInput(image, { num_images: n }), "validation_error", "num_images");
+      expectDomainError(() => priceMediaInput(image, { num_images: n }), "validation_error", "num_images");
     },
   );
 });
@@ -121,26 +126,30 @@ describe("per megapixel", () => {
   const upscale = sandbox("sandbox/upscale"); // max 64 MP
 
   test("image models need width and height to be priced", () => {
-    expectApiError(() => priceMediaInput(img, { height: 512 }), "unpriceable", "width");
-    expectApiError(() => priceMediaInput(img, { width: 512 }), "unpriceable", "height");
-    expectApiError(() => priceMediaInput(img, {}), "unpriceable", "width");
+    expectDomainError(() => priceMediaInput(img, { height: 512 }), "unpriceable", "width");
+    expectDomainError(() => priceMediaInput(img, { width: 512 }), "unpriceable", "height");
+    expectDomainError(() => priceMediaInput(img, {}), "unpriceable", "width");
   });
 
   test.each([...NOT_INTEGERS, ["0", 0], ["-512", -512]])(
     "width/height %s is a validation_error",
     (_, width) => {
-      expectApiError(() => priceMediaInput(img, { width, height: 512 }), "validation_error", "width");
-      expectApiError(() => priceMediaInput(img, { width: 512, height: width }), "validation_error", "height");
+      expectDomainError(() => priceMediaInput(img, { width, height: 512 }), "validation_error", "width");
+      expectDomainError(
+        () => priceMediaInput(img, { width: 512, height: width }),
+        "validation_error",
+        "height",
+      );
     },
   );
 
   test("num_images of a per-MP model must be a positive integer", () => {
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(img, { width: 10, height: 10, num_images: 0 }),
       "validation_error",
       "num_images",
     );
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(img, { width: 10, height: 10, num_images: "2" }),
       "validation_error",
       "num_images",
@@ -149,19 +158,19 @@ describe("per megapixel", () => {
 
   test("total megapixels above max is a validation_error, compared exactly", () => {
     // 4,000,001 pixels > 4 MP by one pixel
-    const err = expectApiError(
+    const err = expectDomainError(
       () => priceMediaInput(img, { width: 4_000_001, height: 1 }),
       "validation_error",
     );
     expect(err.message).toContain("4 megapixels");
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(img, { width: 2000, height: 1001, num_images: 2 }),
       "validation_error",
     );
   });
 
   test("huge dimensions are rejected by the max, not overflowed", () => {
-    expectApiError(
+    expectDomainError(
       () =>
         priceMediaInput(img, {
           width: Number.MAX_SAFE_INTEGER,
@@ -174,23 +183,23 @@ describe("per megapixel", () => {
 
   test("upscale above max output megapixels (the output, not the source, counts)", () => {
     // source 4096x4096 = 16.7 MP is under 64; x2 output = 67.1 MP is over
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(upscale, { image_url: "u", width: 4096, height: 4096 }),
       "validation_error",
     );
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(upscale, { image_url: "u", width: 2048, height: 2048, scale: 4 }),
       "validation_error",
     );
   });
 
   test("upscale without any way to know the source size is unpriceable", () => {
-    expectApiError(() => priceMediaInput(upscale, { image_url: "https://x/a.png" }), "unpriceable");
-    expectApiError(
+    expectDomainError(() => priceMediaInput(upscale, { image_url: "https://x/a.png" }), "unpriceable");
+    expectDomainError(
       () => priceMediaInput(upscale, { image_url: "https://x/a.png" }, { imageSize: () => null }),
       "unpriceable",
     );
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(upscale, { image_url: "u", width: 100 }, { imageSize: () => undefined }),
       "unpriceable",
       "height",
@@ -204,7 +213,7 @@ describe("per megapixel", () => {
       { width: Number.NaN, height: 10 },
       { width: 10, height: -1 },
     ]) {
-      expectApiError(
+      expectDomainError(
         () => priceMediaInput(upscale, { image_url: "file_x" }, { imageSize: () => size }),
         "unpriceable",
         "image_url",
@@ -213,7 +222,7 @@ describe("per megapixel", () => {
   });
 
   test("declared dimensions with a wrong type are rejected even when a measurement exists", () => {
-    expectApiError(
+    expectDomainError(
       () =>
         priceMediaInput(
           upscale,
@@ -226,7 +235,7 @@ describe("per megapixel", () => {
   });
 
   test.each([[0], [1.5], ["2"], [-2], [null]])("scale %p is a validation_error", (scale) => {
-    expectApiError(
+    expectDomainError(
       () => priceMediaInput(upscale, { image_url: "u", width: 10, height: 10, scale }),
       "validation_error",
       "scale",
@@ -240,23 +249,23 @@ describe("text", () => {
   test.each([[-1], [1.5], [Number.NaN], [1e20], ["10"], [null], [Number.POSITIVE_INFINITY]])(
     "priceText rejects token count %p",
     (n) => {
-      expectApiError(() => priceText(chat, n as number, 0), "validation_error", "input_tokens");
-      expectApiError(() => priceText(chat, 0, n as number), "validation_error", "output_tokens");
+      expectDomainError(() => priceText(chat, n as number, 0), "validation_error", "input_tokens");
+      expectDomainError(() => priceText(chat, 0, n as number), "validation_error", "output_tokens");
     },
   );
 
   test("negative bigint tokens are rejected", () => {
-    expectApiError(() => priceText(chat, -1n, 0n), "validation_error", "input_tokens");
+    expectDomainError(() => priceText(chat, -1n, 0n), "validation_error", "input_tokens");
   });
 
   test("estimate needs input_tokens", () => {
-    expectApiError(() => estimateTextInput(chat, { output_tokens: 10 }), "unpriceable", "input_tokens");
-    expectApiError(() => estimateTextInput(chat, "hello"), "validation_error", "input");
+    expectDomainError(() => estimateTextInput(chat, { output_tokens: 10 }), "unpriceable", "input_tokens");
+    expectDomainError(() => estimateTextInput(chat, "hello"), "validation_error", "input");
   });
 
   test.each([["1"], [1.5], [-1], [null]])("estimate rejects token field %p", (v) => {
-    expectApiError(() => estimateTextInput(chat, { input_tokens: v }), "validation_error", "input_tokens");
-    expectApiError(
+    expectDomainError(() => estimateTextInput(chat, { input_tokens: v }), "validation_error", "input_tokens");
+    expectDomainError(
       () => estimateTextInput(chat, { input_tokens: 1, output_tokens: v }),
       "validation_error",
       "output_tokens",
@@ -264,14 +273,14 @@ describe("text", () => {
   });
 
   test("input + output over the context is a validation_error", () => {
-    const err = expectApiError(
+    const err = expectDomainError(
       () => estimateTextInput(chat, { input_tokens: 32_000, output_tokens: 769 }),
       "validation_error",
       "output_tokens",
     );
     expect(err.message).toContain("32768");
     expect(err.message).toContain("768"); // says how far to lower it
-    expectApiError(
+    expectDomainError(
       () => estimateTextInput(chat, { input_tokens: 32_769 }),
       "validation_error",
       "input_tokens",
@@ -280,14 +289,14 @@ describe("text", () => {
 
   test("chat's field names appear in reserveText errors", () => {
     const params = { input: "messages", output: "max_tokens" };
-    expectApiError(() => reserveText(chat, 40_000, undefined, params), "validation_error", "messages");
-    expectApiError(() => reserveText(chat, 100, 40_000, params), "validation_error", "max_tokens");
+    expectDomainError(() => reserveText(chat, 40_000, undefined, params), "validation_error", "messages");
+    expectDomainError(() => reserveText(chat, 100, 40_000, params), "validation_error", "max_tokens");
   });
 
   test("chargeForTextUsage validates the reported counts", () => {
     const q = estimateTextInput(chat, { input_tokens: 1 });
-    expectApiError(() => chargeForTextUsage(q, -1, 0), "validation_error", "input_tokens");
-    expectApiError(() => chargeForTextUsage(q, 0, 0.5), "validation_error", "output_tokens");
+    expectDomainError(() => chargeForTextUsage(q, -1, 0), "validation_error", "input_tokens");
+    expectDomainError(() => chargeForTextUsage(q, 0, 0.5), "validation_error", "output_tokens");
   });
 });
 
@@ -301,7 +310,7 @@ describe("model kind mismatches are caller bugs, not client errors", () => {
 
   test("estimate dispatches on kind, so it never hits those", () => {
     expect(estimate(sandbox("sandbox/chat"), { input_tokens: 1 }).unit).toBe("1M_tokens");
-    expectApiError(
+    expectDomainError(
       () => estimate(sandbox("sandbox/video"), { duration: 11 }),
       "validation_error",
       "duration",

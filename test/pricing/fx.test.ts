@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_RATE_MICRO, parseRate, usdMicroToRubMicro } from "../../src/pricing/fx.ts";
-import { expectApiError } from "./models.ts";
+import { expectDomainError } from "./models.ts";
 
 describe("parseRate", () => {
   test("decimal strings to micro-units per USD", () => {
@@ -34,12 +34,12 @@ describe("parseRate", () => {
     ["99999999999999999999999", "maximum"],
     ["9".repeat(100_000), "maximum"],
   ])("rejects %p (%s)", (text, why) => {
-    const err = expectApiError(() => parseRate(text), "validation_error", "rate");
+    const err = expectDomainError(() => parseRate(text), "validation_error", "rate");
     expect(err.message).toContain(why);
   });
 
   test("a non-string is rejected, not crashed on", () => {
-    expectApiError(() => parseRate(92.5 as unknown as string), "validation_error", "rate");
+    expectDomainError(() => parseRate(92.5 as unknown as string), "validation_error", "rate");
   });
 });
 

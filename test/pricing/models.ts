@@ -2,7 +2,7 @@ import { expect } from "bun:test";
 import { resolveModel } from "../../src/catalog/catalog.ts";
 import type { Model } from "../../src/catalog/model.ts";
 import { SANDBOX_MODELS } from "../../src/catalog/sandbox-models.ts";
-import { ApiError, type ErrorCode } from "../../src/http/errors.ts";
+import { DomainError, type ErrorCode } from "../../src/lib/errors.ts";
 
 /**
  * Models for pricing tests, always built through resolveModel so they are entries the real
@@ -18,16 +18,16 @@ export function sandbox(id: string): Model {
   return resolveModel(SANDBOX_MODELS[i], `built-in models[${i}]`);
 }
 
-/** Asserts fn throws an ApiError with this code and (when given) this param; returns it for more checks. */
-export function expectApiError(fn: () => unknown, code: ErrorCode, param?: string): ApiError {
+/** Asserts fn throws an DomainError with this code and (when given) this param; returns it for more checks. */
+export function expectDomainError(fn: () => unknown, code: ErrorCode, param?: string): DomainError {
   let caught: unknown;
   try {
     fn();
   } catch (e) {
     caught = e;
   }
-  expect(caught).toBeInstanceOf(ApiError);
-  const err = caught as ApiError;
+  expect(caught).toBeInstanceOf(DomainError);
+  const err = caught as DomainError;
   expect(err.code).toBe(code);
   if (param !== undefined) expect(err.param).toBe(param);
   return err;

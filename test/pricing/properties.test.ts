@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Model } from "../../src/catalog/model.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { formatMicro } from "../../src/lib/money.ts";
 import { MAX_RATE_MICRO, parseRate, usdMicroToRubMicro } from "../../src/pricing/fx.ts";
 import { priceMediaInput } from "../../src/pricing/media.ts";
@@ -172,7 +172,7 @@ describe("media quotes", () => {
     );
   });
 
-  test("any JSON-ish input either prices or throws an ApiError; never another error", () => {
+  test("any JSON-ish input either prices or throws an DomainError; never another error", () => {
     const field = fc.oneof(
       fc.integer(),
       fc.double(),
@@ -205,8 +205,8 @@ describe("media quotes", () => {
           expect(typeof q.amount_usd_micro).toBe("bigint");
           expect(q.amount_usd_micro >= 0n).toBe(true);
         } catch (e) {
-          expect(e).toBeInstanceOf(ApiError);
-          expect(["validation_error", "unpriceable"]).toContain((e as ApiError).code);
+          expect(e).toBeInstanceOf(DomainError);
+          expect(["validation_error", "unpriceable"]).toContain((e as DomainError).code);
         }
       }),
       { ...FC, numRuns: 1000 },

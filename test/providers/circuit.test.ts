@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { ApiError } from "../../src/http/errors.ts";
+import { errorHeaders } from "../../src/http/errors.ts";
+import type { DomainError } from "../../src/lib/errors.ts";
 import { CircuitBreaker, GuardedProvider } from "../../src/providers/circuit.ts";
 import { circuitFor } from "../../src/providers/registry.ts";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
@@ -15,14 +16,14 @@ describe("circuit breaker", () => {
     expect(() => c.check()).not.toThrow();
     c.failure();
     expect(c.view()).toMatchObject({ state: "open", healthy: false });
-    let err: ApiError | null = null;
+    let err: DomainError | null = null;
     try {
       c.check();
     } catch (e) {
-      err = e as ApiError;
+      err = e as DomainError;
     }
     expect(err?.code).toBe("capacity_unavailable");
-    expect(err?.headers["retry-after"]).toBe("10");
+    expect(err ? errorHeaders(err)["retry-after"] : undefined).toBe("10");
     now = 10_001;
     expect(() => c.check()).not.toThrow(); // half-open: one trial
     c.failure();

@@ -4,7 +4,8 @@ import { buildCatalog } from "../../src/catalog/catalog.ts";
 import type { Model } from "../../src/catalog/model.ts";
 import { liveSettingsFrom } from "../../src/config/load.ts";
 import { ConfigFile } from "../../src/config/schema.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { errorHeaders } from "../../src/http/errors.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import type { ChatCall, ChatDelta, ChatProvider } from "../../src/providers/chat.ts";
 import { CircuitBreaker, GuardedChatProvider, GuardedProvider } from "../../src/providers/circuit.ts";
 import { CONFIGURABLE_TYPES, PROVIDER_TYPES, providerType } from "../../src/providers/list.ts";
@@ -125,9 +126,9 @@ describe("chatProviderFor", () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe("capacity_unavailable");
-    expect((err as ApiError).headers["retry-after"]).toBeTruthy();
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe("capacity_unavailable");
+    expect(errorHeaders(err as DomainError)["retry-after"]).toBeTruthy();
   });
 
   test("a provider that is not configured is 503 capacity_unavailable", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../src/http/errors.ts";
+import { errorHeaders } from "../../src/http/errors.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { openJob, resolveModel } from "../../src/queue/submit.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
@@ -8,10 +9,10 @@ async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
   try {
     await (typeof p === "function" ? p() : p);
   } catch (err) {
-    if (err instanceof ApiError) return err.code;
+    if (err instanceof DomainError) return err.code;
     throw err;
   }
-  throw new Error("expected an ApiError");
+  throw new Error("expected an DomainError");
 }
 
 describe("openJob refuses, and then writes nothing", () => {
@@ -19,11 +20,11 @@ describe("openJob refuses, and then writes nothing", () => {
     const s = openJobSetup();
     const who = { ...s.who, maxInFlight: 1 };
     await openJob(s.t.ctx, s.media({ who }));
-    const err = await openJob(s.t.ctx, s.text({ who })).catch((e: ApiError) => e);
-    expect(err).toBeInstanceOf(ApiError);
-    expect((err as ApiError).code).toBe("too_many_in_flight");
-    expect((err as ApiError).message).toContain("1 open calls");
-    expect((err as ApiError).headers).toEqual({ "retry-after": "1" });
+    const err = await openJob(s.t.ctx, s.text({ who })).catch((e: DomainError) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe("too_many_in_flight");
+    expect((err as DomainError).message).toContain("1 open calls");
+    expect(errorHeaders(err as DomainError)).toEqual({ "retry-after": "1" });
     expect(s.jobs()).toBe(1);
     expect(s.holds()).toBe(1);
     expect(checkInvariants(s.t.db)).toEqual([]);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../../src/http/errors.ts";
+import { httpStatus } from "../../src/http/errors.ts";
+import { DomainError } from "../../src/lib/errors.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../../src/webhooks/url-policy.ts";
 import { fakeResolver, NOTHING_ALLOWED } from "./helpers.ts";
 
@@ -18,15 +19,15 @@ const dns = fakeResolver({
   "empty.example.com": [],
 });
 
-/** The ApiError a rejected promise carries (fails the test if it resolved or threw something else). */
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
+/** The DomainError a rejected promise carries (fails the test if it resolved or threw something else). */
+async function refusal(p: Promise<unknown>): Promise<DomainError> {
   try {
     await p;
   } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    const e = err as ApiError;
+    expect(err).toBeInstanceOf(DomainError);
+    const e = err as DomainError;
     expect(e.code).toBe("bad_webhook_url");
-    expect(e.status).toBe(400);
+    expect(httpStatus(e.code)).toBe(400);
     expect(e.param).toBe("webhook_url");
     return e;
   }
