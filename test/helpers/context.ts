@@ -5,7 +5,9 @@ import { hashSecret } from "../../src/accounts/keys.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
+import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
+import type { AppContext } from "../../src/server/context.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
@@ -62,4 +64,26 @@ export function makeTestApp(
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
   return (await res.json()) as T;
+}
+
+/**
+ * A started worker pool over an in-process app's stores (tests drive workers directly instead of
+ * the server's background loop): four workers per provider, no per-model cap, inputs passed as
+ * stored. Override any option.
+ */
+export function testWorkerPool(ctx: AppContext, options: Partial<WorkerPoolOptions> = {}): WorkerPool {
+  const pool = new WorkerPool({
+    jobs: ctx.jobs,
+    events: ctx.events,
+    providers: ctx.providers,
+    catalog: () => ctx.catalog,
+    outputs: ctx.outputs,
+    concurrency: () => 4,
+    modelConcurrency: () => null,
+    outputTtlMs: () => 60_000,
+    prepareInput: (i) => i,
+    ...options,
+  });
+  pool.start();
+  return pool;
 }

@@ -3,9 +3,8 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { fileImageSize } from "../../src/files/references.ts";
 import { sniffImageSize } from "../../src/lib/image-size.ts";
-import { WorkerPool } from "../../src/queue/workers.ts";
 import { pollUntil } from "../helpers/api.ts";
-import { json, makeTestApp } from "../helpers/context.ts";
+import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { png } from "../providers/media-fixtures.ts";
 
@@ -22,19 +21,10 @@ const TOP_UP = 1_000_000_000n;
 
 const t = makeTestApp();
 t.ctx.ledger.topUp(t.account.id, TOP_UP, null);
-const pool = new WorkerPool({
-  jobs: t.ctx.jobs,
-  events: t.ctx.events,
-  providers: t.ctx.providers,
-  catalog: () => t.ctx.catalog,
-  outputs: t.ctx.outputs,
+const pool = testWorkerPool(t.ctx, {
   concurrency: () => 2,
-  modelConcurrency: () => null,
-  outputTtlMs: () => 60_000,
-  prepareInput: (i) => i,
   uploadedImageSize: (id, account) => fileImageSize(t.ctx.files.getLive(id, account)),
 });
-pool.start();
 afterAll(() => pool.stop(1000));
 
 const actual = fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined });

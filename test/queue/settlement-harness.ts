@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Provider } from "../../src/providers/types.ts";
-import { WorkerPool } from "../../src/queue/workers.ts";
 import { pollUntil } from "../helpers/api.ts";
-import { json, makeTestApp } from "../helpers/context.ts";
+import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
 /**
@@ -21,18 +20,7 @@ export function settlementHarness(o: {
   });
   t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
   t.ctx.providers.set(o.provider.name, o.provider);
-  const pool = new WorkerPool({
-    jobs: t.ctx.jobs,
-    events: t.ctx.events,
-    providers: t.ctx.providers,
-    catalog: () => t.ctx.catalog,
-    outputs: t.ctx.outputs,
-    concurrency: () => 2,
-    modelConcurrency: () => null,
-    outputTtlMs: () => 60_000,
-    prepareInput: (i) => i,
-  });
-  pool.start();
+  const pool = testWorkerPool(t.ctx, { concurrency: () => 2 });
 
   /** Submits, waits for a final state, and returns what was held, charged and delivered. */
   async function run(model: string, body: Record<string, unknown>) {

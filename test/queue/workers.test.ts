@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
-import { WorkerPool } from "../../src/queue/workers.ts";
 import { pollUntil } from "../helpers/api.ts";
-import { json, makeTestApp } from "../helpers/context.ts";
+import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
 /** A provider whose behaviour each test scripts. */
@@ -44,18 +43,7 @@ function setup(
   const t = makeTestApp({ models });
   t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
   t.ctx.providers.set("sandbox", provider);
-  const pool = new WorkerPool({
-    jobs: t.ctx.jobs,
-    events: t.ctx.events,
-    providers: t.ctx.providers,
-    catalog: () => t.ctx.catalog,
-    outputs: t.ctx.outputs,
-    concurrency: () => 4,
-    modelConcurrency,
-    outputTtlMs: () => 60_000,
-    prepareInput: (i) => i,
-  });
-  pool.start();
+  const pool = testWorkerPool(t.ctx, { modelConcurrency });
   const submit = async (model = "sandbox/image", body: unknown = { prompt: "x" }) =>
     (
       await json<{ request_id: string }>(
