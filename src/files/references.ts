@@ -1,4 +1,5 @@
 import { DomainError } from "../lib/errors.ts";
+import { LINK_TTL_SECONDS, type LinkSigner } from "./signing.ts";
 import type { FileRow, FileStore } from "./store.ts";
 
 /** Any string starting with this in a model input is a file reference (malformed ones included). */
@@ -51,6 +52,16 @@ export function replaceFileRefs(input: unknown, replace: (fileId: string) => str
 /** Where an uploaded file's bytes are read (with the owning key or a signed exp/sig query). */
 export function fileContentUrl(publicUrl: string, fileId: string): string {
   return `${publicUrl}/v1/files/${fileId}/content`;
+}
+
+/** A signed link to an uploaded file's bytes, for upstreams that fetch inputs by URL. */
+export function signedFileUrl(
+  ctx: { publicUrl: string; signer: LinkSigner },
+  fileId: string,
+  ttlSeconds = LINK_TTL_SECONDS,
+): string {
+  const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+  return `${fileContentUrl(ctx.publicUrl, fileId)}?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
 }
 
 const OWN_FILE_TAIL = /^(file_[0-9A-Za-z]{24})\/content(\?[^#\s]*)?$/;

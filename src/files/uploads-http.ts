@@ -5,8 +5,7 @@ import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { fileContentUrl } from "./references.ts";
-import { LINK_TTL_SECONDS, type LinkSigner } from "./signing.ts";
+import { LINK_TTL_SECONDS } from "./signing.ts";
 import { FILE_ID, type FileRow, type FileStore, fileView } from "./store.ts";
 import { storedFile } from "./stored-file.ts";
 import { createUpload } from "./uploads.ts";
@@ -37,16 +36,6 @@ function ownedFile(ctx: { files: FileStore }, accountId: string, id: string): Fi
   const f = ctx.files.getLive(id, accountId);
   if (!f) throw new DomainError("not_found", `No file ${id}.`, { param: "file_id" });
   return f;
-}
-
-/** A signed link to an uploaded file's bytes, for upstreams that fetch inputs by URL. */
-export function signedFileUrl(
-  ctx: { publicUrl: string; signer: LinkSigner },
-  fileId: string,
-  ttlSeconds = LINK_TTL_SECONDS,
-): string {
-  const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
-  return `${fileContentUrl(ctx.publicUrl, fileId)}?exp=${exp}&sig=${ctx.signer.sign(fileId, 0, exp)}`;
 }
 
 /** Uploads: raw bytes in, a file id out; metadata, delete and content. */

@@ -4,7 +4,7 @@ import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { chatRoutes } from "../chat/http.ts";
 import { docsRoutes } from "../docs/http.ts";
-import { falStorageRoutes } from "../files/fal-storage.ts";
+import { falStorageRoutes } from "../files/fal-storage-http.ts";
 import { outputRoutes } from "../files/outputs-http.ts";
 import { fileRoutes } from "../files/uploads-http.ts";
 import { DomainError } from "../lib/errors.ts";

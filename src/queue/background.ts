@@ -1,9 +1,8 @@
 import { Cron } from "croner";
-import { fileImageSize, replaceFileRefs } from "../files/references.ts";
-import { signedFileUrl } from "../files/uploads-http.ts";
+import { fileImageSize, replaceFileRefs, signedFileUrl } from "../files/references.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
-import { WebhookDispatcher } from "../webhooks/outbox.ts";
+import { WebhookDispatcher } from "../webhooks/dispatcher.ts";
 import { recoverJobs } from "./recovery.ts";
 import { WorkerPool } from "./workers.ts";
 

@@ -191,5 +191,3 @@ export class WebhookOutbox {
 function clip(text: string | null): string | null {
   return text !== null && text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
-
-export { WebhookDispatcher } from "./dispatcher.ts";

@@ -3,8 +3,12 @@ import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:tes
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import type { postPinned } from "../../src/webhooks/deliver.ts";
-import { DEFAULT_RETRY_SCHEDULE_MS, type DispatcherDeps } from "../../src/webhooks/dispatcher.ts";
-import { WebhookDispatcher, type WebhookEvent, WebhookOutbox } from "../../src/webhooks/outbox.ts";
+import {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  type DispatcherDeps,
+  WebhookDispatcher,
+} from "../../src/webhooks/dispatcher.ts";
+import { type WebhookEvent, WebhookOutbox } from "../../src/webhooks/outbox.ts";
 import { WebhookSecretStore } from "../../src/webhooks/secrets.ts";
 import { verifyWebhook } from "../../src/webhooks/signing.ts";
 import type { WebhookPolicy } from "../../src/webhooks/url-policy.ts";
