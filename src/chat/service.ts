@@ -3,6 +3,7 @@ import type { Model } from "../catalog/model.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { countPromptTokens, countTokens, estimatePromptTokens } from "../lib/tokens.ts";
 import type { TextQuote } from "../pricing/quote.ts";
 import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
 import type { ChatDelta } from "../providers/chat.ts";
@@ -11,7 +12,6 @@ import { ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
 import { apiOpener, type Opener, openJob, resolveModel } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
-import { countPromptTokens, countTokens, estimatePromptTokens } from "./tokens.ts";
 import type { ChatRequest } from "./validate.ts";
 import {
   type ChatWire,

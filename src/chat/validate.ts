@@ -1,12 +1,5 @@
 import { DomainError } from "../lib/errors.ts";
-
-export interface ChatMessage {
-  role: "system" | "developer" | "user" | "assistant" | "tool";
-  content: string | { type: "text"; text: string }[] | null;
-  name?: string;
-  tool_call_id?: string;
-  tool_calls?: unknown[];
-}
+import type { ChatMessage } from "../providers/chat.ts";
 
 export interface ChatRequest {
   model: string;

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { tooLarge } from "../http/body-limit.ts";
 import { DomainError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
+import { tooLarge } from "../lib/read-capped.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "./magic.ts";
 
 const GC_EVERY_BYTES = 32 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { DomainError } from "../lib/errors.ts";
-import { readAllCapped } from "../lib/read-capped.ts";
+import { readAllCapped, tooLarge } from "../lib/read-capped.ts";
 
 /** JSON bodies larger than this are refused (413) whatever their transfer encoding. */
 export const JSON_BODY_MAX = 4 * 1024 * 1024;
@@ -19,10 +19,6 @@ export async function readCapped(request: Request, max: number): Promise<Uint8Ar
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
   return readAllCapped(request.body, max, () => tooLarge(max));
-}
-
-export function tooLarge(max: number): DomainError {
-  return new DomainError("payload_too_large", `The body is larger than the limit of ${max} bytes.`);
 }
 
 const QUOTE = 0x22;

@@ -1,4 +1,10 @@
 import { concatBytes } from "./bytes.ts";
+import { DomainError } from "./errors.ts";
+
+/** The error for a body past its size limit (payload_too_large). */
+export function tooLarge(max: number): DomainError {
+  return new DomainError("payload_too_large", `The body is larger than the limit of ${max} bytes.`);
+}
 
 /**
  * Reads a whole body into memory, refusing it past `max` bytes while streaming (the reader is

@@ -1,5 +1,13 @@
 import type { Model } from "../catalog/model.ts";
-import type { ChatMessage } from "../chat/validate.ts";
+
+/** One message of a chat call, as validated from the client (src/chat/validate.ts) and sent upstream. */
+export interface ChatMessage {
+  role: "system" | "developer" | "user" | "assistant" | "tool";
+  content: string | { type: "text"; text: string }[] | null;
+  name?: string;
+  tool_call_id?: string;
+  tool_calls?: unknown[];
+}
 
 /** One piece of a streamed completion, already in the gateway's terms. */
 export interface ChatDelta {

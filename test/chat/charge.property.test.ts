@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
-import { estimatePromptTokens } from "../../src/chat/tokens.ts";
+import { estimatePromptTokens } from "../../src/lib/tokens.ts";
 import { chargeForTextUsage, reserveText } from "../../src/pricing/text.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 606);

@@ -1,4 +1,4 @@
-import { countPromptTokens, textOf, tokenize } from "../../chat/tokens.ts";
+import { countPromptTokens, textOf, tokenize } from "../../lib/tokens.ts";
 import type { ChatCall, ChatDelta, ChatProvider } from "../chat.ts";
 import { ProviderError } from "../types.ts";
 
