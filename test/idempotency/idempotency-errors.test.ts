@@ -1,17 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/db/database.ts";
 import { errorHeaders } from "../../src/http/errors.ts";
-import { claimOf, IdempotencyStore } from "../../src/idempotency/idempotency.ts";
+import { claimOf } from "../../src/idempotency/idempotency.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-
-function store() {
-  const db = openDatabase(":memory:");
-  migrate(db);
-  return { db, idem: new IdempotencyStore(db) };
-}
-
-const post = (url: string, key?: string) =>
-  new Request(url, { method: "POST", headers: key === undefined ? {} : { "idempotency-key": key } });
+import { post, store } from "./fixture.ts";
 
 describe("the idempotency helper refuses", () => {
   test("a malformed key is 400 validation_error (no header: no claim)", () => {

@@ -1,21 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/db/database.ts";
 import {
   claimOf,
-  IdempotencyStore,
   REPLAYED_HEADER,
   replayResponse,
   requestFingerprint,
 } from "../../src/idempotency/idempotency.ts";
-
-function store() {
-  const db = openDatabase(":memory:");
-  migrate(db);
-  return { db, idem: new IdempotencyStore(db) };
-}
-
-const post = (url: string, key?: string) =>
-  new Request(url, { method: "POST", headers: key === undefined ? {} : { "idempotency-key": key } });
+import { post, store } from "./fixture.ts";
 
 describe("claimOf: the contract's one fingerprint rule", () => {
   test("method, path, query and the canonical body all count; the body's key order does not", () => {
