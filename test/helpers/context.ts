@@ -19,6 +19,27 @@ setLogSink((line) => {
 });
 
 /**
+ * What createAppContext needs for an in-process test app over `config`: an in-memory database, a
+ * temporary files root, fixed secrets and the test admin token.
+ */
+export function testContextOptions(config: ConfigFile = {} as ConfigFile) {
+  return {
+    ...liveFromConfig(config),
+    settings: {
+      host: "127.0.0.1",
+      port: 0,
+      dataDir: ":memory:",
+      publicUrl: "http://gengate.test",
+      configPath: null,
+    },
+    publicUrl: "http://gengate.test",
+    filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
+    linkSecrets: ["test-secret-test-secret-test-secret"],
+    adminTokenHash: hashSecret(ADMIN_TOKEN),
+  };
+}
+
+/**
  * An in-process gengate on an in-memory database: the real app, routes and services, without
  * a socket. Black-box tests that need a process use startServer() in ./server.ts instead.
  */
@@ -31,22 +52,11 @@ export function makeTestApp(
   } = {},
 ) {
   const { ctx, defaultKey } = createAppContext({
-    ...liveFromConfig({
+    ...testContextOptions({
       models: options.models ?? [],
       catalog: { sandbox: options.sandbox ?? true },
       ...(options.providers ? { providers: options.providers as never } : {}),
     } as ConfigFile),
-    settings: {
-      host: "127.0.0.1",
-      port: 0,
-      dataDir: ":memory:",
-      publicUrl: "http://gengate.test",
-      configPath: null,
-    },
-    publicUrl: "http://gengate.test",
-    filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
-    linkSecrets: ["test-secret-test-secret-test-secret"],
-    adminTokenHash: hashSecret(ADMIN_TOKEN),
     version: "0.0.0-test",
     now: options.now,
   });

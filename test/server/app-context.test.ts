@@ -1,28 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { hashSecret } from "../../src/accounts/keys.ts";
 import { CatalogError } from "../../src/catalog/catalog.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
+import { testContextOptions } from "../helpers/context.ts";
 import { SDXL, SDXL_SCHEMA } from "../providers/comfyui/helpers.ts";
 
-const options = (config: Record<string, unknown> = {}) => ({
-  ...liveFromConfig(config as ConfigFile),
-  settings: {
-    host: "127.0.0.1",
-    port: 0,
-    dataDir: ":memory:",
-    publicUrl: "http://gengate.test",
-    configPath: null,
-  },
-  publicUrl: "http://gengate.test",
-  filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
-  linkSecrets: ["test-secret-test-secret-test-secret"],
-  adminTokenHash: hashSecret("gat_test"),
-});
+const options = (config: Record<string, unknown> = {}) => testContextOptions(config as ConfigFile);
 
 const comfy = (schema: Record<string, unknown>) => ({
   providers: { comfy: { type: "comfyui", base_url: "http://127.0.0.1:9", workflows: { sdxl: SDXL } } },
