@@ -125,6 +125,7 @@ export function liveSettingsFrom(
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
     metrics: metricsFrom(file, env),
+    console: { enabled: file?.console?.enabled ?? true, signup: file?.console?.signup ?? "invite" },
   };
 }
 

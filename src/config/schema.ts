@@ -149,6 +149,23 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    console: T.Optional(
+      T.Object(
+        {
+          enabled: T.Optional(
+            T.Boolean({
+              description: "Serve the web console at /console (false: API only; / leads to /docs).",
+            }),
+          ),
+          signup: T.Optional(
+            T.Union([T.Literal("closed"), T.Literal("invite"), T.Literal("open")], {
+              description: 'Who may sign up: "closed" (operator invites only), "invite" (default), "open".',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     models: T.Optional(T.Array(T.Unknown())),
   },
   { additionalProperties: false },
@@ -226,6 +243,14 @@ export interface LiveSettings {
   /** Webhook SSRF policy: private blocks the operator opened (validated at load). */
   webhooks: { allowPrivateCidrs: string[] };
   metrics: MetricsSettings;
+  console: ConsoleSettings;
+}
+
+/** [console] (docs/console.md). */
+export interface ConsoleSettings {
+  /** false: no /console routes at all; / leads to /docs. */
+  enabled: boolean;
+  signup: "closed" | "invite" | "open";
 }
 
 /** GET /metrics (docs/metrics.md). */

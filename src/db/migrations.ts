@@ -6,6 +6,7 @@ import m005 from "./migrations/005_key_counters.sql" with { type: "text" };
 import m006 from "./migrations/006_files.sql" with { type: "text" };
 import m007 from "./migrations/007_sweep_indexes.sql" with { type: "text" };
 import m008 from "./migrations/008_storage_usage.sql" with { type: "text" };
+import m009 from "./migrations/009_people.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "files", sql: m006 },
   { version: 7, name: "sweep indexes", sql: m007 },
   { version: 8, name: "storage usage", sql: m008 },
+  { version: 9, name: "people", sql: m009 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
