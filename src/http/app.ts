@@ -3,6 +3,7 @@ import { accountRoutes } from "../accounts/http.ts";
 import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { chatRoutes } from "../chat/http.ts";
+import { consoleRoutes, frontDoorRoutes } from "../console/http.ts";
 import { docsRoutes } from "../docs/http.ts";
 import { falStorageRoutes } from "../files/fal-storage-http.ts";
 import { outputRoutes } from "../files/outputs-http.ts";
@@ -32,6 +33,8 @@ export function createApp(ctx: AppContext) {
   let methods: MethodIndex | null = null;
   // The finished app, for the handlers that describe it (405 index, OpenAPI document).
   let self: AnyElysia | null = null;
+  // The console is mounted or not at start ([console] enabled); see src/console/http.ts.
+  const consoleMounted = ctx.live.console.enabled;
 
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
@@ -90,7 +93,9 @@ export function createApp(ctx: AppContext) {
     .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(metricsRoutes(ctx))
-    .use(docsRoutes(ctx, () => self!));
+    .use(docsRoutes(ctx, () => self!))
+    .use(frontDoorRoutes(ctx, consoleMounted))
+    .use(consoleMounted ? consoleRoutes(ctx) : new Elysia());
 
   self = app;
   return app;

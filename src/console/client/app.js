@@ -1,0 +1,140 @@
+// The console's only script (CSP: script-src 'self'; no inline code, no eval). Every behaviour is
+// switched on by data-* attributes in the server's markup, and every page works without it:
+//   data-dialog="ID"        on a button: opens <dialog id=ID> (modal) instead of following its form or
+//                           link (e.g. `Revoke` opens the dialog holding the `Revoke key` form)
+//   data-dialog-close       on a button inside a dialog: closes it
+//   data-copy="ID"          on a button (rendered `hidden`): shown, and copies #ID's value or text
+//   data-autosubmit         on a select: submits its form when changed (the account switcher)
+//   data-chart="ID"         on an element: draws a uPlot chart from <script type="application/json"
+//                           id=ID> {"x": [epoch seconds], "series": [{"label", "values": [number]}],
+//                           "unit": "USD"}
+// htmx enhances forms and links that carry hx-* attributes; its config is the <meta name="htmx-config">
+// of the layout. State-changing htmx requests carry the page's CSRF token (<meta name="csrf-token">)
+// in the X-CSRF-Token header.
+import htmx from "htmx.org";
+import uPlot from "uplot";
+
+window.htmx = htmx;
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  return meta ? meta.getAttribute("content") : null;
+}
+
+document.body.addEventListener("htmx:configRequest", (event) => {
+  const token = csrfToken();
+  if (token && event.detail.verb !== "get") event.detail.headers["X-CSRF-Token"] = token;
+});
+
+document.addEventListener("click", (event) => {
+  const target = event.target instanceof Element ? event.target : null;
+  if (!target) return;
+  const opener = target.closest("[data-dialog]");
+  if (opener) {
+    const dialog = document.getElementById(opener.getAttribute("data-dialog") || "");
+    if (dialog && typeof dialog.showModal === "function") {
+      event.preventDefault();
+      dialog.showModal();
+      const focus = dialog.querySelector("[autofocus], button, input");
+      if (focus) focus.focus();
+    }
+    return;
+  }
+  const closer = target.closest("[data-dialog-close]");
+  if (closer) {
+    const dialog = closer.closest("dialog");
+    if (dialog) {
+      event.preventDefault();
+      dialog.close();
+    }
+    return;
+  }
+  const copier = target.closest("[data-copy]");
+  if (copier) copyFrom(copier);
+});
+
+async function copyFrom(button) {
+  const source = document.getElementById(button.getAttribute("data-copy") || "");
+  if (!source) return;
+  const text = "value" in source ? source.value : source.textContent || "";
+  const label = button.textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    if ("select" in source) source.select();
+    button.textContent = "Press Ctrl+C to copy";
+  }
+  setTimeout(() => {
+    button.textContent = label;
+  }, 2000);
+}
+
+document.addEventListener("change", (event) => {
+  const target = event.target;
+  if (target instanceof HTMLSelectElement && target.hasAttribute("data-autosubmit") && target.form) {
+    target.form.requestSubmit();
+  }
+});
+
+function formatTick(value, unit) {
+  const text = Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);
+  return unit ? `${text} ${unit}` : text;
+}
+
+const PALETTE = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2"];
+
+function drawChart(holder) {
+  const source = document.getElementById(holder.getAttribute("data-chart") || "");
+  if (!source) return;
+  let data;
+  try {
+    data = JSON.parse(source.textContent || "{}");
+  } catch {
+    return;
+  }
+  if (!Array.isArray(data.x) || !Array.isArray(data.series)) return;
+  const dark = window.matchMedia("(prefers-color-scheme: dark)").matches;
+  const axisColor = dark ? "#cbd5e1" : "#334155";
+  const gridColor = dark ? "#334155" : "#e2e8f0";
+  const axis = { stroke: axisColor, grid: { stroke: gridColor }, ticks: { stroke: gridColor } };
+  const width = () => Math.max(240, holder.clientWidth);
+  const plot = new uPlot(
+    {
+      width: width(),
+      height: 240,
+      series: [
+        {},
+        ...data.series.map((s, i) => ({
+          label: String(s.label),
+          stroke: PALETTE[i % PALETTE.length],
+          width: 2,
+          value: (_u, v) => (v == null ? "-" : formatTick(v, data.unit)),
+        })),
+      ],
+      axes: [axis, { ...axis, size: 70, values: (_u, ticks) => ticks.map((v) => formatTick(v, "")) }],
+    },
+    [data.x, ...data.series.map((s) => s.values)],
+    holder,
+  );
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(() => plot.setSize({ width: width(), height: 240 }));
+  });
+}
+
+function enhance(root) {
+  for (const b of root.querySelectorAll("[data-copy][hidden]")) b.hidden = false;
+  for (const c of root.querySelectorAll("[data-chart]")) {
+    if (!c.hasAttribute("data-drawn")) {
+      c.setAttribute("data-drawn", "");
+      drawChart(c);
+    }
+  }
+}
+
+enhance(document);
+document.body.addEventListener("htmx:load", (event) => {
+  if (event.target instanceof Element) enhance(event.target);
+});

@@ -1,0 +1,21 @@
+/** Display formatting for console pages (integer math only; money stays bigint micro-units). */
+import { formatMicro } from "../lib/money.ts";
+
+/**
+ * 1234567890n, "USD" -> "1,234.56789 USD": the exact amount (formatMicro: at least two decimals,
+ * trailing zeros trimmed, never rounded), thousands grouped, then the currency code.
+ */
+export function formatMoney(micro: bigint | number, currency: string): string {
+  const text = formatMicro(micro);
+  const neg = text.startsWith("-");
+  const [whole, frac] = (neg ? text.slice(1) : text).split(".") as [string, string];
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${neg ? "-" : ""}${grouped}.${frac} ${currency}`;
+}
+
+/** Epoch seconds or milliseconds -> "2026-11-23 15:04 UTC". */
+export function formatTime(epoch: number | bigint, unit: "s" | "ms" = "s"): string {
+  const ms = unit === "s" ? Number(epoch) * 1000 : Number(epoch);
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}

@@ -1,0 +1,85 @@
+/**
+ * The web console (/console): one Elysia plugin that mounts the assets, the sign-in pages and one
+ * plugin per area. Mounted by src/http/app.ts only when `[console] enabled` is true at start; if a
+ * reload turns it off, every console route answers the API's 404 (a restart is needed to turn it on).
+ *
+ * ## Adding an area (overview, keys, usage, requests, wallet, billing, studio, settings, admin)
+ *
+ * One file per area, `src/console/<area>-pages.ts`, exporting a function that takes the kit and
+ * returns an Elysia instance with that area's routes; then ONE line below, `.use(<area>Pages(kit))`.
+ * Nothing else in the shell changes. Example:
+ *
+ *   import { Elysia } from "elysia";
+ *   import { html } from "../lib/html.ts";
+ *   import { csrfField } from "./layout.ts";
+ *   import { type ConsoleKit, field, redirect, requireAccount, requireOwner } from "./kit.ts";
+ *   import { formatMoney } from "./format.ts";
+ *
+ *   export function keysPages(kit: ConsoleKit) {
+ *     return new Elysia()
+ *       .get("/console/keys", kit.page((c) => {
+ *         const s = requireAccount(c.session);            // 403 page when the person has no account
+ *         const keys = kit.ctx.accounts.listKeys(s.accountId);
+ *         return c.layout({ title: "Keys", active: "keys", body: html`<h1>Keys</h1>...` });
+ *       }))
+ *       .post("/console/keys", kit.action((c) => {        // Origin + CSRF already checked
+ *         const s = requireOwner(c.session);              // 403 page for a member
+ *         kit.ctx.accounts.createKey(s.accountId, { name: field(c.form, "name") });
+ *         return redirect("/console/keys");               // 303, the page works without JS
+ *       }));
+ *   }
+ *
+ * Rules: every form carries `${csrfField(c.session)}` and posts to a kit.action route; a record of
+ * another account is `throw new DomainError("not_found", ...)` (an HTML 404 page); every value goes
+ * through `html` (never `raw` with data); no inline script or style (CSP): behaviour via the data-*
+ * attributes of client/app.js, styles in client/console.css.
+ */
+import { Elysia } from "elysia";
+import { errorResponse } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
+import type { ConsoleSession } from "../people/types.ts";
+import type { AppContext } from "../server/context.ts";
+import { serveAsset } from "./assets.ts";
+import { authPages } from "./auth-pages.ts";
+import { consoleKit, type RouteContext } from "./kit.ts";
+import { withSecurityHeaders } from "./security.ts";
+
+export function consoleRoutes(ctx: AppContext) {
+  const kit = consoleKit(ctx);
+  // Unknown console paths, any method: an HTML 404 (the API's JSON 404 stays outside /console).
+  const notFound = ({ request }: RouteContext): Response => {
+    if (!ctx.live.console.enabled) return errorResponse(new DomainError("not_found", "No such route."));
+    let session: ConsoleSession | null = null;
+    try {
+      session = kit.session(request, { ip: null, userAgent: null });
+    } catch {}
+    const path = new URL(request.url).pathname;
+    const err = new DomainError("not_found", `There is no console page at ${path}.`);
+    return withSecurityHeaders(kit.errorPage(err, request, session));
+  };
+  return (
+    new Elysia({ detail: { hide: true } })
+      .get("/console/assets/:file", (c) => {
+        const res = serveAsset(c.request, `/console/assets/${c.params.file}`);
+        return res ?? notFound(c);
+      })
+      .use(authPages(kit))
+      // Areas: one line each (see above).
+      .all("/console/*", notFound)
+  );
+}
+
+/**
+ * The front door: `/` leads to the console (which sends a signed-out visitor on to its sign-in), or
+ * to /docs when the console is off (not mounted at start, or turned off by a reload).
+ */
+export function frontDoorRoutes(ctx: AppContext, consoleMounted: boolean) {
+  return new Elysia({ detail: { hide: true } }).get(
+    "/",
+    () =>
+      new Response(null, {
+        status: 303,
+        headers: { location: consoleMounted && ctx.live.console.enabled ? "/console" : "/docs" },
+      }),
+  );
+}

@@ -1,0 +1,113 @@
+/**
+ * In-process console tests: the real app (makeTestApp) and a small cookie-keeping "browser" that
+ * posts forms the way a page does (Origin of the public URL, the session's CSRF token).
+ */
+import type { ConsoleSession } from "../../src/people/types.ts";
+import { makeTestApp } from "../helpers/context.ts";
+import { installPeopleDouble } from "./people-double.ts";
+
+export const ORIGIN = "http://gengate.test";
+export const PASSWORD = "correct horse battery";
+
+/** The parts of the PeopleService the tests set people up with (the real service has them all). */
+export interface TestPeople {
+  createInvite(input: {
+    email?: string | null;
+    accountId?: string | null;
+    role?: "owner" | "member";
+    operator?: boolean;
+  }): { url: string };
+  acceptInvite(
+    token: string,
+    password: string,
+    client: { ip: string | null; userAgent: string | null },
+    email?: string | null,
+  ): Promise<unknown> | unknown;
+  requestPasswordReset(email: string): { url: string } | null;
+  resolveSession(token: string): ConsoleSession | null;
+}
+
+export function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
+  const t = makeTestApp(options);
+  installPeopleDouble(t.ctx); // TEMPORARY until c15-people is merged (ctx.people is then real).
+  const people = (t.ctx as unknown as { people: TestPeople }).people;
+  const handle = (path: string, init: RequestInit = {}) =>
+    t.app.handle(new Request(`http://localhost${path}`, { redirect: "manual", ...init }));
+  /** A person with a password who belongs to the default account with `role`. */
+  const person = async (email: string, role: "owner" | "member" = "owner", operator = false) => {
+    const { url } = people.createInvite({ email, accountId: t.account.id, role, operator });
+    await people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    return email;
+  };
+  const browser = () => new Browser(handle);
+  /** A browser signed in as `email` (through the sign-in form). */
+  const signedIn = async (email: string) => {
+    const b = browser();
+    const res = await b.post("/console/login", { email, password: PASSWORD });
+    if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+    return b;
+  };
+  return { ...t, people, handle, person, browser, signedIn };
+}
+
+export class Browser {
+  cookie: string | null = null;
+  /** The CSRF token of the last page that had one (<meta name="csrf-token">). */
+  csrf: string | null = null;
+
+  constructor(private handle: (path: string, init?: RequestInit) => Promise<Response>) {}
+
+  private remember(res: Response): Response {
+    for (const c of res.headers.getSetCookie()) {
+      const m = /^gengate_session=([^;]*)/.exec(c);
+      if (!m) continue;
+      this.cookie = /Max-Age=0(;|$)/.test(c) || m[1] === "" ? null : m[1]!;
+    }
+    return res;
+  }
+
+  private headers(extra: Record<string, string> = {}): Headers {
+    const h = new Headers(extra);
+    if (this.cookie) h.set("cookie", `gengate_session=${this.cookie}`);
+    return h;
+  }
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.remember(await this.handle(path, { headers: this.headers(headers) }));
+  }
+
+  /** GET, keeping the page's CSRF token; returns status and text. */
+  async page(path: string): Promise<{ status: number; text: string; res: Response }> {
+    const res = await this.get(path);
+    const text = await res.text();
+    const m = /<meta name="csrf-token" content="([^"]+)">/.exec(text);
+    if (m) this.csrf = m[1]!;
+    return { status: res.status, text, res };
+  }
+
+  /** Posts a urlencoded form as our pages do: Origin set, CSRF token added when known. */
+  async post(
+    path: string,
+    fields: Record<string, string>,
+    options: {
+      origin?: string | null;
+      referer?: string;
+      csrf?: string | null;
+      headers?: Record<string, string>;
+    } = {},
+  ): Promise<Response> {
+    const body = new URLSearchParams(fields);
+    const csrf = options.csrf === undefined ? this.csrf : options.csrf;
+    if (csrf && !("csrf" in fields)) body.set("csrf", csrf);
+    const extra: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+      ...options.headers,
+    };
+    const origin = options.origin === undefined ? ORIGIN : options.origin;
+    if (origin !== null) extra.origin = origin;
+    if (options.referer) extra.referer = options.referer;
+    return this.remember(
+      await this.handle(path, { method: "POST", body: body.toString(), headers: this.headers(extra) }),
+    );
+  }
+}
