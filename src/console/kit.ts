@@ -36,6 +36,8 @@ export type AccountSession = ConsoleSession & { accountId: string; role: Role };
 export interface RouteContext {
   request: Request;
   params?: unknown;
+  /** Elysia's parsed body, used only when Elysia already read the request (outside createApp). */
+  body?: unknown;
   server?: { requestIP(request: Request): { address: string } | null } | null;
 }
 
@@ -138,9 +140,20 @@ export interface ConsoleKit {
 
 const FORM_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"];
 
-async function readForm(request: Request): Promise<Form> {
+async function readForm(request: Request, parsed: unknown): Promise<Form> {
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (!FORM_TYPES.includes(type)) return new FormData() as unknown as Form;
+  const form = new FormData() as unknown as Form;
+  if (!FORM_TYPES.includes(type)) return form;
+  if (request.bodyUsed) {
+    // createApp's parse hook leaves form bodies unread; a bare Elysia (a test) has parsed it already.
+    if (parsed && typeof parsed === "object") {
+      for (const [k, v] of Object.entries(parsed)) {
+        for (const item of Array.isArray(v) ? v : [v])
+          form.append(k, item instanceof Blob ? item : String(item));
+      }
+    }
+    return form;
+  }
   try {
     return await request.formData();
   } catch {
@@ -268,7 +281,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
         }
         let form: Form | null = null;
         if (state) {
-          form = await readForm(request);
+          form = await readForm(request, c.body);
           if (signedIn && session) {
             const submitted = request.headers.get("x-csrf-token") ?? field(form, "csrf");
             if (!csrfMatches(submitted, session.csrfToken)) {

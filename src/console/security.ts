@@ -64,11 +64,13 @@ export function safeNext(next: string | null | undefined): string | null {
   if (!next || next.length > 2000) return null;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   if (/[\\\u0000-\u001f\u007f]/.test(next)) return null;
-  if (!(next === "/console" || next.startsWith("/console/") || next.startsWith("/console?"))) return null;
+  const isConsole = (p: string) => p === "/console" || p.startsWith("/console/") || p.startsWith("/console?");
+  if (!isConsole(next)) return null;
   try {
     const base = "http://gengate.invalid";
     const url = new URL(next, base);
-    if (url.origin !== base) return null;
+    // Checked again after normalising: "/console/../x" is "/x".
+    if (url.origin !== base || !isConsole(url.pathname)) return null;
     return url.pathname + url.search;
   } catch {
     return null;

@@ -14,7 +14,15 @@ export class SafeHtml {
   }
 }
 
-export type HtmlValue = SafeHtml | string | number | bigint | boolean | null | undefined | readonly HtmlValue[];
+export type HtmlValue =
+  | SafeHtml
+  | string
+  | number
+  | bigint
+  | boolean
+  | null
+  | undefined
+  | readonly HtmlValue[];
 
 const ESCAPES: Record<string, string> = {
   "&": "&amp;",

@@ -47,7 +47,20 @@ export function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
     if (res.status !== 303) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
     return b;
   };
-  return { ...t, people, handle, person, browser, signedIn };
+  /** Sets the live sign-up mode (as a reload would). */
+  const setSignup = (signup: "closed" | "invite" | "open") => {
+    t.ctx.live = { ...t.ctx.live, console: { ...t.ctx.live.console, signup } };
+  };
+  /** Turns two-factor on for a person; returns a function giving a valid code. */
+  const enableTwoFactor = async (email: string): Promise<() => Promise<string>> => {
+    // TEMPORARY (double): a fixed code. With the real service: beginTwoFactor + a TOTP code.
+    (people as unknown as { enableTwoFactorForTest(e: string, c: string): void }).enableTwoFactorForTest(
+      email,
+      "424242",
+    );
+    return async () => "424242";
+  };
+  return { ...t, people, handle, person, browser, signedIn, setSignup, enableTwoFactor };
 }
 
 export class Browser {
