@@ -41,20 +41,28 @@ import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
-import { consoleKit, type RouteContext } from "./kit.ts";
-import { withSecurityHeaders } from "./security.ts";
+import { consoleKit, type RouteContext, redirect } from "./kit.ts";
+import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 
 export function consoleRoutes(ctx: AppContext) {
   const kit = consoleKit(ctx);
-  // Unknown console paths, any method: an HTML 404 (the API's JSON 404 stays outside /console).
-  const notFound = ({ request }: RouteContext): Response => {
+  // Unknown console paths: an HTML 404 (the API's JSON 404 stays outside /console). A signed-out
+  // GET is sent to sign-in first, like every page, so the console's map is not shown to strangers.
+  const notFound = (c: RouteContext): Response => {
+    const { request } = c;
     if (!ctx.live.console.enabled) return errorResponse(new DomainError("not_found", "No such route."));
     let session: ConsoleSession | null = null;
     try {
       session = kit.session(request, { ip: null, userAgent: null });
     } catch {}
-    const path = new URL(request.url).pathname;
-    const err = new DomainError("not_found", `There is no console page at ${path}.`);
+    const url = new URL(request.url);
+    if (!session && isSafeMethod(request.method) && !url.pathname.startsWith("/console/assets/")) {
+      const next = safeNext(url.pathname + url.search);
+      return withSecurityHeaders(
+        redirect(next ? `/console/login?next=${encodeURIComponent(next)}` : "/console/login"),
+      );
+    }
+    const err = new DomainError("not_found", `There is no console page at ${url.pathname}.`);
     return withSecurityHeaders(kit.errorPage(err, request, session));
   };
   return (

@@ -185,10 +185,21 @@ describe("console shell: front door and error pages", () => {
     expect((await c.handle("/")).headers.get("location")).toBe("/docs");
   });
 
+  test("unknown console paths: signed out, a GET goes to sign-in like any page", async () => {
+    const c = consoleApp();
+    const res = await c.handle("/console/no/such/page?x=1");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/login?next=%2Fconsole%2Fno%2Fsuch%2Fpage%3Fx%3D1");
+    expectSecurityHeaders(res);
+  });
+
   test("unknown console paths are HTML 404 pages for any method; the API keeps its JSON errors", async () => {
     const c = consoleApp();
+    await c.person("ann@example.com");
+    const ann = await c.signedIn("ann@example.com");
+    const cookie = `gengate_session=${ann.cookie}`;
     for (const init of [{}, { method: "POST" }, { method: "DELETE" }]) {
-      const res = await c.handle("/console/no/such/page", init);
+      const res = await c.handle("/console/no/such/page", { ...init, headers: { cookie } });
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expectSecurityHeaders(res);
