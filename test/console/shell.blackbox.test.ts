@@ -34,20 +34,25 @@ describe("console shell (black box)", () => {
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const text = await res.text();
     expect(text).toContain('<button type="submit">Sign in</button>');
-    const paths = [...text.matchAll(/(?:href|src)="(\/console\/assets\/[a-z]+\.[0-9a-f]{12}\.(?:js|css))"/g)].map(
-      (m) => m[1]!,
-    );
+    const paths = [
+      ...text.matchAll(/(?:href|src)="(\/console\/assets\/[a-z]+\.[0-9a-f]{12}\.(?:js|css))"/g),
+    ].map((m) => m[1]!);
     expect(paths.length).toBe(2);
     let gzipped = 0;
     for (const p of paths) {
       const plain = await get(p, { "accept-encoding": "identity" });
       expect(plain.status).toBe(200);
       expect(plain.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
-      expect(plain.headers.get("content-type")).toStartWith(p.endsWith(".js") ? "text/javascript" : "text/css");
+      expect(plain.headers.get("content-type")).toStartWith(
+        p.endsWith(".js") ? "text/javascript" : "text/css",
+      );
       const body = new Uint8Array(await plain.arrayBuffer());
       expect(body.length).toBeGreaterThan(1000);
       // Bun's fetch inflates gzip itself; ask for it and compare the bytes.
-      const gz = await fetch(`${server.url}${p}`, { headers: { "accept-encoding": "gzip" }, decompress: false });
+      const gz = await fetch(`${server.url}${p}`, {
+        headers: { "accept-encoding": "gzip" },
+        decompress: false,
+      });
       expect(gz.headers.get("content-encoding")).toBe("gzip");
       const raw = new Uint8Array(await gz.arrayBuffer());
       gzipped += raw.length;
