@@ -30,7 +30,7 @@ export interface RunningServer {
   server: Server<undefined>;
   url: string;
   /** Secrets created by this start (shown once), null when they already existed. */
-  firstStart: { adminToken: string | null; defaultKey: string | null };
+  firstStart: { adminToken: string | null; defaultKey: string | null; ownerInvite: string | null };
   reload(): { ok: true; models: number } | { ok: false; error: string };
   stop(): Promise<void>;
 }
@@ -105,7 +105,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const { ctx, shutdown, defaultKey } = createAppContext({
+    const { ctx, shutdown, defaultKey, ownerInvite } = createAppContext({
       db,
       live,
       catalog,
@@ -151,7 +151,11 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       ctx,
       server,
       url: `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
-      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey: defaultKey?.key ?? null },
+      firstStart: {
+        adminToken: admin.created ? admin.value : null,
+        defaultKey: defaultKey?.key ?? null,
+        ownerInvite: ownerInvite?.url ?? null,
+      },
       reload() {
         try {
           const next = loadLive(settings.configPath);
