@@ -3,7 +3,7 @@ import type { AccountStore, Currency } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
 import { DomainError } from "../lib/errors.ts";
-import { newId } from "../lib/ids.ts";
+import { newId, newTimeOrderedId } from "../lib/ids.ts";
 import { base32Encode, newTotpSecret, otpauthUrl, verifyTotp } from "../lib/totp.ts";
 import { type InviteRow, PeopleStore, type PersonRow, type SessionRow } from "./store.ts";
 import {
@@ -504,7 +504,7 @@ export class PeopleService {
       const again = this.store.personByEmail(o.email);
       if (!existing && again) throw new DomainError("unauthorized", SIGNIN_FAILED);
       existing = again;
-      const personId = existing?.id ?? newId("person");
+      const personId = existing?.id ?? newTimeOrderedId("person", this.now());
       if (!existing)
         this.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
       let invite = o.invite;
@@ -569,7 +569,7 @@ export class PeopleService {
       const token = newToken();
       const now = this.seconds();
       const expiresAt = now + INVITE_TTL_SECONDS;
-      const id = newId("inv");
+      const id = newTimeOrderedId("inv", this.now());
       this.store.insertInvite({
         id,
         tokenHash: hashSecret(token),
@@ -591,8 +591,17 @@ export class PeopleService {
   }
 
   listInvites(options: { limit?: number; after?: string | null } = {}): InviteView[] {
-    const now = this.seconds();
-    return this.store.listInvites(options.limit ?? 100, options.after ?? null).map((i) => ({
+    return this.store.listInvites(options.limit ?? 100, options.after ?? null).map((i) => this.inviteView(i));
+  }
+
+  /** One invite by id (operators), or null. */
+  getInvite(id: string): InviteView | null {
+    const row = this.store.inviteById(id);
+    return row && this.inviteView(row);
+  }
+
+  private inviteView(i: InviteRow): InviteView {
+    return {
       id: i.id,
       email: i.email,
       accountId: i.account_id,
@@ -609,10 +618,10 @@ export class PeopleService {
           ? "used"
           : i.revoked_at !== null
             ? "revoked"
-            : Number(i.expires_at) <= now
+            : Number(i.expires_at) <= this.seconds()
               ? "expired"
               : "pending",
-    }));
+    };
   }
 
   listPeople(options: { limit?: number; after?: string | null } = {}): PersonView[] {

@@ -110,7 +110,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       live,
       catalog,
       settings,
-      publicUrl: settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
+      publicUrl: publicUrlOf(settings, server.port ?? settings.port),
       filesRoot: paths.files,
       linkSecrets: linkSecrets(paths),
       adminTokenHash: hashSecret(admin.value),
@@ -210,6 +210,14 @@ function lastResortError(err: Error): Response {
   return errorResponse(
     new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
   );
+}
+
+/** {public_url}: the configured one, else the address the server listens on (operator commands use it too). */
+export function publicUrlOf(
+  settings: Pick<ServerSettings, "publicUrl" | "host" | "tls">,
+  port: number,
+): string {
+  return settings.publicUrl || `${settings.tls ? "https" : "http"}://${hostForUrl(settings.host)}:${port}`;
 }
 
 function hostForUrl(host: string): string {
