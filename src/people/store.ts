@@ -165,9 +165,13 @@ export class PeopleStore {
     );
   }
 
+  /** Oldest first; `after` is the last id of the previous page. */
   listPeople(limit: number, after: string | null): PersonRow[] {
     return this.db
-      .query<PersonRow, [string, number]>("SELECT * FROM people WHERE id > ? ORDER BY id LIMIT ?")
+      .query<PersonRow, [string, number]>(
+        `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
+         ORDER BY rowid LIMIT ?`,
+      )
       .all(after ?? "", limit);
   }
 
@@ -193,7 +197,7 @@ export class PeopleStore {
     return this.db
       .query<AccountMembershipRow, [string]>(
         `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
-         WHERE m.person_id = ? ORDER BY m.created_at, m.account_id`,
+         WHERE m.person_id = ? ORDER BY m.created_at, m.rowid`,
       )
       .all(personId);
   }
@@ -202,7 +206,7 @@ export class PeopleStore {
     return this.db
       .query<MemberRow, [string]>(
         `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
-         WHERE m.account_id = ? ORDER BY m.created_at, p.email`,
+         WHERE m.account_id = ? ORDER BY m.created_at, m.rowid`,
       )
       .all(accountId);
   }
@@ -249,7 +253,7 @@ export class PeopleStore {
     if (personIds.length === 0) return [];
     return this.db
       .query<MembershipRow, string[]>(
-        `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at`,
+        `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
       )
       .all(...personIds);
   }
@@ -301,10 +305,14 @@ export class PeopleStore {
       .get(now, personId, tokenHash, now);
   }
 
+  /** Newest first; `after` is the last id of the previous page. */
   listInvites(limit: number, after: string | null): InviteRow[] {
     return this.db
-      .query<InviteRow, [string, number]>("SELECT * FROM invites WHERE id < ? ORDER BY id DESC LIMIT ?")
-      .all(after ?? "\uffff", limit);
+      .query<InviteRow, [string, number]>(
+        `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
+         ORDER BY rowid DESC LIMIT ?`,
+      )
+      .all(after ?? "", limit);
   }
 
   /** Revokes an unused invite; false when it is unknown or already used. */
