@@ -297,17 +297,18 @@ export class PeopleService {
     const usable = person !== null && person.disabled_at === null ? person.password_hash : null;
     const ok = await this.verifyPassword(String(input.password ?? ""), usable);
     if (!ok || !person) this.failSignIn(subjects);
-    if (person.totp_enabled_at !== null) {
-      const code = (input.code ?? "").trim();
-      if (!code)
-        throw new DomainError("unauthorized", "Enter the code from your authenticator app.", {
-          param: "code",
-        });
-      if (!this.checkSecondFactor(person, code))
-        this.failSignIn(subjects, "code", "The code is incorrect or was already used.");
-    }
+    if (person.totp_enabled_at !== null) this.requireSecondFactor(person, input.code, subjects);
     this.store.clearFailures(subjects[0]!);
     return this.openSession(person, client);
+  }
+
+  /** After the right password: a missing code asks for one; a wrong one is a counted failure. */
+  private requireSecondFactor(person: PersonRow, code: string | null | undefined, subjects: string[]): void {
+    const c = String(code ?? "").trim();
+    if (!c)
+      throw new DomainError("unauthorized", "Enter the code from your authenticator app.", { param: "code" });
+    if (!this.checkSecondFactor(person, c))
+      this.failSignIn(subjects, "code", "The code is incorrect or was already used.");
   }
 
   /** A TOTP code (each step once) or an unused recovery code. */
@@ -421,7 +422,7 @@ export class PeopleService {
    * sign-in (counted by throttling). See docs/console.md "People and sign-in".
    */
   async signUp(
-    input: { email: string; password: string; invite?: string | null },
+    input: { email: string; password: string; invite?: string | null; code?: string | null },
     client: ClientInfo,
   ): Promise<{ session: NewSession; accountId: string; keyId: string; key: string }> {
     const email = this.checkEmail(String(input.email ?? ""));
@@ -445,7 +446,14 @@ export class PeopleService {
       throw new DomainError("forbidden", "Sign-up needs an invite.", { param: "invite" });
     }
     this.checkNewPassword(input.password);
-    const r = await this.redeem({ email, password: input.password, invite, client, newAccount: true });
+    const r = await this.redeem({
+      email,
+      password: input.password,
+      code: input.code ?? null,
+      invite,
+      client,
+      newAccount: true,
+    });
     return { session: r.session, accountId: r.accountId, keyId: r.keyId!, key: r.key! };
   }
 
@@ -453,13 +461,15 @@ export class PeopleService {
    * Accepts an invite link: a new person sets their password; an existing person (the invite's
    * email already signs in) must give their current password. account_id NULL: a new account owned
    * by the person (and its Default key, returned once); otherwise the person joins that account.
-   * An invite without an email (the first-start invite) needs `email`.
+   * An invite without an email (the first-start invite) needs `email`. An existing person with
+   * two-factor on also gives a code (`unauthorized` with param "code" when missing or wrong).
    */
   async acceptInvite(
     token: string,
     password: string,
     client: ClientInfo,
     email?: string | null,
+    code?: string | null,
   ): Promise<{ session: NewSession; key: string | null; keyId: string | null }> {
     const invite = this.usableInvite(token);
     let who = invite.email;
@@ -470,6 +480,7 @@ export class PeopleService {
     const r = await this.redeem({
       email: who,
       password,
+      code: code ?? null,
       invite,
       client,
       newAccount: invite.account_id === null,
@@ -480,6 +491,7 @@ export class PeopleService {
   private async redeem(o: {
     email: string;
     password: string;
+    code: string | null;
     invite: InviteRow | null;
     client: ClientInfo;
     newAccount: boolean;
@@ -492,8 +504,8 @@ export class PeopleService {
       const ok =
         existing.disabled_at === null && (await this.verifyPassword(o.password, existing.password_hash));
       if (!ok) this.failSignIn(subjects);
-      if (existing.totp_enabled_at !== null && o.invite === null)
-        throw new DomainError("unauthorized", "This email signs in with two-factor: sign in instead.");
+      // The password alone never opens a session for a person with two-factor on.
+      if (existing.totp_enabled_at !== null) this.requireSecondFactor(existing, o.code, subjects);
     } else {
       this.checkNewPassword(o.password);
     }

@@ -149,6 +149,27 @@ describe("throttling", () => {
     expect(ok.session.email).toBe("ann@example.com");
   });
 
+  test("an invite or a sign-up with the password of a person with two-factor still needs a code", async () => {
+    const f = peopleFixture({ signup: "open" });
+    const ann = await f.person("ann@example.com");
+    const other = await f.person("bob@example.com");
+    const { secret } = f.people.beginTwoFactor(ann.personId);
+    f.people.enableTwoFactor(ann.personId, f.code(secret));
+    const invite = f.people.createInvite({ email: "ann@example.com", accountId: other.accountId });
+    const token = tokenOf(invite.url);
+    expect(await domainError(() => f.people.acceptInvite(token, PASSWORD, CLIENT))).toMatchObject({
+      code: "unauthorized",
+      param: "code",
+    });
+    expect(
+      await domainError(() => f.people.signUp({ email: "ann@example.com", password: PASSWORD }, CLIENT)),
+    ).toMatchObject({ code: "unauthorized", param: "code" });
+    expect(f.people.accountsOf(ann.personId)).toHaveLength(1);
+    f.clock.advance(30);
+    const joined = await f.people.acceptInvite(token, PASSWORD, CLIENT, null, f.code(secret));
+    expect(joined.session.session).toMatchObject({ personId: ann.personId, accountId: other.accountId });
+  });
+
   test("wrong second-factor codes count as failures too", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
