@@ -216,7 +216,13 @@ export class Ledger {
 
         // One instant for the whole settlement: the charge entry's day and the key_spend month
         // must name the same calendar month, even at a month's last second (docs/money.md).
-        const ctx = { holdId, keyId: hold.key_id, modelId: hold.model_id, requestId: hold.request_id, at: now };
+        const ctx = {
+          holdId,
+          keyId: hold.key_id,
+          modelId: hold.model_id,
+          requestId: hold.request_id,
+          at: now,
+        };
         if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
         let after = this.s.moveFunds.get(-charge, -charge, hold.account_id)!;
         this.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
@@ -314,6 +320,11 @@ export class Ledger {
       spent: this.s.keySpent.get(keyId, monthOf(this.now()))?.s ?? 0n,
       held: this.s.keyHeld.get(keyId)?.s ?? 0n,
     };
+  }
+
+  /** The ledger's clock, epoch seconds: the time its entries are dated with. */
+  clock(): number {
+    return this.now();
   }
 
   currentMonth(): string {

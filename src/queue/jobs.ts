@@ -173,9 +173,10 @@ export class JobStore {
       lastJobAt: db.prepare<{ created_at: bigint }, [string]>(
         "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
       ),
-      outputRows: db.prepare<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }, [string]>(
-        "SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx",
-      ),
+      outputRows: db.prepare<
+        { idx: bigint; content_type: string; size: bigint; expires_at: bigint },
+        [string]
+      >("SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx"),
     };
     this.seq = this.s.maxSeq.get()?.s ?? 0n;
     this.index = new QueueIndex(this.s.queued.all());
