@@ -33,7 +33,8 @@ export interface ReserveInput {
   keyId: string | null;
   modelId: string | null;
   requestId: string | null;
-  source: Source;
+  /** Work is labelled API or STUDIO; ADMIN (and TOPUP, issue 16) label credits only (figures.ts relies on it). */
+  source: "API" | "STUDIO";
   /** The quoted price in micro-USD; converted to the account currency at the current rate. */
   quotedUsdMicro: bigint;
 }

@@ -68,6 +68,11 @@ export class Wallet {
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
          ORDER BY id DESC LIMIT ?4`,
       ),
+      creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(
+        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
+           AND source = ?3
+         ORDER BY id DESC LIMIT ?4`,
+      ),
       // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
       credits: db.prepare<EntryRow, [string, bigint, string, number]>(
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
@@ -96,7 +101,13 @@ export class Wallet {
     accountId: string,
     o: { limit: number; before?: bigint | null; source?: WalletSource | null },
   ): { rows: EntryRow[]; next: bigint | null } {
-    return page(this.s.bySource.all(accountId, o.before ?? 2n ** 62n, o.source ?? "", o.limit + 1), o.limit);
+    const before = o.before ?? 2n ** 62n;
+    // ADMIN and TOPUP label credits only (reserve takes API or STUDIO): read them from the small
+    // credits index instead of walking every job entry of the account.
+    if (o.source === "ADMIN" || o.source === "TOPUP") {
+      return page(this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
+    }
+    return page(this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
   }
 
   /** Credits newest first: top-ups (`kind` "topup") or top-ups and operator adjustments (null). */
