@@ -49,6 +49,20 @@ export interface KeySpendRow {
   calls: bigint;
 }
 
+/**
+ * The console's range and credit reads, exported so a test can check their query plans: each is
+ * served by an index of migration 010 (ledger_entries_charges, covering; ledger_entries_credits).
+ */
+export const WALLET_SQL = {
+  chargesByDay: `SELECT created_at / 86400 AS d, key_id, coalesce(model_id, '') AS model_id,
+           sum(amount_micro) AS spent_micro, count(*) AS calls
+         FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
+         GROUP BY d, key_id, coalesce(model_id, '')`,
+  creditsBySource: `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
+           AND source = ?3
+         ORDER BY id DESC LIMIT ?4`,
+} as const;
+
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
 export class Wallet {
   private readonly s;
@@ -59,20 +73,13 @@ export class Wallet {
       // Served by ledger_entries_charges (migration 010), a covering index: only the account's
       // charges in the range are read. Grouped by the integer day (cheaper than strftime).
       chargesByDay: db.prepare<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
-        `SELECT created_at / 86400 AS d, key_id, coalesce(model_id, '') AS model_id,
-           sum(amount_micro) AS spent_micro, count(*) AS calls
-         FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
-         GROUP BY d, key_id, coalesce(model_id, '')`,
+        WALLET_SQL.chargesByDay,
       ),
       bySource: db.prepare<EntryRow, [string, bigint, string, number]>(
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
          ORDER BY id DESC LIMIT ?4`,
       ),
-      creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(
-        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
-           AND source = ?3
-         ORDER BY id DESC LIMIT ?4`,
-      ),
+      creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
       // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
       credits: db.prepare<EntryRow, [string, bigint, string, number]>(
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
