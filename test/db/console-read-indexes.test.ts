@@ -12,11 +12,15 @@ describe("console read indexes (migration 010)", () => {
       .join(" / ");
 
   test("usage reads only the account's charges in the range, from a covering index", () => {
-    expect(plan(WALLET_SQL.chargesByDay, "a", 0, 1))).toContain("COVERING INDEX ledger_entries_charges (account_id=? AND created_at>? AND created_at<?)");
+    expect(plan(WALLET_SQL.chargesByDay, "a", 0, 1)).toContain(
+      "COVERING INDEX ledger_entries_charges (account_id=? AND created_at>? AND created_at<?)",
+    );
   });
 
   test("credits (billing, the ADMIN/TOPUP filter) come from the partial credits index", () => {
-    expect(plan(WALLET_SQL.creditsBySource, "a", 9n, "ADMIN", 10))).toContain("USING INDEX ledger_entries_credits (account_id=? AND id<?)");
+    expect(plan(WALLET_SQL.creditsBySource, "a", 9n, "ADMIN", 10)).toContain(
+      "USING INDEX ledger_entries_credits (account_id=? AND id<?)",
+    );
   });
 
   test("requests by key and a key's last use walk jobs_by_key", () => {
