@@ -13,6 +13,7 @@ import { describe } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { runGengate, type TestServer } from "./server.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
@@ -101,6 +102,8 @@ export interface GuardOptions {
   allowConsoleErrors?: RegExp[];
   /** Extra origins a page may reach (only for the harness's own tests). */
   allowOrigins?: string[];
+  /** Cookies to start with (another context's `storageState()`: a signed-in session). */
+  storageState?: Awaited<ReturnType<BrowserContext["storageState"]>>;
 }
 
 /** URLs that never leave the page: inline data and object URLs (CSP allows data: and blob: images). */
@@ -124,7 +127,11 @@ export async function openGuardedPage(
   const allowed = new Set([home, ...(options.allowOrigins ?? []).map((o) => new URL(o).origin)]);
   const viewport =
     typeof options.viewport === "object" ? options.viewport : VIEWPORTS[options.viewport ?? "desktop"];
-  const context = await browser.newContext({ viewport, serviceWorkers: "block" });
+  const context = await browser.newContext({
+    viewport,
+    serviceWorkers: "block", // their requests would escape the recorder; the console has none
+    ...(options.storageState ? { storageState: options.storageState } : {}),
+  });
   const requests: string[] = [];
   const problems: PageProblem[] = [];
   const check = (url: string) => {
@@ -251,13 +258,15 @@ export async function overflowsHorizontally(page: Page): Promise<boolean> {
 
 /**
  * Full-page PNGs of the current page at each viewport: `${dir}/${name}-desktop.png` and
- * `${dir}/${name}-phone.png` (360 px). Restores the page's viewport; returns the files written.
+ * `${dir}/${name}-phone.png` (360 px), cut at `maxHeight` px. Restores the page's viewport; returns the
+ * files written.
  */
 export async function screenshots(
   page: Page,
   dir: string,
   name: string,
   viewports: readonly ViewportName[] = ["desktop", "phone"],
+  maxHeight = 2400,
 ): Promise<string[]> {
   mkdirSync(dir, { recursive: true });
   const before = page.viewportSize();
@@ -266,9 +275,73 @@ export async function screenshots(
     await page.setViewportSize(VIEWPORTS[v]);
     await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))");
     const file = join(dir, `${name}-${v}.png`);
-    await page.screenshot({ path: file, fullPage: true, animations: "disabled" });
+    const height = (await page.evaluate("document.documentElement.scrollHeight")) as number;
+    const clip = { x: 0, y: 0, width: VIEWPORTS[v].width, height: Math.min(height, maxHeight) };
+    await page.screenshot({ path: file, fullPage: true, clip, animations: "disabled" });
     files.push(file);
   }
   if (before) await page.setViewportSize(before);
   return files;
+}
+
+export interface ConsolePerson {
+  email: string;
+  password: string;
+}
+
+let people = 0;
+
+/**
+ * Makes a console person and signs the guarded page's context in as them: `gengate user invite --json`
+ * on the server's data dir (NEEDS the people CLI of issue 15: `gengate user invite`), then the invite
+ * page: field `Password`, button `Set password`. Without `account` the invite creates a new account
+ * with the person as its owner; with it, the person joins that account with `role`.
+ */
+export async function inviteAndSignIn(
+  g: GuardedPage,
+  server: TestServer,
+  options: {
+    email?: string;
+    password?: string;
+    account?: string;
+    role?: "owner" | "member";
+    operator?: boolean;
+  } = {},
+): Promise<ConsolePerson> {
+  people += 1;
+  const email = options.email ?? `person${people}-${Date.now()}@example.test`;
+  const password = options.password ?? `correct horse battery ${people}`;
+  const args = [
+    "user",
+    "invite",
+    "--email",
+    email,
+    "--data-dir",
+    server.dataDir,
+    "--public-url",
+    server.url,
+    "--json",
+  ];
+  if (options.account) args.push("--account", options.account, "--role", options.role ?? "member");
+  if (options.operator) args.push("--operator");
+  const run = await runGengate(args);
+  if (run.code !== 0) throw new Error(`gengate ${args.join(" ")} failed (${run.code}): ${run.stderr}`);
+  const { url } = JSON.parse(run.stdout) as { url: string };
+  const link = new URL(url);
+  await g.goto(link.pathname + link.search);
+  await g.page.getByLabel("Password", { exact: true }).fill(password);
+  await g.page.getByRole("button", { name: "Set password" }).click();
+  await g.page.waitForURL((u) => !u.pathname.startsWith("/console/invite/"));
+  await g.settle();
+  return { email, password };
+}
+
+/** Signs in on /console/login (fields `Email` and `Password`, button `Sign in`). */
+export async function signIn(g: GuardedPage, person: ConsolePerson): Promise<void> {
+  await g.goto("/console/login");
+  await g.page.getByLabel("Email", { exact: true }).fill(person.email);
+  await g.page.getByLabel("Password", { exact: true }).fill(person.password);
+  await g.page.getByRole("button", { name: "Sign in" }).click();
+  await g.page.waitForURL((u) => u.pathname !== "/console/login");
+  await g.settle();
 }
