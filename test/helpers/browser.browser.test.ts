@@ -73,6 +73,16 @@ describeBrowser("browser harness", () => {
             return page(`<h1>No alt</h1><img src="/dot.png"><button></button>`);
           case "/wide":
             return page(`<main><h1>Wide</h1><pre>${"x".repeat(400)}</pre></main>`);
+          case "/missing-page":
+            return new Response(
+              `<!doctype html><html lang="en"><title>t</title><main><h1>Not found</h1></main>`,
+              {
+                status: 404,
+                headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": CSP },
+              },
+            );
+          case "/missing-image":
+            return page(`<main><h1>Broken</h1><img src="/nothing.png" alt="Nothing"></main>`);
           case "/dot.png":
           case "/favicon.ico": // Chromium asks for it; a 404 would be a console error
             return new Response(PNG_1X1, { headers: { "content-type": "image/png" } });
@@ -153,6 +163,22 @@ describeBrowser("browser harness", () => {
     const g = await openGuardedPage(browser, origin);
     await g.goto("/throws");
     expect(g.problems()).toContainEqual({ kind: "page error", detail: "Error: boom from the page" });
+    await g.close();
+  });
+
+  test("a page answering 404 is not a problem in itself (the test checks the status); a missing image is", async () => {
+    const g = await openGuardedPage(browser, origin);
+    const res = await g.page.goto(`${origin}/missing-page`);
+    await g.settle();
+    expect(res?.status()).toBe(404);
+    expect(g.problems()).toEqual([]);
+    await g.goto("/missing-image");
+    expect(g.problems()).toEqual([
+      {
+        kind: "console error",
+        detail: `Failed to load resource: the server responded with a status of 404 (Not Found) @ ${origin}/nothing.png`,
+      },
+    ]);
     await g.close();
   });
 

@@ -114,6 +114,7 @@ function isLocalScheme(url: string): boolean {
 /**
  * A new browser context and page that record every request and fail on any request to another origin
  * than `origin`, any console error, any CSP violation and any uncaught page error (assertClean()).
+ * A navigation answered with an error status (a 404 page) is not a problem: the test checks the status.
  * CSP violations are caught twice on purpose: Chromium's console message, and the page's
  * `securitypolicyviolation` event reported through a binding (a request blocked by CSP still fires
  * playwright's `request` event, so it is counted as off-origin too).
@@ -146,9 +147,11 @@ export async function openGuardedPage(
     if (!allowed.has(o)) problems.push({ kind: "off-origin request", detail: url });
   };
   const inflight = new Map<unknown, string>();
+  const documents = new Set<string>();
   let lastActivity = Date.now();
   context.on("request", (r) => {
     check(r.url());
+    if (r.isNavigationRequest()) documents.add(r.url());
     // A status stream stays open by design: it does not keep a page from settling.
     if (r.resourceType() !== "eventsource") inflight.set(r, r.url());
     lastActivity = Date.now();
@@ -163,6 +166,13 @@ export async function openGuardedPage(
   context.on("console", (m) => {
     if (m.type() !== "error") return;
     const where = m.location().url;
+    // A page answering with an error status (a 404 page, a 401 sign-in form) logs this; the test asserts
+    // that status itself. An asset, fetch or htmx request answering an error is still a problem.
+    if (
+      /^Failed to load resource: the server responded with a status of/.test(m.text()) &&
+      documents.has(where)
+    )
+      return;
     const text = where ? `${m.text()} @ ${where}` : m.text();
     if (options.allowConsoleErrors?.some((re) => re.test(text))) return;
     problems.push({ kind: "console error", detail: text });
