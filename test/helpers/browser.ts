@@ -297,6 +297,8 @@ export async function screenshots(
 export interface ConsolePerson {
   email: string;
   password: string;
+  /** The Default key shown once after accepting an invite that created an account, else null. */
+  key: string | null;
 }
 
 let people = 0;
@@ -341,17 +343,27 @@ export async function inviteAndSignIn(
   await g.goto(link.pathname + link.search);
   await g.page.getByLabel("Password", { exact: true }).fill(password);
   await g.page.getByRole("button", { name: "Set password" }).click();
-  await g.page.waitForURL((u) => !u.pathname.startsWith("/console/invite/"));
+  await signedIn(g);
+  // An invite that made a new account shows its Default key once, in the `New key` field.
+  const field = g.page.getByLabel("New key", { exact: true });
+  const key = (await field.count()) > 0 ? await field.inputValue() : null;
+  return { email, password, key };
+}
+
+/** Waits for the `Sign out` button every signed-in page has (CONSOLE.md), then for the page to settle. */
+export async function signedIn(g: GuardedPage): Promise<void> {
+  await g.page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 30_000 });
   await g.settle();
-  return { email, password };
 }
 
 /** Signs in on /console/login (fields `Email` and `Password`, button `Sign in`). */
-export async function signIn(g: GuardedPage, person: ConsolePerson): Promise<void> {
+export async function signIn(
+  g: GuardedPage,
+  person: Pick<ConsolePerson, "email" | "password">,
+): Promise<void> {
   await g.goto("/console/login");
   await g.page.getByLabel("Email", { exact: true }).fill(person.email);
   await g.page.getByLabel("Password", { exact: true }).fill(person.password);
   await g.page.getByRole("button", { name: "Sign in" }).click();
-  await g.page.waitForURL((u) => u.pathname !== "/console/login");
-  await g.settle();
+  await signedIn(g);
 }
