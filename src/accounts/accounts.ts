@@ -13,6 +13,8 @@ export interface Account {
   balance_micro: bigint;
   held_micro: bigint;
   created_at: bigint;
+  /** Low-balance alert threshold (micro-units of the currency); null: none. */
+  alert_threshold_micro: bigint | null;
 }
 
 export interface ApiKeyRow {
@@ -28,6 +30,8 @@ export interface ApiKeyRow {
   created_at: bigint;
   last_used_at: bigint | null;
   revoked_at: bigint | null;
+  /** The person who created the key in the console; null: the API, the CLI or the operator. */
+  created_by: string | null;
 }
 
 /** What an authenticated request knows about its caller. */
@@ -50,6 +54,8 @@ export interface NewKeyOptions {
   monthlyLimitMicro?: bigint | null;
   writesPerMinute?: number | null;
   maxInFlight?: number | null;
+  /** The console person creating the key (members manage only the keys they created). */
+  createdBy?: string | null;
 }
 
 export interface KeyChanges {
@@ -74,8 +80,8 @@ export class AccountStore {
     );
     this.insertKey = db.prepare(
       `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro,
-         writes_per_minute, max_in_flight, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         writes_per_minute, max_in_flight, created_at, created_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.getAccountStmt = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE id = ?");
     this.getAccountByName = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE name = ?");
@@ -99,7 +105,11 @@ export class AccountStore {
    * Creates an account and its Default key (which has the manage right) in one transaction.
    * Returns the key in clear: the only moment it exists outside the caller's hands.
    */
-  createAccount(name: string, currency: Currency): { account: Account; keyId: string; key: string } {
+  createAccount(
+    name: string,
+    currency: Currency,
+    options: { keyCreatedBy?: string | null } = {},
+  ): { account: Account; keyId: string; key: string } {
     return this.db
       .transaction(() => {
         if (this.findAccountByName(name)) {
@@ -107,7 +117,11 @@ export class AccountStore {
         }
         const id = newId("acct");
         this.insertAccount.run(id, name, currency, nowSeconds());
-        const { keyId, key } = this.createKeyInTx(id, { name: "Default", canManage: true });
+        const { keyId, key } = this.createKeyInTx(id, {
+          name: "Default",
+          canManage: true,
+          createdBy: options.keyCreatedBy ?? null,
+        });
         return { account: this.getAccount(id)!, keyId, key };
       })
       .immediate();
@@ -134,8 +148,33 @@ export class AccountStore {
       options.writesPerMinute ?? null,
       options.maxInFlight ?? null,
       nowSeconds(),
+      options.createdBy ?? null,
     );
     return { keyId, key };
+  }
+
+  /** Whether the key of this account was created by this person (404 for another account's key). */
+  isKeyCreatedBy(accountId: string, keyId: string, personId: string): boolean {
+    return this.getKey(accountId, keyId).created_by === personId;
+  }
+
+  /** Sets (or clears, with null) the account's low-balance alert threshold. */
+  setAlertThreshold(accountId: string, thresholdMicro: bigint | null): void {
+    if (thresholdMicro !== null && thresholdMicro < 0n)
+      throw new DomainError("validation_error", "The alert threshold cannot be negative.", {
+        param: "alert_threshold",
+      });
+    const changed = this.db
+      .query("UPDATE accounts SET alert_threshold_micro = ? WHERE id = ?")
+      .run(thresholdMicro, accountId).changes;
+    if (changed === 0)
+      throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
+  }
+
+  getAlertThreshold(accountId: string): bigint | null {
+    const a = this.getAccount(accountId);
+    if (!a) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
+    return a.alert_threshold_micro;
   }
 
   listAccounts(limit: number, after: string | null): Account[] {

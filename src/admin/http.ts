@@ -22,6 +22,8 @@ import {
 } from "../http/inputs.ts";
 import { errors, MicroString } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
+import { rfc3339 } from "../lib/time.ts";
+import type { InviteView, PersonView } from "../people/service.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import {
@@ -50,6 +52,76 @@ const ACCOUNT_ID = /^acct_[0-9A-Za-z]{8,64}$/;
 const AccountId = t.Object({ id: t.String({ pattern: ACCOUNT_ID.source }) });
 const KeyId = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
 const AdminKey = t.Composite([KeySchema, t.Object({ account_id: t.String() })], { title: "AdminApiKey" });
+const Nullable = <S extends ReturnType<typeof t.String>>(s: S) => t.Union([s, t.Null()]);
+const RoleSchema = t.Union([t.Literal("owner"), t.Literal("member")]);
+const PersonSchema = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("person"),
+    email: t.String(),
+    operator: t.Boolean(),
+    two_factor: t.Boolean(),
+    has_password: t.Boolean({ description: "false until the person has accepted an invite." }),
+    created_at: t.String(),
+    disabled_at: Nullable(t.String()),
+    memberships: t.Array(t.Object({ account_id: t.String(), role: RoleSchema })),
+  },
+  { title: "Person" },
+);
+const InviteSchema = t.Object(
+  {
+    id: t.String(),
+    object: t.Literal("invite"),
+    email: Nullable(t.String()),
+    account_id: Nullable(t.String({ description: "null: accepting creates a new account." })),
+    role: RoleSchema,
+    operator: t.Boolean(),
+    created_by: Nullable(
+      t.String({ description: "The person who made it; null: the operator (CLI, admin API)." }),
+    ),
+    created_at: t.String(),
+    expires_at: t.String(),
+    used_at: Nullable(t.String()),
+    used_by: Nullable(t.String()),
+    revoked_at: Nullable(t.String()),
+    state: t.Union([t.Literal("pending"), t.Literal("used"), t.Literal("revoked"), t.Literal("expired")]),
+  },
+  { title: "Invite" },
+);
+const PERSON_ID = /^person_[0-9A-Za-z]{8,64}$/;
+const INVITE_ID = /^inv_[0-9A-Za-z]{8,64}$/;
+
+function personView(p: PersonView) {
+  return {
+    id: p.id,
+    object: "person" as const,
+    email: p.email,
+    operator: p.operator,
+    two_factor: p.twoFactor,
+    has_password: p.hasPassword,
+    created_at: rfc3339(p.createdAt)!,
+    disabled_at: rfc3339(p.disabledAt),
+    memberships: p.memberships.map((m) => ({ account_id: m.accountId, role: m.role })),
+  };
+}
+
+function inviteView(i: InviteView) {
+  return {
+    id: i.id,
+    object: "invite" as const,
+    email: i.email,
+    account_id: i.accountId,
+    role: i.role,
+    operator: i.operator,
+    created_by: i.createdBy,
+    created_at: rfc3339(i.createdAt)!,
+    expires_at: rfc3339(i.expiresAt)!,
+    used_at: rfc3339(i.usedAt),
+    used_by: i.usedBy,
+    revoked_at: rfc3339(i.revokedAt),
+    state: i.state,
+  };
+}
 
 /** The operator API under /admin/v1, behind the admin token. */
 export function adminRoutes(ctx: AppContext) {
@@ -214,6 +286,122 @@ export function adminRoutes(ctx: AppContext) {
           201: t.Composite([KeySchema, t.Object({ key_id: t.String(), key: t.String() })]),
           ...errors(400, 401, 404),
         },
+      },
+    )
+    .post(
+      "/users/invite",
+      ({ body, set }) => {
+        const invite = ctx.people.createInvite({
+          email: body.email,
+          accountId: body.account_id ?? null,
+          role: body.role,
+          operator: body.operator ?? false,
+        });
+        set.status = 201;
+        return { url: invite.url, expires_at: rfc3339(invite.expiresAt)! };
+      },
+      {
+        body: t.Object(
+          {
+            email: t.String({ minLength: 3, maxLength: 254 }),
+            account_id: t.Optional(t.String({ pattern: ACCOUNT_ID.source })),
+            role: t.Optional(RoleSchema),
+            operator: t.Optional(t.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+        detail: {
+          summary: "Invite a person to the console",
+          description:
+            "A one-time link `{public_url}/console/invite/<token>`, valid 7 days, where the person sets a password (an existing person confirms with theirs). Without account_id, accepting creates a new account (its Default key shown once) with the person as owner; with it, the person joins that account with role (default member). operator: the person also gets the operator pages. Sign-up mode closed still accepts these (they are operator-made). Only the link's SHA-256 is stored: it cannot be shown again.",
+        },
+        response: {
+          201: t.Object({ url: t.String(), expires_at: t.String() }),
+          ...errors(400, 401, 404),
+        },
+      },
+    )
+    .post(
+      "/users/reset-password",
+      ({ body }) => {
+        const reset = ctx.people.requestPasswordReset(body.email);
+        if (!reset) throw new DomainError("not_found", "No person with this email.", { param: "email" });
+        return { url: reset.url };
+      },
+      {
+        body: t.Object(
+          { email: t.String({ minLength: 1, maxLength: 254 }) },
+          { additionalProperties: false },
+        ),
+        detail: {
+          summary: "Make a password reset link",
+          description:
+            "A one-time link `{public_url}/console/reset/<token>`, valid 1 hour. Setting a new password through it signs the person out everywhere. An unknown email is 404 here (the operator may know); the console's own reset page never tells.",
+        },
+        response: { 200: t.Object({ url: t.String() }), ...errors(400, 401, 404) },
+      },
+    )
+    .get(
+      "/people",
+      ({ query }) => {
+        const { limit, cursor } = paging(query, idCursor(PERSON_ID));
+        const rows = ctx.people.listPeople({ limit: limit + 1, after: cursor });
+        const page = rows.slice(0, limit);
+        return {
+          data: page.map(personView),
+          next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+        };
+      },
+      {
+        query: t.Object(PagingQuery),
+        detail: {
+          summary: "List console people",
+          description:
+            "Oldest first, each with their memberships (account and role). Never a password or secret.",
+        },
+        response: {
+          200: t.Object({ data: t.Array(PersonSchema), next_cursor: t.Union([t.String(), t.Null()]) }),
+          ...errors(400, 401),
+        },
+      },
+    )
+    .get(
+      "/invites",
+      ({ query }) => {
+        const { limit, cursor } = paging(query, idCursor(INVITE_ID));
+        const rows = ctx.people.listInvites({ limit: limit + 1, after: cursor });
+        const page = rows.slice(0, limit);
+        return {
+          data: page.map(inviteView),
+          next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+        };
+      },
+      {
+        query: t.Object(PagingQuery),
+        detail: {
+          summary: "List invites",
+          description:
+            "Newest first, with their state (pending, used, revoked, expired). The links themselves are never stored.",
+        },
+        response: {
+          200: t.Object({ data: t.Array(InviteSchema), next_cursor: t.Union([t.String(), t.Null()]) }),
+          ...errors(400, 401),
+        },
+      },
+    )
+    .delete(
+      "/invites/:id",
+      ({ params }) => {
+        ctx.people.revokeInvite(params.id);
+        return inviteView(ctx.people.getInvite(params.id)!);
+      },
+      {
+        params: t.Object({ id: t.String({ pattern: INVITE_ID.source }) }),
+        detail: {
+          summary: "Revoke an invite",
+          description: "An unused invite stops working at once; a used or unknown one is 404.",
+        },
+        response: { 200: InviteSchema, ...errors(400, 401, 404) },
       },
     )
     .get(

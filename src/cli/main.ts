@@ -11,6 +11,7 @@ import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
 import { restoreCommand } from "./restore.ts";
 import { secretCommand } from "./secret.ts";
 import { serveCommand } from "./serve.ts";
+import { userCommand } from "./user.ts";
 
 const USAGE = `gengate ${VERSION}: prepaid gateway for generation models
 
@@ -25,6 +26,9 @@ Usage:
   gengate key list --account ACCOUNT_ID
   gengate key revoke KEY_ID            (any key, the last manage key included; refused at once)
   gengate fx set RUB RATE
+  gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
+                                       (one-time console link, 7 days; no --account: a new account)
+  gengate user reset-password --email E   (one-time password reset link, 1 hour)
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
   gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)
   gengate restore ARCHIVE              (into an empty or new --data-dir)
@@ -54,6 +58,8 @@ export async function runCli(argv: string[]): Promise<number> {
         return keyCommand(rest);
       case "fx":
         return fxCommand(rest);
+      case "user":
+        return userCommand(rest);
       case "secret":
         return secretCommand(rest);
       case "version":

@@ -23,7 +23,11 @@ import { parseArgs, UsageError } from "./args.ts";
  * Operator commands on the data dir's database directly. Safe while the server runs: SQLite in
  * WAL mode with a busy timeout, and every write an IMMEDIATE transaction, as in the server.
  */
-function withServices<T>(dataDirFlag: string | undefined, fn: (s: Services, db: Database) => T): T {
+export function withServices<T>(
+  dataDirFlag: string | undefined,
+  fn: (s: Services, db: Database) => T,
+  publicUrl = process.env.GENGATE_PUBLIC_URL ?? "",
+): T {
   const paths = dataDirPaths(dataDirFlag ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR);
   if (!existsSync(paths.database)) {
     throw new UsageError(`no database at ${paths.database}; start the server once, or pass --data-dir`);
@@ -31,7 +35,7 @@ function withServices<T>(dataDirFlag: string | undefined, fn: (s: Services, db: 
   const db = openDatabase(paths.database, { create: false });
   try {
     migrate(db);
-    return fn(createServices(db, process.env.GENGATE_PUBLIC_URL ?? ""), db);
+    return fn(createServices(db, publicUrl), db);
   } finally {
     db.close();
   }

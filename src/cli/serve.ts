@@ -26,6 +26,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
       lines.push(`  Admin token (operator API /admin/v1): ${running.firstStart.adminToken}`);
     if (running.firstStart.defaultKey)
       lines.push(`  Default API key (account "default"):  ${running.firstStart.defaultKey}`);
+    if (running.firstStart.ownerInvite)
+      lines.push(
+        `  Console sign-up link (one-time, 7 days; owner and operator of "default"): ${running.firstStart.ownerInvite}`,
+      );
     // Same channel as the batched logs, in order: the banner must precede the "listening" line.
     flushLogs();
     writeSync(1, `${lines.join("\n")}\n`);

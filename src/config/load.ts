@@ -125,7 +125,11 @@ export function liveSettingsFrom(
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
     metrics: metricsFrom(file, env),
-    console: { enabled: file?.console?.enabled ?? true, signup: file?.console?.signup ?? "invite" },
+    console: {
+      enabled: file?.console?.enabled ?? true,
+      signup: file?.console?.signup ?? "invite",
+      currency: file?.console?.currency ?? "USD",
+    },
   };
 }
 

@@ -162,6 +162,11 @@ export const ConfigFile = T.Object(
               description: 'Who may sign up: "closed" (operator invites only), "invite" (default), "open".',
             }),
           ),
+          currency: T.Optional(
+            T.Union([T.Literal("USD"), T.Literal("RUB")], {
+              description: 'Currency of the accounts that sign-up creates (default "USD").',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -251,6 +256,8 @@ export interface ConsoleSettings {
   /** false: no /console routes at all; / leads to /docs. */
   enabled: boolean;
   signup: "closed" | "invite" | "open";
+  /** Currency of the accounts sign-up and sign-up invites create. */
+  currency: "USD" | "RUB";
 }
 
 /** GET /metrics (docs/metrics.md). */

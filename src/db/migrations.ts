@@ -7,6 +7,7 @@ import m006 from "./migrations/006_files.sql" with { type: "text" };
 import m007 from "./migrations/007_sweep_indexes.sql" with { type: "text" };
 import m008 from "./migrations/008_storage_usage.sql" with { type: "text" };
 import m009 from "./migrations/009_people.sql" with { type: "text" };
+import m010 from "./migrations/010_console_reads.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -28,6 +29,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "sweep indexes", sql: m007 },
   { version: 8, name: "storage usage", sql: m008 },
   { version: 9, name: "people", sql: m009 },
+  { version: 10, name: "console reads", sql: m010 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -33,7 +33,8 @@ export interface ReserveInput {
   keyId: string | null;
   modelId: string | null;
   requestId: string | null;
-  source: Source;
+  /** Work is labelled API or STUDIO; ADMIN (and TOPUP, issue 16) label credits only (figures.ts relies on it). */
+  source: "API" | "STUDIO";
   /** The quoted price in micro-USD; converted to the account currency at the current rate. */
   quotedUsdMicro: bigint;
 }
@@ -214,7 +215,15 @@ export class Ledger {
         const resolved = this.s.resolveHold.get("settled", charge, usd, now, holdId);
         if (!resolved) return { changed: false, hold: this.s.getHold.get(holdId)! };
 
-        const ctx = { holdId, keyId: hold.key_id, modelId: hold.model_id, requestId: hold.request_id };
+        // One instant for the whole settlement: the charge entry's day and the key_spend month
+        // must name the same calendar month, even at a month's last second (docs/money.md).
+        const ctx = {
+          holdId,
+          keyId: hold.key_id,
+          modelId: hold.model_id,
+          requestId: hold.request_id,
+          at: now,
+        };
         if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
         let after = this.s.moveFunds.get(-charge, -charge, hold.account_id)!;
         this.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
@@ -314,6 +323,11 @@ export class Ledger {
     };
   }
 
+  /** The ledger's clock, epoch seconds: the time its entries are dated with. */
+  clock(): number {
+    return this.now();
+  }
+
   currentMonth(): string {
     return monthOf(this.now());
   }
@@ -361,6 +375,8 @@ export class Ledger {
       modelId?: string | null;
       requestId?: string | null;
       reason?: string | null;
+      /** The entry's time (epoch seconds); default: now. */
+      at?: number;
     },
   ): void {
     this.s.insertEntry.run(
@@ -377,7 +393,7 @@ export class Ledger {
       refs.modelId ?? null,
       refs.requestId ?? null,
       refs.reason ?? null,
-      this.now(),
+      refs.at ?? this.now(),
     );
   }
 }

@@ -2,9 +2,18 @@ import type { Database } from "bun:sqlite";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Source } from "./ledger.ts";
 
-interface EntryRow {
+/**
+ * A wallet entry's source as the console filters it: the ledger's labels, plus TOPUP (payments and
+ * redeemed codes, issue 16). Filtering by a source no entry has yet simply finds nothing.
+ */
+export type WalletSource = Source | "TOPUP";
+export const WALLET_SOURCES: readonly WalletSource[] = ["API", "STUDIO", "ADMIN", "TOPUP"];
+
+/** One stored wallet entry (amounts in micro-units of the account currency, times in epoch seconds). */
+export interface EntryRow {
   id: bigint;
   kind: EntryKind;
+  /** What the table stores today (its CHECK); issue 16 adds TOPUP to both. */
   source: Source;
   amount_micro: bigint;
   balance_delta_micro: bigint;
@@ -19,9 +28,102 @@ interface EntryRow {
   created_at: bigint;
 }
 
+/** Charges of one UTC day, one key (null: a charge made without a key) and one model. */
+export interface ChargeBucket {
+  /** "YYYY-MM-DD" (UTC) of the charge entries' created_at. */
+  day: string;
+  key_id: string | null;
+  /** "" when the charge named no model (as key_spend records it). */
+  model_id: string;
+  spent_micro: bigint;
+  /** Charge entries counted (a settled hold is one, also when it charged 0). */
+  calls: bigint;
+}
+
+/** A month's key_spend row of an account: spend per key and model, as the limits count it. */
+export interface KeySpendRow {
+  key_id: string;
+  key_name: string;
+  model_id: string;
+  spent_micro: bigint;
+  calls: bigint;
+}
+
+/**
+ * The console's range and credit reads, exported so a test can check their query plans: each is
+ * served by an index of migration 010 (ledger_entries_charges, covering; ledger_entries_credits).
+ */
+export const WALLET_SQL = {
+  chargesByDay: `SELECT created_at / 86400 AS d, key_id, coalesce(model_id, '') AS model_id,
+           sum(amount_micro) AS spent_micro, count(*) AS calls
+         FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
+         GROUP BY d, key_id, coalesce(model_id, '')`,
+  creditsBySource: `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
+           AND source = ?3
+         ORDER BY id DESC LIMIT ?4`,
+} as const;
+
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
 export class Wallet {
-  constructor(private readonly db: Database) {}
+  private readonly s;
+
+  constructor(private readonly db: Database) {
+    this.s = {
+      // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
+      // Served by ledger_entries_charges (migration 010), a covering index: only the account's
+      // charges in the range are read. Grouped by the integer day (cheaper than strftime).
+      chargesByDay: db.prepare<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
+        WALLET_SQL.chargesByDay,
+      ),
+      bySource: db.prepare<EntryRow, [string, bigint, string, number]>(
+        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
+         ORDER BY id DESC LIMIT ?4`,
+      ),
+      creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
+      // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
+      credits: db.prepare<EntryRow, [string, bigint, string, number]>(
+        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
+           AND (?3 = '' OR kind = ?3)
+         ORDER BY id DESC LIMIT ?4`,
+      ),
+    };
+  }
+
+  /**
+   * Charges between two instants (epoch seconds, `from` included, `to` excluded), summed per UTC
+   * day, key and model: the one query every usage figure of the console is built from.
+   */
+  chargesByDay(accountId: string, fromSeconds: number, toSeconds: number): ChargeBucket[] {
+    return this.s.chargesByDay.all(accountId, fromSeconds, toSeconds).map(({ d, ...r }) => ({
+      day: new Date(Number(d) * 86_400_000).toISOString().slice(0, 10),
+      ...r,
+    }));
+  }
+
+  /**
+   * Entries newest first, all of them or those of one source; `before` is the id of the previous
+   * page's last entry. Up to `limit` rows and the next page's cursor (null on the last page).
+   */
+  list(
+    accountId: string,
+    o: { limit: number; before?: bigint | null; source?: WalletSource | null },
+  ): { rows: EntryRow[]; next: bigint | null } {
+    const before = o.before ?? 2n ** 62n;
+    // ADMIN and TOPUP label credits only (reserve takes API or STUDIO): read them from the small
+    // credits index instead of walking every job entry of the account.
+    if (o.source === "ADMIN" || o.source === "TOPUP") {
+      return page(this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
+    }
+    return page(this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
+  }
+
+  /** Credits newest first: top-ups (`kind` "topup") or top-ups and operator adjustments (null). */
+  credits(
+    accountId: string,
+    o: { limit: number; before?: bigint | null; kind?: "topup" | "adjustment" | null },
+  ): { rows: EntryRow[]; next: bigint | null } {
+    return page(this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1), o.limit);
+  }
 
   /** Newest first; `before` is the id of the last entry of the previous page. */
   entries(accountId: string, limit: number, before: bigint | null) {
@@ -39,16 +141,7 @@ export class Wallet {
 
   /** Spend of one calendar month, per key and per model (key_spend is kept with every charge). */
   spend(accountId: string, month: string) {
-    const rows = this.db
-      .query<
-        { key_id: string; key_name: string; model_id: string; spent_micro: bigint; calls: bigint },
-        [string, string]
-      >(
-        `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
-         FROM key_spend s JOIN api_keys k ON k.id = s.key_id
-         WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
-      )
-      .all(accountId, month);
+    const rows = this.spendRows(accountId, month);
     const byKey = new Map<string, { key_id: string; name: string; spent_micro: bigint; calls: bigint }>();
     const byModel = new Map<string, { model_id: string; spent_micro: bigint; calls: bigint }>();
     let total = 0n;
@@ -82,6 +175,17 @@ export class Wallet {
     };
   }
 
+  /** The key_spend rows of an account's month (GET /v1/account/spend is built from them). */
+  spendRows(accountId: string, month: string): KeySpendRow[] {
+    return this.db
+      .query<KeySpendRow, [string, string]>(
+        `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
+         FROM key_spend s JOIN api_keys k ON k.id = s.key_id
+         WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
+      )
+      .all(accountId, month);
+  }
+
   monthTotal(accountId: string, month: string): bigint {
     const row = this.db
       .query<{ s: bigint | null }, [string, string]>(
@@ -90,6 +194,11 @@ export class Wallet {
       .get(accountId, month);
     return row?.s ?? 0n;
   }
+}
+
+function page(rows: EntryRow[], limit: number): { rows: EntryRow[]; next: bigint | null } {
+  const shown = rows.slice(0, limit);
+  return { rows: shown, next: rows.length > limit ? shown[shown.length - 1]!.id : null };
 }
 
 function entryView(e: EntryRow) {

@@ -170,6 +170,13 @@ export class JobStore {
         "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
       ),
       maxSeq: db.prepare<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
+      lastJobAt: db.prepare<{ created_at: bigint }, [string]>(
+        "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
+      ),
+      outputRows: db.prepare<
+        { idx: bigint; content_type: string; size: bigint; expires_at: bigint },
+        [string]
+      >("SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx"),
     };
     this.seq = this.s.maxSeq.get()?.s ?? 0n;
     this.index = new QueueIndex(this.s.queued.all());
@@ -386,27 +393,48 @@ export class JobStore {
     return bySeq(this.s.pastDeadline.all(now));
   }
 
-  /** Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job. */
+  /**
+   * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job.
+   * Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
+   */
   list(
     accountId: string,
-    o: { limit: number; before: string | null; status?: string; modelId?: string },
+    o: {
+      limit: number;
+      before: string | null;
+      status?: string;
+      modelId?: string;
+      keyId?: string;
+      source?: "API" | "STUDIO";
+    },
   ): JobRow[] {
     const where = ["account_id = ?", "id < ?"];
     const args: (string | number)[] = [accountId, o.before ?? "~"];
-    if (o.status) {
-      where.push("status = ?");
-      args.push(o.status);
-    }
-    if (o.modelId) {
-      where.push("model_id = ?");
-      args.push(o.modelId);
-    }
+    const filter = (column: string, value: string | undefined) => {
+      if (!value) return;
+      where.push(`${column} = ?`);
+      args.push(value);
+    };
+    filter("status", o.status);
+    filter("model_id", o.modelId);
+    filter("key_id", o.keyId);
+    filter("source", o.source);
     args.push(o.limit);
     return this.db
       .query<JobRow, (string | number)[]>(
         `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
       )
       .all(...args);
+  }
+
+  /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */
+  lastJobAt(keyId: string): bigint | null {
+    return this.s.lastJobAt.get(keyId)?.created_at ?? null;
+  }
+
+  /** A job's stored outputs in index order: what each is, for previews (links come from the views). */
+  outputRows(jobId: string): { idx: bigint; content_type: string; size: bigint; expires_at: bigint }[] {
+    return this.s.outputRows.all(jobId);
   }
 
   appendLog(id: string, level: string, message: string, now: number): void {

@@ -51,8 +51,10 @@ export interface AppContextOptions extends LoadedLive {
   adminTokenHash: Uint8Array;
   /** Default: the build's version. */
   version?: string;
-  /** The ledger's clock (epoch ms); default Date.now. */
+  /** The ledger's and the people service's clock (epoch ms); default Date.now. */
   now?: () => number;
+  /** argon2id cost of console passwords; default Bun's (tests lower it). */
+  passwordCost?: { memoryCost: number; timeCost: number };
 }
 
 export interface CreatedAppContext {
@@ -61,6 +63,8 @@ export interface CreatedAppContext {
   shutdown: AbortController;
   /** The account and key created because the database had no account yet (shown once), else null. */
   defaultKey: { account: Account; keyId: string; key: string } | null;
+  /** With defaultKey: a one-time console invite for an owner (and operator) of "default", else null. */
+  ownerInvite: { url: string; expiresAt: number } | null;
 }
 
 /**
@@ -74,9 +78,15 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
     db = openDatabase(":memory:");
     migrate(db);
   }
-  const services = createServices(db, o.publicUrl, o.now);
+  const services = createServices(db, o.publicUrl, o.now, {
+    console: () => ctx.live.console,
+    passwordCost: o.passwordCost,
+  });
   const defaultKey =
     services.accounts.countAccounts() === 0 ? services.accounts.createAccount("default", "USD") : null;
+  const ownerInvite = defaultKey
+    ? services.people.createInvite({ accountId: defaultKey.account.id, role: "owner", operator: true })
+    : null;
   const queue = createQueueServices(db, services, {
     baseUrl: `${o.publicUrl}/v1`,
     filesRoot: o.filesRoot,
@@ -98,5 +108,10 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
     version: o.version ?? VERSION,
     startedAt: Date.now(),
   };
-  return { ctx, shutdown, defaultKey };
+  return {
+    ctx,
+    shutdown,
+    defaultKey,
+    ownerInvite: ownerInvite && { url: ownerInvite.url, expiresAt: ownerInvite.expiresAt },
+  };
 }

@@ -1,16 +1,36 @@
 import type { Database } from "bun:sqlite";
 import { AccountStore } from "../accounts/accounts.ts";
+import type { ConsoleSettings } from "../config/schema.ts";
 import { FxStore } from "../fx/rates.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { Wallet } from "../ledger/wallet.ts";
+import { PeopleService, type PeopleServiceOptions } from "../people/service.ts";
+
+export interface ServicesOptions {
+  /** The live [console] settings (sign-up mode, currency), read at each call; default invite/USD. */
+  console?: () => Pick<ConsoleSettings, "signup" | "currency">;
+  passwordCost?: PeopleServiceOptions["passwordCost"];
+}
 
 /** The domain services over one database, shared by the server, the CLI and tests. */
-export function createServices(db: Database, publicUrl: string, now?: () => number) {
+export function createServices(
+  db: Database,
+  publicUrl: string,
+  now?: () => number,
+  options: ServicesOptions = {},
+) {
+  const accounts = new AccountStore(db);
   return {
-    accounts: new AccountStore(db),
+    accounts,
     ledger: new Ledger(db, { billingUrl: `${publicUrl}/console/billing`, now }),
     fx: new FxStore(db),
     wallet: new Wallet(db),
+    people: new PeopleService(db, accounts, {
+      publicUrl,
+      now,
+      console: options.console,
+      passwordCost: options.passwordCost,
+    }),
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -30,7 +30,7 @@ export interface RunningServer {
   server: Server<undefined>;
   url: string;
   /** Secrets created by this start (shown once), null when they already existed. */
-  firstStart: { adminToken: string | null; defaultKey: string | null };
+  firstStart: { adminToken: string | null; defaultKey: string | null; ownerInvite: string | null };
   reload(): { ok: true; models: number } | { ok: false; error: string };
   stop(): Promise<void>;
 }
@@ -105,12 +105,12 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const { ctx, shutdown, defaultKey } = createAppContext({
+    const { ctx, shutdown, defaultKey, ownerInvite } = createAppContext({
       db,
       live,
       catalog,
       settings,
-      publicUrl: settings.publicUrl || `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
+      publicUrl: publicUrlOf(settings, server.port ?? settings.port),
       filesRoot: paths.files,
       linkSecrets: linkSecrets(paths),
       adminTokenHash: hashSecret(admin.value),
@@ -151,7 +151,11 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       ctx,
       server,
       url: `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
-      firstStart: { adminToken: admin.created ? admin.value : null, defaultKey: defaultKey?.key ?? null },
+      firstStart: {
+        adminToken: admin.created ? admin.value : null,
+        defaultKey: defaultKey?.key ?? null,
+        ownerInvite: ownerInvite?.url ?? null,
+      },
       reload() {
         try {
           const next = loadLive(settings.configPath);
@@ -206,6 +210,14 @@ function lastResortError(err: Error): Response {
   return errorResponse(
     new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
   );
+}
+
+/** {public_url}: the configured one, else the address the server listens on (operator commands use it too). */
+export function publicUrlOf(
+  settings: Pick<ServerSettings, "publicUrl" | "host" | "tls">,
+  port: number,
+): string {
+  return settings.publicUrl || `${settings.tls ? "https" : "http"}://${hostForUrl(settings.host)}:${port}`;
 }
 
 function hostForUrl(host: string): string {

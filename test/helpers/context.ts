@@ -36,6 +36,8 @@ export function testContextOptions(config: ConfigFile = {} as ConfigFile) {
     filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
     linkSecrets: ["test-secret-test-secret-test-secret"],
     adminTokenHash: hashSecret(ADMIN_TOKEN),
+    // Cheap argon2id for console passwords in tests (production uses Bun's default cost).
+    passwordCost: { memoryCost: 1024, timeCost: 1 },
   };
 }
 

@@ -55,6 +55,8 @@ export interface TestServer {
   stderr(): string;
   defaultKey: string | null;
   adminToken: string | null;
+  /** The first start's one-time console invite (owner and operator of "default"), else null. */
+  ownerInvite: string | null;
   fetch(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
   /** Sends SIGTERM and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number>;
@@ -108,6 +110,7 @@ export async function startServer(
 
   const defaultKey = /Default API key[^:]*:\s+(gk_\w+)/.exec(out)?.[1] ?? null;
   const adminToken = /Admin token[^:]*:\s+(gat_\w+)/.exec(out)?.[1] ?? null;
+  const ownerInvite = /Console sign-up link[^:]*:\s+(\S+)/.exec(out)?.[1] ?? null;
   return {
     url,
     dataDir,
@@ -116,6 +119,7 @@ export async function startServer(
     stderr: () => err,
     defaultKey,
     adminToken,
+    ownerInvite,
     fetch(path, init = {}) {
       const headers = new Headers(init.headers);
       const k = init.key === undefined ? defaultKey : init.key;

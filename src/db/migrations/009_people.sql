@@ -13,6 +13,8 @@ CREATE TABLE people (
   -- Base32 TOTP secret (RFC 6238); totp_enabled_at is set once a code has confirmed it.
   totp_secret          TEXT,
   totp_enabled_at      INTEGER,
+  -- The last TOTP time step accepted: a code is never accepted twice (RFC 6238 section 5.2).
+  totp_last_step       INTEGER,
   created_at           INTEGER NOT NULL,
   password_changed_at  INTEGER,
   disabled_at          INTEGER

@@ -1,0 +1,69 @@
+import { readConfigFile, resolveServerSettings } from "../config/load.ts";
+import { DomainError } from "../lib/errors.ts";
+import { rfc3339 } from "../lib/time.ts";
+import { publicUrlOf } from "../server/start.ts";
+import { parseArgs, UsageError } from "./args.ts";
+import { withServices } from "./operator.ts";
+
+const USER_USAGE = `usage: gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
+       gengate user reset-password --email E`;
+
+/**
+ * `gengate user invite|reset-password`: one-time console links for the operator to hand over
+ * (docs/console.md). The links start with {public_url}, found as `gengate serve` finds it
+ * (--public-url, GENGATE_PUBLIC_URL, the config file's server.public_url, else host and port).
+ */
+export function userCommand(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  if (sub !== "invite" && sub !== "reset-password") throw new UsageError(USER_USAGE);
+  const { flags, positionals } = parseArgs(rest, {
+    values: ["email", "account", "role", "data-dir", "config", "public-url"],
+    booleans: sub === "invite" ? ["json", "operator"] : ["json"],
+  });
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (!flags.email) throw new UsageError(`user ${sub} needs --email E`);
+  const configPath = flags.config ?? process.env.GENGATE_CONFIG ?? null;
+  const settings = resolveServerSettings(
+    { "data-dir": flags["data-dir"], "public-url": flags["public-url"] },
+    process.env,
+    configPath ? readConfigFile(configPath) : null,
+    configPath,
+  );
+  const publicUrl = publicUrlOf(settings, settings.port);
+  const json = flags.json === "true";
+
+  if (sub === "invite") {
+    const role = flags.role;
+    if (role !== undefined && role !== "owner" && role !== "member")
+      throw new UsageError(`--role must be owner or member (got "${role}")`);
+    if (role !== undefined && !flags.account) throw new UsageError("--role needs --account ACCOUNT_ID");
+    const invite = withServices(
+      settings.dataDir,
+      (s) =>
+        s.people.createInvite({
+          email: flags.email,
+          accountId: flags.account ?? null,
+          role,
+          operator: flags.operator === "true",
+        }),
+      publicUrl,
+    );
+    const what = flags.account ? `to join ${flags.account} as ${role ?? "member"}` : "to create an account";
+    process.stdout.write(
+      json
+        ? `${JSON.stringify({ url: invite.url })}\n`
+        : `Invite for ${flags.email.trim().toLowerCase()} ${what}${flags.operator === "true" ? " (operator)" : ""}; one-time, until ${rfc3339(invite.expiresAt)}:\n${invite.url}\n`,
+    );
+    return 0;
+  }
+
+  const reset = withServices(settings.dataDir, (s) => s.people.requestPasswordReset(flags.email!), publicUrl);
+  // The operator may know whether the email exists: an unknown one is an error here (not in the console).
+  if (!reset) throw new DomainError("not_found", `no person with email ${flags.email.trim().toLowerCase()}`);
+  process.stdout.write(
+    json
+      ? `${JSON.stringify({ url: reset.url })}\n`
+      : `Password reset link (one-time, 1 hour):\n${reset.url}\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,835 @@
+import { randomBytes } from "node:crypto";
+import type { AccountStore, Currency } from "../accounts/accounts.ts";
+import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import type { ConsoleSettings } from "../config/schema.ts";
+import { DomainError } from "../lib/errors.ts";
+import { newId, newTimeOrderedId } from "../lib/ids.ts";
+import { base32Encode, newTotpSecret, otpauthUrl, verifyTotp } from "../lib/totp.ts";
+import { type InviteRow, PeopleStore, type PersonRow, type SessionRow } from "./store.ts";
+import {
+  type ClientInfo,
+  type ConsoleSession,
+  INVITE_TTL_SECONDS,
+  type NewSession,
+  PASSWORD_MIN_LENGTH,
+  RESET_TTL_SECONDS,
+  type Role,
+  SESSION_ABSOLUTE_SECONDS,
+  SESSION_IDLE_SECONDS,
+  SIGNIN_MAX_FAILURES,
+  SIGNIN_WINDOW_SECONDS,
+} from "./types.ts";
+
+/** Longest password accepted (argon2 takes any length; this bounds the work a request can ask for). */
+export const PASSWORD_MAX_LENGTH = 1024;
+export const RECOVERY_CODE_COUNT = 10;
+const EMAIL_MAX_LENGTH = 254;
+const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** last_seen_at is written at most once a minute per session. */
+const TOUCH_EVERY_SECONDS = 60;
+const TOTP_ISSUER = "gengate";
+
+/** The one message for an unknown email, a wrong password, or a person who cannot sign in. */
+export const SIGNIN_FAILED = "The email or password is incorrect.";
+const LINK_INVALID = "This link is invalid, used or expired.";
+
+export interface PeopleServiceOptions {
+  publicUrl: string;
+  /** The live [console] settings, read at each call (a config reload swaps them). */
+  console?: () => Pick<ConsoleSettings, "signup" | "currency">;
+  /** Clock, epoch ms (tests move it). */
+  now?: () => number;
+  /** argon2id cost; tests lower it. Default: Bun's (64 MiB, t = 2). */
+  passwordCost?: { memoryCost: number; timeCost: number };
+}
+
+export interface SessionView {
+  id: string;
+  createdAt: number;
+  lastSeenAt: number;
+  expiresAt: number;
+  userAgent: string | null;
+  ip: string | null;
+}
+
+export interface MemberView {
+  personId: string;
+  email: string;
+  role: Role;
+  createdAt: number;
+  twoFactor: boolean;
+}
+
+export interface PersonView {
+  id: string;
+  email: string;
+  operator: boolean;
+  twoFactor: boolean;
+  hasPassword: boolean;
+  createdAt: number;
+  disabledAt: number | null;
+  memberships: { accountId: string; role: Role }[];
+}
+
+export interface InviteView {
+  id: string;
+  email: string | null;
+  accountId: string | null;
+  role: Role;
+  operator: boolean;
+  createdBy: string | null;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  usedBy: string | null;
+  revokedAt: number | null;
+  state: "pending" | "used" | "revoked" | "expired";
+}
+
+/** 32 random bytes, base64url: session tokens, invite and reset links, CSRF tokens. */
+function newToken(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Recovery codes: 10 base32 characters (50 bits) shown as XXXXX-XXXXX. */
+function newRecoveryCode(): string {
+  const c = base32Encode(randomBytes(7)).slice(0, 10);
+  return `${c.slice(0, 5)}-${c.slice(5)}`;
+}
+
+function normalizeRecoveryCode(code: string): string {
+  return code.replace(/[\s-]/g, "").toUpperCase();
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * People, sign-in, sessions, invites, password resets, two-factor and memberships: the contract
+ * the console's HTTP layer codes against (CONSOLE-PLAN / src/people/types.ts). Methods that hash or
+ * verify a password are async (argon2id takes a few hundred ms; Bun runs it off the event loop).
+ */
+export class PeopleService {
+  readonly store: PeopleStore;
+  private readonly now: () => number;
+  private readonly console: () => Pick<ConsoleSettings, "signup" | "currency">;
+  private readonly publicUrl: string;
+  private readonly cost: { memoryCost: number; timeCost: number } | null;
+  private dummyHash: Promise<string> | null = null;
+
+  constructor(
+    db: ConstructorParameters<typeof PeopleStore>[0],
+    private readonly accounts: AccountStore,
+    options: PeopleServiceOptions,
+  ) {
+    this.store = new PeopleStore(db);
+    this.now = options.now ?? Date.now;
+    this.console = options.console ?? (() => ({ signup: "invite", currency: "USD" }));
+    this.publicUrl = options.publicUrl;
+    this.cost = options.passwordCost ?? null;
+  }
+
+  private seconds(): number {
+    return Math.floor(this.now() / 1000);
+  }
+
+  // --- passwords ----------------------------------------------------------------------------
+
+  private hashPassword(password: string): Promise<string> {
+    return Bun.password.hash(password, { algorithm: "argon2id", ...(this.cost ?? {}) });
+  }
+
+  /** Verifies against the person's hash, or a dummy hash of the same cost when there is none. */
+  private async verifyPassword(password: string, hash: string | null): Promise<boolean> {
+    if (password.length > PASSWORD_MAX_LENGTH) return false;
+    if (hash === null) {
+      this.dummyHash ??= this.hashPassword(newToken());
+      await Bun.password.verify(password, await this.dummyHash);
+      return false;
+    }
+    return Bun.password.verify(password, hash);
+  }
+
+  private checkNewPassword(password: string, param = "password"): void {
+    if (typeof password !== "string" || password.length < PASSWORD_MIN_LENGTH)
+      throw new DomainError(
+        "validation_error",
+        `The password must have at least ${PASSWORD_MIN_LENGTH} characters.`,
+        {
+          param,
+        },
+      );
+    if (password.length > PASSWORD_MAX_LENGTH)
+      throw new DomainError(
+        "validation_error",
+        `The password must have at most ${PASSWORD_MAX_LENGTH} characters.`,
+        {
+          param,
+        },
+      );
+  }
+
+  private checkEmail(email: string): string {
+    const e = normalizeEmail(email);
+    if (e.length > EMAIL_MAX_LENGTH || !EMAIL_SHAPE.test(e))
+      throw new DomainError("validation_error", "Enter a valid email address.", { param: "email" });
+    return e;
+  }
+
+  // --- throttling ---------------------------------------------------------------------------
+
+  private subjects(email: string, client: ClientInfo | null | undefined): string[] {
+    const s = [`email:${email}`];
+    if (client?.ip) s.push(`ip:${client.ip}`);
+    return s;
+  }
+
+  /** 429 while any subject (the email, the client address) has 10 failures in the window. */
+  private checkThrottle(subjects: string[]): void {
+    const nowMs = this.now();
+    const windowMs = SIGNIN_WINDOW_SECONDS * 1000;
+    let retryMs = 0;
+    for (const s of subjects) {
+      const f = this.store.failures(s, nowMs - windowMs);
+      if (f.count >= SIGNIN_MAX_FAILURES && f.oldestMs !== null)
+        retryMs = Math.max(retryMs, f.oldestMs + windowMs - nowMs);
+    }
+    if (retryMs > 0) {
+      const retryAfterSeconds = Math.max(1, Math.ceil(retryMs / 1000));
+      throw new DomainError(
+        "rate_limited",
+        `Too many failed sign-ins; try again in ${Math.ceil(retryAfterSeconds / 60)} minute(s).`,
+        { retryAfterSeconds },
+      );
+    }
+  }
+
+  private recordFailure(subjects: string[]): void {
+    const nowMs = this.now();
+    this.store.recordFailure(subjects, nowMs, nowMs - SIGNIN_WINDOW_SECONDS * 1000);
+  }
+
+  private failSignIn(subjects: string[], param?: string, message = SIGNIN_FAILED): never {
+    this.recordFailure(subjects);
+    throw new DomainError("unauthorized", message, param ? { param } : {});
+  }
+
+  // --- sessions -----------------------------------------------------------------------------
+
+  private consoleSession(row: SessionRow, person: PersonRow): ConsoleSession {
+    let accountId = row.account_id;
+    let role: Role | null = null;
+    const m = accountId ? this.store.membership(accountId, person.id) : null;
+    if (m) role = m.role;
+    else {
+      // Removed from the account being looked at: fall back to the first account left, if any.
+      const first = this.store.accountsOf(person.id)[0];
+      accountId = first?.account_id ?? null;
+      role = first?.role ?? null;
+    }
+    return {
+      sessionId: row.id,
+      personId: person.id,
+      email: person.email,
+      operator: person.operator === 1n,
+      accountId,
+      role,
+      csrfToken: row.csrf_token,
+      twoFactor: person.totp_enabled_at !== null,
+    };
+  }
+
+  private openSession(
+    person: PersonRow,
+    client: ClientInfo | null | undefined,
+    accountId?: string,
+  ): NewSession {
+    const now = this.seconds();
+    const token = newToken();
+    const id = newId("sess");
+    const expiresAt = now + SESSION_ABSOLUTE_SECONDS;
+    const account = accountId ?? this.store.accountsOf(person.id)[0]?.account_id ?? null;
+    this.store.insertSession({
+      id,
+      tokenHash: hashSecret(token),
+      personId: person.id,
+      accountId: account,
+      csrfToken: newToken(),
+      now,
+      expiresAt,
+      userAgent: client?.userAgent?.slice(0, 512) ?? null,
+      ip: client?.ip?.slice(0, 64) ?? null,
+    });
+    const row = this.store.sessionById(id)!;
+    return { token, session: this.consoleSession(row, person), expiresAt };
+  }
+
+  /** The signed-in person behind a cookie token, or null (unknown, revoked, idle or too old). */
+  resolveSession(token: string, _client?: ClientInfo): ConsoleSession | null {
+    if (typeof token !== "string" || token.length < 16 || token.length > 128) return null;
+    const digest = hashSecret(token);
+    const row = this.store.sessionByHash(digest);
+    if (!row || !digestsEqual(row.token_hash, digest) || row.revoked_at !== null) return null;
+    const now = this.seconds();
+    if (now >= Number(row.expires_at) || now - Number(row.last_seen_at) >= SESSION_IDLE_SECONDS) return null;
+    const person = this.store.personById(row.person_id);
+    if (!person || person.disabled_at !== null) return null;
+    if (now - Number(row.last_seen_at) >= TOUCH_EVERY_SECONDS)
+      this.store.touchSession(row.id, now, now - TOUCH_EVERY_SECONDS + 1);
+    return this.consoleSession(row, person);
+  }
+
+  /**
+   * Email and password, then the second factor when the person has one. Unknown email, wrong
+   * password and a person who cannot sign in all give the same `unauthorized` with the same
+   * message, after the same argon2 work. A missing or wrong code after a right password is
+   * `unauthorized` with param "code".
+   */
+  async signIn(
+    input: { email: string; password: string; code?: string | null },
+    client: ClientInfo,
+  ): Promise<NewSession> {
+    const email = normalizeEmail(String(input.email ?? ""));
+    const subjects = this.subjects(email, client);
+    this.checkThrottle(subjects);
+    const person = email.length <= EMAIL_MAX_LENGTH ? this.store.personByEmail(email) : null;
+    const usable = person !== null && person.disabled_at === null ? person.password_hash : null;
+    const ok = await this.verifyPassword(String(input.password ?? ""), usable);
+    if (!ok || !person) this.failSignIn(subjects);
+    if (person.totp_enabled_at !== null) this.requireSecondFactor(person, input.code, subjects);
+    this.store.clearFailures(subjects[0]!);
+    return this.openSession(person, client);
+  }
+
+  /** After the right password: a missing code asks for one; a wrong one is a counted failure. */
+  private requireSecondFactor(person: PersonRow, code: string | null | undefined, subjects: string[]): void {
+    const c = String(code ?? "").trim();
+    if (!c)
+      throw new DomainError("unauthorized", "Enter the code from your authenticator app.", { param: "code" });
+    if (!this.checkSecondFactor(person, c))
+      this.failSignIn(subjects, "code", "The code is incorrect or was already used.");
+  }
+
+  /** A TOTP code (each step once) or an unused recovery code. */
+  private checkSecondFactor(person: PersonRow, code: string): boolean {
+    if (/^\d{6}$/.test(code.replace(/\s/g, ""))) {
+      if (!person.totp_secret) return false;
+      const step = verifyTotp(
+        person.totp_secret,
+        code,
+        this.seconds(),
+        person.totp_last_step === null ? null : Number(person.totp_last_step),
+      );
+      return step !== null && this.store.useTotpStep(person.id, step);
+    }
+    const clean = normalizeRecoveryCode(code);
+    if (!/^[A-Z2-7]{10}$/.test(clean)) return false;
+    return this.store.useRecoveryCode(person.id, hashSecret(clean), this.seconds());
+  }
+
+  signOut(sessionId: string): void {
+    this.store.revokeSession(sessionId, this.seconds());
+  }
+
+  /** Revokes every session of the person (but `exceptSessionId`); returns how many. */
+  signOutEverywhere(personId: string, exceptSessionId?: string): number {
+    return this.store.revokeSessionsOf(personId, this.seconds(), exceptSessionId ?? null);
+  }
+
+  /** Points the session at another account of the person; another account is 404. */
+  switchAccount(sessionId: string, personId: string, accountId: string): ConsoleSession {
+    return this.store.transaction(() => {
+      if (!this.store.membership(accountId, personId))
+        throw new DomainError("not_found", "No such account.", { param: "account_id" });
+      if (!this.store.setSessionAccount(sessionId, personId, accountId))
+        throw new DomainError("not_found", "No such session.", { param: "session_id" });
+      return this.consoleSession(this.store.sessionById(sessionId)!, this.store.personById(personId)!);
+    });
+  }
+
+  listSessions(personId: string): SessionView[] {
+    const now = this.seconds();
+    return this.store.liveSessionsOf(personId, now, now - SESSION_IDLE_SECONDS).map((s) => ({
+      id: s.id,
+      createdAt: Number(s.created_at),
+      lastSeenAt: Number(s.last_seen_at),
+      expiresAt: Number(s.expires_at),
+      userAgent: s.user_agent,
+      ip: s.ip,
+    }));
+  }
+
+  /** Revokes one of the person's sessions; another person's session id is 404. */
+  revokeSession(personId: string, sessionId: string): void {
+    if (!this.store.revokeSession(sessionId, this.seconds(), personId))
+      throw new DomainError("not_found", "No such session.", { param: "session_id" });
+  }
+
+  // --- sign-up and invites ------------------------------------------------------------------
+
+  /** A unique account name derived from the email ("ann@example.com", then "ann@example.com (2)"...). */
+  private accountNameFor(email: string): string {
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? email : `${email} (${n})`;
+      if (!this.accounts.findAccountByName(name)) return name;
+    }
+  }
+
+  private liveInvite(token: string): InviteRow | null {
+    if (typeof token !== "string" || token.length < 16 || token.length > 128) return null;
+    const digest = hashSecret(token);
+    const row = this.store.inviteByHash(digest);
+    if (!row || !digestsEqual(row.token_hash, digest)) return null;
+    if (row.used_at !== null || row.revoked_at !== null || Number(row.expires_at) <= this.seconds())
+      return null;
+    return row;
+  }
+
+  /** Made by the operator: the CLI or admin API (no creator) or a person with the operator flag. */
+  private operatorMade(invite: InviteRow): boolean {
+    if (invite.created_by === null) return true;
+    return this.store.personById(invite.created_by)?.operator === 1n;
+  }
+
+  /** An invite usable under the current sign-up mode, or 404 (same answer for unknown and refused). */
+  private usableInvite(token: string): InviteRow {
+    const invite = this.liveInvite(token);
+    if (!invite || (this.console().signup === "closed" && !this.operatorMade(invite)))
+      throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
+    return invite;
+  }
+
+  inviteInfo(
+    token: string,
+  ): { email: string | null; accountName: string | null; role: Role; personExists: boolean } | null {
+    const invite = this.liveInvite(token);
+    if (!invite) return null;
+    if (this.console().signup === "closed" && !this.operatorMade(invite)) return null;
+    return {
+      email: invite.email,
+      accountName: invite.account_id ? (this.accounts.getAccount(invite.account_id)?.name ?? null) : null,
+      role: invite.role,
+      personExists: invite.email !== null && this.store.personByEmail(invite.email) !== null,
+    };
+  }
+
+  /**
+   * Sign-up: a person, a new account (the operator's currency), the person as its owner and the
+   * Default key (returned in clear, once), in one transaction. `open` mode needs nothing; `invite`
+   * needs a sign-up invite; `closed` an operator-made one. An email that already has a person:
+   * with that person's password, they get the new account; otherwise the same error as a failed
+   * sign-in (counted by throttling). See docs/console.md "People and sign-in".
+   */
+  async signUp(
+    input: { email: string; password: string; invite?: string | null; code?: string | null },
+    client: ClientInfo,
+  ): Promise<{ session: NewSession; accountId: string; keyId: string; key: string }> {
+    const email = this.checkEmail(String(input.email ?? ""));
+    const mode = this.console().signup;
+    let invite: InviteRow | null = null;
+    if (input.invite) {
+      invite = this.usableInvite(input.invite);
+      if (invite.account_id !== null)
+        throw new DomainError(
+          "validation_error",
+          "This invite joins an existing account: open its link instead.",
+          {
+            param: "invite",
+          },
+        );
+      if (invite.email !== null && invite.email !== email)
+        throw new DomainError("validation_error", "This invite is for another email address.", {
+          param: "email",
+        });
+    } else if (mode !== "open") {
+      throw new DomainError("forbidden", "Sign-up needs an invite.", { param: "invite" });
+    }
+    this.checkNewPassword(input.password);
+    const r = await this.redeem({
+      email,
+      password: input.password,
+      code: input.code ?? null,
+      invite,
+      client,
+      newAccount: true,
+    });
+    return { session: r.session, accountId: r.accountId, keyId: r.keyId!, key: r.key! };
+  }
+
+  /**
+   * Accepts an invite link: a new person sets their password; an existing person (the invite's
+   * email already signs in) must give their current password. account_id NULL: a new account owned
+   * by the person (and its Default key, returned once); otherwise the person joins that account.
+   * An invite without an email (the first-start invite) needs `email`. An existing person with
+   * two-factor on also gives a code (`unauthorized` with param "code" when missing or wrong).
+   */
+  async acceptInvite(
+    token: string,
+    password: string,
+    client: ClientInfo,
+    email?: string | null,
+    code?: string | null,
+  ): Promise<{ session: NewSession; key: string | null; keyId: string | null }> {
+    const invite = this.usableInvite(token);
+    let who = invite.email;
+    if (who === null) {
+      if (!email) throw new DomainError("validation_error", "Enter your email address.", { param: "email" });
+      who = this.checkEmail(email);
+    }
+    const r = await this.redeem({
+      email: who,
+      password,
+      code: code ?? null,
+      invite,
+      client,
+      newAccount: invite.account_id === null,
+    });
+    return { session: r.session, key: r.key, keyId: r.keyId };
+  }
+
+  private async redeem(o: {
+    email: string;
+    password: string;
+    code: string | null;
+    invite: InviteRow | null;
+    client: ClientInfo;
+    newAccount: boolean;
+  }): Promise<{ session: NewSession; accountId: string; keyId: string | null; key: string | null }> {
+    const subjects = this.subjects(o.email, o.client);
+    let existing = this.store.personByEmail(o.email);
+    if (existing) {
+      // Only the person themselves: their current password (throttled like a sign-in).
+      this.checkThrottle(subjects);
+      const ok =
+        existing.disabled_at === null && (await this.verifyPassword(o.password, existing.password_hash));
+      if (!ok) this.failSignIn(subjects);
+      // The password alone never opens a session for a person with two-factor on.
+      if (existing.totp_enabled_at !== null) this.requireSecondFactor(existing, o.code, subjects);
+    } else {
+      this.checkNewPassword(o.password);
+    }
+    const passwordHash = existing ? null : await this.hashPassword(o.password);
+    const now = this.seconds();
+    const result = this.store.transaction(() => {
+      // Re-read inside the transaction: a concurrent sign-up with the same email loses here.
+      const again = this.store.personByEmail(o.email);
+      if (!existing && again) throw new DomainError("unauthorized", SIGNIN_FAILED);
+      existing = again;
+      const personId = existing?.id ?? newTimeOrderedId("person", this.now());
+      if (!existing)
+        this.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
+      let invite = o.invite;
+      if (invite) {
+        invite = this.store.consumeInvite(invite.token_hash, personId, now);
+        if (!invite) throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
+        if (invite.operator === 1n) this.store.setOperator(personId);
+      }
+      let accountId: string;
+      let keyId: string | null = null;
+      let key: string | null = null;
+      if (o.newAccount || !invite?.account_id) {
+        const created = this.accounts.createAccount(this.accountNameFor(o.email), this.console().currency, {
+          keyCreatedBy: personId,
+        });
+        accountId = created.account.id;
+        keyId = created.keyId;
+        key = created.key;
+        this.store.addMembership(accountId, personId, "owner", now);
+      } else {
+        accountId = invite.account_id;
+        if (!this.accounts.getAccount(accountId))
+          throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
+        this.store.addMembership(accountId, personId, invite.role, now);
+      }
+      const person = this.store.personById(personId)!;
+      return { session: this.openSession(person, o.client, accountId), accountId, keyId, key };
+    });
+    this.store.clearFailures(subjects[0]!);
+    return result;
+  }
+
+  /**
+   * A one-time invite link (7 days). No creator (CLI, admin API) or an operator: any account or a
+   * new one, any role, the operator flag. An owner: only into an account they own, no operator flag.
+   */
+  createInvite(input: {
+    email?: string | null;
+    accountId?: string | null;
+    role?: Role;
+    operator?: boolean;
+    createdBy?: string | null;
+  }): { url: string; expiresAt: number; id: string } {
+    const email = input.email ? this.checkEmail(input.email) : null;
+    const accountId = input.accountId ?? null;
+    if (input.role !== undefined && input.role !== "owner" && input.role !== "member")
+      throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
+    const role: Role = accountId === null ? "owner" : (input.role ?? "member");
+    const createdBy = input.createdBy ?? null;
+    return this.store.transaction(() => {
+      if (accountId !== null && !this.accounts.getAccount(accountId))
+        throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
+      if (createdBy !== null) {
+        const creator = this.store.personById(createdBy);
+        if (!creator) throw new DomainError("not_found", "No such person.", { param: "created_by" });
+        if (creator.operator !== 1n) {
+          if (input.operator) throw new DomainError("forbidden", "Only operators invite operators.");
+          if (accountId === null || this.store.membership(accountId, createdBy)?.role !== "owner")
+            throw new DomainError("forbidden", "Only the account's owners invite members.");
+        }
+      }
+      const token = newToken();
+      const now = this.seconds();
+      const expiresAt = now + INVITE_TTL_SECONDS;
+      const id = newTimeOrderedId("inv", this.now());
+      this.store.insertInvite({
+        id,
+        tokenHash: hashSecret(token),
+        email,
+        accountId,
+        role,
+        operator: input.operator === true,
+        createdBy,
+        now,
+        expiresAt,
+      });
+      return { url: `${this.publicUrl}/console/invite/${token}`, expiresAt, id };
+    });
+  }
+
+  revokeInvite(id: string): void {
+    if (!this.store.revokeInvite(id, this.seconds()))
+      throw new DomainError("not_found", `No unused invite ${id}.`, { param: "invite_id" });
+  }
+
+  listInvites(options: { limit?: number; after?: string | null } = {}): InviteView[] {
+    return this.store.listInvites(options.limit ?? 100, options.after ?? null).map((i) => this.inviteView(i));
+  }
+
+  /** One invite by id (operators), or null. */
+  getInvite(id: string): InviteView | null {
+    const row = this.store.inviteById(id);
+    return row && this.inviteView(row);
+  }
+
+  private inviteView(i: InviteRow): InviteView {
+    return {
+      id: i.id,
+      email: i.email,
+      accountId: i.account_id,
+      role: i.role,
+      operator: i.operator === 1n,
+      createdBy: i.created_by,
+      createdAt: Number(i.created_at),
+      expiresAt: Number(i.expires_at),
+      usedAt: i.used_at === null ? null : Number(i.used_at),
+      usedBy: i.used_by,
+      revokedAt: i.revoked_at === null ? null : Number(i.revoked_at),
+      state:
+        i.used_at !== null
+          ? "used"
+          : i.revoked_at !== null
+            ? "revoked"
+            : Number(i.expires_at) <= this.seconds()
+              ? "expired"
+              : "pending",
+    };
+  }
+
+  listPeople(options: { limit?: number; after?: string | null } = {}): PersonView[] {
+    const rows = this.store.listPeople(options.limit ?? 100, options.after ?? null);
+    const memberships = this.store.membershipsByPeople(rows.map((p) => p.id));
+    return rows.map((p) => ({
+      id: p.id,
+      email: p.email,
+      operator: p.operator === 1n,
+      twoFactor: p.totp_enabled_at !== null,
+      hasPassword: p.password_hash !== null,
+      createdAt: Number(p.created_at),
+      disabledAt: p.disabled_at === null ? null : Number(p.disabled_at),
+      memberships: memberships
+        .filter((m) => m.person_id === p.id)
+        .map((m) => ({ accountId: m.account_id, role: m.role })),
+    }));
+  }
+
+  // --- password resets ----------------------------------------------------------------------
+
+  /** A one-time reset link (1 hour) for a known email, or null; callers show the same either way. */
+  requestPasswordReset(email: string): { url: string } | null {
+    const person = this.store.personByEmail(normalizeEmail(String(email ?? "")));
+    if (!person || person.disabled_at !== null) return null;
+    const token = newToken();
+    const now = this.seconds();
+    this.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
+    return { url: `${this.publicUrl}/console/reset/${token}` };
+  }
+
+  /** Whether a reset link is live (the page shows the form or "invalid link"). */
+  resetLinkValid(token: string): boolean {
+    if (typeof token !== "string" || token.length < 16 || token.length > 128) return false;
+    return this.liveReset(hashSecret(token));
+  }
+
+  private liveReset(digest: Uint8Array): boolean {
+    const row = this.store.resetByHash(digest);
+    return (
+      row !== null &&
+      digestsEqual(row.token_hash, digest) &&
+      row.used_at === null &&
+      Number(row.expires_at) > this.seconds()
+    );
+  }
+
+  /** Sets a new password from a reset link (once) and revokes every session of the person. */
+  async resetPassword(token: string, password: string): Promise<void> {
+    this.checkNewPassword(password);
+    if (!this.resetLinkValid(token)) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
+    const hash = await this.hashPassword(password);
+    this.store.transaction(() => {
+      const now = this.seconds();
+      const reset = this.store.consumeReset(hashSecret(token), now);
+      if (!reset) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
+      this.store.setPassword(reset.person_id, hash, now);
+      this.store.expireResetsOf(reset.person_id, now);
+      this.store.revokeSessionsOf(reset.person_id, now, null);
+      const person = this.store.personById(reset.person_id)!;
+      this.store.clearFailures(`email:${person.email}`);
+    });
+  }
+
+  /** Changes the password (the current one is required) and revokes every other session. */
+  async changePassword(
+    personId: string,
+    current: string,
+    next: string,
+    keepSessionId: string,
+  ): Promise<void> {
+    const person = this.requirePerson(personId);
+    if (!(await this.verifyPassword(String(current ?? ""), person.password_hash)))
+      throw new DomainError("unauthorized", "The current password is incorrect.", {
+        param: "current_password",
+      });
+    this.checkNewPassword(next, "new_password");
+    const hash = await this.hashPassword(next);
+    this.store.transaction(() => {
+      const now = this.seconds();
+      this.store.setPassword(personId, hash, now);
+      this.store.expireResetsOf(personId, now);
+      this.store.revokeSessionsOf(personId, now, keepSessionId);
+    });
+  }
+
+  private requirePerson(personId: string): PersonRow {
+    const p = this.store.personById(personId);
+    if (!p) throw new DomainError("not_found", "No such person.", { param: "person_id" });
+    return p;
+  }
+
+  // --- two-factor ---------------------------------------------------------------------------
+
+  /** A new pending secret (replacing any pending one); two-factor is on once enableTwoFactor confirms it. */
+  beginTwoFactor(personId: string): { secret: string; otpauthUrl: string } {
+    const person = this.requirePerson(personId);
+    if (person.totp_enabled_at !== null)
+      throw new DomainError("conflict", "Two-factor sign-in is already on; turn it off first.");
+    const secret = newTotpSecret();
+    this.store.setTotpSecret(personId, secret);
+    return { secret, otpauthUrl: otpauthUrl(secret, person.email, TOTP_ISSUER) };
+  }
+
+  /** Confirms the pending secret with a code; returns 10 one-time recovery codes (shown once). */
+  enableTwoFactor(personId: string, code: string): { recoveryCodes: string[] } {
+    return this.store.transaction(() => {
+      const person = this.requirePerson(personId);
+      if (person.totp_enabled_at !== null)
+        throw new DomainError("conflict", "Two-factor sign-in is already on.");
+      if (!person.totp_secret)
+        throw new DomainError("conflict", "Start two-factor set-up first.", { param: "code" });
+      const step = verifyTotp(person.totp_secret, String(code ?? ""), this.seconds());
+      if (step === null)
+        throw new DomainError("validation_error", "The code is incorrect; check the time on your device.", {
+          param: "code",
+        });
+      this.store.enableTotp(personId, this.seconds(), step);
+      const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+      this.store.replaceRecoveryCodes(
+        personId,
+        codes.map((c) => hashSecret(normalizeRecoveryCode(c))),
+      );
+      return { recoveryCodes: codes };
+    });
+  }
+
+  /** Turns two-factor off (the password is required); the secret and recovery codes are deleted. */
+  async disableTwoFactor(personId: string, password: string): Promise<void> {
+    const person = this.requirePerson(personId);
+    if (!(await this.verifyPassword(String(password ?? ""), person.password_hash)))
+      throw new DomainError("unauthorized", "The password is incorrect.", { param: "password" });
+    this.store.transaction(() => {
+      this.store.setTotpSecret(personId, null);
+      this.store.replaceRecoveryCodes(personId, []);
+    });
+  }
+
+  // --- accounts and members -----------------------------------------------------------------
+
+  accountsOf(personId: string): { accountId: string; name: string; currency: Currency; role: Role }[] {
+    return this.store.accountsOf(personId).map((m) => ({
+      accountId: m.account_id,
+      name: m.name,
+      currency: m.currency,
+      role: m.role,
+    }));
+  }
+
+  listMembers(accountId: string): MemberView[] {
+    return this.store.membersOf(accountId).map((m) => ({
+      personId: m.person_id,
+      email: m.email,
+      role: m.role,
+      createdAt: Number(m.created_at),
+      twoFactor: m.totp_enabled_at !== null,
+    }));
+  }
+
+  /** Owners act on members; anyone may leave. `by`'s role is read again here, not trusted from the session. */
+  private requireOwnerOrSelf(
+    accountId: string,
+    personId: string,
+    by: ConsoleSession,
+    allowSelf: boolean,
+  ): void {
+    const mine = this.store.membership(accountId, by.personId);
+    if (!mine) throw new DomainError("not_found", "No such account.", { param: "account_id" });
+    if (mine.role !== "owner" && !(allowSelf && personId === by.personId))
+      throw new DomainError("forbidden", "Only the account's owners manage members.");
+    if (!this.store.membership(accountId, personId))
+      throw new DomainError("not_found", "No such member.", { param: "person_id" });
+  }
+
+  /** Removes a member (owners; or a person leaving). The last owner cannot be removed. */
+  removeMember(accountId: string, personId: string, by: ConsoleSession): void {
+    this.store.transaction(() => {
+      this.requireOwnerOrSelf(accountId, personId, by, true);
+      if (!this.store.removeMembership(accountId, personId))
+        throw new DomainError("conflict", "An account keeps at least one owner.", { param: "person_id" });
+    });
+  }
+
+  /** Changes a member's role (owners). The last owner cannot be demoted. */
+  setRole(accountId: string, personId: string, role: Role, by: ConsoleSession): void {
+    if (role !== "owner" && role !== "member")
+      throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
+    this.store.transaction(() => {
+      this.requireOwnerOrSelf(accountId, personId, by, false);
+      if (!this.store.setRole(accountId, personId, role))
+        throw new DomainError("conflict", "An account keeps at least one owner.", { param: "role" });
+    });
+  }
+
+  /** A person by email (operator commands), or null. */
+  findPerson(email: string): PersonRow | null {
+    return this.store.personByEmail(normalizeEmail(email));
+  }
+}

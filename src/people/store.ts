@@ -1,0 +1,488 @@
+import type { Database } from "bun:sqlite";
+import type { Currency } from "../accounts/accounts.ts";
+import type { Role } from "./types.ts";
+
+/**
+ * The people tables (migration 009): people, memberships, invites, password_resets, sessions,
+ * recovery_codes and signin_failures. Prepared SQL only; every one-time secret (invite, reset,
+ * recovery code) is consumed by a compare-and-swap update, so two concurrent uses cannot both win.
+ * Times are epoch seconds except signin_failures.at_ms. Secrets arrive here already hashed.
+ */
+export interface PersonRow {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  operator: bigint;
+  totp_secret: string | null;
+  totp_enabled_at: bigint | null;
+  totp_last_step: bigint | null;
+  created_at: bigint;
+  password_changed_at: bigint | null;
+  disabled_at: bigint | null;
+}
+
+export interface MembershipRow {
+  account_id: string;
+  person_id: string;
+  role: Role;
+  created_at: bigint;
+}
+
+export interface AccountMembershipRow extends MembershipRow {
+  name: string;
+  currency: Currency;
+}
+
+export interface MemberRow extends MembershipRow {
+  email: string;
+  totp_enabled_at: bigint | null;
+}
+
+export interface InviteRow {
+  id: string;
+  token_hash: Uint8Array;
+  email: string | null;
+  account_id: string | null;
+  role: Role;
+  operator: bigint;
+  created_by: string | null;
+  created_at: bigint;
+  expires_at: bigint;
+  used_at: bigint | null;
+  used_by: string | null;
+  revoked_at: bigint | null;
+}
+
+export interface SessionRow {
+  id: string;
+  token_hash: Uint8Array;
+  person_id: string;
+  account_id: string | null;
+  csrf_token: string;
+  created_at: bigint;
+  last_seen_at: bigint;
+  expires_at: bigint;
+  revoked_at: bigint | null;
+  user_agent: string | null;
+  ip: string | null;
+}
+
+export interface ResetRow {
+  token_hash: Uint8Array;
+  person_id: string;
+  created_at: bigint;
+  expires_at: bigint;
+  used_at: bigint | null;
+}
+
+export class PeopleStore {
+  private readonly personByEmailStmt;
+  private readonly personByIdStmt;
+  private readonly sessionByHashStmt;
+  private readonly touchSessionStmt;
+  private readonly membershipStmt;
+  private readonly countFailuresStmt;
+  private readonly insertFailureStmt;
+
+  constructor(private readonly db: Database) {
+    this.personByEmailStmt = db.prepare<PersonRow, [string]>("SELECT * FROM people WHERE email = ?");
+    this.personByIdStmt = db.prepare<PersonRow, [string]>("SELECT * FROM people WHERE id = ?");
+    this.sessionByHashStmt = db.prepare<SessionRow, [Uint8Array]>(
+      "SELECT * FROM sessions WHERE token_hash = ?",
+    );
+    this.touchSessionStmt = db.prepare(
+      "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?",
+    );
+    this.membershipStmt = db.prepare<MembershipRow, [string, string]>(
+      "SELECT * FROM memberships WHERE account_id = ? AND person_id = ?",
+    );
+    this.countFailuresStmt = db.prepare<{ n: bigint; oldest: bigint | null }, [string, number]>(
+      "SELECT count(*) AS n, min(at_ms) AS oldest FROM signin_failures WHERE subject = ? AND at_ms > ?",
+    );
+    this.insertFailureStmt = db.prepare("INSERT INTO signin_failures (subject, at_ms) VALUES (?, ?)");
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  // --- people -------------------------------------------------------------------------------
+
+  personByEmail(email: string): PersonRow | null {
+    return this.personByEmailStmt.get(email);
+  }
+
+  personById(id: string): PersonRow | null {
+    return this.personByIdStmt.get(id);
+  }
+
+  insertPerson(p: {
+    id: string;
+    email: string;
+    passwordHash: string | null;
+    operator: boolean;
+    now: number;
+  }): void {
+    this.db
+      .query(
+        "INSERT INTO people (id, email, password_hash, operator, created_at, password_changed_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(p.id, p.email, p.passwordHash, p.operator ? 1 : 0, p.now, p.passwordHash === null ? null : p.now);
+  }
+
+  setPassword(personId: string, passwordHash: string, now: number): void {
+    this.db
+      .query("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?")
+      .run(passwordHash, now, personId);
+  }
+
+  setOperator(personId: string): void {
+    this.db.query("UPDATE people SET operator = 1 WHERE id = ?").run(personId);
+  }
+
+  /** A pending secret (two-factor not yet on), or null to turn two-factor off. */
+  setTotpSecret(personId: string, secret: string | null): void {
+    this.db
+      .query("UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?")
+      .run(secret, personId);
+  }
+
+  enableTotp(personId: string, now: number, step: number): void {
+    this.db
+      .query("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?")
+      .run(now, step, personId);
+  }
+
+  /** Records `step` as used; false when it (or a later step) was already used: a replay. */
+  useTotpStep(personId: string, step: number): boolean {
+    return (
+      this.db
+        .query(
+          "UPDATE people SET totp_last_step = ? WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)",
+        )
+        .run(step, personId, step).changes === 1
+    );
+  }
+
+  /** Oldest first; `after` is the last id of the previous page. */
+  listPeople(limit: number, after: string | null): PersonRow[] {
+    return this.db
+      .query<PersonRow, [string, number]>(
+        `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
+         ORDER BY rowid LIMIT ?`,
+      )
+      .all(after ?? "", limit);
+  }
+
+  // --- memberships --------------------------------------------------------------------------
+
+  membership(accountId: string, personId: string): MembershipRow | null {
+    return this.membershipStmt.get(accountId, personId);
+  }
+
+  /** Adds the person to the account; an existing membership is kept as it is (false). */
+  addMembership(accountId: string, personId: string, role: Role, now: number): boolean {
+    return (
+      this.db
+        .query(
+          "INSERT INTO memberships (account_id, person_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        )
+        .run(accountId, personId, role, now).changes === 1
+    );
+  }
+
+  /** The person's accounts, oldest membership first. */
+  accountsOf(personId: string): AccountMembershipRow[] {
+    return this.db
+      .query<AccountMembershipRow, [string]>(
+        `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
+         WHERE m.person_id = ? ORDER BY m.created_at, m.rowid`,
+      )
+      .all(personId);
+  }
+
+  membersOf(accountId: string): MemberRow[] {
+    return this.db
+      .query<MemberRow, [string]>(
+        `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
+         WHERE m.account_id = ? ORDER BY m.created_at, m.rowid`,
+      )
+      .all(accountId);
+  }
+
+  countOwners(accountId: string): number {
+    return Number(
+      this.db
+        .query<{ n: bigint }, [string]>(
+          "SELECT count(*) AS n FROM memberships WHERE account_id = ? AND role = 'owner'",
+        )
+        .get(accountId)!.n,
+    );
+  }
+
+  /**
+   * Changes a role; demoting an owner only while another owner remains (checked by the update
+   * itself, so two owners demoting each other at once cannot leave the account without one).
+   */
+  setRole(accountId: string, personId: string, role: Role): boolean {
+    return (
+      this.db
+        .query(
+          `UPDATE memberships SET role = ?1 WHERE account_id = ?2 AND person_id = ?3
+             AND (?1 = 'owner' OR role = 'member'
+                  OR (SELECT count(*) FROM memberships WHERE account_id = ?2 AND role = 'owner') > 1)`,
+        )
+        .run(role, accountId, personId).changes === 1
+    );
+  }
+
+  /** Removes a membership; an owner only while another owner remains (same rule as setRole). */
+  removeMembership(accountId: string, personId: string): boolean {
+    return (
+      this.db
+        .query(
+          `DELETE FROM memberships WHERE account_id = ?1 AND person_id = ?2
+             AND (role = 'member' OR (SELECT count(*) FROM memberships WHERE account_id = ?1 AND role = 'owner') > 1)`,
+        )
+        .run(accountId, personId).changes === 1
+    );
+  }
+
+  membershipsByPeople(personIds: string[]): MembershipRow[] {
+    if (personIds.length === 0) return [];
+    return this.db
+      .query<MembershipRow, string[]>(
+        `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
+      )
+      .all(...personIds);
+  }
+
+  // --- invites ------------------------------------------------------------------------------
+
+  insertInvite(i: {
+    id: string;
+    tokenHash: Uint8Array;
+    email: string | null;
+    accountId: string | null;
+    role: Role;
+    operator: boolean;
+    createdBy: string | null;
+    now: number;
+    expiresAt: number;
+  }): void {
+    this.db
+      .query(
+        `INSERT INTO invites (id, token_hash, email, account_id, role, operator, created_by, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        i.id,
+        i.tokenHash,
+        i.email,
+        i.accountId,
+        i.role,
+        i.operator ? 1 : 0,
+        i.createdBy,
+        i.now,
+        i.expiresAt,
+      );
+  }
+
+  inviteByHash(tokenHash: Uint8Array): InviteRow | null {
+    return this.db
+      .query<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?")
+      .get(tokenHash);
+  }
+
+  /** Compare-and-swap: marks a live invite used; null when it is unknown, used, revoked or expired. */
+  consumeInvite(tokenHash: Uint8Array, personId: string, now: number): InviteRow | null {
+    return this.db
+      .query<InviteRow, [number, string, Uint8Array, number]>(
+        `UPDATE invites SET used_at = ?1, used_by = ?2
+         WHERE token_hash = ?3 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?4 RETURNING *`,
+      )
+      .get(now, personId, tokenHash, now);
+  }
+
+  /** Newest first; `after` is the last id of the previous page. */
+  listInvites(limit: number, after: string | null): InviteRow[] {
+    return this.db
+      .query<InviteRow, [string, number]>(
+        `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
+         ORDER BY rowid DESC LIMIT ?`,
+      )
+      .all(after ?? "", limit);
+  }
+
+  /** Revokes an unused invite; false when it is unknown or already used. */
+  revokeInvite(id: string, now: number): InviteRow | null {
+    return this.db
+      .query<InviteRow, [number, string]>(
+        "UPDATE invites SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *",
+      )
+      .get(now, id);
+  }
+
+  inviteById(id: string): InviteRow | null {
+    return this.db.query<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id);
+  }
+
+  // --- password resets ----------------------------------------------------------------------
+
+  insertReset(tokenHash: Uint8Array, personId: string, now: number, expiresAt: number): void {
+    this.db
+      .query(
+        "INSERT INTO password_resets (token_hash, person_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+      )
+      .run(tokenHash, personId, now, expiresAt);
+  }
+
+  resetByHash(tokenHash: Uint8Array): ResetRow | null {
+    return this.db
+      .query<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?")
+      .get(tokenHash);
+  }
+
+  /** Compare-and-swap: marks a live reset used; null when unknown, used or expired. */
+  consumeReset(tokenHash: Uint8Array, now: number): ResetRow | null {
+    return this.db
+      .query<ResetRow, [number, Uint8Array, number]>(
+        "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING *",
+      )
+      .get(now, tokenHash, now);
+  }
+
+  /** Older unused links of the person stop working once a newer one is used or a password is set. */
+  expireResetsOf(personId: string, now: number): void {
+    this.db
+      .query("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL")
+      .run(now, personId);
+  }
+
+  // --- sessions -----------------------------------------------------------------------------
+
+  insertSession(s: {
+    id: string;
+    tokenHash: Uint8Array;
+    personId: string;
+    accountId: string | null;
+    csrfToken: string;
+    now: number;
+    expiresAt: number;
+    userAgent: string | null;
+    ip: string | null;
+  }): void {
+    this.db
+      .query(
+        `INSERT INTO sessions (id, token_hash, person_id, account_id, csrf_token, created_at, last_seen_at,
+           expires_at, user_agent, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        s.id,
+        s.tokenHash,
+        s.personId,
+        s.accountId,
+        s.csrfToken,
+        s.now,
+        s.now,
+        s.expiresAt,
+        s.userAgent,
+        s.ip,
+      );
+  }
+
+  sessionByHash(tokenHash: Uint8Array): SessionRow | null {
+    return this.sessionByHashStmt.get(tokenHash);
+  }
+
+  sessionById(id: string): SessionRow | null {
+    return this.db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id);
+  }
+
+  /** Moves last_seen_at forward only when it is older than `before` (at most one write a minute). */
+  touchSession(id: string, now: number, before: number): void {
+    this.touchSessionStmt.run(now, id, before);
+  }
+
+  setSessionAccount(id: string, personId: string, accountId: string): boolean {
+    return (
+      this.db
+        .query("UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL")
+        .run(accountId, id, personId).changes === 1
+    );
+  }
+
+  revokeSession(id: string, now: number, personId?: string): boolean {
+    const sql =
+      personId === undefined
+        ? "UPDATE sessions SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL"
+        : "UPDATE sessions SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL AND person_id = ?3";
+    const args: [number, string, ...string[]] = personId === undefined ? [now, id] : [now, id, personId];
+    return this.db.query(sql).run(...args).changes === 1;
+  }
+
+  /** Revokes every live session of the person except `exceptId`; returns how many. */
+  revokeSessionsOf(personId: string, now: number, exceptId: string | null): number {
+    return this.db
+      .query("UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?")
+      .run(now, personId, exceptId ?? "").changes;
+  }
+
+  liveSessionsOf(personId: string, now: number, idleSince: number): SessionRow[] {
+    return this.db
+      .query<SessionRow, [string, number, number]>(
+        `SELECT * FROM sessions WHERE person_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
+         ORDER BY last_seen_at DESC`,
+      )
+      .all(personId, now, idleSince);
+  }
+
+  // --- recovery codes -----------------------------------------------------------------------
+
+  replaceRecoveryCodes(personId: string, hashes: Uint8Array[]): void {
+    this.db.query("DELETE FROM recovery_codes WHERE person_id = ?").run(personId);
+    const insert = this.db.query("INSERT INTO recovery_codes (person_id, code_hash) VALUES (?, ?)");
+    for (const h of hashes) insert.run(personId, h);
+  }
+
+  /** Compare-and-swap: true once per code. */
+  useRecoveryCode(personId: string, codeHash: Uint8Array, now: number): boolean {
+    return (
+      this.db
+        .query(
+          "UPDATE recovery_codes SET used_at = ? WHERE person_id = ? AND code_hash = ? AND used_at IS NULL",
+        )
+        .run(now, personId, codeHash).changes === 1
+    );
+  }
+
+  unusedRecoveryCodes(personId: string): number {
+    return Number(
+      this.db
+        .query<{ n: bigint }, [string]>(
+          "SELECT count(*) AS n FROM recovery_codes WHERE person_id = ? AND used_at IS NULL",
+        )
+        .get(personId)!.n,
+    );
+  }
+
+  // --- sign-in failures ---------------------------------------------------------------------
+
+  /** Failures of `subject` after `sinceMs`, and the oldest of them (when the window frees up). */
+  failures(subject: string, sinceMs: number): { count: number; oldestMs: number | null } {
+    const row = this.countFailuresStmt.get(subject, sinceMs)!;
+    return { count: Number(row.n), oldestMs: row.oldest === null ? null : Number(row.oldest) };
+  }
+
+  recordFailure(subjects: string[], atMs: number, pruneBeforeMs: number): void {
+    this.transaction(() => {
+      for (const s of subjects) this.insertFailureStmt.run(s, atMs);
+      this.db.query("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs);
+    });
+  }
+
+  clearFailures(subject: string): void {
+    this.db.query("DELETE FROM signin_failures WHERE subject = ?").run(subject);
+  }
+}

@@ -1,0 +1,40 @@
+import { describe, expect, test } from "bun:test";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { WALLET_SQL } from "../../src/ledger/wallet.ts";
+
+/** Migration 010: the console's reads use their indexes (query plans, not timings). */
+describe("console read indexes (migration 010)", () => {
+  const db = openDatabase(":memory:");
+  migrate(db);
+  const plan = (sql: string, ...args: (string | number | bigint)[]) =>
+    (db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[])
+      .map((r) => r.detail)
+      .join(" / ");
+
+  test("usage reads only the account's charges in the range, from a covering index", () => {
+    expect(plan(WALLET_SQL.chargesByDay, "a", 0, 1)).toContain(
+      "COVERING INDEX ledger_entries_charges (account_id=? AND created_at>? AND created_at<?)",
+    );
+  });
+
+  test("credits (billing, the ADMIN/TOPUP filter) come from the partial credits index", () => {
+    expect(plan(WALLET_SQL.creditsBySource, "a", 9n, "ADMIN", 10)).toContain(
+      "USING INDEX ledger_entries_credits (account_id=? AND id<?)",
+    );
+  });
+
+  test("requests by key and a key's last use walk jobs_by_key", () => {
+    expect(
+      plan(
+        "SELECT * FROM jobs WHERE account_id = ? AND id < ? AND key_id = ? ORDER BY id DESC LIMIT ?",
+        "a",
+        "~",
+        "k",
+        5,
+      ),
+    ).toContain("USING INDEX jobs_by_key (key_id=? AND id<?)");
+    expect(plan("SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1", "k")).toContain(
+      "USING INDEX jobs_by_key (key_id=?)",
+    );
+  });
+});

@@ -1,0 +1,282 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { overview, usage, usageCsv, walletCsv } from "../../src/ledger/figures.ts";
+import { monthOf } from "../../src/ledger/month.ts";
+import { MICRO } from "../../src/lib/money.ts";
+import { pollUntil } from "../helpers/api.ts";
+import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
+import { csvObjects } from "../helpers/csv.ts";
+import { checkInvariants } from "./ledger-helpers.ts";
+
+/**
+ * Issue 15, "One source of truth" (seeded; FC_SEED replays a run, FC_RUNS runs more): a random mix
+ * of jobs through the real submit, worker, chat and cancel paths (completed, failed, cancelled,
+ * partial deliveries; a USD and a RUB account; several keys and models; charges spread over days
+ * and months by the ledger's injected clock). Then, for every month touched and each account, the
+ * overview, the usage figures (per model, per key, per day summed to the month), the usage CSV,
+ * GET /v1/account/spend, GET /v1/account and the wallet's charge entries agree to the micro-unit,
+ * and with the settled holds (an independent sum).
+ */
+const SEED = Number(process.env.FC_SEED ?? 20261123);
+const RUNS = Number(process.env.FC_RUNS ?? 25);
+
+/** What the runs exercised (checked at the end, so a generator change cannot hollow the test). */
+const seen = { statuses: new Set<string>(), months: 0, rubCharges: 0, partial: 0, keys: new Set<number>() };
+
+type Outcome = "complete" | "partial" | "fail" | "cancel";
+interface Case {
+  account: 0 | 1;
+  key: number;
+  model: "sandbox/image" | "sandbox/speech" | "sandbox/video" | "sandbox/chat";
+  outcome: Outcome;
+  /** Days the clock moves forward before this job settles, then seconds into that day. */
+  days: number;
+  second: number;
+}
+
+const caseArb: fc.Arbitrary<Case> = fc.record({
+  account: fc.constantFrom(0 as const, 1 as const),
+  key: fc.nat(2),
+  model: fc.constantFrom(
+    "sandbox/image" as const,
+    "sandbox/speech" as const,
+    "sandbox/video" as const,
+    "sandbox/chat" as const,
+  ),
+  outcome: fc.constantFrom<Outcome>("complete", "complete", "partial", "fail", "cancel"),
+  days: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 10, max: 40 })),
+  second: fc.integer({ min: 0, max: 86_399 }),
+});
+
+function mediaInput(c: Case): Record<string, unknown> {
+  const sandbox =
+    c.outcome === "fail"
+      ? { sandbox: { fail: true } }
+      : c.outcome === "partial"
+        ? { sandbox: { actual_units: 1 } }
+        : {};
+  switch (c.model) {
+    case "sandbox/image":
+      return { prompt: "p", num_images: 3, width: 64, height: 64, ...sandbox };
+    case "sandbox/video":
+      return { prompt: "p", duration: 3, resolution: "480p", ...sandbox };
+    default:
+      return { text: "hello", duration: 4, ...sandbox };
+  }
+}
+
+/** "12.5" -> 12500000n, for checking the CSV's decimal column against its micro column. */
+function decimalMicro(text: string): bigint {
+  const [whole, frac = ""] = text.split(".");
+  return BigInt(whole!) * MICRO + BigInt(frac.padEnd(6, "0"));
+}
+
+function sumBy<T>(items: T[], key: (x: T) => string, value: (x: T) => bigint): Map<string, bigint> {
+  const m = new Map<string, bigint>();
+  for (const x of items) m.set(key(x), (m.get(key(x)) ?? 0n) + value(x));
+  return m;
+}
+
+const lastDayOf = (month: string) => {
+  const [y, m] = month.split("-").map(Number);
+  return new Date(Date.UTC(y!, m!, 0)).toISOString().slice(0, 10);
+};
+
+async function runCases(cases: Case[]) {
+  let clock = Date.UTC(2026, 0, 27, 12) / 1000;
+  const t = makeTestApp({ now: () => clock });
+  const { ctx } = t;
+  ctx.fx.set("RUB", 92_345_678n, "test");
+  const rub = ctx.accounts.createAccount("rub", "RUB");
+  const accounts = [
+    { id: t.account.id, keys: [t.key] },
+    { id: rub.account.id, keys: [rub.key] },
+  ];
+  for (const a of accounts) {
+    ctx.ledger.topUp(a.id, 1_000_000n * MICRO, "start");
+    for (let i = 0; i < 2; i++) {
+      const { key } = ctx.accounts.createKey(a.id, { name: i === 0 ? "=HYPERLINK(1)" : "ci, nightly" });
+      a.keys.push(key);
+    }
+  }
+  const submit = async (c: Case): Promise<string> => {
+    const key = accounts[c.account]!.keys[c.key]!;
+    const res = await t.request(`/v1/queue/${c.model}`, {
+      method: "POST",
+      key,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(mediaInput(c)),
+    });
+    const body = await json(res);
+    if (res.status !== 202) throw new Error(`submit: ${res.status} ${JSON.stringify(body)}`);
+    return body.request_id as string;
+  };
+
+  // Cancelled jobs: submitted and cancelled while no worker runs.
+  for (const c of cases.filter((x) => x.outcome === "cancel" && x.model !== "sandbox/chat")) {
+    clock += c.days * 86_400;
+    const id = await submit(c);
+    const key = accounts[c.account]!.keys[c.key]!;
+    const res = await t.request(`/v1/requests/${id}/cancel`, { method: "POST", key });
+    expect(res.status).toBe(200);
+  }
+  // The rest, one at a time, each settling at its own instant of the injected clock.
+  const pool = testWorkerPool(ctx, { concurrency: () => 1 });
+  try {
+    let n = 0;
+    for (const c of cases.filter((x) => x.outcome !== "cancel" || x.model === "sandbox/chat")) {
+      clock = Math.floor(clock / 86_400) * 86_400 + c.days * 86_400 + c.second;
+      if (++n % 5 === 0) ctx.ledger.adjust(accounts[c.account]!.id, -MICRO, "correction");
+      const key = accounts[c.account]!.keys[c.key]!;
+      if (c.model === "sandbox/chat") {
+        const res = await t.request("/v1/chat/completions", {
+          method: "POST",
+          key,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "sandbox/chat",
+            messages: [{ role: "user", content: "tell me a story" }],
+            max_tokens: 1 + (c.second % 40),
+            ...(c.outcome === "fail" ? { sandbox: { fail: true } } : {}),
+          }),
+        });
+        expect([200, 502]).toContain(res.status);
+        continue;
+      }
+      const id = await submit(c);
+      await pollUntil(
+        async () => ctx.jobs.get(id)!,
+        (j) => j.status === "COMPLETED" || j.status === "FAILED",
+        20_000,
+      );
+    }
+  } finally {
+    await pool.stop(1000);
+  }
+  return { t, accounts, now: () => clock };
+}
+
+describe("one source of truth (seeded)", () => {
+  test("overview, usage, its CSV, GET /v1/account/spend, GET /v1/account and the wallet agree to the micro-unit", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(caseArb, { minLength: 4, maxLength: 14 }), async (cases) => {
+        const { t, accounts, now } = await runCases(cases);
+        const { ctx } = t;
+        expect(checkInvariants(t.db)).toEqual([]);
+        for (const r of t.db.query<{ status: string }, []>("SELECT status FROM jobs").all())
+          seen.statuses.add(r.status);
+        seen.partial += Number(
+          t.db
+            .query<{ n: bigint }, []>(
+              `SELECT count(*) AS n FROM jobs j JOIN holds h ON h.id = j.hold_id
+               WHERE j.status = 'COMPLETED' AND h.charged_micro < h.amount_micro`,
+            )
+            .get()!.n,
+        );
+        seen.rubCharges += Number(
+          t.db
+            .query<{ n: bigint }, [string]>(
+              "SELECT count(*) AS n FROM holds WHERE account_id = ? AND status = 'settled' AND charged_micro > 0",
+            )
+            .get(accounts[1]!.id)!.n,
+        );
+        for (const c of cases) seen.keys.add(c.key);
+
+        for (const a of accounts) {
+          const key = a.keys[0]!;
+          // Independent oracle: what the settled holds of this account charged, per month of settlement.
+          const holds = t.db
+            .query<{ charged_micro: bigint; resolved_at: bigint }, [string]>(
+              "SELECT charged_micro, resolved_at FROM holds WHERE account_id = ? AND status = 'settled'",
+            )
+            .all(a.id);
+          const oracle = sumBy(
+            holds,
+            (h) => monthOf(Number(h.resolved_at)),
+            (h) => h.charged_micro,
+          );
+          const wallet = csvObjects(walletCsv(ctx, a.id)).filter((r) => r.kind === "charge");
+          const walletByMonth = sumBy(
+            wallet,
+            (r) => r.created_at!.slice(0, 7),
+            (r) => BigInt(r.amount_micro!),
+          );
+          const months = [...new Set([...oracle.keys(), monthOf(now())])].sort();
+          seen.months = Math.max(seen.months, months.length);
+
+          for (const month of months) {
+            const spend = await json<{
+              total_micro: string;
+              by_key: { key_id: string; spent_micro: string; calls: number }[];
+              by_model: { model_id: string; spent_micro: string; calls: number }[];
+              by_key_and_model: { key_id: string; model_id: string; spent_micro: string }[];
+            }>(await t.request(`/v1/account/spend?month=${month}`, { key }));
+            const total = BigInt(spend.total_micro);
+            expect(total).toBe(oracle.get(month) ?? 0n);
+            expect(walletByMonth.get(month) ?? 0n).toBe(total);
+
+            const u = usage(ctx, a.id, { from: `${month}-01`, to: lastDayOf(month) });
+            expect(u.total_micro).toBe(total);
+            expect(u.by_month).toEqual([{ month, spent_micro: total, calls: u.calls }]);
+            expect(u.by_day.reduce((s, d) => s + d.spent_micro, 0n)).toBe(total);
+            expect(u.calls).toBe(spend.by_key.reduce((s, k) => s + k.calls, 0));
+            const apiByModel = new Map(spend.by_model.map((m) => [m.model_id, BigInt(m.spent_micro)]));
+            expect(new Map(u.by_model.map((m) => [m.model_id, m.spent_micro]))).toEqual(apiByModel);
+            const apiByKey = new Map(spend.by_key.map((k) => [k.key_id, BigInt(k.spent_micro)]));
+            expect(new Map(u.by_key.map((k) => [k.key_id!, k.spent_micro]))).toEqual(apiByKey);
+            const apiCells = new Map(
+              spend.by_key_and_model.map((c) => [`${c.key_id}|${c.model_id}`, BigInt(c.spent_micro)]),
+            );
+            expect(
+              sumBy(
+                u.rows,
+                (r) => `${r.key_id}|${r.model_id}`,
+                (r) => r.spent_micro,
+              ),
+            ).toEqual(apiCells);
+
+            // The CSV: its micro and decimal columns, per key and model, sum to the same numbers.
+            const rows = csvObjects(usageCsv(u));
+            expect(rows.reduce((s, r) => s + BigInt(r.amount_micro!), 0n)).toBe(total);
+            for (const r of rows) expect(decimalMicro(r.amount!)).toBe(BigInt(r.amount_micro!));
+            expect(
+              sumBy(
+                rows,
+                (r) => `${r.key_id}|${r.model_id}`,
+                (r) => BigInt(r.amount_micro!),
+              ),
+            ).toEqual(apiCells);
+          }
+
+          // The overview of the current month is GET /v1/account's figure and the usage's.
+          const o = overview(ctx, a.id);
+          const account = await json<Record<string, string>>(await t.request("/v1/account", { key }));
+          expect(o.month).toBe(account.month!);
+          expect(o.month_spent_micro).toBe(BigInt(account.month_spent_micro!));
+          expect(o.balance_micro).toBe(BigInt(account.balance_micro!));
+          expect(o.held_micro).toBe(BigInt(account.held_micro!));
+          expect(o.available_micro).toBe(BigInt(account.available_micro!));
+          const current = usage(ctx, a.id, { from: `${o.month}-01`, to: lastDayOf(o.month) });
+          expect(o.month_spent_micro).toBe(current.total_micro);
+          expect(o.keys.reduce((s, k) => s + k.spent_micro, 0n)).toBe(o.month_spent_micro);
+          expect(new Map(o.by_model.map((m) => [m.model_id, m.spent_micro]))).toEqual(
+            new Map(current.by_model.map((m) => [m.model_id, m.spent_micro])),
+          );
+          // The whole range at once: every charge of the account, as the wallet lists them.
+          const all = usage(ctx, a.id, {
+            from: `${months[0]}-01`,
+            to: lastDayOf(months[months.length - 1]!),
+          });
+          expect(all.total_micro).toBe(wallet.reduce((s, r) => s + BigInt(r.amount_micro!), 0n));
+          expect(all.by_month.reduce((s, m) => s + m.spent_micro, 0n)).toBe(all.total_micro);
+        }
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    expect([...seen.statuses].sort()).toEqual(["CANCELLED", "COMPLETED", "FAILED"]);
+    expect(seen.months).toBeGreaterThanOrEqual(3);
+    expect(seen.rubCharges).toBeGreaterThan(0);
+    expect(seen.partial).toBeGreaterThan(0);
+    expect(seen.keys.size).toBe(3);
+  }, 120_000);
+});

@@ -1,0 +1,316 @@
+import { describe, expect, test } from "bun:test";
+import { INVITE_TTL_SECONDS, SESSION_ABSOLUTE_SECONDS } from "../../src/people/types.ts";
+import { CLIENT, PASSWORD, peopleFixture, tokenOf } from "./helpers.ts";
+
+describe("invites", () => {
+  test("an operator invite without an account: the person sets a password and gets an account, its owner, and a Default key", async () => {
+    const f = peopleFixture();
+    const invite = f.people.createInvite({ email: "Ann@Example.com " });
+    expect(invite.url).toMatch(/^http:\/\/gengate\.test\/console\/invite\/[A-Za-z0-9_-]{43}$/);
+    expect(invite.expiresAt).toBe(f.clock.seconds() + INVITE_TTL_SECONDS);
+    expect(f.people.inviteInfo(tokenOf(invite.url))).toEqual({
+      email: "ann@example.com",
+      accountName: null,
+      role: "owner",
+      personExists: false,
+    });
+    const r = await f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
+    const s = r.session.session;
+    expect(s).toMatchObject({ email: "ann@example.com", role: "owner", operator: false, twoFactor: false });
+    expect(r.key).toMatch(/^gk_/);
+    const principal = f.accounts.authenticate(r.key!)!;
+    expect(principal.accountId).toBe(s.accountId!);
+    expect(principal.canManage).toBe(true);
+    expect(f.accounts.isKeyCreatedBy(s.accountId!, r.keyId!, s.personId)).toBe(true);
+    expect(f.accounts.getAccount(s.accountId!)).toMatchObject({ name: "ann@example.com", currency: "USD" });
+    expect(f.people.accountsOf(s.personId)).toEqual([
+      { accountId: s.accountId!, name: "ann@example.com", currency: "USD", role: "owner" },
+    ]);
+    expect(r.session.expiresAt).toBe(f.clock.seconds() + SESSION_ABSOLUTE_SECONDS);
+    expect(f.people.resolveSession(r.session.token, CLIENT)).toEqual(s);
+    // Used: the link is gone.
+    expect(f.people.inviteInfo(tokenOf(invite.url))).toBeNull();
+  });
+
+  test("an invite into an account joins it with the role; an existing person gives their current password", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const bob = await f.person("bob@example.com", "bobs password 123");
+    const invite = f.people.createInvite({
+      email: "bob@example.com",
+      accountId: ann.accountId,
+      role: "member",
+      createdBy: ann.personId,
+    });
+    expect(f.people.inviteInfo(tokenOf(invite.url))).toEqual({
+      email: "bob@example.com",
+      accountName: "ann@example.com",
+      role: "member",
+      personExists: true,
+    });
+    const r = await f.people.acceptInvite(tokenOf(invite.url), "bobs password 123", CLIENT);
+    expect(r.key).toBeNull();
+    expect(r.session.session).toMatchObject({
+      personId: bob.personId,
+      accountId: ann.accountId,
+      role: "member",
+    });
+    expect(f.people.accountsOf(bob.personId).map((a) => a.role)).toEqual(["owner", "member"]);
+    expect(f.people.listMembers(ann.accountId).map((m) => `${m.email}:${m.role}`)).toEqual([
+      "ann@example.com:owner",
+      "bob@example.com:member",
+    ]);
+  });
+
+  test("an email-less operator invite (the first-start one) takes the email at acceptance and sets the operator flag", async () => {
+    const f = peopleFixture();
+    const { account } = f.accounts.createAccount("default", "USD");
+    const invite = f.people.createInvite({ accountId: account.id, role: "owner", operator: true });
+    expect(f.people.inviteInfo(tokenOf(invite.url))).toMatchObject({ email: null, accountName: "default" });
+    const r = await f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT, "Op@Example.com");
+    expect(r.session.session).toMatchObject({
+      email: "op@example.com",
+      operator: true,
+      accountId: account.id,
+      role: "owner",
+    });
+  });
+
+  test("operators list people with memberships and invites with their state, and revoke unused invites", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const pending = f.people.createInvite({ email: "cy@example.com", accountId: ann.accountId });
+    const revoked = f.people.createInvite({ email: "dee@example.com" });
+    f.people.revokeInvite(revoked.id);
+    expect(f.people.inviteInfo(tokenOf(revoked.url))).toBeNull();
+    const people = f.people.listPeople();
+    expect(people).toEqual([
+      {
+        id: ann.personId,
+        email: "ann@example.com",
+        operator: false,
+        twoFactor: false,
+        hasPassword: true,
+        createdAt: f.clock.seconds(),
+        disabledAt: null,
+        memberships: [{ accountId: ann.accountId, role: "owner" }],
+      },
+    ]);
+    const states = Object.fromEntries(f.people.listInvites().map((i) => [i.email, i.state]));
+    expect(states).toEqual({
+      "ann@example.com": "used",
+      "cy@example.com": "pending",
+      "dee@example.com": "revoked",
+    });
+    expect(f.people.listInvites().find((i) => i.id === pending.id)).toMatchObject({
+      accountId: ann.accountId,
+      role: "member",
+    });
+  });
+});
+
+describe("sign-up", () => {
+  test("open mode: anyone signs up; the account takes the configured currency and a name from the email", async () => {
+    const f = peopleFixture({ signup: "open", currency: "RUB" });
+    const r = await f.people.signUp({ email: "new@example.com", password: PASSWORD }, CLIENT);
+    expect(f.accounts.getAccount(r.accountId)).toMatchObject({ name: "new@example.com", currency: "RUB" });
+    expect(f.accounts.authenticate(r.key)?.keyId).toBe(r.keyId);
+    expect(f.accounts.listKeys(r.accountId).map((k) => [k.name, k.created_by])).toEqual([
+      ["Default", r.session.session.personId],
+    ]);
+    expect(r.session.session).toMatchObject({ accountId: r.accountId, role: "owner" });
+  });
+
+  test("signing up again with the same email and its password gives the person a second account", async () => {
+    const f = peopleFixture({ signup: "open" });
+    const first = await f.people.signUp({ email: "new@example.com", password: PASSWORD }, CLIENT);
+    const second = await f.people.signUp({ email: "NEW@example.com", password: PASSWORD }, CLIENT);
+    expect(second.session.session.personId).toBe(first.session.session.personId);
+    expect(second.accountId).not.toBe(first.accountId);
+    expect(f.accounts.getAccount(second.accountId)?.name).toBe("new@example.com (2)");
+    expect(f.people.accountsOf(first.session.session.personId)).toHaveLength(2);
+  });
+
+  test("invite mode: a sign-up invite (code) lets the person sign up; an owner's invite works too", async () => {
+    const f = peopleFixture({ signup: "invite" });
+    const code = f.people.createInvite({});
+    const r = await f.people.signUp(
+      { email: "a@example.com", password: PASSWORD, invite: tokenOf(code.url) },
+      CLIENT,
+    );
+    expect(r.session.session.role).toBe("owner");
+    const owner = await f.person("owner@example.com");
+    const join = f.people.createInvite({
+      email: "m@example.com",
+      accountId: owner.accountId,
+      createdBy: owner.personId,
+    });
+    const m = await f.people.acceptInvite(tokenOf(join.url), PASSWORD, CLIENT);
+    expect(m.session.session).toMatchObject({ accountId: owner.accountId, role: "member" });
+  });
+
+  test("the mode is read at each call: a reload that swaps the settings applies at once", async () => {
+    const f = peopleFixture({ signup: "invite" });
+    await expect(
+      f.people.signUp({ email: "x@example.com", password: PASSWORD }, CLIENT),
+    ).rejects.toMatchObject({
+      code: "forbidden",
+    });
+    f.consoleSettings.signup = "open";
+    const r = await f.people.signUp({ email: "x@example.com", password: PASSWORD }, CLIENT);
+    expect(r.key).toMatch(/^gk_/);
+  });
+});
+
+describe("sign-in and sessions", () => {
+  test("sign in, resolve, switch account, list and revoke sessions, sign out", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const other = await f.person("bob@example.com");
+    f.people.createInvite({ email: "ann@example.com", accountId: other.accountId });
+    const join = f.people.createInvite({
+      email: "ann@example.com",
+      accountId: other.accountId,
+      role: "owner",
+    });
+    await f.people.acceptInvite(tokenOf(join.url), PASSWORD, CLIENT);
+
+    const s = await f.people.signIn({ email: " ANN@example.com", password: PASSWORD }, CLIENT);
+    expect(s.session.personId).toBe(ann.personId);
+    expect(s.session.accountId).toBe(ann.accountId);
+    const switched = f.people.switchAccount(s.session.sessionId, ann.personId, other.accountId);
+    expect(switched).toMatchObject({ accountId: other.accountId, role: "owner" });
+    expect(f.people.resolveSession(s.token)?.accountId).toBe(other.accountId);
+
+    const ids = f.people.listSessions(ann.personId).map((x) => x.id);
+    expect(ids).toContain(s.session.sessionId);
+    expect(ids.length).toBe(3); // the invite acceptances signed in too
+    const session = f.people.listSessions(ann.personId).find((x) => x.id === s.session.sessionId)!;
+    expect(session).toMatchObject({ ip: CLIENT.ip, userAgent: CLIENT.userAgent });
+
+    f.people.revokeSession(ann.personId, ann.session.session.sessionId);
+    expect(f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(f.people.signOutEverywhere(ann.personId, s.session.sessionId)).toBe(1);
+    expect(f.people.resolveSession(s.token)).not.toBeNull();
+    f.people.signOut(s.session.sessionId);
+    expect(f.people.resolveSession(s.token)).toBeNull();
+  });
+
+  test("last_seen moves forward at most once a minute while the session is used", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const first = f.people.listSessions(ann.personId)[0]!.lastSeenAt;
+    f.clock.advance(30);
+    f.people.resolveSession(ann.session.token);
+    expect(f.people.listSessions(ann.personId)[0]!.lastSeenAt).toBe(first);
+    f.clock.advance(31);
+    f.people.resolveSession(ann.session.token);
+    expect(f.people.listSessions(ann.personId)[0]!.lastSeenAt).toBe(first + 61);
+  });
+});
+
+describe("passwords", () => {
+  test("reset: a one-hour link sets a new password and signs the person out everywhere", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const reset = f.people.requestPasswordReset(" Ann@example.com")!;
+    expect(reset.url).toMatch(/^http:\/\/gengate\.test\/console\/reset\/[A-Za-z0-9_-]{43}$/);
+    expect(f.people.resetLinkValid(tokenOf(reset.url))).toBe(true);
+    await f.people.resetPassword(tokenOf(reset.url), "a brand new password");
+    expect(f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(f.people.resetLinkValid(tokenOf(reset.url))).toBe(false);
+    await expect(
+      f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT),
+    ).rejects.toMatchObject({
+      code: "unauthorized",
+    });
+    const s = await f.people.signIn({ email: "ann@example.com", password: "a brand new password" }, CLIENT);
+    expect(s.session.personId).toBe(ann.personId);
+  });
+
+  test("change: the current password is required; other sessions end, this one stays", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const here = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    await f.people.changePassword(ann.personId, PASSWORD, "another good password", here.session.sessionId);
+    expect(f.people.resolveSession(here.token)).not.toBeNull();
+    expect(f.people.resolveSession(ann.session.token)).toBeNull();
+    await f.people.signIn({ email: "ann@example.com", password: "another good password" }, CLIENT);
+  });
+});
+
+describe("two-factor", () => {
+  test("set up, sign in with a code or a recovery code, turn off", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const { secret, otpauthUrl } = f.people.beginTwoFactor(ann.personId);
+    expect(otpauthUrl).toContain(`secret=${secret}`);
+    const { recoveryCodes } = f.people.enableTwoFactor(ann.personId, f.code(secret));
+    expect(recoveryCodes).toHaveLength(10);
+    for (const c of recoveryCodes) expect(c).toMatch(/^[A-Z2-7]{5}-[A-Z2-7]{5}$/);
+    expect(new Set(recoveryCodes).size).toBe(10);
+    expect(f.people.resolveSession(ann.session.token)?.twoFactor).toBe(true);
+
+    const missing = await f.people
+      .signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT)
+      .catch((e) => e);
+    expect(missing).toMatchObject({ code: "unauthorized", param: "code" });
+    f.clock.advance(30); // the enabling code's step is used
+    const s = await f.people.signIn(
+      { email: "ann@example.com", password: PASSWORD, code: f.code(secret) },
+      CLIENT,
+    );
+    expect(s.session.twoFactor).toBe(true);
+    const r = await f.people.signIn(
+      {
+        email: "ann@example.com",
+        password: PASSWORD,
+        code: recoveryCodes[3]!.toLowerCase().replace("-", " "),
+      },
+      CLIENT,
+    );
+    expect(r.session.personId).toBe(ann.personId);
+
+    await f.people.disableTwoFactor(ann.personId, PASSWORD);
+    const plain = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    expect(plain.session.twoFactor).toBe(false);
+  });
+});
+
+describe("members, keys and the alert threshold", () => {
+  test("owners promote, demote and remove members; a member may leave", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const bob = await f.member(ann.accountId, "bob@example.com");
+    const cy = await f.member(ann.accountId, "cy@example.com");
+    const by = ann.session.session;
+    f.people.setRole(ann.accountId, bob.personId, "owner", by);
+    f.people.setRole(ann.accountId, ann.personId, "member", bob.session.session); // bob is an owner now
+    expect(f.people.listMembers(ann.accountId).map((m) => `${m.email}:${m.role}`)).toEqual([
+      "ann@example.com:member",
+      "bob@example.com:owner",
+      "cy@example.com:member",
+    ]);
+    f.people.removeMember(ann.accountId, cy.personId, bob.session.session);
+    f.people.removeMember(ann.accountId, ann.personId, ann.session.session); // leaving
+    expect(f.people.listMembers(ann.accountId).map((m) => m.email)).toEqual(["bob@example.com"]);
+    // Ann's session no longer points at that account.
+    expect(f.people.resolveSession(ann.session.token)).toMatchObject({ accountId: null, role: null });
+  });
+
+  test("keys remember their creator; the alert threshold is set, read and cleared", async () => {
+    const f = peopleFixture();
+    const ann = await f.person("ann@example.com");
+    const bob = await f.member(ann.accountId, "bob@example.com");
+    const k = f.accounts.createKey(ann.accountId, { name: "bob's", createdBy: bob.personId });
+    expect(f.accounts.isKeyCreatedBy(ann.accountId, k.keyId, bob.personId)).toBe(true);
+    expect(f.accounts.isKeyCreatedBy(ann.accountId, k.keyId, ann.personId)).toBe(false);
+    const api = f.accounts.createKey(ann.accountId, { name: "api" });
+    expect(f.accounts.isKeyCreatedBy(ann.accountId, api.keyId, bob.personId)).toBe(false);
+    expect(f.accounts.getAlertThreshold(ann.accountId)).toBeNull();
+    f.accounts.setAlertThreshold(ann.accountId, 5_000_000n);
+    expect(f.accounts.getAlertThreshold(ann.accountId)).toBe(5_000_000n);
+    f.accounts.setAlertThreshold(ann.accountId, null);
+    expect(f.accounts.getAlertThreshold(ann.accountId)).toBeNull();
+  });
+});
