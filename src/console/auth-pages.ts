@@ -24,6 +24,13 @@ function nextField(next: string | null): SafeHtml {
   return html`${next ? html`<input type="hidden" name="next" value="${next}">` : null}`;
 }
 
+/** The second factor, asked again on forms where an existing person proves who they are. */
+function codeField(): SafeHtml {
+  return html`<label>Two-factor code
+    <span class="hint">The 6-digit code from your authenticator app, or one of your recovery codes.</span>
+    <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="64"></label>`;
+}
+
 function passwordHint(): SafeHtml {
   return html`<span class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>`;
 }
@@ -204,7 +211,12 @@ export function authPages(kit: ConsoleKit) {
           }
           try {
             const made = await kit.people.signUp(
-              { email, password: field(c.form, "password"), invite: mode === "invite" ? invite : null },
+              {
+                email,
+                password: field(c.form, "password"),
+                invite: mode === "invite" ? invite : null,
+                code: field(c.form, "code").trim() || null,
+              },
               c.client,
             );
             return withCookie(
@@ -215,7 +227,8 @@ export function authPages(kit: ConsoleKit) {
           } catch (err) {
             const message = shownMessage(err);
             if (message === null) throw err;
-            return htmlResponse(signupPage(kit, { email, invite, error: message }), statusOf(err));
+            const askCode = err instanceof DomainError && err.param === "code";
+            return htmlResponse(signupPage(kit, { email, invite, error: message, askCode }), statusOf(err));
           }
         }),
       )
@@ -242,6 +255,7 @@ export function authPages(kit: ConsoleKit) {
               field(c.form, "password"),
               c.client,
               info.email === null ? email : null,
+              field(c.form, "code").trim() || null,
             );
             if (accepted.key) {
               return withCookie(
@@ -254,7 +268,11 @@ export function authPages(kit: ConsoleKit) {
           } catch (err) {
             const message = err instanceof DomainError && err.code !== "not_found" ? shownMessage(err) : null;
             if (message === null) throw err;
-            return htmlResponse(invitePage(token, info, message, email), statusOf(err));
+            const askCode = err instanceof DomainError && err.param === "code";
+            return htmlResponse(
+              invitePage(token, info, message, email, askCode),
+              askCode ? 401 : statusOf(err),
+            );
           }
         }),
       )
@@ -315,7 +333,7 @@ export function authPages(kit: ConsoleKit) {
 
 function signupPage(
   kit: ConsoleKit,
-  s: { email?: string; invite?: string; error?: string | null },
+  s: { email?: string; invite?: string; error?: string | null; askCode?: boolean },
 ): SafeHtml {
   const mode = signupMode(kit);
   if (mode === "closed") {
@@ -340,6 +358,7 @@ ${formError(s.error)}
     <input name="invite" value="${s.invite ?? ""}" autocomplete="off" required maxlength="200"></label>`
       : null
   }
+  ${s.askCode ? codeField() : null}
   <button type="submit">Sign up</button>
 </form>
 <p>Already have an account? <a href="/console/login">Sign in</a></p>`,
@@ -351,6 +370,7 @@ function invitePage(
   info: { email: string | null; accountName: string | null; role: string; personExists: boolean },
   error: string | null,
   email: string,
+  askCode = false,
 ): SafeHtml {
   const what = info.accountName
     ? html`You are invited to the account <strong>${info.accountName}</strong> as ${info.role === "owner" ? "an owner" : "a member"}.`
@@ -370,6 +390,7 @@ ${formError(error)}
     info.personExists
       ? html`<label>Password <span class="hint">You already have a sign-in: enter your current password.</span>
     <input type="password" name="password" autocomplete="current-password" required maxlength="1024"></label>
+  ${askCode ? codeField() : null}
   <button type="submit">Accept invite</button>`
       : html`<label>Password ${passwordHint()}
     <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>

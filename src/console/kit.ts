@@ -16,10 +16,10 @@ import { errorHeaders, errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { errorFields, log } from "../lib/log.ts";
+import type { PeopleService } from "../people/service.ts";
 import type { ClientInfo, ConsoleSession, Role } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { errorBody, type LayoutPage, layout } from "./layout.ts";
-import { type ConsolePeople, peopleOf } from "./people.ts";
 import {
   csrfMatches,
   isSafeMethod,
@@ -121,7 +121,7 @@ export function requireOperator(session: ConsoleSession): ConsoleSession {
 
 export interface ConsoleKit {
   ctx: AppContext;
-  readonly people: ConsolePeople;
+  readonly people: PeopleService;
   /** The public URL's origin (what Origin must equal). */
   origin: string;
   /** Whether cookies get `Secure` (public URL is https). */
@@ -181,7 +181,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
   const kit: ConsoleKit = {
     ctx,
     get people() {
-      return peopleOf(ctx);
+      return ctx.people;
     },
     origin,
     secure,
@@ -189,11 +189,11 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
     session(request, client) {
       const token = sessionToken(request);
       if (!token) return null;
-      return peopleOf(ctx).resolveSession(token, client);
+      return ctx.people.resolveSession(token, client);
     },
 
     layoutFor(session, page) {
-      const accounts = peopleOf(ctx).accountsOf(session.personId);
+      const accounts = ctx.people.accountsOf(session.personId);
       return layout({ ...page, session, accounts });
     },
 

@@ -213,6 +213,25 @@ describe("invites", () => {
     expect(c.people.resolveSession(b.cookie!)?.accountId).toBe(other.account.id);
   });
 
+  test("an existing person with two-factor is asked for the code too", async () => {
+    const c = consoleApp();
+    await c.person("ann@example.com");
+    const code = await c.enableTwoFactor("ann@example.com");
+    const other = c.ctx.accounts.createAccount("Team C", "USD");
+    const { url } = c.people.createInvite({
+      email: "ann@example.com",
+      accountId: other.account.id,
+      role: "member",
+    });
+    const b = c.browser();
+    const step = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD });
+    expect(step.status).toBe(401);
+    expect(await step.text()).toMatch(/<label>Two-factor code[\s\S]*<input name="code"/);
+    const ok = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD, code: await code() });
+    expect(ok.status).toBe(303);
+    expect(c.people.resolveSession(b.cookie!)?.accountId).toBe(other.account.id);
+  });
+
   test("a dead invite link is a 404 page", async () => {
     const c = consoleApp();
     const res = await c.browser().get("/console/invite/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");

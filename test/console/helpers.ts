@@ -2,35 +2,15 @@
  * In-process console tests: the real app (makeTestApp) and a small cookie-keeping "browser" that
  * posts forms the way a page does (Origin of the public URL, the session's CSRF token).
  */
-import type { ConsoleSession } from "../../src/people/types.ts";
+import { base32Decode, hotp, totpStep } from "../../src/lib/totp.ts";
 import { makeTestApp } from "../helpers/context.ts";
-import { installPeopleDouble } from "./people-double.ts";
 
 export const ORIGIN = "http://gengate.test";
 export const PASSWORD = "correct horse battery";
 
-/** The parts of the PeopleService the tests set people up with (the real service has them all). */
-export interface TestPeople {
-  createInvite(input: {
-    email?: string | null;
-    accountId?: string | null;
-    role?: "owner" | "member";
-    operator?: boolean;
-  }): { url: string };
-  acceptInvite(
-    token: string,
-    password: string,
-    client: { ip: string | null; userAgent: string | null },
-    email?: string | null,
-  ): Promise<unknown> | unknown;
-  requestPasswordReset(email: string): { url: string } | null;
-  resolveSession(token: string): ConsoleSession | null;
-}
-
 export function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
   const t = makeTestApp(options);
-  installPeopleDouble(t.ctx); // TEMPORARY until c15-people is merged (ctx.people is then real).
-  const people = (t.ctx as unknown as { people: TestPeople }).people;
+  const people = t.ctx.people;
   const handle = (path: string, init: RequestInit = {}) =>
     t.app.handle(new Request(`http://localhost${path}`, { redirect: "manual", ...init }));
   /** A person with a password who belongs to the default account with `role`. */
@@ -51,14 +31,15 @@ export function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
   const setSignup = (signup: "closed" | "invite" | "open") => {
     t.ctx.live = { ...t.ctx.live, console: { ...t.ctx.live.console, signup } };
   };
-  /** Turns two-factor on for a person; returns a function giving a valid code. */
+  /** Turns two-factor on for a person; returns a function giving a valid second factor (a recovery code). */
   const enableTwoFactor = async (email: string): Promise<() => Promise<string>> => {
-    // TEMPORARY (double): a fixed code. With the real service: beginTwoFactor + a TOTP code.
-    (people as unknown as { enableTwoFactorForTest(e: string, c: string): void }).enableTwoFactorForTest(
-      email,
-      "424242",
+    const person = people.findPerson(email)!;
+    const { secret } = people.beginTwoFactor(person.id);
+    const { recoveryCodes } = people.enableTwoFactor(
+      person.id,
+      hotp(base32Decode(secret)!, totpStep(Date.now() / 1000)),
     );
-    return async () => "424242";
+    return async () => recoveryCodes.shift()!;
   };
   return { ...t, people, handle, person, browser, signedIn, setSignup, enableTwoFactor };
 }

@@ -75,4 +75,44 @@ describe("console shell (black box)", () => {
     expect(api.status).toBe(404);
     expect(((await api.json()) as { error: { code: string } }).error.code).toBe("not_found");
   });
+
+  test("the first start's owner invite: set a password, signed in, sign out", async () => {
+    expect(server.ownerInvite).not.toBeNull();
+    const path = new URL(server.ownerInvite!).pathname;
+    const page = await get(path);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<button type="submit">Set password</button>');
+    const form = (fields: Record<string, string>, cookie?: string) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          origin: new URL(server.url).origin,
+          "content-type": "application/x-www-form-urlencoded",
+          ...(cookie ? { cookie } : {}),
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const res = await form({ email: "owner@example.com", password: "a long enough password" });
+    expect(res.status).toBe(303);
+    const cookie = /^(gengate_session=[^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1];
+    expect(cookie).toBeDefined();
+    const signedIn = await get("/console/nowhere", { cookie: cookie! });
+    expect(signedIn.status).toBe(404);
+    const text = await signedIn.text();
+    expect(text).toContain('<a href="/console/admin">Admin</a>');
+    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(text)![1]!;
+    const out = await fetch(`${server.url}/console/logout`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        origin: new URL(server.url).origin,
+        cookie: cookie!,
+        "content-type": "application/x-www-form-urlencoded",
+      },
+      body: `csrf=${encodeURIComponent(csrf)}`,
+    });
+    expect(out.status).toBe(303);
+    expect((await get("/console/nowhere", { cookie: cookie! })).status).toBe(303);
+  });
 });
