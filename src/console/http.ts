@@ -43,6 +43,7 @@ import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
+import { settingsPages } from "./settings-pages.ts";
 
 export function consoleRoutes(ctx: AppContext) {
   const kit = consoleKit(ctx);
@@ -73,6 +74,7 @@ export function consoleRoutes(ctx: AppContext) {
       })
       .use(authPages(kit))
       // Areas: one line each (see above).
+      .use(settingsPages(kit))
       .all("/console/*", notFound)
   );
 }
