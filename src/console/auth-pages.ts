@@ -31,8 +31,12 @@ function codeField(): SafeHtml {
     <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="64"></label>`;
 }
 
+/**
+ * The rule under a new-password field: outside its <label>, so the field's label is exactly
+ * `Password` (CONSOLE.md; playwright's getByLabel matches the label's text), tied by aria-describedby.
+ */
 function passwordHint(): SafeHtml {
-  return html`<span class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>`;
+  return html`<span class="hint field-hint" id="password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>`;
 }
 
 interface LoginState {
@@ -350,8 +354,9 @@ function signupPage(
 ${formError(s.error)}
 <form class="stack" method="post" action="/console/signup">
   <label>Email <input type="email" name="email" value="${s.email ?? ""}" autocomplete="username" required maxlength="320"></label>
-  <label>Password ${passwordHint()}
-    <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  <label>Password
+    <input type="password" name="password" aria-describedby="password-hint" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  ${passwordHint()}
   ${
     mode === "invite"
       ? html`<label>Invite code <span class="hint">From the operator or an account owner.</span>
@@ -388,12 +393,14 @@ ${formError(error)}
   }
   ${
     info.personExists
-      ? html`<label>Password <span class="hint">You already have a sign-in: enter your current password.</span>
-    <input type="password" name="password" autocomplete="current-password" required maxlength="1024"></label>
+      ? html`<label>Password
+    <input type="password" name="password" aria-describedby="password-hint" autocomplete="current-password" required maxlength="1024"></label>
+  <span class="hint field-hint" id="password-hint">You already have a sign-in: enter your current password.</span>
   ${askCode ? codeField() : null}
   <button type="submit">Accept invite</button>`
-      : html`<label>Password ${passwordHint()}
-    <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+      : html`<label>Password
+    <input type="password" name="password" aria-describedby="password-hint" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  ${passwordHint()}
   <button type="submit">Set password</button>`
   }
 </form>`,
@@ -406,8 +413,9 @@ function resetPage(token: string, error: string | null): SafeHtml {
     html`<h1>Set a new password</h1>
 ${formError(error)}
 <form class="stack" method="post" action="/console/reset/${token}">
-  <label>Password ${passwordHint()}
-    <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  <label>Password
+    <input type="password" name="password" aria-describedby="password-hint" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  ${passwordHint()}
   <button type="submit">Set password</button>
 </form>
 <p class="hint">Setting a new password signs you out everywhere.</p>`,

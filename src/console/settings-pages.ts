@@ -105,8 +105,7 @@ function membersSection(s: AccountSession, members: MemberView[], state: Account
       ? html`<td class="actions">
   <form class="inline" method="post" action="${ACCOUNT_PATH}/members/${m.personId}/role">
     ${csrfField(s)}
-    <label class="visually-hidden" for="role-${m.personId}">Role of ${m.email}</label>
-    <select id="role-${m.personId}" name="role">
+    <select name="role" aria-label="Role of ${m.email}">
       <option value="member"${m.role === "member" ? html` selected` : null}>member</option>
       <option value="owner"${m.role === "owner" ? html` selected` : null}>owner</option>
     </select>
@@ -144,9 +143,11 @@ function membersSection(s: AccountSession, members: MemberView[], state: Account
   <label>Email <input type="email" name="email" autocomplete="off" required maxlength="254"></label>
   <label>Role
     <select name="role">
-      <option value="member" selected>member: usage, requests, wallet, studio, own keys</option>
-      <option value="owner">owner: everything, including members and settings</option>
+      <option value="member" selected>member</option>
+      <option value="owner">owner</option>
     </select></label>
+  <p class="hint">A member sees usage, requests and the wallet, uses the studio and manages the keys they
+  create; an owner can do everything, including members and settings.</p>
   <button type="submit">Create invite link</button>
 </form>
 <p class="hint">You get a one-time link (valid 7 days) to give to the person: this server does not send email.</p>`
@@ -233,8 +234,8 @@ function thresholdSection(s: AccountSession, threshold: bigint | null, currency:
       ? html`<form class="stack" method="post" action="${ACCOUNT_PATH}/alert-threshold">
   ${csrfField(s)}
   <label>Alert threshold (${currency})
-    <span class="hint">A decimal amount such as 10 or 25.50; leave empty for no alert.</span>
-    <input name="threshold" inputmode="decimal" autocomplete="off" maxlength="32"
+    <span class="hint" id="threshold-hint" aria-hidden="true">A decimal amount such as 10 or 25.50; leave empty for no alert.</span>
+    <input name="threshold" aria-describedby="threshold-hint" inputmode="decimal" autocomplete="off" maxlength="32"
       value="${threshold === null ? "" : formatMicro(threshold)}"></label>
   <button type="submit">Save threshold</button>
 </form>`
@@ -290,8 +291,8 @@ ${formError(error)}
   <input type="text" name="username" value="${c.session.email}" autocomplete="username" hidden>
   <label>Current password
     <input type="password" name="current_password" autocomplete="current-password" required maxlength="1024"></label>
-  <label>New password <span class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>
-    <input type="password" name="new_password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  <label>New password <span class="hint" id="new-password-hint" aria-hidden="true">At least ${PASSWORD_MIN_LENGTH} characters.</span>
+    <input type="password" name="new_password" aria-describedby="new-password-hint" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
   <button type="submit">Change password</button>
 </form>
 <p class="hint">Changing it signs out your other sessions; this one stays signed in.</p>
@@ -313,8 +314,8 @@ function twoFactorSection(c: PageContext, state: SecurityState): SafeHtml {
 authenticator app (or a recovery code).</p>
 <form class="stack" method="post" action="${SECURITY_PATH}/two-factor/disable">
   ${csrfField(c.session)}
-  <label>Password <span class="hint">Your password, to turn two-factor off.</span>
-    <input type="password" name="password" autocomplete="current-password" required maxlength="1024"></label>
+  <label>Password <span class="hint" id="disable-password-hint" aria-hidden="true">Your password, to turn two-factor off.</span>
+    <input type="password" name="password" aria-describedby="disable-password-hint" autocomplete="current-password" required maxlength="1024"></label>
   <button type="submit" class="secondary">Turn off two-factor</button>
 </form>`;
   } else if (state.setup) {
@@ -358,7 +359,7 @@ function sessionsSection(c: PageContext, sessions: SessionView[]): SafeHtml {
   <td>${current ? html`<strong>This session</strong>` : null}</td>
   <td><form method="post" action="${SECURITY_PATH}/sessions/${x.id}/revoke">
     ${csrfField(c.session)}
-    <button type="submit" class="secondary" aria-label="${current ? "End this session" : `End the session started ${formatTime(x.createdAt)}`}">End session</button>
+    <button type="submit" class="secondary" aria-label="${current ? "End session (this one)" : `End session started ${formatTime(x.createdAt)}`}">End session</button>
   </form></td>
 </tr>`;
   });

@@ -43,6 +43,32 @@ export const PAGES: PageEntry[] = [
         .first()
         .waitFor({ timeout: 30_000 }),
   },
+  {
+    name: "settings",
+    title: "Settings: account (members, webhook secret, alert)",
+    path: "/console/settings",
+    as: "owner",
+  },
+  {
+    name: "settings-rotate",
+    title: "Settings: rotating the webhook secret (confirmation dialog)",
+    path: "/console/settings",
+    as: "owner",
+    setup: async (g) => {
+      await g.page.getByRole("button", { name: "Rotate secret" }).click();
+      await g.page.getByRole("dialog").waitFor();
+    },
+  },
+  {
+    name: "settings-security",
+    title: "Settings: your sign-in (password, two-factor set-up, sessions)",
+    path: "/console/settings/security",
+    as: "owner",
+    setup: async (g) => {
+      await g.page.getByRole("button", { name: "Set up two-factor" }).click();
+      await g.page.getByLabel("Code", { exact: true }).waitFor();
+    },
+  },
   // The console pages, once they land (CONSOLE.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },
