@@ -12,6 +12,7 @@
  * for a member); the service checks the role again.
  */
 import { Elysia } from "elysia";
+import qrcode from "qrcode-generator";
 import { httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
@@ -272,6 +273,18 @@ function accountError(kit: ConsoleKit, c: ActionContext, err: unknown): Response
   return htmlResponse(accountPage(kit, c, { error: err.message }), httpStatus(err.code));
 }
 
+/**
+ * A QR code of `text` as an <img> data URL (CSP allows data: images): an SVG made on the server by
+ * qrcode-generator (no dependencies; its SVG has no style or script), so the page stays script-free.
+ */
+function qrDataUrl(text: string): string {
+  const qr = qrcode(0, "M");
+  qr.addData(text);
+  qr.make();
+  const svg = qr.createSvgTag({ cellSize: 1, margin: 4, scalable: true });
+  return `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}`;
+}
+
 // ---- the security page --------------------------------------------------------------------------
 
 interface SecurityState {
@@ -320,7 +333,10 @@ authenticator app (or a recovery code).</p>
 </form>`;
   } else if (state.setup) {
     body = html`<ol class="steps">
-  <li>In your authenticator app, add an account with this secret key (time-based, 6 digits, 30 seconds):
+  <li>Scan this QR code with your authenticator app:
+    <p><img class="qr" src="${qrDataUrl(state.setup.otpauthUrl)}" width="200" height="200"
+      alt="QR code of the two-factor set-up link"></p>
+    Or add an account by hand with this secret key (time-based, 6 digits, 30 seconds):
     <p><code class="secret" id="totp-secret">${state.setup.secret}</code>
     <button type="button" class="secondary" data-copy="totp-secret" hidden>Copy</button></p>
     <p class="hint">Or open this link on the device that has the app:

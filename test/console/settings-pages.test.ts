@@ -217,6 +217,12 @@ describe("settings: two-factor", () => {
     const secret = /<code class="secret" id="totp-secret">([A-Z2-7]+)<\/code>/.exec(page)![1]!;
     expect(page).toContain(`otpauth://totp/gengate:ann%40example.com?secret=${secret}&amp;issuer=gengate`);
     expect(page).toContain('<label>Code <input name="code"');
+    // The QR code is an SVG made on the server, as a data: image (no script, no style in it).
+    const qr = /<img class="qr" src="data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)"/.exec(page)![1]!;
+    const svg = Buffer.from(qr, "base64").toString();
+    expect(svg).toStartWith("<svg ");
+    expect(svg).toContain('<path d="M');
+    expect(svg).not.toMatch(/style|script|\son\w+=|href/i);
 
     // A wrong code: 400, the same set-up shown again, still off.
     const wrong = await b.post("/console/settings/security/two-factor/enable", { code: "000000" });
