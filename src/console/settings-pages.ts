@@ -208,6 +208,9 @@ ${about}
   const shown = state.secret
     ? html`${state.secret.rotated ? html`<p class="notice ok" role="status">The secret is rotated. The old one keeps signing for 24 hours.</p>` : null}
 ${shownOnce("webhook-secret", "Webhook secret", state.secret.value)}`
+    : null;
+  const reveal = state.secret
+    ? null
     : html`<form method="post" action="${ACCOUNT_PATH}/webhook-secret/reveal">
   ${csrfField(s)}
   <button type="submit" class="secondary">Reveal secret</button>
@@ -216,10 +219,13 @@ ${shownOnce("webhook-secret", "Webhook secret", state.secret.value)}`
 <h2 id="secret-h">Webhook signing secret</h2>
 ${about}
 ${shown}
+<div class="button-row">
+${reveal}
 <form method="post" action="${ACCOUNT_PATH}/webhook-secret/rotate">
   ${csrfField(s)}
   <button type="submit" class="secondary" data-dialog="rotate-dialog">Rotate secret</button>
 </form>
+</div>
 <dialog id="rotate-dialog" aria-labelledby="rotate-h">${rotateForm(s)}</dialog>
 </section>`;
 }
