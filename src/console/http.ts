@@ -41,8 +41,13 @@ import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
+import { billingPages } from "./billing-pages.ts";
+import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
+import { overviewPages } from "./overview-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
+import { usagePages } from "./usage-pages.ts";
+import { walletPages } from "./wallet-pages.ts";
 
 export function consoleRoutes(ctx: AppContext) {
   const kit = consoleKit(ctx);
@@ -73,6 +78,11 @@ export function consoleRoutes(ctx: AppContext) {
       })
       .use(authPages(kit))
       // Areas: one line each (see above).
+      .use(overviewPages(kit))
+      .use(keysPages(kit))
+      .use(usagePages(kit))
+      .use(walletPages(kit))
+      .use(billingPages(kit))
       .all("/console/*", notFound)
   );
 }
