@@ -59,7 +59,9 @@ describe("overview", () => {
     expect(figure(text, "month-spent")).toBe(1_250_000n + 2_000_001n + 500_000n);
     // The second key: spent 2.500001 of 10.00 (with 0.70 held), a meter and the text.
     const row = new RegExp(`<tr data-key="${second.keyId}">[^]*?</tr>`).exec(text)![0];
-    expect(row).toContain('<data value="2500001">2.500001 USD</data> of <data value="10000000">10.00 USD</data>');
+    expect(row).toContain(
+      '<data value="2500001">2.500001 USD</data> of <data value="10000000">10.00 USD</data>',
+    );
     expect(row).toMatch(/<meter min="0" max="10000000" value="3200001"/);
     expect(row).toContain('<data value="6799999">');
     expect(text).toMatch(/<tr data-model="sandbox\/image">[^]*?<data value="1750000">/);
@@ -114,7 +116,9 @@ describe("keys", () => {
     const { t, ctx, b } = await seeded();
     await b.page("/console/keys");
     expect((await b.post("/console/keys", { name: "open", monthly_limit: "" })).status).toBe(200);
-    expect(ctx.accounts.listKeys(t.account.id).find((k) => k.name === "open")!.monthly_limit_micro).toBeNull();
+    expect(
+      ctx.accounts.listKeys(t.account.id).find((k) => k.name === "open")!.monthly_limit_micro,
+    ).toBeNull();
     for (const [name, limit] of [
       ["", "1"],
       ["x".repeat(101), "1"],
@@ -195,7 +199,10 @@ describe("usage", () => {
     const chart = JSON.parse(/id="usage-data">([^<]*)<\/script>/.exec(day.text)![1]!);
     expect(chart.x).toHaveLength(30);
     expect(chart.unit).toBe("USD");
-    expect(chart.series.map((s: { label: string }) => s.label).sort()).toEqual(["sandbox/image", "sandbox/speech"]);
+    expect(chart.series.map((s: { label: string }) => s.label).sort()).toEqual([
+      "sandbox/image",
+      "sandbox/speech",
+    ]);
     const byKey = await b.page("/console/usage?by=key&period=month");
     expect(byKey.status).toBe(200);
     expect(byKey.text).toMatch(new RegExp(`<tr data-key="${second.keyId}">[^]*?<data value="2500001">`));
