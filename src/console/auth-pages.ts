@@ -31,8 +31,14 @@ function codeField(): SafeHtml {
     <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="64"></label>`;
 }
 
-function passwordHint(): SafeHtml {
-  return html`<span class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>`;
+/**
+ * A new password's field: the label is exactly `Password` (CONSOLE.md's accessible name), the
+ * length rule is its description, outside the label.
+ */
+function newPasswordField(): SafeHtml {
+  return html`<label for="password">Password</label>
+  <span class="hint" id="password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>
+  <input id="password" type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024" aria-describedby="password-hint">`;
 }
 
 interface LoginState {
@@ -350,8 +356,7 @@ function signupPage(
 ${formError(s.error)}
 <form class="stack" method="post" action="/console/signup">
   <label>Email <input type="email" name="email" value="${s.email ?? ""}" autocomplete="username" required maxlength="320"></label>
-  <label>Password ${passwordHint()}
-    <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  ${newPasswordField()}
   ${
     mode === "invite"
       ? html`<label>Invite code <span class="hint">From the operator or an account owner.</span>
@@ -388,12 +393,12 @@ ${formError(error)}
   }
   ${
     info.personExists
-      ? html`<label>Password <span class="hint">You already have a sign-in: enter your current password.</span>
-    <input type="password" name="password" autocomplete="current-password" required maxlength="1024"></label>
+      ? html`<label for="password">Password</label>
+  <span class="hint" id="password-hint">You already have a sign-in: enter your current password.</span>
+  <input id="password" type="password" name="password" autocomplete="current-password" required maxlength="1024" aria-describedby="password-hint">
   ${askCode ? codeField() : null}
   <button type="submit">Accept invite</button>`
-      : html`<label>Password ${passwordHint()}
-    <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+      : html`${newPasswordField()}
   <button type="submit">Set password</button>`
   }
 </form>`,
@@ -406,8 +411,7 @@ function resetPage(token: string, error: string | null): SafeHtml {
     html`<h1>Set a new password</h1>
 ${formError(error)}
 <form class="stack" method="post" action="/console/reset/${token}">
-  <label>Password ${passwordHint()}
-    <input type="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="1024"></label>
+  ${newPasswordField()}
   <button type="submit">Set password</button>
 </form>
 <p class="hint">Setting a new password signs you out everywhere.</p>`,

@@ -249,7 +249,7 @@ describe("password reset and forgotten passwords", () => {
     const b = c.browser();
     const page = await b.page(`/console/reset/${tokenOf(url)}`);
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<label>Password <span class="hint">');
+    expect(page.text).toContain('<label for="password">Password</label>');
     expect(page.text).toContain('<button type="submit">Set password</button>');
     const res = await b.post(`/console/reset/${tokenOf(url)}`, { password: "a brand new password" });
     expect(res.status).toBe(303);

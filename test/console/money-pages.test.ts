@@ -42,7 +42,7 @@ async function seeded() {
 
 /** The micro value of the first <data> inside the element with this id. */
 function figure(page: string, id: string): bigint {
-  const m = new RegExp(`id="${id}"[^]*?<data value="(-?\\d+)">`).exec(page);
+  const m = new RegExp(`id="${id}"[\\s\\S]*?<data value="(-?\\d+)">`).exec(page);
   if (!m) throw new Error(`no figure #${id}`);
   return BigInt(m[1]!);
 }
@@ -58,13 +58,13 @@ describe("overview", () => {
     expect(figure(text, "available")).toBe(o.balance_micro - 700_000n);
     expect(figure(text, "month-spent")).toBe(1_250_000n + 2_000_001n + 500_000n);
     // The second key: spent 2.500001 of 10.00 (with 0.70 held), a meter and the text.
-    const row = new RegExp(`<tr data-key="${second.keyId}">[^]*?</tr>`).exec(text)![0];
+    const row = new RegExp(`<tr data-key="${second.keyId}">[\\s\\S]*?</tr>`).exec(text)![0];
     expect(row).toContain(
       '<data value="2500001">2.500001 USD</data> of <data value="10000000">10.00 USD</data>',
     );
     expect(row).toMatch(/<meter min="0" max="10000000" value="3200001"/);
     expect(row).toContain('<data value="6799999">');
-    expect(text).toMatch(/<tr data-model="sandbox\/image">[^]*?<data value="1750000">/);
+    expect(text).toMatch(/<tr data-model="sandbox\/image">[\s\S]*?<data value="1750000">/);
     expect(text).not.toContain("low-balance");
   });
 
@@ -72,7 +72,7 @@ describe("overview", () => {
     const { t, ctx, b } = await seeded();
     ctx.accounts.setAlertThreshold(t.account.id, 100_000_000n);
     const { text } = await b.page("/console");
-    expect(text).toMatch(/id="low-balance"[^]*?<data value="100000000">100.00 USD<\/data>/);
+    expect(text).toMatch(/id="low-balance"[\s\S]*?<data value="100000000">100.00 USD<\/data>/);
   });
 });
 
@@ -81,7 +81,7 @@ describe("keys", () => {
     const { t, ctx, b, second } = await seeded();
     const { text } = await b.page("/console/keys");
     for (const k of keyFigures(ctx, t.account.id)) {
-      const row = new RegExp(`<tr data-key="${k.key_id}">[^]*?</tr>`).exec(text)![0];
+      const row = new RegExp(`<tr data-key="${k.key_id}">[\\s\\S]*?</tr>`).exec(text)![0];
       expect(row).toContain(`${k.prefix}…`);
       expect(row).toContain(`<data value="${k.spent_micro}">`);
       expect(row).toContain("active");
@@ -152,7 +152,7 @@ describe("keys", () => {
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     const list = await b.page("/console/keys");
     expect(list.text).toContain(`data-dialog="revoke-${keyId}">Revoke</button>`);
-    expect(list.text).toMatch(new RegExp(`<dialog id="revoke-${keyId}"[^]*?Revoke key</button>`));
+    expect(list.text).toMatch(new RegExp(`<dialog id="revoke-${keyId}"[\\s\\S]*?Revoke key</button>`));
     const confirm = await b.page(`/console/keys/${keyId}/revoke`);
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain(">Revoke key</button>");
@@ -160,7 +160,9 @@ describe("keys", () => {
     expect(res.status).toBe(303);
     expect((await t.request("/v1/account", { key })).status).toBe(401);
     const after = await b.page("/console/keys?done=revoked");
-    expect(new RegExp(`<tr data-key="${keyId}">[^]*?revoked[^]*?</tr>`).test(after.text)).toBe(true);
+    expect(new RegExp(`<tr data-key="${keyId}">[\\s\\S]*?revoked[\\s\\S]*?</tr>`).test(after.text)).toBe(
+      true,
+    );
     expect(after.text).not.toContain(`data-dialog="revoke-${keyId}"`);
   });
 
@@ -205,7 +207,7 @@ describe("usage", () => {
     ]);
     const byKey = await b.page("/console/usage?by=key&period=month");
     expect(byKey.status).toBe(200);
-    expect(byKey.text).toMatch(new RegExp(`<tr data-key="${second.keyId}">[^]*?<data value="2500001">`));
+    expect(byKey.text).toMatch(new RegExp(`<tr data-key="${second.keyId}">[\\s\\S]*?<data value="2500001">`));
     const months = JSON.parse(/id="usage-data">([^<]*)<\/script>/.exec(byKey.text)![1]!);
     expect(months.x).toHaveLength(12);
     expect(months.series.find((s: { label: string }) => s.label === "ci").values.at(-1)).toBe(2.500001);
@@ -257,7 +259,7 @@ describe("wallet and billing", () => {
     expect(figure(text, "balance")).toBe(account.balance_micro);
     expect(figure(text, "held")).toBe(account.held_micro);
     expect(figure(text, "available")).toBe(account.balance_micro - account.held_micro);
-    expect(text).toMatch(/<table id="topups">[^]*?welcome/);
+    expect(text).toMatch(/<table id="topups">[\s\S]*?welcome/);
     expect(text).toContain("ask the operator");
     expect(text).not.toMatch(/<button[^>]*>(Pay|Checkout|Redeem)/);
   });
