@@ -109,13 +109,15 @@ function row(r: Result, base?: Result) {
   );
 }
 
-async function gengate(dataDir: string, config: string) {
+async function gengate(dataDir: string, config: string, again = false) {
   const configPath = join(work, `${Math.random()}.toml`);
   writeFileSync(configPath, config);
   const { proc, match } = await spawnAndWait(
     [values.bin!, "serve", "--port", "0", "--data-dir", dataDir, "--config", configPath],
-    /Default API key[^:]*:\s+(gk_\w+)[\s\S]*?"url":"([^"]+)"/,
+    // A first start prints the Default key; a restart only where it listens.
+    again ? /"msg":"listening","url":"([^"]+)"/ : /Default API key[^:]*:\s+(gk_\w+)[\s\S]*?"url":"([^"]+)"/,
   );
+  if (again) return { proc, key: "", url: match[1]! };
   const key = match[1]!;
   const url = match[2]!;
   const accounts = Bun.spawnSync([values.bin!, "account", "list", "--json", "--data-dir", dataDir]);
@@ -311,7 +313,7 @@ async function consolePhase() {
   );
 
   // The owner: an invite from the CLI, the password set on the invite page (which signs in).
-  const g4 = await gengate(dataDir, LIMITS);
+  const g4 = await gengate(dataDir, LIMITS, true);
   const invite = Bun.spawnSync([
     values.bin!,
     "user",
