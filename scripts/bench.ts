@@ -1,5 +1,5 @@
 // Loopback benchmark of the gengate binary against a bare Bun.serve baseline, in one run.
-// Usage: scripts/bench [--bin dist/gengate] [--seconds 5] [--connections 32]
+// Usage: scripts/bench [--bin dist/gengate] [--seconds 5] [--connections 32] [--only console]
 // Prints figures and ratios; it asserts nothing (performance is not a test).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ const { values } = parseArgs({
     bin: { type: "string", default: "dist/gengate" },
     seconds: { type: "string", default: "5" },
     connections: { type: "string", default: "32" },
+    only: { type: "string" },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -108,13 +109,15 @@ function row(r: Result, base?: Result) {
   );
 }
 
-async function gengate(dataDir: string, config: string) {
+async function gengate(dataDir: string, config: string, again = false) {
   const configPath = join(work, `${Math.random()}.toml`);
   writeFileSync(configPath, config);
   const { proc, match } = await spawnAndWait(
     [values.bin!, "serve", "--port", "0", "--data-dir", dataDir, "--config", configPath],
-    /Default API key[^:]*:\s+(gk_\w+)[\s\S]*?"url":"([^"]+)"/,
+    // A first start prints the Default key; a restart only where it listens.
+    again ? /"msg":"listening","url":"([^"]+)"/ : /Default API key[^:]*:\s+(gk_\w+)[\s\S]*?"url":"([^"]+)"/,
   );
+  if (again) return { proc, key: "", url: match[1]! };
   const key = match[1]!;
   const url = match[2]!;
   const accounts = Bun.spawnSync([values.bin!, "account", "list", "--json", "--data-dir", dataDir]);
@@ -127,6 +130,11 @@ const LIMITS = "[limits]\nwrites_per_minute = 1000000\nin_flight = 100000\nrun_w
 console.log(
   `gengate bench: ${CONNS} connections, ${SECONDS} s per phase, loopback, load generator on the same machine (${navigator.hardwareConcurrency} cores)\n`,
 );
+
+if (values.only === "console") {
+  await consolePhase();
+  process.exit(0);
+}
 
 // Baseline: a bare Bun.serve hello world.
 const base = await spawnAndWait(
@@ -232,4 +240,116 @@ console.log(
 );
 g3.proc.kill("SIGKILL");
 mock.proc.kill("SIGKILL");
+await consolePhase();
 process.exit(0);
+
+/**
+ * Console: the keys and usage pages of an account with 10,000 requests, rendered for a signed-in
+ * owner (session cookie), one connection at a time (a page's own latency, not queueing). The
+ * requests are written before the server starts, through the stores (real jobs, holds and ledger
+ * charges, spread over the last 60 days and 6 keys), so the figures are read from real rows.
+ */
+async function consolePhase() {
+  const { openDatabase } = await import("../src/db/database.ts");
+  const { createServices } = await import("../src/server/services.ts");
+  const { JobStore } = await import("../src/queue/jobs.ts");
+  const { JobEvents } = await import("../src/queue/events.ts");
+  const dataDir = join(work, "d4");
+  const first = await gengate(dataDir, LIMITS);
+  first.proc.kill("SIGKILL");
+  await first.proc.exited;
+  const REQUESTS = 10_000;
+  const db = openDatabase(join(dataDir, "gengate.db"));
+  let clock = Math.floor(Date.now() / 1000);
+  const s = createServices(db, first.url, () => clock);
+  const jobs = new JobStore(db, s.ledger, new JobEvents());
+  const account = s.accounts.listAccounts(1, null)[0]!;
+  const keys = [s.accounts.listKeys(account.id)[0]!.id];
+  for (let k = 1; k < 6; k++) {
+    keys.push(
+      s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n }).keyId,
+    );
+  }
+  const models = ["sandbox/image", "sandbox/speech", "sandbox/video"];
+  const now = clock;
+  const t0 = performance.now();
+  db.transaction(() => {
+    for (let i = 0; i < REQUESTS; i++) {
+      clock = now - Math.floor(((REQUESTS - i) * 60 * 86_400) / REQUESTS); // oldest first, 60 days
+      const id = Bun.randomUUIDv7();
+      const keyId = keys[i % keys.length]!;
+      const modelId = models[i % models.length]!;
+      const quote = BigInt(1_000 + (i % 97) * 10);
+      const hold = s.ledger.reserve({
+        accountId: account.id,
+        keyId,
+        modelId,
+        requestId: id,
+        source: "API",
+        quotedUsdMicro: quote,
+      });
+      jobs.insert({
+        id,
+        accountId: account.id,
+        keyId,
+        modelId,
+        kind: "image",
+        source: "API",
+        provider: "sandbox",
+        input: "{}",
+        quote: "{}",
+        holdId: hold.id,
+        webhookUrl: null,
+        deadlineAt: clock * 1000 + 60_000,
+        createdAt: clock * 1000,
+        runningUntil: clock * 1000 + 60_000,
+      });
+      jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
+    }
+  })();
+  db.close();
+  console.log(
+    `\nconsole: ${REQUESTS} requests written through the stores in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+
+  // The owner: an invite from the CLI, the password set on the invite page (which signs in).
+  const g4 = await gengate(dataDir, LIMITS, true);
+  const invite = Bun.spawnSync([
+    values.bin!,
+    "user",
+    "invite",
+    "--email",
+    "bench@example.test",
+    "--account",
+    account.id,
+    "--role",
+    "owner",
+    "--json",
+    "--data-dir",
+    dataDir,
+  ]);
+  const token = new URL((JSON.parse(invite.stdout.toString()) as { url: string }).url).pathname;
+  const origin = new URL(g4.url).origin;
+  const signIn = await fetch(`${g4.url}${token}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ password: "bench password 1234" }),
+  });
+  const cookie = /gengate_session=[^;]+/.exec(signIn.headers.getSetCookie().join("\n"))?.[0];
+  if (!cookie) throw new Error(`console sign-in failed: ${signIn.status} ${await signIn.text()}`);
+  const headers = { cookie };
+  for (const path of ["/console/keys", "/console/usage", "/console/usage?period=month&by=key"]) {
+    const page = (await fetch(`${g4.url}${path}`, { headers, redirect: "manual" })) as Response;
+    if (page.status !== 200) throw new Error(`${path}: ${page.status}`);
+    const r = await load(
+      `GET ${path} (10k requests)`,
+      g4.proc.pid,
+      () => fetch(`${g4.url}${path}`, { headers }),
+      (res) => res.status === 200,
+      1,
+    );
+    row(r);
+  }
+  g4.proc.kill("SIGKILL");
+}

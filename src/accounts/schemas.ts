@@ -88,8 +88,11 @@ export const NewKeySchema = t.Composite(
   },
 );
 
+/** A key's name: 1 to this many characters (the API's schema and the console's form). */
+export const KEY_NAME_MAX_LENGTH = 100;
+
 const KeySettings = {
-  name: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+  name: t.Optional(t.String({ minLength: 1, maxLength: KEY_NAME_MAX_LENGTH })),
   monthly_limit_micro: t.Optional(t.Union([MicroInput, t.Null()])),
   writes_per_minute: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()])),
   max_in_flight: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 100_000 }), t.Null()])),

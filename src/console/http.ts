@@ -41,9 +41,14 @@ import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
+import { billingPages } from "./billing-pages.ts";
+import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
+import { overviewPages } from "./overview-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 import { settingsPages } from "./settings-pages.ts";
+import { usagePages } from "./usage-pages.ts";
+import { walletPages } from "./wallet-pages.ts";
 
 export function consoleRoutes(ctx: AppContext) {
   const kit = consoleKit(ctx);
@@ -75,6 +80,11 @@ export function consoleRoutes(ctx: AppContext) {
       .use(authPages(kit))
       // Areas: one line each (see above).
       .use(settingsPages(kit))
+      .use(overviewPages(kit))
+      .use(keysPages(kit))
+      .use(usagePages(kit))
+      .use(walletPages(kit))
+      .use(billingPages(kit))
       .all("/console/*", notFound)
   );
 }

@@ -69,19 +69,9 @@ function requireAccount(s: FigureStores, accountId: string) {
   return account as typeof account & { alert_threshold_micro?: bigint | null };
 }
 
-/** The overview page: balance, this month's spend, each key against its limit, spend per model. */
-export function overview(s: FigureStores, accountId: string): Overview {
-  const account = requireAccount(s, accountId);
-  const month = s.ledger.currentMonth();
-  const rows = s.wallet.spendRows(accountId, month);
-  const byModel = new Map<string, SpendLine & { model_id: string }>();
-  for (const r of rows) {
-    const m = byModel.get(r.model_id) ?? { model_id: r.model_id, spent_micro: 0n, calls: 0 };
-    m.spent_micro += r.spent_micro;
-    m.calls += Number(r.calls);
-    byModel.set(r.model_id, m);
-  }
-  const keys = s.accounts.listKeys(accountId).map((k): KeyFigures => {
+/** Each key of the account (revoked ones included) with this month's spend against its limit. */
+export function keyFigures(s: FigureStores, accountId: string): KeyFigures[] {
+  return s.accounts.listKeys(accountId).map((k): KeyFigures => {
     const usage = s.ledger.keyUsage(k.id);
     const limit = k.monthly_limit_micro;
     const left = limit === null ? null : limit - usage.spent - usage.held;
@@ -99,6 +89,21 @@ export function overview(s: FigureStores, accountId: string): Overview {
       created_at: rfc3339(k.created_at)!,
     };
   });
+}
+
+/** The overview page: balance, this month's spend, each key against its limit, spend per model. */
+export function overview(s: FigureStores, accountId: string): Overview {
+  const account = requireAccount(s, accountId);
+  const month = s.ledger.currentMonth();
+  const rows = s.wallet.spendRows(accountId, month);
+  const byModel = new Map<string, SpendLine & { model_id: string }>();
+  for (const r of rows) {
+    const m = byModel.get(r.model_id) ?? { model_id: r.model_id, spent_micro: 0n, calls: 0 };
+    m.spent_micro += r.spent_micro;
+    m.calls += Number(r.calls);
+    byModel.set(r.model_id, m);
+  }
+  const keys = keyFigures(s, accountId);
   const threshold = account.alert_threshold_micro ?? null;
   return {
     account_id: account.id,

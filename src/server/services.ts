@@ -27,7 +27,8 @@ export function createServices(
     wallet: new Wallet(db),
     people: new PeopleService(db, accounts, {
       publicUrl,
-      now,
+      // `now` is epoch seconds (the ledger's clock); the people service counts milliseconds.
+      now: now ? () => now() * 1000 : undefined,
       console: options.console,
       passwordCost: options.passwordCost,
     }),

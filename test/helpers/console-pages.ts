@@ -3,7 +3,7 @@
 // Add every console page here as it lands.
 import type { Browser } from "playwright-core";
 import { type GuardedPage, inviteAndSignIn, openGuardedPage } from "./browser.ts";
-import type { TestServer } from "./server.ts";
+import { runGengate, type TestServer } from "./server.ts";
 
 /** Who looks at the page: nobody signed in, the owner of a fresh account, or an operator (also an owner). */
 export type Visitor = "anonymous" | "owner" | "operator";
@@ -69,6 +69,36 @@ export const PAGES: PageEntry[] = [
       await g.page.getByLabel("Code", { exact: true }).waitFor();
     },
   },
+  // The money pages (overview, keys, usage, wallet, billing): the owner's account gets some spend first.
+  { name: "overview", title: "Overview", path: "/console", as: "owner", setup: withSpend("/console") },
+  {
+    name: "keys",
+    title: "Keys",
+    path: "/console/keys",
+    as: "owner",
+    // The page right after creating a key: `New key` shown once.
+    setup: async (g) => {
+      await g.page.getByLabel("Name", { exact: true }).fill("nightly build");
+      await g.page.getByLabel("Monthly limit", { exact: true }).fill("25");
+      await g.page.getByRole("button", { name: "Create key" }).click();
+      await g.page.getByLabel("New key", { exact: true }).waitFor();
+    },
+  },
+  { name: "usage", title: "Usage", path: "/console/usage", as: "owner", setup: withSpend("/console/usage") },
+  {
+    name: "wallet",
+    title: "Wallet",
+    path: "/console/wallet",
+    as: "owner",
+    setup: withSpend("/console/wallet"),
+  },
+  {
+    name: "billing",
+    title: "Billing",
+    path: "/console/billing",
+    as: "owner",
+    setup: withSpend("/console/billing"),
+  },
   // The console pages, once they land (CONSOLE.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },
@@ -114,3 +144,35 @@ export async function visitPages(
     }
   }
 }
+
+/**
+ * A setup that gives the signed-in owner's account some spend (once per server): a key made on the
+ * Keys page, a credit by the operator CLI, three sandbox jobs through the API; then opens `path`.
+ */
+function withSpend(path: string): (g: GuardedPage, server: TestServer) => Promise<void> {
+  return async (g, server) => {
+    if (!spent.has(server)) {
+      spent.add(server);
+      await g.goto("/console/keys");
+      await g.page.getByLabel("Name", { exact: true }).fill("screenshots");
+      await g.page.getByRole("button", { name: "Create key" }).click();
+      const key = await g.page.getByLabel("New key", { exact: true }).inputValue();
+      const account = (await (await server.fetch("/v1/account", { key })).json()) as { id: string };
+      const credit = await runGengate(["account", "credit", account.id, "25", "--data-dir", server.dataDir]);
+      if (credit.code !== 0) throw new Error(`account credit failed: ${credit.stderr}`);
+      for (const model of ["sandbox/image", "sandbox/image", "sandbox/speech"]) {
+        const res = await server.fetch(`/v1/run/${model}`, {
+          method: "POST",
+          key,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(
+            model === "sandbox/image" ? { prompt: "a", width: 64, height: 64 } : { text: "hi" },
+          ),
+        });
+        if (res.status !== 200) throw new Error(`${model}: ${res.status} ${await res.text()}`);
+      }
+    }
+    await g.goto(path);
+  };
+}
+const spent = new WeakSet<TestServer>();

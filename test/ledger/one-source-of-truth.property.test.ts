@@ -2,11 +2,10 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { overview, usage, usageCsv, walletCsv } from "../../src/ledger/figures.ts";
 import { monthOf } from "../../src/ledger/month.ts";
-import { MICRO } from "../../src/lib/money.ts";
-import { pollUntil } from "../helpers/api.ts";
-import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
+import { json } from "../helpers/context.ts";
 import { csvObjects } from "../helpers/csv.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
+import { caseArb, decimalMicro, lastDayOf, runCases, sumBy } from "./truth-cases.ts";
 
 /**
  * Issue 15, "One source of truth" (seeded; FC_SEED replays a run, FC_RUNS runs more): a random mix
@@ -22,139 +21,6 @@ const RUNS = Number(process.env.FC_RUNS ?? 25);
 
 /** What the runs exercised (checked at the end, so a generator change cannot hollow the test). */
 const seen = { statuses: new Set<string>(), months: 0, rubCharges: 0, partial: 0, keys: new Set<number>() };
-
-type Outcome = "complete" | "partial" | "fail" | "cancel";
-interface Case {
-  account: 0 | 1;
-  key: number;
-  model: "sandbox/image" | "sandbox/speech" | "sandbox/video" | "sandbox/chat";
-  outcome: Outcome;
-  /** Days the clock moves forward before this job settles, then seconds into that day. */
-  days: number;
-  second: number;
-}
-
-const caseArb: fc.Arbitrary<Case> = fc.record({
-  account: fc.constantFrom(0 as const, 1 as const),
-  key: fc.nat(2),
-  model: fc.constantFrom(
-    "sandbox/image" as const,
-    "sandbox/speech" as const,
-    "sandbox/video" as const,
-    "sandbox/chat" as const,
-  ),
-  outcome: fc.constantFrom<Outcome>("complete", "complete", "partial", "fail", "cancel"),
-  days: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 10, max: 40 })),
-  second: fc.integer({ min: 0, max: 86_399 }),
-});
-
-function mediaInput(c: Case): Record<string, unknown> {
-  const sandbox =
-    c.outcome === "fail"
-      ? { sandbox: { fail: true } }
-      : c.outcome === "partial"
-        ? { sandbox: { actual_units: 1 } }
-        : {};
-  switch (c.model) {
-    case "sandbox/image":
-      return { prompt: "p", num_images: 3, width: 64, height: 64, ...sandbox };
-    case "sandbox/video":
-      return { prompt: "p", duration: 3, resolution: "480p", ...sandbox };
-    default:
-      return { text: "hello", duration: 4, ...sandbox };
-  }
-}
-
-/** "12.5" -> 12500000n, for checking the CSV's decimal column against its micro column. */
-function decimalMicro(text: string): bigint {
-  const [whole, frac = ""] = text.split(".");
-  return BigInt(whole!) * MICRO + BigInt(frac.padEnd(6, "0"));
-}
-
-function sumBy<T>(items: T[], key: (x: T) => string, value: (x: T) => bigint): Map<string, bigint> {
-  const m = new Map<string, bigint>();
-  for (const x of items) m.set(key(x), (m.get(key(x)) ?? 0n) + value(x));
-  return m;
-}
-
-const lastDayOf = (month: string) => {
-  const [y, m] = month.split("-").map(Number);
-  return new Date(Date.UTC(y!, m!, 0)).toISOString().slice(0, 10);
-};
-
-async function runCases(cases: Case[]) {
-  let clock = Date.UTC(2026, 0, 27, 12) / 1000;
-  const t = makeTestApp({ now: () => clock });
-  const { ctx } = t;
-  ctx.fx.set("RUB", 92_345_678n, "test");
-  const rub = ctx.accounts.createAccount("rub", "RUB");
-  const accounts = [
-    { id: t.account.id, keys: [t.key] },
-    { id: rub.account.id, keys: [rub.key] },
-  ];
-  for (const a of accounts) {
-    ctx.ledger.topUp(a.id, 1_000_000n * MICRO, "start");
-    for (let i = 0; i < 2; i++) {
-      const { key } = ctx.accounts.createKey(a.id, { name: i === 0 ? "=HYPERLINK(1)" : "ci, nightly" });
-      a.keys.push(key);
-    }
-  }
-  const submit = async (c: Case): Promise<string> => {
-    const key = accounts[c.account]!.keys[c.key]!;
-    const res = await t.request(`/v1/queue/${c.model}`, {
-      method: "POST",
-      key,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(mediaInput(c)),
-    });
-    const body = await json(res);
-    if (res.status !== 202) throw new Error(`submit: ${res.status} ${JSON.stringify(body)}`);
-    return body.request_id as string;
-  };
-
-  // Cancelled jobs: submitted and cancelled while no worker runs.
-  for (const c of cases.filter((x) => x.outcome === "cancel" && x.model !== "sandbox/chat")) {
-    clock += c.days * 86_400;
-    const id = await submit(c);
-    const key = accounts[c.account]!.keys[c.key]!;
-    const res = await t.request(`/v1/requests/${id}/cancel`, { method: "POST", key });
-    expect(res.status).toBe(200);
-  }
-  // The rest, one at a time, each settling at its own instant of the injected clock.
-  const pool = testWorkerPool(ctx, { concurrency: () => 1 });
-  try {
-    let n = 0;
-    for (const c of cases.filter((x) => x.outcome !== "cancel" || x.model === "sandbox/chat")) {
-      clock = Math.floor(clock / 86_400) * 86_400 + c.days * 86_400 + c.second;
-      if (++n % 5 === 0) ctx.ledger.adjust(accounts[c.account]!.id, -MICRO, "correction");
-      const key = accounts[c.account]!.keys[c.key]!;
-      if (c.model === "sandbox/chat") {
-        const res = await t.request("/v1/chat/completions", {
-          method: "POST",
-          key,
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "sandbox/chat",
-            messages: [{ role: "user", content: "tell me a story" }],
-            max_tokens: 1 + (c.second % 40),
-            ...(c.outcome === "fail" ? { sandbox: { fail: true } } : {}),
-          }),
-        });
-        expect([200, 502]).toContain(res.status);
-        continue;
-      }
-      const id = await submit(c);
-      await pollUntil(
-        async () => ctx.jobs.get(id)!,
-        (j) => j.status === "COMPLETED" || j.status === "FAILED",
-        20_000,
-      );
-    }
-  } finally {
-    await pool.stop(1000);
-  }
-  return { t, accounts, now: () => clock };
-}
 
 describe("one source of truth (seeded)", () => {
   test("overview, usage, its CSV, GET /v1/account/spend, GET /v1/account and the wallet agree to the micro-unit", async () => {

@@ -19,7 +19,8 @@ export function peopleFixture(options: { signup?: SignupMode; currency?: Currenc
     signup: options.signup ?? ("invite" as SignupMode),
     currency: options.currency ?? ("USD" as Currency),
   };
-  const services = createServices(db, "http://gengate.test", () => nowMs, {
+  // createServices takes epoch seconds (the ledger's clock) and gives the people service milliseconds.
+  const services = createServices(db, "http://gengate.test", () => nowMs / 1000, {
     console: () => consoleSettings,
     passwordCost: TEST_PASSWORD_COST,
   });

@@ -1,0 +1,65 @@
+/**
+ * Markup shared by the money pages (overview, keys, usage, wallet, billing). Every amount is shown
+ * with formatMoney inside a `<data value="MICRO">` element, so tests and scripts read the exact
+ * micro-units a page shows (console-truth.test.ts) while people read the formatted text.
+ */
+
+import { html, raw, type SafeHtml } from "../lib/html.ts";
+import { formatMicro } from "../lib/money.ts";
+import { formatMoney, formatTime } from "./format.ts";
+
+/** An amount: the formatted text, the exact micro-units in `value`. */
+export function money(micro: bigint, currency: string): SafeHtml {
+  return html`<data value="${micro}">${formatMoney(micro, currency)}</data>`;
+}
+
+/** An RFC 3339 time as `<time>` ("2026-11-23 15:04 UTC"), or a dash. */
+export function when(iso: string | null): SafeHtml {
+  if (!iso) return html`<span class="hint">never</span>`;
+  return html`<time datetime="${iso}">${formatTime(Date.parse(iso), "ms")}</time>`;
+}
+
+/**
+ * A table that scrolls inside its own box on a narrow screen (the page never scrolls sideways);
+ * the box is a labelled, focusable region so keyboard users can scroll it too.
+ */
+export function tableBox(label: string, table: SafeHtml): SafeHtml {
+  return html`<div class="table-wrap" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
+}
+
+/**
+ * `<script type="application/json" id=ID>` for data-chart: the JSON is built here, with `<`, `>`
+ * and `&` written as \u escapes so no value (a key's name) can end the element. Amounts are written
+ * as decimal numbers from micro-units with string arithmetic (no float on the server).
+ */
+export function chartData(
+  id: string,
+  data: { x: number[]; series: { label: string; values: bigint[] }[]; unit: string },
+): SafeHtml {
+  const str = (s: string) =>
+    JSON.stringify(s).replace(
+      /[<>&\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    );
+  const series = data.series
+    .map((s) => `{"label":${str(s.label)},"values":[${s.values.map((v) => formatMicro(v)).join(",")}]}`)
+    .join(",");
+  const json = `{"x":[${data.x.join(",")}],"series":[${series}],"unit":${str(data.unit)}}`;
+  // raw: our own JSON, every string escaped above.
+  return html`<script type="application/json" id="${id}">${raw(json)}</script>`;
+}
+
+/** A CSV download (attachment, never cached). */
+export function csvResponse(filename: string, text: string): Response {
+  return new Response(text, {
+    headers: {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="${filename}"`,
+    },
+  });
+}
+
+/** A short muted line for empty tables. */
+export function empty(text: string): SafeHtml {
+  return html`<p class="hint">${text}</p>`;
+}

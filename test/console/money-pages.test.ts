@@ -1,0 +1,266 @@
+// The money pages (overview, keys, usage, wallet, billing) for a seeded account: the figures they
+// show (read exactly from their <data value> elements), creating a key (shown once), changing a
+// limit, revoking (the API refuses the key on the very next call), and the CSV downloads.
+import { describe, expect, test } from "bun:test";
+import { keyFigures, overview } from "../../src/ledger/figures.ts";
+import { csvObjects } from "../helpers/csv.ts";
+import { consoleApp } from "./helpers.ts";
+
+/** A console app with money: a top-up, charges on two keys and two models, an open hold. */
+async function seeded() {
+  const clock = { now: Math.floor(Date.now() / 1000) };
+  const t = consoleApp({ now: () => clock.now } as never);
+  const { ctx } = t;
+  ctx.ledger.topUp(t.account.id, 50_000_000n, "welcome");
+  const second = ctx.accounts.createKey(t.account.id, { name: "ci", monthlyLimitMicro: 10_000_000n });
+  const charge = (keyId: string, model: string, quote: bigint, actual = quote) => {
+    const hold = ctx.ledger.reserve({
+      accountId: t.account.id,
+      keyId,
+      modelId: model,
+      requestId: null,
+      source: "API",
+      quotedUsdMicro: quote,
+    });
+    ctx.ledger.settle(hold.id, actual);
+  };
+  charge(t.keyId, "sandbox/image", 1_250_000n);
+  charge(second.keyId, "sandbox/speech", 3_000_000n, 2_000_001n);
+  charge(second.keyId, "sandbox/image", 500_000n);
+  ctx.ledger.reserve({
+    accountId: t.account.id,
+    keyId: second.keyId,
+    modelId: "sandbox/video",
+    requestId: null,
+    source: "API",
+    quotedUsdMicro: 700_000n,
+  });
+  await t.person("owner@example.com");
+  const b = await t.signedIn("owner@example.com");
+  return { t, ctx, b, second, clock };
+}
+
+/** The micro value of the first <data> inside the element with this id. */
+function figure(page: string, id: string): bigint {
+  const m = new RegExp(`id="${id}"[\\s\\S]*?<data value="(-?\\d+)">`).exec(page);
+  if (!m) throw new Error(`no figure #${id}`);
+  return BigInt(m[1]!);
+}
+
+describe("overview", () => {
+  test("balance, held, available, this month's spend, keys against limits, spend by model", async () => {
+    const { t, ctx, b, second } = await seeded();
+    const { status, text } = await b.page("/console");
+    expect(status).toBe(200);
+    const o = overview(ctx, t.account.id);
+    expect(figure(text, "balance")).toBe(o.balance_micro);
+    expect(figure(text, "held")).toBe(700_000n);
+    expect(figure(text, "available")).toBe(o.balance_micro - 700_000n);
+    expect(figure(text, "month-spent")).toBe(1_250_000n + 2_000_001n + 500_000n);
+    // The second key: spent 2.500001 of 10.00 (with 0.70 held), a meter and the text.
+    const row = new RegExp(`<tr data-key="${second.keyId}">[\\s\\S]*?</tr>`).exec(text)![0];
+    expect(row).toContain(
+      '<data value="2500001">2.500001 USD</data> of <data value="10000000">10.00 USD</data>',
+    );
+    expect(row).toMatch(/<meter min="0" max="10000000" value="3200001"/);
+    expect(row).toContain('<data value="6799999">');
+    expect(text).toMatch(/<tr data-model="sandbox\/image">[\s\S]*?<data value="1750000">/);
+    expect(text).not.toContain("low-balance");
+  });
+
+  test("a notice when the balance is below the alert threshold", async () => {
+    const { t, ctx, b } = await seeded();
+    ctx.accounts.setAlertThreshold(t.account.id, 100_000_000n);
+    const { text } = await b.page("/console");
+    expect(text).toMatch(/id="low-balance"[\s\S]*?<data value="100000000">100.00 USD<\/data>/);
+  });
+});
+
+describe("keys", () => {
+  test("the list shows name, prefix, limit, spent this month, last used, created and state", async () => {
+    const { t, ctx, b, second } = await seeded();
+    const { text } = await b.page("/console/keys");
+    for (const k of keyFigures(ctx, t.account.id)) {
+      const row = new RegExp(`<tr data-key="${k.key_id}">[\\s\\S]*?</tr>`).exec(text)![0];
+      expect(row).toContain(`${k.prefix}…`);
+      expect(row).toContain(`<data value="${k.spent_micro}">`);
+      expect(row).toContain("active");
+      expect(row).toContain("Revoke");
+    }
+    expect(text).toContain(`<data value="10000000">10.00 USD</data>`);
+    expect(second.keyId).toBeTruthy();
+  });
+
+  test("create: the key is shown once in `New key`, works with the API, records who made it", async () => {
+    const { t, ctx, b } = await seeded();
+    await b.page("/console/keys");
+    const res = await b.post("/console/keys", { name: "nightly", monthly_limit: "12.5" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(res.headers.get("location")).toBeNull();
+    const text = await res.text();
+    expect(text).toContain('<label for="new-key">New key</label>');
+    const key = /id="new-key" type="text" readonly value="(gk_\w+)"/.exec(text)![1]!;
+    const created = ctx.accounts.listKeys(t.account.id).find((k) => k.name === "nightly")!;
+    expect(created.monthly_limit_micro).toBe(12_500_000n);
+    expect(created.created_by).toBe(t.people.findPerson("owner@example.com")!.id);
+    expect(created.can_manage).toBe(0n);
+    expect((await t.request("/v1/account", { key })).status).toBe(200);
+    // Shown once: the list afterwards does not hold it.
+    const again = await b.page("/console/keys");
+    expect(again.text).not.toContain(key);
+    expect(again.text).not.toContain("New key");
+  });
+
+  test("create without a limit, and bad input re-shows the form with the reason (400)", async () => {
+    const { t, ctx, b } = await seeded();
+    await b.page("/console/keys");
+    expect((await b.post("/console/keys", { name: "open", monthly_limit: "" })).status).toBe(200);
+    expect(
+      ctx.accounts.listKeys(t.account.id).find((k) => k.name === "open")!.monthly_limit_micro,
+    ).toBeNull();
+    for (const [name, limit] of [
+      ["", "1"],
+      ["x".repeat(101), "1"],
+      ["ok", "1.0000001"],
+      ["ok", "-1"],
+      ["ok", "1e3"],
+    ] as const) {
+      const res = await b.post("/console/keys", { name, monthly_limit: limit });
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain('role="alert"');
+    }
+  });
+
+  test("change a limit, and clear it", async () => {
+    const { t, ctx, b, second } = await seeded();
+    const form = await b.page(`/console/keys/${second.keyId}/limit`);
+    expect(form.text).toContain('value="10.00"');
+    const res = await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "3.000001" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/keys?done=limit");
+    expect(ctx.accounts.getKey(t.account.id, second.keyId).monthly_limit_micro).toBe(3_000_001n);
+    expect((await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "" })).status).toBe(303);
+    expect(ctx.accounts.getKey(t.account.id, second.keyId).monthly_limit_micro).toBeNull();
+    expect((await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "abc" })).status).toBe(400);
+  });
+
+  test("revoke: confirmation (dialog and page), then the API refuses the key on the very next call", async () => {
+    const { t, ctx, b } = await seeded();
+    const { key, keyId } = ctx.accounts.createKey(t.account.id, { name: "doomed" });
+    // The key is in the principal cache.
+    expect((await t.request("/v1/account", { key })).status).toBe(200);
+    const list = await b.page("/console/keys");
+    expect(list.text).toContain(`data-dialog="revoke-${keyId}">Revoke</button>`);
+    expect(list.text).toMatch(new RegExp(`<dialog id="revoke-${keyId}"[\\s\\S]*?Revoke key</button>`));
+    const confirm = await b.page(`/console/keys/${keyId}/revoke`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain(">Revoke key</button>");
+    const res = await b.post(`/console/keys/${keyId}/revoke`, {});
+    expect(res.status).toBe(303);
+    expect((await t.request("/v1/account", { key })).status).toBe(401);
+    const after = await b.page("/console/keys?done=revoked");
+    expect(new RegExp(`<tr data-key="${keyId}">[\\s\\S]*?revoked[\\s\\S]*?</tr>`).test(after.text)).toBe(
+      true,
+    );
+    expect(after.text).not.toContain(`data-dialog="revoke-${keyId}"`);
+  });
+
+  test("the account's last manage key cannot be revoked: the service's message", async () => {
+    const { t, b } = await seeded();
+    await b.page("/console/keys");
+    const res = await b.post(`/console/keys/${t.keyId}/revoke`, {});
+    expect(res.status).toBe(409);
+    expect(await res.text()).toContain("last key with the manage right");
+    expect((await t.request("/v1/account")).status).toBe(200);
+  });
+
+  test("a member creates keys and manages their own", async () => {
+    const { t, ctx } = await seeded();
+    await t.person("member@example.com", "member");
+    const m = await t.signedIn("member@example.com");
+    await m.page("/console/keys");
+    const res = await m.post("/console/keys", { name: "mine", monthly_limit: "1", manage: "1" });
+    expect(res.status).toBe(200);
+    const mine = ctx.accounts.listKeys(t.account.id).find((k) => k.name === "mine")!;
+    expect(mine.can_manage).toBe(0n); // only owners may give the manage right
+    expect((await m.post(`/console/keys/${mine.id}/limit`, { monthly_limit: "2" })).status).toBe(303);
+    expect((await m.post(`/console/keys/${mine.id}/revoke`, {})).status).toBe(303);
+    expect(ctx.accounts.getKey(t.account.id, mine.id).revoked_at).not.toBeNull();
+  });
+});
+
+describe("usage", () => {
+  test("per model and per key, per day and per month: chart data and a table of the same figures", async () => {
+    const { b, second } = await seeded();
+    const day = await b.page("/console/usage");
+    expect(day.status).toBe(200);
+    expect(day.text).toContain('data-chart="usage-data"');
+    expect(day.text).toMatch(/<script type="application\/json" id="usage-data">\{"x":\[/);
+    expect(/id="usage-total"><data value="(\d+)">/.exec(day.text)![1]).toBe("3750001");
+    const chart = JSON.parse(/id="usage-data">([^<]*)<\/script>/.exec(day.text)![1]!);
+    expect(chart.x).toHaveLength(30);
+    expect(chart.unit).toBe("USD");
+    expect(chart.series.map((s: { label: string }) => s.label).sort()).toEqual([
+      "sandbox/image",
+      "sandbox/speech",
+    ]);
+    const byKey = await b.page("/console/usage?by=key&period=month");
+    expect(byKey.status).toBe(200);
+    expect(byKey.text).toMatch(new RegExp(`<tr data-key="${second.keyId}">[\\s\\S]*?<data value="2500001">`));
+    const months = JSON.parse(/id="usage-data">([^<]*)<\/script>/.exec(byKey.text)![1]!);
+    expect(months.x).toHaveLength(12);
+    expect(months.series.find((s: { label: string }) => s.label === "ci").values.at(-1)).toBe(2.500001);
+    expect((await b.get("/console/usage?by=nope")).status).toBe(400);
+  });
+
+  test("usage.csv: an attachment that parses and sums to the page's total", async () => {
+    const { b } = await seeded();
+    const res = await b.get("/console/usage.csv");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename="usage-[\d-]+\.csv"$/);
+    const rows = csvObjects(await res.text());
+    expect(rows.reduce((s, r) => s + BigInt(r.amount_micro!), 0n)).toBe(3_750_001n);
+  });
+});
+
+describe("wallet and billing", () => {
+  test("wallet: entries newest first with the running balance, a source filter, paging, CSV", async () => {
+    const { t, ctx, b } = await seeded();
+    const { text } = await b.page("/console/wallet");
+    const ids = [...text.matchAll(/<tr data-entry="(\d+)">/g)].map((m) => Number(m[1]));
+    expect(ids.length).toBeGreaterThan(5);
+    expect([...ids].sort((x, y) => y - x)).toEqual(ids);
+    const account = ctx.accounts.getAccount(t.account.id)!;
+    expect(/data-balance-after><data value="(\d+)">/.exec(text)![1]).toBe(String(account.balance_micro));
+    const admin = await b.page("/console/wallet?source=ADMIN");
+    expect([...admin.text.matchAll(/<tr data-entry=/g)]).toHaveLength(1);
+    expect((await b.get("/console/wallet?source=EVIL")).status).toBe(400);
+    // Paging: 60 more entries, so an Older link appears and leads to the rest.
+    for (let i = 0; i < 60; i++) ctx.ledger.topUp(t.account.id, 1n, `n${i}`);
+    const first = await b.page("/console/wallet");
+    const older = /href="(\/console\/wallet\?cursor=\d+)" rel="next">Older/.exec(first.text)![1]!;
+    const second = await b.page(older);
+    expect(second.status).toBe(200);
+    expect(second.text).toContain("Newest");
+    const csv = await b.get("/console/wallet.csv?source=ADMIN");
+    expect(csv.headers.get("content-disposition")).toBe('attachment; filename="wallet-ADMIN.csv"');
+    const rows = csvObjects(await csv.text());
+    expect(rows).toHaveLength(61);
+    expect(rows.every((r) => r.source === "ADMIN")).toBe(true);
+  });
+
+  test("billing: balance, held, available and the top-ups; no fake payment button", async () => {
+    const { t, ctx, b } = await seeded();
+    const { status, text } = await b.page("/console/billing");
+    expect(status).toBe(200);
+    const account = ctx.accounts.getAccount(t.account.id)!;
+    expect(figure(text, "balance")).toBe(account.balance_micro);
+    expect(figure(text, "held")).toBe(account.held_micro);
+    expect(figure(text, "available")).toBe(account.balance_micro - account.held_micro);
+    expect(text).toMatch(/<table id="topups">[\s\S]*?welcome/);
+    expect(text).toContain("ask the operator");
+    expect(text).not.toMatch(/<button[^>]*>(Pay|Checkout|Redeem)/);
+  });
+});
