@@ -104,6 +104,7 @@ export function layout(page: LayoutPage): SafeHtml {
 ${page.session ? html`<meta name="csrf-token" content="${page.session.csrfToken}">` : null}
 <title>${page.title} · gengate</title>
 <link rel="stylesheet" href="${assets.css}">
+<link rel="icon" href="data:,">
 <script type="module" src="${assets.js}"></script>
 </head>
 <body>
