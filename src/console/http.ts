@@ -39,9 +39,11 @@ import { errorResponse } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
+import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
+import { requestsPages } from "./requests-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 
 export function consoleRoutes(ctx: AppContext) {
@@ -73,6 +75,8 @@ export function consoleRoutes(ctx: AppContext) {
       })
       .use(authPages(kit))
       // Areas: one line each (see above).
+      .use(requestsPages(kit))
+      .use(adminPages(kit))
       .all("/console/*", notFound)
   );
 }
