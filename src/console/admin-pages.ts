@@ -130,7 +130,7 @@ function accountDetail(c: PageContext, kit: ConsoleKit, state: MoneyFormState = 
   const credit = state.credit ?? { amount: "", reason: "", error: null };
   const adjust = state.adjust ?? { amount: "", reason: "", error: null };
   const body = html`<p><a href="/console/admin">← All accounts</a></p>
-<h1>${a.name}</h1>
+<h1 class="wrap-anywhere">${a.name}</h1>
 <p class="mono">${a.id}</p>
 ${notice(state.done ?? null)}
 <div class="cards">
@@ -163,7 +163,7 @@ ${notice(state.done ?? null)}
 <h2>Members</h2>
 ${
   members.length
-    ? html`<ul>${members.map((m) => html`<li>${m.email} (${m.role})</li>`)}</ul>`
+    ? html`<ul class="wrap-anywhere">${members.map((m) => html`<li>${m.email} (${m.role})</li>`)}</ul>`
     : html`<p>No console members. Invite one on <a href="/console/admin/people">People and invites</a>.</p>`
 }
 
@@ -269,7 +269,7 @@ ${formError(state.resetError)}
 ${
   people.length
     ? html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">Email</th><th scope="col">Accounts</th><th scope="col">Operator</th><th scope="col">Two-factor</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Email</th><th scope="col">Accounts</th><th scope="col">Operator</th><th scope="col">Two-factor</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
 <tbody>${people.map(
         (p) => html`<tr>
   <td>${p.email}${p.hasPassword ? null : html` <span class="hint">(invited)</span>`}${p.disabledAt !== null ? html` <span class="hint">(disabled)</span>` : null}</td>
@@ -292,7 +292,7 @@ ${next ? html`<p><a class="button secondary" href="/console/admin/people?after=$
 ${
   invites.length
     ? html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">Email</th><th scope="col">Into</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Email</th><th scope="col">Into</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
 <tbody>${invites.map(
         (i) => html`<tr>
   <td>${i.email ?? "anyone with the link"}</td>
