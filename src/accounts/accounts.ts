@@ -183,6 +183,16 @@ export class AccountStore {
       .all(after ?? "", limit);
   }
 
+  /** Operator search: the account with this exact id, or names containing `text` (case-insensitive). */
+  searchAccounts(text: string, limit: number): Account[] {
+    const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return this.db
+      .query<Account, [string, string, number]>(
+        "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
+      )
+      .all(text, like, limit);
+  }
+
   listKeys(accountId: string): ApiKeyRow[] {
     return this.db
       .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")

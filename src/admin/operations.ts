@@ -33,9 +33,19 @@ export function creditAccount(s: Services, accountId: string, amountMicro: bigin
   return accountView(s.accounts.getAccount(accountId)!);
 }
 
+/** The reason of an operator's money change: required for adjustments (and console credits), 500 chars. */
+export function requireReason(reason: string | null | undefined, what = "An adjustment"): string {
+  const text = (reason ?? "").trim();
+  if (!text) throw new DomainError("validation_error", `${what} needs a reason.`, { param: "reason" });
+  if (text.length > 500)
+    throw new DomainError("validation_error", "The reason is longer than 500 characters.", {
+      param: "reason",
+    });
+  return text;
+}
+
 export function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
-  if (!reason.trim())
-    throw new DomainError("validation_error", "An adjustment needs a reason.", { param: "reason" });
+  requireReason(reason);
   s.ledger.adjust(accountId, deltaMicro, reason);
   return accountView(s.accounts.getAccount(accountId)!);
 }

@@ -39,12 +39,14 @@ import { errorResponse } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
+import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
 import { billingPages } from "./billing-pages.ts";
 import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
 import { overviewPages } from "./overview-pages.ts";
+import { requestsPages } from "./requests-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 import { settingsPages } from "./settings-pages.ts";
 import { usagePages } from "./usage-pages.ts";
@@ -85,6 +87,8 @@ export function consoleRoutes(ctx: AppContext) {
       .use(usagePages(kit))
       .use(walletPages(kit))
       .use(billingPages(kit))
+      .use(requestsPages(kit))
+      .use(adminPages(kit))
       .all("/console/*", notFound)
   );
 }

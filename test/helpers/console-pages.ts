@@ -99,6 +99,51 @@ export const PAGES: PageEntry[] = [
     as: "owner",
     setup: withSpend("/console/billing"),
   },
+  {
+    name: "requests",
+    title: "Requests",
+    path: "/console/requests",
+    as: "owner",
+    setup: async (g, server) => {
+      await runJobAs(g, server, { prompt: "a lighthouse at dusk", num_images: 1, width: 64, height: 64 });
+      await g.goto("/console/requests");
+    },
+  },
+  {
+    name: "request-detail",
+    title: "Request detail",
+    path: "/console/requests",
+    as: "owner",
+    // A completed image job: its <img> preview loads from the signed same-origin output link.
+    setup: async (g, server) => {
+      const id = await runJobAs(g, server, { prompt: "a red fox", num_images: 1, width: 64, height: 64 });
+      await g.goto(`/console/requests/${id}`);
+      await g.page.locator("img[alt^='Output 1']").waitFor();
+      // A string: this file is typed without the DOM library.
+      await g.page.waitForFunction(
+        "(() => { const i = document.querySelector(\"img[alt^='Output 1']\"); return !!i && i.complete && i.naturalWidth > 0; })()",
+      );
+    },
+  },
+  { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },
+  {
+    name: "admin-account",
+    title: "Operator: an account",
+    path: "/console/admin",
+    as: "operator",
+    setup: async (g) => {
+      await g.page.locator("table a[href^='/console/admin/accounts/']").first().click();
+      await g.page.getByRole("heading", { name: "Credit" }).waitFor();
+    },
+  },
+  {
+    name: "admin-people",
+    title: "Operator: people and invites",
+    path: "/console/admin/people",
+    as: "operator",
+  },
+  { name: "admin-providers", title: "Operator: providers", path: "/console/admin/providers", as: "operator" },
+  { name: "admin-fx", title: "Operator: exchange rates", path: "/console/admin/fx", as: "operator" },
   // The console pages, once they land (CONSOLE.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },
@@ -176,3 +221,52 @@ function withSpend(path: string): (g: GuardedPage, server: TestServer) => Promis
   };
 }
 const spent = new WeakSet<TestServer>();
+/**
+ * Funds the account the page's visitor is looking at (through the admin API: the person is found by
+ * the email the header shows), gives it a key, submits a sandbox image job with it and waits until the
+ * job is done. Returns the request id.
+ */
+export async function runJobAs(
+  g: GuardedPage,
+  server: TestServer,
+  input: Record<string, unknown>,
+): Promise<string> {
+  const admin = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}/admin/v1${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${server.adminToken}`, "content-type": "application/json" },
+    });
+  const email = (await g.page.locator(".sign-out .hint").textContent())?.trim();
+  const people = (await (await admin("/people?limit=100")).json()) as {
+    data: { email: string; memberships: { account_id: string }[] }[];
+  };
+  const accountId = people.data.find((p) => p.email === email)?.memberships[0]?.account_id;
+  if (!accountId) throw new Error(`no account for ${email}`);
+  const credit = await admin(`/accounts/${accountId}/credit`, {
+    method: "POST",
+    body: JSON.stringify({ amount: "5", reason: "screenshots" }),
+  });
+  if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${await credit.text()}`);
+  const made = await admin(`/accounts/${accountId}/keys`, {
+    method: "POST",
+    body: JSON.stringify({ name: "pages" }),
+  });
+  const { key } = (await made.json()) as { key: string };
+  const submitted = await server.fetch("/v1/queue/sandbox/image", {
+    method: "POST",
+    key,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(input),
+  });
+  if (submitted.status !== 202) throw new Error(`submit: ${submitted.status} ${await submitted.text()}`);
+  const { request_id: id } = (await submitted.json()) as { request_id: string };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const st = (await (await server.fetch(`/v1/requests/${id}/status`, { key })).json()) as {
+      status: string;
+    };
+    if (st.status === "COMPLETED" || st.status === "FAILED") return id;
+    if (Date.now() > deadline) throw new Error(`request ${id} still ${st.status}`);
+    await Bun.sleep(50);
+  }
+}
