@@ -111,14 +111,18 @@ export async function revokeKey(g: GuardedPage, name: string): Promise<void> {
 }
 
 /**
- * Whether the page shows the amount `micro`: an element carrying the exact figure (`data-micro="N"` or
- * `<data value="N">`) when the page marks its figures up that way, else the text formatMoney gives
- * (the console's one money formatter) anywhere in the page.
+ * Whether the page's <main> shows the amount `micro`: when the page marks its amounts up with the exact
+ * figure (`<data value="N">` or `data-micro="N"`), an element marked N whose text is formatMoney's (the
+ * console's one money formatter); otherwise formatMoney's text anywhere in <main>.
  */
 export async function showsAmount(page: Page, micro: bigint, currency: string): Promise<boolean> {
-  const marked = await page.locator(`[data-micro="${micro}"], data[value="${micro}"]`).count();
-  if (marked > 0) return true;
-  return (await mainText(page)).includes(formatMoney(micro, currency));
+  const text = (await mainText(page)).includes(formatMoney(micro, currency));
+  if ((await page.locator("main [data-micro], main data[value]").count()) === 0) return text;
+  // The page marks its amounts up: the exact figure must be one of them, shown as formatMoney writes it.
+  const marked = page.locator(`main [data-micro="${micro}"], main data[value="${micro}"]`);
+  if ((await marked.count()) === 0) return false;
+  // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText, on purpose: what is shown
+  return (await marked.first().innerText()).includes(formatMoney(micro, currency));
 }
 
 /** The text a person sees in the page's <main> (rendered text: hidden elements left out). */
