@@ -36,7 +36,7 @@ describeBrowser("the console end to end", () => {
   beforeAll(async () => {
     [server, browser] = await Promise.all([startServer(), launchBrowser()]);
     g = await openGuardedPage(browser, server.url);
-  });
+  }, 60_000);
   afterAll(async () => {
     await g?.close();
     await browser?.close();
@@ -116,5 +116,5 @@ describeBrowser("the console end to end", () => {
     expect(replayed.status).toBe(303);
     expect(replayed.location).toStartWith("/console/login");
     g.assertClean();
-  });
+  }, 180_000); // a dozen page loads, each with an axe run, on a shared 2-core machine
 });

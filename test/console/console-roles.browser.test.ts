@@ -95,7 +95,8 @@ describeBrowser("roles and accounts in the console", () => {
     requestA = run.requestId!;
     await inviteAndSignIn(member, server, { account: accountA, role: "member" });
     await inviteAndSignIn(other, server);
-  });
+  }, 180_000); // three people invited through the CLI, a key, a job
+
   afterAll(async () => {
     for (const g of pages) await g.close();
     await browser?.close();
@@ -109,7 +110,7 @@ describeBrowser("roles and accounts in the console", () => {
       await visit(member, `/console/requests/${requestA}`);
       await visit(member, "/console/usage");
       await visit(member, "/console/wallet");
-    });
+    }, 120_000);
 
     test("manages the keys they created, but cannot revoke the owner's: no button, a forged post refused", async () => {
       // Their own key: created on the Keys page, with its own Revoke; the same post as the forged one
@@ -131,7 +132,7 @@ describeBrowser("roles and accounts in the console", () => {
       expect([403, 404]).toContain(status);
       expect((await apiAccount(server, ownerKey)).status).toBe(200);
       member.assertClean();
-    });
+    }, 120_000);
 
     test("does not get the owner's member controls on Settings", async () => {
       await visit(owner, "/console/settings");
@@ -141,12 +142,12 @@ describeBrowser("roles and accounts in the console", () => {
       await member.settle();
       await checkPage(member, "settings as a member");
       expect(await member.page.getByRole("button", { name: /invite|remove/i }).count()).toBe(0);
-    });
+    }, 120_000);
 
     test("gets a 403 page on the operator pages", async () => {
       await visit(member, "/console/admin", 403);
       expect(await member.page.getByRole("link", { name: "Admin", exact: true }).count()).toBe(0);
-    });
+    }, 120_000);
   });
 
   describe("a person of another account", () => {
@@ -159,7 +160,7 @@ describeBrowser("roles and accounts in the console", () => {
       expect(await other.page.content()).not.toContain(requestA);
       await visit(other, "/console");
       expect(await mainText(other.page)).not.toContain(ownerKeyName);
-    });
+    }, 120_000);
 
     test("gets a 404 page for A's request, and a forged revoke of A's key changes nothing", async () => {
       await visit(other, `/console/requests/${requestA}`, 404);
@@ -170,6 +171,6 @@ describeBrowser("roles and accounts in the console", () => {
       expect(status).toBe(404);
       expect((await apiAccount(server, ownerKey)).status).toBe(200);
       other.assertClean();
-    });
+    }, 120_000);
   });
 });
