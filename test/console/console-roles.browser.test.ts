@@ -60,12 +60,25 @@ async function revokeForm(
   await row.getByRole("button", { name: "Revoke", exact: true }).click();
   const confirm = g.page.getByRole("button", { name: "Revoke key", exact: true });
   await confirm.waitFor();
-  // The form that holds the confirmation button (no DOM types here: the function is sent as text).
-  return (await confirm.evaluate(`(b) => {
-    const fields = {};
-    for (const [k, v] of new FormData(b.form)) if (k !== "csrf" && typeof v === "string") fields[k] = v;
-    return { action: b.form.getAttribute("action") || location.pathname, fields };
-  }`)) as { action: string; fields: Record<string, string> };
+  // What clicking it would send: the fields of its form, the button's own name/value, minus the token.
+  return await confirm.evaluate((button) => {
+    interface Control {
+      name: string;
+      value: string;
+      type: string;
+      disabled: boolean;
+    }
+    const b = button as unknown as Control & {
+      form: { getAttribute(n: string): string | null; elements: ArrayLike<Control> };
+    };
+    const fields: Record<string, string> = {};
+    for (const el of Array.from(b.form.elements)) {
+      if (!el.name || el.name === "csrf" || el.disabled) continue;
+      if ((el.type === "submit" || el.type === "button") && el !== b) continue;
+      fields[el.name] = el.value;
+    }
+    return { action: b.form.getAttribute("action") ?? "", fields };
+  });
 }
 
 describeBrowser("roles and accounts in the console", () => {
