@@ -81,6 +81,17 @@ async function revokeForm(
   });
 }
 
+/** The key's own pages the owner's Keys page links to from its row (change limit, revoke without JS...). */
+async function keyPages(g: GuardedPage, name: string): Promise<string[]> {
+  await visit(g, "/console/keys");
+  const hrefs = await keyRow(g.page, name)
+    .locator('a[href^="/console/keys/"]')
+    .evaluateAll((links) =>
+      links.map((a) => (a as unknown as { getAttribute(n: string): string }).getAttribute("href")),
+    );
+  return [...new Set(hrefs)];
+}
+
 describeBrowser("roles and accounts in the console", () => {
   let server: TestServer;
   let browser: Browser;
@@ -143,6 +154,13 @@ describeBrowser("roles and accounts in the console", () => {
       expect(await row.getByRole("button", { name: "Revoke", exact: true }).count()).toBe(0); // ...not their controls
       const status = await postAs(member, form.action, form.fields);
       expect([403, 404]).toContain(status);
+      // The owner's key's own pages (the row's links) are refused too.
+      for (const path of await keyPages(owner, ownerKeyName)) {
+        const res = await member.page.goto(new URL(path, server.url).href);
+        await member.settle();
+        expect(`${path}: ${[403, 404].includes(res?.status() ?? 0)}`).toBe(`${path}: true`);
+        await checkPage(member, path);
+      }
       expect((await apiAccount(server, ownerKey)).status).toBe(200);
       member.assertClean();
     }, 120_000);
@@ -175,8 +193,11 @@ describeBrowser("roles and accounts in the console", () => {
       expect(await mainText(other.page)).not.toContain(ownerKeyName);
     }, 120_000);
 
-    test("gets a 404 page for A's request, and a forged revoke of A's key changes nothing", async () => {
+    test("gets a 404 page for A's request and A's key pages, and a forged revoke of A's key changes nothing", async () => {
       await visit(other, `/console/requests/${requestA}`, 404);
+      const paths = await keyPages(owner, ownerKeyName);
+      expect(paths.length).toBeGreaterThan(0); // the owner's row links to the key's pages
+      for (const path of paths) await visit(other, path, 404);
       expect(await other.page.content()).not.toContain("a browser test"); // A's input is not shown
       const form = await revokeForm(owner, ownerKeyName);
       await visit(other, "/console/keys");
