@@ -93,9 +93,10 @@ describeBrowser("the console end to end", () => {
 
     // Revoke (`Revoke` in its row, then `Revoke key`): refused by the API on the next request, even
     // though it was used a moment ago (the principal cache must not keep it alive).
-    expect((await apiAccount(server, key)).status).toBe(200);
-    await revokeKey(g, name);
-    expect((await apiAccount(server, key)).status).toBe(401);
+    await revokeKey(g, name, {
+      before: async () => expect((await apiAccount(server, key)).status).toBe(200),
+      after: async () => expect((await apiAccount(server, key)).status).toBe(401),
+    });
     expect((await runImage(server, key)).status).toBe(401);
     // The Default key is untouched.
     expect((await apiAccount(server, person.key!)).status).toBe(200);
