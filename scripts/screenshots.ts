@@ -5,7 +5,14 @@
 // block between the screenshot markers in docs/console.md.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { axeViolations, formatAxe, launchBrowser, screenshots } from "../test/helpers/browser.ts";
+import {
+  axeViolations,
+  formatAxe,
+  launchBrowser,
+  overflowsHorizontally,
+  screenshots,
+  VIEWPORTS,
+} from "../test/helpers/browser.ts";
 import { PAGES, type PageEntry, visitPages } from "../test/helpers/console-pages.ts";
 import { startServer } from "../test/helpers/server.ts";
 
@@ -86,9 +93,13 @@ try {
     const files = await screenshots(g.page, out, entry.name);
     const problems = g.problems();
     const axe = await axeViolations(g.page);
+    // The phone capture is clipped at 360 px: a page wider than that would hide it, so say so.
+    await g.page.setViewportSize(VIEWPORTS.phone);
+    const wide = await overflowsHorizontally(g.page);
     const notes = [
       ...problems.map((p) => `${p.kind}: ${p.detail}`),
       ...(axe.length ? [`axe:\n${formatAxe(axe)}`] : []),
+      ...(wide ? ["scrolls sideways at 360 px (the phone capture is cut at the right edge)"] : []),
     ];
     if (notes.length && !entry.thirdParty) bad += 1;
     console.log(`  ${entry.name}: ${files.map((f) => relative(ROOT, f)).join(", ")}`);
