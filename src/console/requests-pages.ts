@@ -161,7 +161,7 @@ function preview(kit: ConsoleKit, o: RequestDetail["outputs"][number], modelId: 
   return html`<figure class="output">
   ${media}
   <figcaption><a href="${o.url}" download>Download output ${o.index + 1}</a>
-  <span class="hint">${o.content_type}, ${o.size.toLocaleString("en-US")} bytes; link valid until ${isoText(o.expires_at)}</span></figcaption>
+  <span class="hint">${o.content_type}, ${o.size.toLocaleString("en-US")} bytes; the file is kept until ${isoText(o.expires_at)}</span></figcaption>
 </figure>`;
 }
 

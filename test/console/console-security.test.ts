@@ -17,7 +17,12 @@ const alive = (c: ReturnType<typeof consoleApp>, b: Browser) => c.people.resolve
 describe("CSRF", () => {
   test("a state change without the session's token is 403 and changes nothing", async () => {
     const { c, b } = await signedInAnn();
-    for (const csrf of [null, "", "x".repeat(43), `${b.csrf!.slice(0, -1)}${b.csrf!.endsWith("A") ? "B" : "A"}`]) {
+    for (const csrf of [
+      null,
+      "",
+      "x".repeat(43),
+      `${b.csrf!.slice(0, -1)}${b.csrf!.endsWith("A") ? "B" : "A"}`,
+    ]) {
       const res = await b.post("/console/logout", {}, { csrf });
       expect(res.status).toBe(403);
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
