@@ -17,7 +17,6 @@ import { httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
-import { otpauthUrl } from "../lib/totp.ts";
 import type { MemberView, SessionView } from "../people/service.ts";
 import { PASSWORD_MIN_LENGTH, type Role } from "../people/types.ts";
 import { formatMoney, formatTime } from "./format.ts";
@@ -442,9 +441,7 @@ function securityError(
 
 /** The pending (not yet confirmed) two-factor secret of the person, to show the set-up again. */
 function pendingSetup(kit: ConsoleKit, c: PageContext): SecurityState["setup"] {
-  const person = kit.people.store.personById(c.session.personId);
-  if (!person?.totp_secret || person.totp_enabled_at !== null) return null;
-  return { secret: person.totp_secret, otpauthUrl: otpauthUrl(person.totp_secret, person.email, "gengate") };
+  return kit.people.pendingTwoFactor(c.session.personId);
 }
 
 // ---- routes -------------------------------------------------------------------------------------

@@ -738,6 +738,16 @@ export class PeopleService {
     return { secret, otpauthUrl: otpauthUrl(secret, person.email, TOTP_ISSUER) };
   }
 
+  /** The secret begun by beginTwoFactor and not yet confirmed (to show the set-up again), or null. */
+  pendingTwoFactor(personId: string): { secret: string; otpauthUrl: string } | null {
+    const person = this.requirePerson(personId);
+    if (!person.totp_secret || person.totp_enabled_at !== null) return null;
+    return {
+      secret: person.totp_secret,
+      otpauthUrl: otpauthUrl(person.totp_secret, person.email, TOTP_ISSUER),
+    };
+  }
+
   /** Confirms the pending secret with a code; returns 10 one-time recovery codes (shown once). */
   enableTwoFactor(personId: string, code: string): { recoveryCodes: string[] } {
     return this.store.transaction(() => {
