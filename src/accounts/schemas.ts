@@ -30,8 +30,9 @@ export const LedgerEntrySchema = t.Object(
       t.Literal("charge"),
       t.Literal("release"),
     ]),
-    label: t.Union([t.Literal("API"), t.Literal("STUDIO"), t.Literal("ADMIN")], {
-      description: "Where the movement came from.",
+    label: t.Union([t.Literal("API"), t.Literal("STUDIO"), t.Literal("ADMIN"), t.Literal("TOPUP")], {
+      description:
+        "Where the movement came from: API or STUDIO work, an operator's credit or adjustment (ADMIN), or money in from a payment or a redeem code (TOPUP).",
     }),
     amount_micro: MicroString("The amount the entry is about."),
     balance_delta_micro: MicroString("Effect on the balance (signed)."),
@@ -43,6 +44,9 @@ export const LedgerEntrySchema = t.Object(
     request_id: t.Union([t.String(), t.Null()]),
     hold_id: t.Union([t.String(), t.Null()]),
     reason: t.Union([t.String(), t.Null()]),
+    ref_id: t.Union([t.String(), t.Null()], {
+      description: "For TOPUP entries: the order (ord_...) or redeem code (rcode_...) credited; for a refund: its order.",
+    }),
     created_at: t.String({ format: "date-time" }),
   },
   { title: "LedgerEntry" },

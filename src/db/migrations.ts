@@ -8,6 +8,10 @@ import m007 from "./migrations/007_sweep_indexes.sql" with { type: "text" };
 import m008 from "./migrations/008_storage_usage.sql" with { type: "text" };
 import m009 from "./migrations/009_people.sql" with { type: "text" };
 import m010 from "./migrations/010_console_reads.sql" with { type: "text" };
+import m011 from "./migrations/011_topup_source.sql" with { type: "text" };
+import m012 from "./migrations/012_redeem_codes.sql" with { type: "text" };
+import m013 from "./migrations/013_payments.sql" with { type: "text" };
+import m014 from "./migrations/014_alerts_mail.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -30,6 +34,10 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "storage usage", sql: m008 },
   { version: 9, name: "people", sql: m009 },
   { version: 10, name: "console reads", sql: m010 },
+  { version: 11, name: "topup source", sql: m011 },
+  { version: 12, name: "redeem codes", sql: m012 },
+  { version: 13, name: "payments", sql: m013 },
+  { version: 14, name: "alerts and mail", sql: m014 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   use_chat_completions: [400, "invalid_request_error"],
   validation_error: [400, "invalid_request_error"],
   unknown_file: [400, "invalid_request_error"],
+  invalid_code: [400, "invalid_request_error"],
+  currency_mismatch: [400, "invalid_request_error"],
   unauthorized: [401, "authentication_error"],
   insufficient_balance: [402, "billing_error"],
   key_limit_reached: [402, "billing_error"],

@@ -7,7 +7,7 @@ import { nowSeconds } from "../lib/time.ts";
 import { usdMicroToRubMicro } from "../pricing/fx.ts";
 import { monthOf } from "./month.ts";
 
-export type Source = "API" | "STUDIO" | "ADMIN";
+export type Source = "API" | "STUDIO" | "ADMIN" | "TOPUP";
 export type EntryKind = "topup" | "adjustment" | "hold" | "charge" | "release";
 
 export interface HoldRow {
@@ -33,7 +33,7 @@ export interface ReserveInput {
   keyId: string | null;
   modelId: string | null;
   requestId: string | null;
-  /** Work is labelled API or STUDIO; ADMIN (and TOPUP, issue 16) label credits only (figures.ts relies on it). */
+  /** Work is labelled API or STUDIO; ADMIN and TOPUP label credits only (figures.ts relies on it). */
   source: "API" | "STUDIO";
   /** The quoted price in micro-USD; converted to the account currency at the current rate. */
   quotedUsdMicro: bigint;
@@ -121,8 +121,8 @@ export class Ledger {
       ),
       insertEntry: db.prepare(
         `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
-           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       addSpend: db.prepare(
         `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
@@ -270,15 +270,27 @@ export class Ledger {
       .immediate();
   }
 
-  /** Adds money (operator top-up). */
-  topUp(accountId: string, amountMicro: bigint, reason: string | null, source: Source = "ADMIN"): BalanceRow {
+  /**
+   * Adds money. ADMIN: an operator's credit (reason required by the callers). TOPUP: a paid order
+   * or a redeemed code, named by `refId` (`ord_...`, `rcode_...`); a unique index on ref_id makes a
+   * second credit for the same cause fail its transaction (migration 011). Callers that credit a
+   * cause mark it used by a conditional update in the same transaction, before calling this.
+   */
+  topUp(
+    accountId: string,
+    amountMicro: bigint,
+    reason: string | null,
+    source: "ADMIN" | "TOPUP" = "ADMIN",
+    refId: string | null = null,
+  ): BalanceRow {
     if (amountMicro <= 0n || amountMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
+    if (source === "TOPUP" && !refId) throw new RangeError("topUp: a TOPUP credit must name its order or code");
     return this.db
       .transaction(() => {
         this.requireAccount(accountId);
         const after = this.s.moveFunds.get(amountMicro, 0n, accountId)!;
-        this.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason });
+        this.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
         return after;
       })
       .immediate();
@@ -288,7 +300,7 @@ export class Ledger {
    * A signed correction by the operator, with a reason. It may not take the balance below what is
    * held by open jobs (409 conflict): holds must stay covered.
    */
-  adjust(accountId: string, deltaMicro: bigint, reason: string): BalanceRow {
+  adjust(accountId: string, deltaMicro: bigint, reason: string, refId: string | null = null): BalanceRow {
     if (deltaMicro === 0n)
       throw new DomainError("validation_error", "amount must not be 0.", { param: "amount" });
     if (deltaMicro > MAX_MICRO || -deltaMicro > MAX_MICRO)
@@ -305,7 +317,7 @@ export class Ledger {
           );
         }
         const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
-        this.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason });
+        this.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
         return after;
       })
       .immediate();
@@ -375,6 +387,8 @@ export class Ledger {
       modelId?: string | null;
       requestId?: string | null;
       reason?: string | null;
+      /** What a top-up (or a refund's adjustment) is for: an order or a redeem code id. */
+      refId?: string | null;
       /** The entry's time (epoch seconds); default: now. */
       at?: number;
     },
@@ -394,6 +408,7 @@ export class Ledger {
       refs.requestId ?? null,
       refs.reason ?? null,
       refs.at ?? this.now(),
+      refs.refId ?? null,
     );
   }
 }

@@ -13,7 +13,6 @@ export const WALLET_SOURCES: readonly WalletSource[] = ["API", "STUDIO", "ADMIN"
 export interface EntryRow {
   id: bigint;
   kind: EntryKind;
-  /** What the table stores today (its CHECK); issue 16 adds TOPUP to both. */
   source: Source;
   amount_micro: bigint;
   balance_delta_micro: bigint;
@@ -26,6 +25,8 @@ export interface EntryRow {
   request_id: string | null;
   reason: string | null;
   created_at: bigint;
+  /** A top-up's cause (order `ord_...` or redeem code `rcode_...`), or the order a refund is for. */
+  ref_id: string | null;
 }
 
 /** Charges of one UTC day, one key (null: a charge made without a key) and one model. */
@@ -217,6 +218,7 @@ function entryView(e: EntryRow) {
     request_id: e.request_id,
     hold_id: e.hold_id,
     reason: e.reason,
+    ref_id: e.ref_id,
     created_at: rfc3339(e.created_at)!,
   };
 }

@@ -15,6 +15,8 @@ export const ERROR_CODE_NAMES = [
   "use_chat_completions",
   "validation_error",
   "unknown_file",
+  "invalid_code",
+  "currency_mismatch",
   "unauthorized",
   "insufficient_balance",
   "key_limit_reached",

@@ -65,7 +65,6 @@ describe("migrations", () => {
       db.exec(m.sql);
       db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
     }
-    const ledger = new Ledger(db, { billingUrl: "http://x" });
     db.exec(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 1000, 10, 0)",
     );
@@ -81,7 +80,7 @@ describe("migrations", () => {
       VALUES ('file_a', 'acct_a', 'image/png', 30, 'x', 'uploads/a', 0, 9, NULL),
              ('file_b', 'acct_a', 'image/png', 99, 'x', 'uploads/b', 0, 9, 5)`);
 
-    expect(migrate(db)).toEqual([7, 8, 9, 10]);
+    expect(migrate(db)).toEqual(MIGRATIONS.filter((m) => m.version >= 7).map((m) => m.version));
     // 008 starts the usage totals from the rows already there (deleted uploads do not count).
     expect(db.query("SELECT kind, bytes FROM storage_usage ORDER BY kind").all()).toEqual([
       { kind: "outputs", bytes: 750n },
@@ -94,6 +93,7 @@ describe("migrations", () => {
     expect(indexes).toContain("idempotency_created");
     expect(indexes).not.toContain("jobs_open_by_key");
     expect(indexes).not.toContain("holds_open_by_key");
+    const ledger = new Ledger(db, { billingUrl: "http://x" });
     const jobs = new JobStore(db, ledger, new JobEvents());
     expect(jobs.pastDeadline(10).map((j) => j.id)).toEqual(["j1"]);
     expect(ledger.settle("hold_zzzzRandomOld00000", 4n).changed).toBe(true);
@@ -106,6 +106,63 @@ describe("migrations", () => {
       quotedUsdMicro: 1n,
     });
     expect(ledger.getHold(after.id)!.status).toBe("open");
+  });
+
+  test("011 keeps every ledger entry and its id, allows TOPUP, and credits an order or code once", () => {
+    const db = openDatabase(":memory:");
+    for (const m of MIGRATIONS.filter((m) => m.version <= 10)) {
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+      );
+      db.exec(m.sql);
+      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    db.exec(
+      "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 400, 0, 0)",
+    );
+    db.exec(`INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
+      balance_after_micro, held_after_micro, reason, created_at) VALUES
+      ('acct_a', 'topup', 'ADMIN', 500, 500, 0, 500, 0, 'before', 1),
+      ('acct_a', 'adjustment', 'ADMIN', 100, -100, 0, 400, 0, 'fix', 2)`);
+    const before = db.query("SELECT * FROM ledger_entries ORDER BY id").all();
+    expect(() =>
+      db.exec(`INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
+        balance_after_micro, held_after_micro, created_at) VALUES ('acct_a', 'topup', 'TOPUP', 1, 1, 0, 401, 0, 0)`),
+    ).toThrow();
+
+    migrate(db);
+    const after = db.query("SELECT * FROM ledger_entries ORDER BY id").all() as Record<string, unknown>[];
+    expect(after.map(({ ref_id, ...rest }) => (expect(ref_id).toBeNull(), rest))).toEqual(before);
+    const indexes = (
+      db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_entries'").all() as {
+        name: string;
+      }[]
+    ).map((r) => r.name);
+    expect(indexes.sort()).toEqual([
+      "ledger_entries_account",
+      "ledger_entries_charges",
+      "ledger_entries_credits",
+      "ledger_entries_topup_ref",
+    ]);
+
+    const ledger = new Ledger(db, { billingUrl: "http://x" });
+    expect(ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1").balance_micro).toBe(650n);
+    // The same order credited again fails in the database, and the balance does not move.
+    expect(() => ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1")).toThrow();
+    expect(() => ledger.topUp("acct_a", 250n, "no ref", "TOPUP", null)).toThrow(RangeError);
+    // A refund may name the order again: it is an adjustment, not a top-up.
+    expect(ledger.adjust("acct_a", -250n, "refund", "ord_1").balance_micro).toBe(400n);
+    const balance = db.query("SELECT balance_micro FROM accounts WHERE id = 'acct_a'").get() as {
+      balance_micro: bigint;
+    };
+    const sum = db.query("SELECT sum(balance_delta_micro) AS s FROM ledger_entries").get() as { s: bigint };
+    expect(balance.balance_micro).toBe(400n);
+    expect(sum.s).toBe(400n);
+    // TOPUP labels money in only.
+    expect(() =>
+      db.exec(`INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
+        balance_after_micro, held_after_micro, created_at, ref_id) VALUES ('acct_a', 'charge', 'TOPUP', 1, -1, 0, 399, 0, 0, 'x')`),
+    ).toThrow();
   });
 
   test("WAL journal mode is on for file databases", () => {
