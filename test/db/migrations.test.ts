@@ -124,7 +124,7 @@ describe("migrations", () => {
       balance_after_micro, held_after_micro, reason, created_at) VALUES
       ('acct_a', 'topup', 'ADMIN', 500, 500, 0, 500, 0, 'before', 1),
       ('acct_a', 'adjustment', 'ADMIN', 100, -100, 0, 400, 0, 'fix', 2)`);
-    const before = db.query("SELECT * FROM ledger_entries ORDER BY id").all();
+    const before = db.query("SELECT * FROM ledger_entries ORDER BY id").all() as Record<string, unknown>[];
     expect(() =>
       db.exec(`INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
         balance_after_micro, held_after_micro, created_at) VALUES ('acct_a', 'topup', 'TOPUP', 1, 1, 0, 401, 0, 0)`),
