@@ -225,16 +225,17 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/accounts/:id/credit",
       ({ params, body }) =>
-        creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason ?? null),
+        creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason),
       {
         params: AccountId,
         body: t.Object(
-          { amount: DecimalInput, reason: t.Optional(t.String({ maxLength: 500 })) },
+          { amount: DecimalInput, reason: t.String({ minLength: 1, maxLength: 500 }) },
           { additionalProperties: false },
         ),
         detail: {
-          summary: "Top up an account",
-          description: "amount: decimal in the account currency, above 0.",
+          summary: "Credit an account",
+          description:
+            "amount: decimal in the account currency, above 0. reason: required, recorded on the ADMIN ledger entry (the customer sees it in the wallet).",
         },
         response: { 200: AdminAccount, ...errors(400, 401, 404) },
       },

@@ -28,8 +28,9 @@ export function createAccountWithKey(
     .immediate();
 }
 
-export function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string | null) {
-  s.ledger.topUp(accountId, amountMicro, reason);
+/** An operator's credit (ADMIN): every one records its reason (CONTRACT.md, "Money"). */
+export function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string) {
+  s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
   return accountView(s.accounts.getAccount(accountId)!);
 }
 
@@ -45,8 +46,7 @@ export function requireReason(reason: string | null | undefined, what = "An adju
 }
 
 export function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
-  requireReason(reason);
-  s.ledger.adjust(accountId, deltaMicro, reason);
+  s.ledger.adjust(accountId, deltaMicro, requireReason(reason));
   return accountView(s.accounts.getAccount(accountId)!);
 }
 

@@ -20,6 +20,7 @@ Usage:
                 [--tls-cert FILE --tls-key FILE]   (serve HTTPS with these PEM files)
   gengate account create --name NAME [--currency USD|RUB] [--credit AMOUNT]
   gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]
+  gengate account adjust ACCOUNT_ID AMOUNT --reason TEXT   (signed; never below what jobs hold)
   gengate account list
   gengate account show ACCOUNT_ID      (balance, this month's spend and keys)
   gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]

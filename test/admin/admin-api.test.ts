@@ -78,12 +78,14 @@ describe("/admin/v1", () => {
   });
 
   const bad: [string, string, unknown, string, number?][] = [
-    ["negative credit", "credit", { amount: "-1" }, "validation_error"],
-    ["zero credit", "credit", { amount: "0" }, "validation_error"],
-    ["fractional micro", "credit", { amount: "1.0000001" }, "validation_error"],
-    ["huge credit", "credit", { amount: "99999999999999999999" }, "validation_error"],
-    ["non-numeric credit", "credit", { amount: "ten" }, "validation_error"],
-    ["number instead of string", "credit", { amount: 10 }, "validation_error"],
+    ["negative credit", "credit", { amount: "-1", reason: "x" }, "validation_error"],
+    ["zero credit", "credit", { amount: "0", reason: "x" }, "validation_error"],
+    ["fractional micro", "credit", { amount: "1.0000001", reason: "x" }, "validation_error"],
+    ["huge credit", "credit", { amount: "99999999999999999999", reason: "x" }, "validation_error"],
+    ["non-numeric credit", "credit", { amount: "ten", reason: "x" }, "validation_error"],
+    ["number instead of string", "credit", { amount: 10, reason: "x" }, "validation_error"],
+    ["credit without reason", "credit", { amount: "1" }, "validation_error"],
+    ["credit with a blank reason", "credit", { amount: "1", reason: "   " }, "validation_error"],
     ["adjust without reason", "adjust", { amount: "-1" }, "validation_error"],
     ["adjust below zero", "adjust", { amount: "-1", reason: "x" }, "conflict", 409],
   ];
@@ -100,12 +102,17 @@ describe("/admin/v1", () => {
     const t = makeTestApp();
     expect((await t.request("/admin/v1/accounts/acct_0000000000000000", admin("GET"))).status).toBe(404);
     expect(
-      (await t.request("/admin/v1/accounts/acct_0000000000000000/credit", admin("POST", { amount: "1" })))
-        .status,
+      (
+        await t.request(
+          "/admin/v1/accounts/acct_0000000000000000/credit",
+          admin("POST", { amount: "1", reason: "r" }),
+        )
+      ).status,
     ).toBe(404);
-    expect((await t.request("/admin/v1/accounts/..%2Fx/credit", admin("POST", { amount: "1" }))).status).toBe(
-      400,
-    );
+    expect(
+      (await t.request("/admin/v1/accounts/..%2Fx/credit", admin("POST", { amount: "1", reason: "r" })))
+        .status,
+    ).toBe(400);
   });
 
   test.each(["0", "-5", "abc", "1e3", "92.1234567", "99999999"])("rate %p is refused", async (rate) => {

@@ -5,7 +5,10 @@ import { admin, type Key } from "./helpers.ts";
 describe("operator key management under /admin/v1", () => {
   test("show an account: balance, this month's spend and its keys", async () => {
     const t = makeTestApp();
-    await t.request(`/admin/v1/accounts/${t.account.id}/credit`, admin("POST", { amount: "3.5" }));
+    await t.request(
+      `/admin/v1/accounts/${t.account.id}/credit`,
+      admin("POST", { amount: "3.5", reason: "r" }),
+    );
     await t.request(
       `/admin/v1/accounts/${t.account.id}/keys`,
       admin("POST", { name: "ci", monthly_limit_micro: "2000000" }),

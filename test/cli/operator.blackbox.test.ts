@@ -61,6 +61,29 @@ describe("operator CLI against a running server's data dir", () => {
     expect(k.code).toBe(0);
     const newKey = JSON.parse(k.stdout).key as string;
     expect((await server.fetch("/v1/account", { key: newKey })).status).toBe(200);
+
+    // An adjustment is signed and needs a reason; every ADMIN entry records one.
+    const adj = await runGengate([
+      "account",
+      "adjust",
+      account_id,
+      "-1.25",
+      "--reason",
+      "goodwill fix",
+      "--json",
+      ...dd,
+    ]);
+    expect(adj.code).toBe(0);
+    expect(JSON.parse(adj.stdout).balance_micro).toBe("249750000");
+    const wallet = (await (await server.fetch("/v1/account/ledger", { key })).json()) as {
+      data: { kind: string; label: string; reason: string | null; balance_delta_micro: string }[];
+    };
+    const admin = wallet.data.filter((e) => e.label === "ADMIN");
+    expect(admin.map((e) => [e.kind, e.balance_delta_micro, e.reason])).toEqual([
+      ["adjustment", "-1250000", "goodwill fix"],
+      ["topup", "250000", "credit from the CLI"],
+      ["topup", "250750000", "initial credit"],
+    ]);
   });
 
   test.each([
@@ -68,6 +91,11 @@ describe("operator CLI against a running server's data dir", () => {
     [["account", "credit", "x", "-5"], /AMOUNT must be a decimal above 0/],
     [["account", "credit", "x", "1.0000001"], /AMOUNT must be a decimal/],
     [["account", "credit", "x", "12,50"], /AMOUNT must be a decimal/],
+    [["account", "adjust", "x", "-5"], /usage: gengate account adjust/],
+    [["account", "adjust", "acct_nope00000000", "-5", "--reason", "r"], /No account acct_nope00000000/],
+    [["account", "adjust", "x", "0", "--reason", "r"], /AMOUNT must be a signed decimal/],
+    [["account", "adjust", "x", "1.0000001", "--reason", "r"], /AMOUNT must be a signed decimal/],
+    [["account", "adjust", "x", "-5", "--reason", " "], /needs a reason/],
     [["account", "create", "--name", "z", "--currency", "EUR"], /--currency must be USD or RUB/],
     [["account", "create"], /needs --name/],
     [["fx", "set", "RUB", "-1"], /rate must be a decimal/],

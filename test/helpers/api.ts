@@ -8,7 +8,7 @@ export async function creditDefaultAccount(s: TestServer, amountUsd: string): Pr
   const res = await fetch(`${s.url}/admin/v1/accounts/${account.id}/credit`, {
     method: "POST",
     headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ amount: amountUsd }),
+    body: JSON.stringify({ amount: amountUsd, reason: "test credit" }),
   });
   if (res.status !== 200) throw new Error(`credit failed: ${res.status} ${await res.text()}`);
   return account.id;

@@ -86,8 +86,8 @@ beforeAll(async () => {
   // Two ledger entries and two accounts, so that limit=1 has a next page on every listing.
   const admin = { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" };
   for (const [path, body] of [
-    [`/admin/v1/accounts/${accountId}/credit`, { amount: "1" }],
-    [`/admin/v1/accounts/${accountId}/credit`, { amount: "2" }],
+    [`/admin/v1/accounts/${accountId}/credit`, { amount: "1", reason: "r" }],
+    [`/admin/v1/accounts/${accountId}/credit`, { amount: "2", reason: "r" }],
     ["/admin/v1/accounts", { name: "second" }],
   ] as const) {
     const res = await s.fetch(path, {

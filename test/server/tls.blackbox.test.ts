@@ -27,7 +27,7 @@ describe("gengate terminates TLS itself", () => {
     await https(`${s.url}/admin/v1/accounts/${account.id}/credit`, {
       method: "POST",
       headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ amount: "5" }),
+      body: JSON.stringify({ amount: "5", reason: "tls test" }),
     });
     // The Python fal-client always builds https:// URLs (QUEUE_URL_FORMAT) and follows the reply's.
     const res = await https(`${s.url}/v1/queue/sandbox/image`, {
