@@ -58,7 +58,9 @@ export class RedeemCodeStore {
         `SELECT ${COUNTS} FROM redeem_batches b WHERE b.id = ?2`,
       ),
       batches: db.prepare<BatchWithCounts, [number, string | null, number]>(
-        `SELECT ${COUNTS} FROM redeem_batches b WHERE (?2 IS NULL OR b.id < ?2) ORDER BY b.id DESC LIMIT ?3`,
+        `SELECT ${COUNTS} FROM redeem_batches b
+         WHERE (?2 IS NULL OR b.rowid < (SELECT rowid FROM redeem_batches WHERE id = ?2))
+         ORDER BY b.rowid DESC LIMIT ?3`,
       ),
       codeByHash: db.prepare<CodeRow, [Uint8Array]>(
         `SELECT c.id, c.batch_id, c.revoked_at, c.redeemed_at, b.currency, b.amount_micro, b.expires_at
@@ -107,7 +109,7 @@ export class RedeemCodeStore {
     return this.s.batch.get(now, id);
   }
 
-  /** Newest first; `before`: the last id of the previous page. */
+  /** Newest first (insertion order); `before`: the last id of the previous page. */
   batches(now: number, limit: number, before: string | null): BatchWithCounts[] {
     return this.s.batches.all(now, before, limit);
   }
