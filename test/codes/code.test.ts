@@ -40,13 +40,23 @@ describe("redeem code text", () => {
   });
 
   test("anything else is not a code", () => {
-    for (const bad of ["", "x", "AAAAA-AAAAA-AAAAA-AAAA", "AAAAA-AAAAA-AAAAA-AAAAAA", "AAAAA-AAAAA-AAAAA-AAAA0", "AAAAA_AAAAA_AAAAA_AAAAA", "ÄAAAA-AAAAA-AAAAA-AAAAA"])
+    for (const bad of [
+      "",
+      "x",
+      "AAAAA-AAAAA-AAAAA-AAAA",
+      "AAAAA-AAAAA-AAAAA-AAAAAA",
+      "AAAAA-AAAAA-AAAAA-AAAA0",
+      "AAAAA_AAAAA_AAAAA_AAAAA",
+      "ÄAAAA-AAAAA-AAAAA-AAAAA",
+    ])
       expect(normaliseCode(bad)).toBeNull();
   });
 
   test("the stored digest is SHA-256 of the normalised form", () => {
     const h = codeHash("ABCDEFGHJKABCDEFGHJK");
     expect(h).toHaveLength(32);
-    expect(h.toString("hex")).toBe(new Bun.CryptoHasher("sha256").update("ABCDEFGHJKABCDEFGHJK").digest("hex"));
+    expect(h.toString("hex")).toBe(
+      new Bun.CryptoHasher("sha256").update("ABCDEFGHJKABCDEFGHJK").digest("hex"),
+    );
   });
 });

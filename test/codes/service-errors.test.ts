@@ -62,7 +62,12 @@ describe("redeem codes: errors", () => {
     const limited = caught(() => t.codes.redeem(t.account.id, good, t.keyId));
     expect(limited.code).toBe("rate_limited");
     expect(limited.retryAfterSeconds).toBe(3600 - 5 * 60);
-    expect(limited.rateLimit).toMatchObject({ policy: "redeem", limit: 5, windowSeconds: 3600, remaining: 0 });
+    expect(limited.rateLimit).toMatchObject({
+      policy: "redeem",
+      limit: 5,
+      windowSeconds: 3600,
+      remaining: 0,
+    });
     expect(t.balance(t.account.id)).toBe(0n);
     // Refused tries are not failures: the window does not grow.
     t.advance(3600 - 5 * 60 - 1);
