@@ -78,7 +78,7 @@ describeBrowser("redeem codes in the console", () => {
     ]);
     await owner.settle();
     await checkPage(owner, "billing page after redeeming");
-    expect(await owner.page.getByRole("status").innerText()).toContain(
+    expect(await owner.page.getByRole("status").textContent()).toContain(
       "Code redeemed: 12.50 USD credited. The balance is now 12.50 USD.",
     );
     expect(await showsAmount(owner.page, 12_500_000n, "USD")).toBe(true);
@@ -92,7 +92,7 @@ describeBrowser("redeem codes in the console", () => {
     ]);
     await owner.settle();
     await checkPage(owner, "billing page with a redeem error");
-    expect(await owner.page.getByRole("alert").innerText()).toContain("This code is not valid");
+    expect(await owner.page.getByRole("alert").textContent()).toContain("This code is not valid");
     expect(await owner.page.getByLabel("Code", { exact: true }).getAttribute("aria-invalid")).toBe("true");
     expect(await owner.page.locator("#balance data").getAttribute("value")).toBe("12500000");
 
@@ -116,7 +116,7 @@ describeBrowser("redeem codes in the console", () => {
       owner.page.getByRole("button", { name: "Redeem", exact: true }).click(),
     ]);
     await owner.settle();
-    expect(await owner.page.getByRole("status").innerText()).toContain("The balance is now 25.00 USD.");
+    expect(await owner.page.getByRole("status").textContent()).toContain("The balance is now 25.00 USD.");
 
     // The wallet shows both credits labelled TOPUP; the API agrees.
     await visit(owner, "/console/wallet");
