@@ -227,6 +227,8 @@ export class CodeService {
    * `by`: the key or person redeeming (kept on the code).
    */
   redeem(accountId: string, code: string, by: string): Redeemed {
+    // Nothing typed is a form error, not a wrong code: not counted.
+    if (!code.trim()) throw new DomainError("validation_error", "Enter a code.", { param: "code" });
     this.checkThrottle(accountId);
     try {
       return this.redeemOnce(accountId, code, by);

@@ -70,7 +70,7 @@ export function billingRedeemRoutes(kit: ConsoleKit) {
       const s = requireOwner(c.session);
       const code = field(c.form, "code");
       try {
-        if (!code.trim() || code.length > CODE_INPUT_MAX_LENGTH)
+        if (code.length > CODE_INPUT_MAX_LENGTH)
           throw new DomainError("validation_error", "Enter a code.", { param: "code" });
         const by = c.session.personId;
         const r = kit.ctx.codes.redeem(s.accountId, code, by);

@@ -149,3 +149,15 @@ describe("POST /v1/account/redeem: who may", () => {
     expect(t.balance(t.account.id)).toBe(0n);
   });
 });
+
+describe("POST /v1/account/redeem: blank codes", () => {
+  test("a code of only spaces is a validation_error, not a counted failure", async () => {
+    const t = redeemApp();
+    for (let i = 0; i < 6; i++) {
+      const res = await t.redeem({ code: " \t " });
+      expect(res.status).toBe(400);
+      expect((await json<Err>(res)).error).toMatchObject({ code: "validation_error", param: "code" });
+    }
+    expect(t.codes.store.failures(t.account.id, 0).count).toBe(0);
+  });
+});
