@@ -21,13 +21,26 @@ import {
   UpdateKeyBody,
 } from "./schemas.ts";
 
-function requireManage(p: Principal): void {
+/** 403 for a key without the manage right; `what` names the action refused. */
+export function requireManage(p: Principal, what = "manage keys"): void {
   if (!p.canManage) {
     throw new DomainError(
       "forbidden",
-      "This key may not manage keys; use a key with the manage right (such as the Default key).",
+      `This key may not ${what}; use a key with the manage right (such as the Default key).`,
     );
   }
+}
+
+/** GET /v1/account's body: the account, this month and its spend. */
+export function accountBody(ctx: AppContext, accountId: string) {
+  const account = ctx.accounts.getAccount(accountId);
+  if (!account) throw new DomainError("unauthorized", "The key's account no longer exists.");
+  const month = ctx.ledger.currentMonth();
+  return {
+    ...accountView(account),
+    month,
+    month_spent_micro: ctx.wallet.monthTotal(account.id, month).toString(),
+  };
 }
 
 function keyChanges(body: {
@@ -52,27 +65,14 @@ export function accountRoutes(ctx: AppContext) {
   const KeyIdParams = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
   return new Elysia({ prefix: "/v1", detail: { security: [{ apiKey: [] }] } })
     .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
-    .get(
-      "/account",
-      ({ principal }) => {
-        const account = ctx.accounts.getAccount(principal.accountId);
-        if (!account) throw new DomainError("unauthorized", "The key's account no longer exists.");
-        const month = ctx.ledger.currentMonth();
-        return {
-          ...accountView(account),
-          month,
-          month_spent_micro: ctx.wallet.monthTotal(account.id, month).toString(),
-        };
+    .get("/account", ({ principal }) => accountBody(ctx, principal.accountId), {
+      detail: {
+        tags: ["Account"],
+        summary: "Get the account",
+        description: "Currency, balance, held, available and this month's spend.",
       },
-      {
-        detail: {
-          tags: ["Account"],
-          summary: "Get the account",
-          description: "Currency, balance, held, available and this month's spend.",
-        },
-        response: { 200: AccountSchema, ...errors(401) },
-      },
-    )
+      response: { 200: AccountSchema, ...errors(401) },
+    })
     .get(
       "/account/ledger",
       ({ principal, query }) => {

@@ -7,6 +7,7 @@ import { DomainError } from "../lib/errors.ts";
 import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
+import { codeCommand } from "./code.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
 import { restoreCommand } from "./restore.ts";
 import { secretCommand } from "./secret.ts";
@@ -27,6 +28,10 @@ Usage:
   gengate key list --account ACCOUNT_ID
   gengate key revoke KEY_ID            (any key, the last manage key included; refused at once)
   gengate fx set RUB RATE
+  gengate code create --amount AMOUNT --currency USD|RUB [--count N] [--expires DATE] [--note TEXT]
+                                       (redeem codes, printed once; DATE: YYYY-MM-DD or RFC 3339)
+  gengate code list                    (batches with redeemed/unused/expired/revoked counts)
+  gengate code revoke BATCH_ID         (its unused codes stop working)
   gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
                                        (one-time console link, 7 days; no --account: a new account)
   gengate user reset-password --email E   (one-time password reset link, 1 hour)
@@ -59,6 +64,8 @@ export async function runCli(argv: string[]): Promise<number> {
         return keyCommand(rest);
       case "fx":
         return fxCommand(rest);
+      case "code":
+        return codeCommand(rest);
       case "user":
         return userCommand(rest);
       case "secret":

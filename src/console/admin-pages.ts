@@ -44,9 +44,16 @@ const SECTIONS = [
   { href: "/console/admin/people", label: "People and invites" },
   { href: "/console/admin/providers", label: "Providers" },
   { href: "/console/admin/fx", label: "Exchange rates" },
+  { href: "/console/admin/codes", label: "Redeem codes" },
 ] as const;
 
-function adminPage(c: PageContext, title: string, current: string, body: SafeHtml, status = 200): Response {
+export function adminPage(
+  c: PageContext,
+  title: string,
+  current: string,
+  body: SafeHtml,
+  status = 200,
+): Response {
   const nav = html`<nav class="subnav" aria-label="Operator">
 <ul>${SECTIONS.map((s) => html`<li><a href="${s.href}"${s.href === current ? html` aria-current="page"` : null}>${s.label}</a></li>`)}</ul>
 </nav>`;
@@ -54,7 +61,7 @@ function adminPage(c: PageContext, title: string, current: string, body: SafeHtm
 }
 
 /** A form error the operator should see on the page it came from (validation, conflict, not found). */
-function shown(err: unknown): { message: string; status: number } | null {
+export function shown(err: unknown): { message: string; status: number } | null {
   if (!(err instanceof DomainError)) return null;
   if (err.code === "validation_error") return { message: err.message, status: 400 };
   if (err.code === "conflict") return { message: err.message, status: 409 };
@@ -62,7 +69,7 @@ function shown(err: unknown): { message: string; status: number } | null {
   return null;
 }
 
-function notice(text: string | null): SafeHtml | null {
+export function notice(text: string | null): SafeHtml | null {
   return text ? html`<p class="notice ok" role="status">${text}</p>` : null;
 }
 

@@ -6,6 +6,7 @@
 import { Elysia } from "elysia";
 import { billing } from "../ledger/figures.ts";
 import { html } from "../lib/html.ts";
+import { redeemSection } from "./billing-redeem.ts";
 import { type ConsoleKit, requireAccount } from "./kit.ts";
 import { empty, money } from "./money-view.ts";
 import { entriesTable, WALLET_PAGE_SIZE } from "./wallet-pages.ts";
@@ -27,6 +28,7 @@ export function billingPages(kit: ConsoleKit) {
   <div class="card" id="held"><div class="hint">Held by running jobs</div><div class="figure">${money(b.held_micro, cur)}</div></div>
   <div class="card" id="available"><div class="hint">Available</div><div class="figure">${money(b.available_micro, cur)}</div></div>
 </div>
+${redeemSection(kit, c)}
 <h2>Top up</h2>
 <p>The balance is prepaid in ${cur}. To add money, ask the operator of this gengate: they credit the account,
 and the credit appears below and in the <a href="/console/wallet">wallet</a> (source ADMIN). Redeem codes and card

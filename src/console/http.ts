@@ -39,10 +39,12 @@ import { errorResponse } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
+import { adminCodesPages } from "./admin-codes-pages.ts";
 import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
 import { billingPages } from "./billing-pages.ts";
+import { billingRedeemRoutes } from "./billing-redeem.ts";
 import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
 import { overviewPages } from "./overview-pages.ts";
@@ -87,8 +89,10 @@ export function consoleRoutes(ctx: AppContext) {
       .use(usagePages(kit))
       .use(walletPages(kit))
       .use(billingPages(kit))
+      .use(billingRedeemRoutes(kit))
       .use(requestsPages(kit))
       .use(adminPages(kit))
+      .use(adminCodesPages(kit))
       .all("/console/*", notFound)
   );
 }

@@ -3,6 +3,8 @@ import { accountRoutes } from "../accounts/http.ts";
 import { adminRoutes } from "../admin/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { chatRoutes } from "../chat/http.ts";
+import { codeAdminRoutes } from "../codes/admin-http.ts";
+import { redeemRoutes } from "../codes/http.ts";
 import { consoleRoutes, frontDoorRoutes } from "../console/http.ts";
 import { docsRoutes } from "../docs/http.ts";
 import { falStorageRoutes } from "../files/fal-storage-http.ts";
@@ -83,6 +85,7 @@ export function createApp(ctx: AppContext) {
     .use(healthRoutes(ctx))
     .use(catalogRoutes(ctx))
     .use(accountRoutes(ctx))
+    .use(redeemRoutes(ctx))
     .use(estimateRoutes(ctx))
     .use(queueRoutes(ctx))
     .use(falAliasRoutes(ctx))
@@ -92,6 +95,7 @@ export function createApp(ctx: AppContext) {
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))
+    .use(codeAdminRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(docsRoutes(ctx, () => self!))
     .use(frontDoorRoutes(ctx, consoleMounted))

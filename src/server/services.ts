@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { AccountStore } from "../accounts/accounts.ts";
+import { CodeService } from "../codes/service.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
 import { FxStore } from "../fx/rates.ts";
 import { Ledger } from "../ledger/ledger.ts";
@@ -20,9 +21,11 @@ export function createServices(
   options: ServicesOptions = {},
 ) {
   const accounts = new AccountStore(db);
+  const ledger = new Ledger(db, { billingUrl: `${publicUrl}/console/billing`, now });
   return {
     accounts,
-    ledger: new Ledger(db, { billingUrl: `${publicUrl}/console/billing`, now }),
+    ledger,
+    codes: new CodeService(db, accounts, ledger),
     fx: new FxStore(db),
     wallet: new Wallet(db),
     people: new PeopleService(db, accounts, {

@@ -182,6 +182,46 @@ export const PAGES: PageEntry[] = [
   },
   { name: "admin-providers", title: "Operator: providers", path: "/console/admin/providers", as: "operator" },
   { name: "admin-fx", title: "Operator: exchange rates", path: "/console/admin/fx", as: "operator" },
+  {
+    name: "admin-codes",
+    title: "Operator: redeem codes (a batch just made: its codes shown once)",
+    path: "/console/admin/codes",
+    as: "operator",
+    setup: async (g) => {
+      await g.page.getByLabel("Amount", { exact: false }).fill("10");
+      await g.page.getByLabel("Count", { exact: false }).fill("3");
+      await g.page.getByLabel("Note", { exact: false }).fill("conference");
+      await g.page.getByRole("button", { name: "Create codes" }).click();
+      await g.page.getByLabel("New codes", { exact: true }).waitFor();
+    },
+  },
+  {
+    name: "admin-codes-revoke",
+    title: "Operator: revoking a batch's unused codes (confirmation dialog)",
+    path: "/console/admin/codes",
+    as: "operator",
+    setup: async (g, server) => {
+      const made = await runGengate([
+        "code",
+        "create",
+        "--amount",
+        "5",
+        "--currency",
+        "USD",
+        "--count",
+        "2",
+        "--data-dir",
+        server.dataDir,
+      ]);
+      if (made.code !== 0) throw new Error(`gengate code create failed: ${made.stderr}`);
+      await g.goto("/console/admin/codes");
+      await g.page
+        .getByRole("button", { name: /^Revoke unused codes of / })
+        .first()
+        .click();
+      await g.page.getByRole("dialog").waitFor();
+    },
+  },
   // The console pages, once they land (CONSOLE.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },

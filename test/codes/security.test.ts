@@ -1,0 +1,119 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { createServices } from "../../src/server/services.ts";
+import { tempDir } from "../helpers/server.ts";
+import { codesApp } from "./helpers.ts";
+
+describe("redeem codes: security", () => {
+  test("a code redeemed by one account is invalid for another, and credits only the first", () => {
+    const t = codesApp();
+    const other = t.ctx.accounts.createAccount("other", "USD");
+    const { codes } = t.batch("9");
+    t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+    expect(() => t.codes.redeem(other.account.id, codes[0]!, other.keyId)).toThrow("not valid");
+    expect(t.balance(other.account.id)).toBe(0n);
+    expect(t.balance(t.account.id)).toBe(9_000_000n);
+  });
+
+  test("the throttle is per account: one account's failures do not lock out another", () => {
+    const t = codesApp();
+    const other = t.ctx.accounts.createAccount("other", "USD");
+    for (let i = 0; i < 5; i++) expect(() => t.codes.redeem(t.account.id, `x${i}`, t.keyId)).toThrow();
+    const { codes } = t.batch("1", 2);
+    expect(() => t.codes.redeem(t.account.id, codes[0]!, t.keyId)).toThrow("Too many");
+    t.codes.redeem(other.account.id, codes[0]!, other.keyId);
+    expect(t.balance(other.account.id)).toBe(1_000_000n);
+  });
+
+  test("only SHA-256 digests are stored: no table holds a code, in any form", () => {
+    const t = codesApp();
+    const { codes } = t.batch("1", 20, { note: "audit" });
+    t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+    const forms = codes.flatMap((c) => [c, c.replaceAll("-", ""), c.toLowerCase()]);
+    const tables = t.db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((r) => r.name);
+    let cells = 0;
+    for (const table of tables) {
+      for (const row of t.db.query<Record<string, unknown>, []>(`SELECT * FROM "${table}"`).all()) {
+        for (const v of Object.values(row)) {
+          const text = v instanceof Uint8Array ? Buffer.from(v).toString("latin1") : String(v);
+          cells++;
+          for (const f of forms) expect(text.includes(f)).toBe(false);
+        }
+      }
+    }
+    expect(cells).toBeGreaterThan(100);
+    const hashes = t.db.query<{ h: Uint8Array }, []>("SELECT code_hash AS h FROM redeem_codes").all();
+    expect(hashes).toHaveLength(20);
+    for (const { h } of hashes) expect(h.byteLength).toBe(32);
+  });
+
+  test("the database refuses a half-redeemed or re-credited code", () => {
+    const t = codesApp();
+    const { codes } = t.batch("1");
+    const r = t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+    expect(() => t.db.run("UPDATE redeem_codes SET redeemed_by = NULL WHERE id = ?", [r.codeId])).toThrow(
+      /CHECK/,
+    );
+    expect(() => t.db.run("UPDATE redeem_codes SET revoked_at = 1 WHERE id = ?", [r.codeId])).toThrow(
+      /CHECK/,
+    );
+    // The ledger's unique index: a second TOPUP naming the same code fails.
+    expect(() => t.ctx.ledger.topUp(t.account.id, 1_000_000n, "again", "TOPUP", r.codeId)).toThrow(/UNIQUE/);
+    expect(t.balance(t.account.id)).toBe(1_000_000n);
+    expect(() =>
+      t.db.run(
+        "INSERT INTO redeem_batches (id, currency, amount_micro, code_count, created_at) VALUES ('rbatch_x', 'USD', 0, 1, 1)",
+      ),
+    ).toThrow(/CHECK/);
+  });
+
+  test("two accounts redeeming one code at the same instant, from separate processes: credited once", async () => {
+    const dir = tempDir("gengate-race-");
+    const path = join(dir, "gengate.db");
+    const db = openDatabase(path);
+    migrate(db);
+    const s = createServices(db, "http://gengate.test");
+    const a = s.accounts.createAccount("a", "USD").account.id;
+    const b = s.accounts.createAccount("b", "USD").account.id;
+    const { codes } = s.codes.createBatchFrom({ amount: "7", currency: "USD" });
+    const startAt = Date.now() + 1500;
+    // Four contenders per account, all at once.
+    const procs = [a, b, a, b, a, b, a, b].map((acct) =>
+      Bun.spawn(
+        [
+          process.execPath,
+          join(import.meta.dir, "redeem-race.worker.ts"),
+          path,
+          acct,
+          codes[0]!,
+          String(startAt),
+        ],
+        {
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      ),
+    );
+    const outcomes = await Promise.all(
+      procs.map(async (p) => {
+        const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+        await p.exited;
+        if (!out.trim()) throw new Error(`worker printed nothing: ${err}`);
+        return JSON.parse(out) as { ok: boolean; code?: string };
+      }),
+    );
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
+    expect(outcomes.filter((o) => !o.ok).map((o) => o.code)).toEqual(Array(7).fill("invalid_code"));
+    const balances = [a, b].map((id) => s.accounts.getAccount(id)!.balance_micro);
+    expect(balances[0]! + balances[1]!).toBe(7_000_000n);
+    const topups = db
+      .query<{ n: bigint }, []>("SELECT count(*) AS n FROM ledger_entries WHERE source = 'TOPUP'")
+      .get()!.n;
+    expect(topups).toBe(1n);
+    db.close();
+  }, 60_000);
+});

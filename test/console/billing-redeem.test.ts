@@ -1,0 +1,134 @@
+// The billing page's `Redeem a code` section (src/console/billing-redeem.ts): owners redeem with the
+// field `Code` and the button `Redeem`; the answer is a redirect back to the page with a notice
+// (amount and balance read back from the ledger) or an error next to the field.
+import { describe, expect, test } from "bun:test";
+import { consoleApp } from "./helpers.ts";
+
+async function setup() {
+  const c = consoleApp();
+  await c.person("owner@example.com", "owner");
+  await c.person("member@example.com", "member");
+  const owner = await c.signedIn("owner@example.com");
+  await owner.page("/console/billing");
+  const batch = (amount = "12.5", currency = "USD", count = 1) =>
+    c.ctx.codes.createBatchFrom({ amount, currency, count }).codes;
+  return { ...c, owner, batch };
+}
+
+describe("billing page: redeem a code", () => {
+  test("the form: a field named Code, a button Redeem, the CSRF token", async () => {
+    const c = await setup();
+    const { text, status } = await c.owner.page("/console/billing");
+    expect(status).toBe(200);
+    expect(text).toContain('<h2 id="redeem-heading">Redeem a code</h2>');
+    expect(text).toMatch(/<label for="redeem-code">Code<\/label>\s*<input id="redeem-code" name="code"/);
+    expect(text).toContain('<button type="submit">Redeem</button>');
+    expect(text).toMatch(
+      /<form class="stack" method="post" action="\/console\/billing\/redeem">\s*<input type="hidden" name="csrf"/,
+    );
+    // Placed right after the balance cards.
+    expect(text.indexOf('id="redeem-heading"')).toBeGreaterThan(text.indexOf('id="available"'));
+  });
+
+  test("redeem: 303 back to the page, whose notice names the amount and the new balance; the top-ups list it as TOPUP", async () => {
+    const c = await setup();
+    c.ctx.ledger.topUp(c.account.id, 5_000_000n, "earlier");
+    const [code] = c.batch("12.5");
+    const res = await c.owner.post("/console/billing/redeem", { code: code!.toLowerCase() });
+    expect(res.status).toBe(303);
+    const location = res.headers.get("location")!;
+    expect(location).toMatch(/^\/console\/billing\?redeemed=rcode_[0-9A-Za-z]+#redeem$/);
+    expect(location).not.toContain(code!);
+    const { text } = await c.owner.page(location.replace("#redeem", ""));
+    expect(text).toContain("Code redeemed: 12.50 USD credited. The balance is now 17.50 USD.");
+    expect(text).toContain('<data value="17500000">17.50 USD</data>');
+    expect(text).toMatch(/<td>topup<\/td>\s*<td>TOPUP<\/td>/);
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(17_500_000n);
+  });
+
+  test("errors show next to the field, with fixed messages; nothing is credited", async () => {
+    const c = await setup();
+    const [rub] = c.batch("1", "RUB");
+    const cases: [string, string, string][] = [
+      ["AAAAA-AAAAA-AAAAA-AAAAA", "invalid_code", "This code is not valid"],
+      [rub!, "currency_mismatch", "This code is for another currency; this account is in USD."],
+      ["   ", "validation_error", "Enter a code"],
+    ];
+    for (const [code, key, message] of cases) {
+      const res = await c.owner.post("/console/billing/redeem", { code });
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toBe(`/console/billing?redeem_error=${key}#redeem`);
+      const { text } = await c.owner.page(`/console/billing?redeem_error=${key}`);
+      expect(text).toContain(`<p class="notice error" id="redeem-error" role="alert">${message}`);
+      expect(text).toContain('aria-describedby="redeem-error redeem-hint" aria-invalid="true"');
+    }
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+  });
+
+  test("after 5 failures: the throttle message, even for a good code", async () => {
+    const c = await setup();
+    const [good] = c.batch("1");
+    for (let i = 0; i < 5; i++) await c.owner.post("/console/billing/redeem", { code: `nope${i}` });
+    const res = await c.owner.post("/console/billing/redeem", { code: good! });
+    expect(res.headers.get("location")).toBe("/console/billing?redeem_error=rate_limited#redeem");
+    const { text } = await c.owner.page("/console/billing?redeem_error=rate_limited");
+    expect(text).toContain("Too many invalid codes for this account");
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+  });
+});
+
+describe("billing page: redeem, security", () => {
+  test("members see no form, and their POST is 403 with nothing credited", async () => {
+    const c = await setup();
+    const member = await c.signedIn("member@example.com");
+    const { text } = await member.page("/console/billing");
+    expect(text).toContain("Only an owner of this account can redeem codes.");
+    expect(text).not.toContain('action="/console/billing/redeem"');
+    const [code] = c.batch("1");
+    const res = await member.post("/console/billing/redeem", { code: code! });
+    expect(res.status).toBe(403);
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+    expect(c.ctx.codes.store.failures(c.account.id, 0).count).toBe(0);
+  });
+
+  test("no CSRF token, a wrong one, another origin, or signed out: nothing redeemed", async () => {
+    const c = await setup();
+    const [code] = c.batch("1");
+    const attempts = [
+      await c.owner.post("/console/billing/redeem", { code: code! }, { csrf: null }),
+      await c.owner.post("/console/billing/redeem", { code: code! }, { csrf: "x".repeat(43) }),
+      await c.owner.post("/console/billing/redeem", { code: code! }, { origin: "https://evil.example" }),
+      await c.owner.post("/console/billing/redeem", { code: code! }, { origin: null }),
+    ];
+    for (const res of attempts) expect(res.status).toBe(403);
+    const anonymous = await c.browser().post("/console/billing/redeem", { code: code! });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get("location")).toBe("/console/login");
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+    expect(c.ctx.codes.store.failures(c.account.id, 0).count).toBe(0);
+    // The same code still works from the page itself.
+    expect((await c.owner.post("/console/billing/redeem", { code: code! })).status).toBe(303);
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(1_000_000n);
+  });
+
+  test("the notice shows only this account's own credit; URL text is never echoed", async () => {
+    const c = await setup();
+    const other = c.ctx.accounts.createAccount("other", "USD");
+    const [code] = c.batch("99");
+    const r = c.ctx.codes.redeem(other.account.id, code!, other.keyId);
+    const { text } = await c.owner.page(`/console/billing?redeemed=${r.codeId}`);
+    expect(text).not.toContain("Code redeemed");
+    const spoof = await c.owner.page("/console/billing?redeem_error=%3Cscript%3Ealert(1)%3C/script%3E");
+    expect(spoof.text).not.toContain("<script>alert");
+    expect(spoof.text).not.toContain('role="alert"');
+  });
+
+  test("a huge or odd code field is refused without a 500", async () => {
+    const c = await setup();
+    for (const code of ["A".repeat(101), "A".repeat(200_000), "\u0000\u0001", "<b>x</b>"]) {
+      const res = await c.owner.post("/console/billing/redeem", { code });
+      expect(res.status).toBeLessThan(500);
+    }
+    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+  });
+});
