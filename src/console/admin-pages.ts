@@ -44,9 +44,16 @@ const SECTIONS = [
   { href: "/console/admin/people", label: "People and invites" },
   { href: "/console/admin/providers", label: "Providers" },
   { href: "/console/admin/fx", label: "Exchange rates" },
+  { href: "/console/admin/mail", label: "Mail" },
 ] as const;
 
-function adminPage(c: PageContext, title: string, current: string, body: SafeHtml, status = 200): Response {
+export function adminPage(
+  c: PageContext,
+  title: string,
+  current: string,
+  body: SafeHtml,
+  status = 200,
+): Response {
   const nav = html`<nav class="subnav" aria-label="Operator">
 <ul>${SECTIONS.map((s) => html`<li><a href="${s.href}"${s.href === current ? html` aria-current="page"` : null}>${s.label}</a></li>`)}</ul>
 </nav>`;
@@ -430,7 +437,7 @@ export function adminPages(kit: ConsoleKit) {
           });
           return peoplePage(c, kit, {
             link: {
-              label: `The invite link for ${invite.email}.`,
+              label: `The invite link for ${invite.email}.${made.mailed ? " It is also being emailed to that address." : ""}`,
               url: made.url,
               expires: untilText(made.expiresAt),
             },
@@ -461,7 +468,7 @@ export function adminPages(kit: ConsoleKit) {
         if (!reset) return peoplePage(c, kit, { resetError: `No person with the email ${email}.` }, 404);
         return peoplePage(c, kit, {
           link: {
-            label: `The password reset link for ${email}. Setting a password through it signs them out everywhere.`,
+            label: `The password reset link for ${email}.${reset.mailed ? " It is also being emailed to the person." : ""} Setting a password through it signs them out everywhere.`,
             url: reset.url,
             expires: "It works for 1 hour.",
           },

@@ -39,6 +39,7 @@ import { errorResponse } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
+import { adminMailPages } from "./admin-mail-pages.ts";
 import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
@@ -89,6 +90,7 @@ export function consoleRoutes(ctx: AppContext) {
       .use(billingPages(kit))
       .use(requestsPages(kit))
       .use(adminPages(kit))
+      .use(adminMailPages(kit))
       .all("/console/*", notFound)
   );
 }

@@ -174,11 +174,12 @@ export class WebhookDispatcher {
     let error: string | null = null;
     let gone = false;
     try {
-      const record = this.deps.renderRecord(c.requestId);
+      // An account-level event carries its body; a request's record is rendered now (current).
+      const record = c.payload ?? (c.requestId === null ? null : this.deps.renderRecord(c.requestId));
       if (record === null || record === undefined) {
         gone = true;
       } else {
-        const body = stringifyWithBigints(record);
+        const body = typeof record === "string" && c.payload !== null ? record : stringifyWithBigints(record);
         const timestamp = Math.floor(this.now() / 1000);
         // During a rotation overlap both secrets sign; receivers accept either (Standard Webhooks).
         const signature = this.deps.secrets
@@ -229,7 +230,7 @@ export class WebhookDispatcher {
     this.deps.onOutcome?.(outcome);
 
     log(outcome === "delivered" ? "info" : "warn", "webhook attempt", {
-      request_id: c.requestId,
+      ...(c.requestId !== null ? { request_id: c.requestId } : { account_id: c.accountId, event: c.event }),
       webhook_id: c.id,
       // The host only: paths and queries of client URLs may carry their own secrets.
       host: hostOf(c.url),
