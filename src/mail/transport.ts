@@ -9,7 +9,7 @@ export interface MailTransport {
   close(): void;
 }
 
-/** A refusal the sender should not retry (a 5xx answer other than a login failure). */
+/** A refusal the sender should not retry: a 5xx answer to the recipients or to the message itself. */
 export class MailSendError extends Error {
   override name = "MailSendError";
   constructor(
@@ -62,11 +62,12 @@ export function smtpTransport(s: SmtpSettings, options: SmtpTransportOptions = {
         });
       } catch (err) {
         const e = err as { message?: string; responseCode?: number; code?: string };
+        // Login, TLS and connection problems are the set-up's (fixable by the operator): retried.
         const permanent =
           typeof e.responseCode === "number" &&
           e.responseCode >= 500 &&
           e.responseCode < 600 &&
-          e.code !== "EAUTH";
+          (e.code === "EENVELOPE" || e.code === "EMESSAGE");
         throw new MailSendError(oneLine(e.message ?? String(err)), permanent);
       }
     },
