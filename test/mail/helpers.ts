@@ -43,3 +43,15 @@ export function mailFixture(deps: Partial<MailSenderDeps> & Pick<MailSenderDeps,
     },
   };
 }
+
+/** A sender over an in-process app's outbox and its live [smtp] (tests run it with runDue). */
+export function appSender(ctx: {
+  mailer: { outbox: MailOutbox };
+  live: { smtp: import("../../src/config/schema.ts").SmtpSettings | null };
+}) {
+  return new MailSender({
+    outbox: ctx.mailer.outbox,
+    settings: () => ctx.live.smtp,
+    transportFor: (s) => smtpTransport(s, { ca: SMTP_CERT, timeoutMs: 3000 }),
+  });
+}
