@@ -268,7 +268,8 @@ function thresholdSection(
   const typed = state.alertUrl ?? null;
   const urlForm =
     s.role === "owner"
-      ? html`<form class="stack" method="post" action="${ACCOUNT_PATH}/alert-url">
+      ? html`<h3>Where the alert goes</h3>
+<form class="stack" method="post" action="${ACCOUNT_PATH}/alert-url">
   ${csrfField(s)}
   ${formError(typed?.error)}
   <label>Alert URL
