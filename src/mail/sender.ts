@@ -1,5 +1,6 @@
 import type { SmtpSettings } from "../config/schema.ts";
-import { errorFields, log } from "../lib/log.ts";
+import { log } from "../lib/log.ts";
+import { OutboxLoop } from "../lib/outbox-loop.ts";
 import type { ClaimedMail, MailOutbox } from "./outbox.ts";
 import { MailSendError, type MailTransport, smtpTransport } from "./transport.ts";
 
@@ -48,13 +49,9 @@ export class MailSender {
   private readonly schedule: readonly number[];
   private readonly concurrency: number;
   private readonly leaseMs: number;
-  private readonly maxSleepMs: number;
-  private readonly stopTimeoutMs: number;
   private readonly transportFor: (s: SmtpSettings) => MailTransport;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly loop: OutboxLoop<ClaimedMail>;
   private cached: { settings: SmtpSettings; transport: MailTransport } | null = null;
-  private running = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
   private lastPurge = 0;
 
   constructor(private readonly deps: MailSenderDeps) {
@@ -62,53 +59,55 @@ export class MailSender {
     this.schedule = deps.schedule ?? DEFAULT_MAIL_RETRY_MS;
     this.concurrency = Math.max(1, deps.concurrency ?? 2);
     this.leaseMs = deps.leaseMs ?? 120_000;
-    this.maxSleepMs = deps.maxSleepMs ?? 30_000;
-    this.stopTimeoutMs = deps.stopTimeoutMs ?? 20_000;
     this.transportFor = deps.transportFor ?? ((s) => smtpTransport(s));
+    this.loop = new OutboxLoop({
+      name: "mail",
+      concurrency: this.concurrency,
+      maxSleepMs: deps.maxSleepMs ?? 30_000,
+      stopTimeoutMs: deps.stopTimeoutMs ?? 20_000,
+      now: this.now,
+      claim: (limit) => this.claim(limit),
+      // Without [smtp] nothing is claimed: sleep the longest, a reload may add it.
+      nextDueAt: () => (this.deps.settings() ? this.deps.outbox.nextDueAt() : null),
+      attempt: (c) => this.attempt(c),
+      idOf: (c) => c.id,
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.pump();
+    this.loop.start();
   }
 
   /** Look for due messages now (after an enqueue commits). */
   wake(): void {
-    if (this.running) this.sleep(0);
+    this.loop.wake();
   }
 
   /** Stops claiming; waits (bounded) for sends in flight to record their outcome; closes the transport. */
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.inFlight.size > 0) {
-      let bound: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.inFlight]),
-        new Promise((r) => {
-          bound = setTimeout(r, this.stopTimeoutMs);
-        }),
-      ]);
-      clearTimeout(bound);
-    }
+    await this.loop.stop();
     this.cached?.transport.close();
     this.cached = null;
   }
 
   /** One pass without the loop (tests, tools): sends what is due now; returns how many were tried. */
   async runDue(): Promise<number> {
-    const transport = this.transport();
-    if (!transport) return 0;
-    const claimed = this.deps.outbox.claimDue(this.now(), this.concurrency, this.leaseMs);
-    await Promise.all(claimed.map((c) => this.attempt(c, transport)));
+    const claimed = this.claim(this.concurrency);
+    await Promise.all(claimed.map((c) => this.attempt(c)));
     return claimed.length;
   }
 
-  private transport(): MailTransport | null {
-    const settings = this.deps.settings();
-    if (!settings) return null;
+  private claim(limit: number): ClaimedMail[] {
+    if (this.now() - this.lastPurge > 3_600_000) {
+      this.lastPurge = this.now();
+      this.deps.outbox.purgeFinished(this.now() - KEEP_FINISHED_MS);
+    }
+    if (!this.deps.settings()) return [];
+    return this.deps.outbox.claimDue(this.now(), limit, this.leaseMs);
+  }
+
+  /** The transport for the current settings (a reload that changes them makes a new one). */
+  private transport(settings: SmtpSettings): MailTransport {
     if (this.cached?.settings !== settings) {
       this.cached?.transport.close();
       this.cached = { settings, transport: this.transportFor(settings) };
@@ -116,58 +115,14 @@ export class MailSender {
     return this.cached.transport;
   }
 
-  private sleep(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.pump();
-    }, ms);
-    this.timer.unref?.();
-  }
-
-  private pump(): void {
-    if (!this.running) return;
-    let claimed: ClaimedMail[] = [];
-    let next: number | null = null;
-    const transport = this.transport();
-    try {
-      if (transport) {
-        claimed = this.deps.outbox.claimDue(this.now(), this.concurrency - this.inFlight.size, this.leaseMs);
-        next = this.deps.outbox.nextDueAt();
-      }
-      if (this.now() - this.lastPurge > 3_600_000) {
-        this.lastPurge = this.now();
-        this.deps.outbox.purgeFinished(this.now() - KEEP_FINISHED_MS);
-      }
-    } catch (err) {
-      log("warn", "mail claim failed", errorFields(err));
-      this.sleep(1000);
-      return;
-    }
-    for (const c of claimed) this.launch(c, transport!);
-    if (this.inFlight.size >= this.concurrency) return;
-    let delay = next === null ? this.maxSleepMs : Math.min(Math.max(next - this.now(), 0), this.maxSleepMs);
-    if (claimed.length === 0 && delay === 0) delay = 50;
-    this.sleep(delay);
-  }
-
-  private launch(c: ClaimedMail, transport: MailTransport): void {
-    const p: Promise<void> = this.attempt(c, transport)
-      .then(() => undefined)
-      .catch((err) => log("error", "mail attempt crashed", { mail_id: c.id, ...errorFields(err) }))
-      .finally(() => {
-        this.inFlight.delete(p);
-        this.pump();
-      });
-    this.inFlight.add(p);
-  }
-
-  private async attempt(c: ClaimedMail, transport: MailTransport): Promise<MailOutcome> {
+  private async attempt(c: ClaimedMail): Promise<MailOutcome> {
     const attempt = c.attempts + 1;
     let error: string | null = null;
     let permanent = false;
     try {
-      await transport.send(this.deps.settings()?.from ?? "", c.to, c);
+      const settings = this.deps.settings();
+      if (!settings) throw new Error("[smtp] is no longer configured");
+      await this.transport(settings).send(settings.from, c.to, c);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
       permanent = err instanceof MailSendError && err.permanent;
