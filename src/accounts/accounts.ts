@@ -15,6 +15,10 @@ export interface Account {
   created_at: bigint;
   /** Low-balance alert threshold (micro-units of the currency); null: none. */
   alert_threshold_micro: bigint | null;
+  /** Where the low-balance alert webhook goes; null: no webhook (src/alerts/). */
+  alert_url: string | null;
+  /** 1: the next fall below the threshold alerts; 0: it alerted, waiting for a credit above it. */
+  alert_armed: bigint;
 }
 
 export interface ApiKeyRow {
@@ -158,14 +162,22 @@ export class AccountStore {
     return this.getKey(accountId, keyId).created_by === personId;
   }
 
-  /** Sets (or clears, with null) the account's low-balance alert threshold. */
+  /**
+   * Sets (or clears, with null) the account's low-balance alert threshold. A change that leaves
+   * the available balance at or above the new threshold (or clears it) re-arms the alert; below
+   * it, the armed state is kept (docs/billing.md "Low-balance alerts").
+   */
   setAlertThreshold(accountId: string, thresholdMicro: bigint | null): void {
     if (thresholdMicro !== null && thresholdMicro < 0n)
       throw new DomainError("validation_error", "The alert threshold cannot be negative.", {
         param: "alert_threshold",
       });
     const changed = this.db
-      .query("UPDATE accounts SET alert_threshold_micro = ? WHERE id = ?")
+      .query(
+        `UPDATE accounts SET alert_threshold_micro = ?1,
+           alert_armed = CASE WHEN ?1 IS NULL OR balance_micro - held_micro >= ?1 THEN 1 ELSE alert_armed END
+         WHERE id = ?2`,
+      )
       .run(thresholdMicro, accountId).changes;
     if (changed === 0)
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });

@@ -68,6 +68,10 @@ const PersonSchema = t.Object(
   },
   { title: "Person" },
 );
+const MailedSchema = t.Boolean({
+  description: "Whether the link was also queued for email ([smtp] configured; docs/billing.md).",
+});
+
 const InviteSchema = t.Object(
   {
     id: t.String(),
@@ -299,7 +303,7 @@ export function adminRoutes(ctx: AppContext) {
           operator: body.operator ?? false,
         });
         set.status = 201;
-        return { url: invite.url, expires_at: rfc3339(invite.expiresAt)! };
+        return { url: invite.url, expires_at: rfc3339(invite.expiresAt)!, mailed: invite.mailed };
       },
       {
         body: t.Object(
@@ -314,10 +318,10 @@ export function adminRoutes(ctx: AppContext) {
         detail: {
           summary: "Invite a person to the console",
           description:
-            "A one-time link `{public_url}/console/invite/<token>`, valid 7 days, where the person sets a password (an existing person confirms with theirs). Without account_id, accepting creates a new account (its Default key shown once) with the person as owner; with it, the person joins that account with role (default member). operator: the person also gets the operator pages. Sign-up mode closed still accepts these (they are operator-made). Only the link's SHA-256 is stored: it cannot be shown again.",
+            "A one-time link `{public_url}/console/invite/<token>`, valid 7 days, where the person sets a password (an existing person confirms with theirs). Without account_id, accepting creates a new account (its Default key shown once) with the person as owner; with it, the person joins that account with role (default member). operator: the person also gets the operator pages. Sign-up mode closed still accepts these (they are operator-made). Only the link's SHA-256 is stored: it cannot be shown again. With [smtp] configured the link is also mailed to `email` (mailed: true).",
         },
         response: {
-          201: t.Object({ url: t.String(), expires_at: t.String() }),
+          201: t.Object({ url: t.String(), expires_at: t.String(), mailed: MailedSchema }),
           ...errors(400, 401, 404),
         },
       },
@@ -327,7 +331,7 @@ export function adminRoutes(ctx: AppContext) {
       ({ body }) => {
         const reset = ctx.people.requestPasswordReset(body.email);
         if (!reset) throw new DomainError("not_found", "No person with this email.", { param: "email" });
-        return { url: reset.url };
+        return { url: reset.url, mailed: reset.mailed };
       },
       {
         body: t.Object(
@@ -337,9 +341,9 @@ export function adminRoutes(ctx: AppContext) {
         detail: {
           summary: "Make a password reset link",
           description:
-            "A one-time link `{public_url}/console/reset/<token>`, valid 1 hour. Setting a new password through it signs the person out everywhere. An unknown email is 404 here (the operator may know); the console's own reset page never tells.",
+            "A one-time link `{public_url}/console/reset/<token>`, valid 1 hour. Setting a new password through it signs the person out everywhere. An unknown email is 404 here (the operator may know); the console's own reset page never tells. With [smtp] configured the link is also mailed to the person's email (mailed: true).",
         },
-        response: { 200: t.Object({ url: t.String() }), ...errors(400, 401, 404) },
+        response: { 200: t.Object({ url: t.String(), mailed: MailedSchema }), ...errors(400, 401, 404) },
       },
     )
     .get(

@@ -18,7 +18,7 @@ import { migrate, openDatabase } from "../db/database.ts";
 import { isFxCurrency } from "../fx/rates.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import { dataDirPaths } from "../server/datadir.ts";
-import { createServices, type Services } from "../server/services.ts";
+import { createServices, type Services, type ServicesOptions } from "../server/services.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
 /**
@@ -29,6 +29,7 @@ export function withServices<T>(
   dataDirFlag: string | undefined,
   fn: (s: Services, db: Database) => T,
   publicUrl = process.env.GENGATE_PUBLIC_URL ?? "",
+  options: ServicesOptions = {},
 ): T {
   const paths = dataDirPaths(dataDirFlag ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR);
   if (!existsSync(paths.database)) {
@@ -37,7 +38,7 @@ export function withServices<T>(
   const db = openDatabase(paths.database, { create: false });
   try {
     migrate(db);
-    return fn(createServices(db, publicUrl), db);
+    return fn(createServices(db, publicUrl, undefined, options), db);
   } finally {
     db.close();
   }

@@ -1,4 +1,4 @@
-import { readConfigFile, resolveServerSettings } from "../config/load.ts";
+import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { publicUrlOf } from "../server/start.ts";
@@ -22,13 +22,17 @@ export function userCommand(argv: string[]): number {
   });
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (!flags.email) throw new UsageError(`user ${sub} needs --email E`);
-  const configPath = flags.config ?? process.env.GENGATE_CONFIG ?? null;
+  const configPath = flags.config || process.env.GENGATE_CONFIG || null;
+  const file = configPath ? readConfigFile(configPath) : null;
   const settings = resolveServerSettings(
     { "data-dir": flags["data-dir"], "public-url": flags["public-url"] },
     process.env,
-    configPath ? readConfigFile(configPath) : null,
+    file,
     configPath,
   );
+  // With [smtp] the link is also queued for mail; the running server sends it (docs/billing.md "Email").
+  const smtp = smtpFrom(file, process.env);
+  const services = { smtp: () => smtp };
   const publicUrl = publicUrlOf(settings, settings.port);
   const json = flags.json === "true";
 
@@ -47,23 +51,33 @@ export function userCommand(argv: string[]): number {
           operator: flags.operator === "true",
         }),
       publicUrl,
+      services,
     );
     const what = flags.account ? `to join ${flags.account} as ${role ?? "member"}` : "to create an account";
     process.stdout.write(
       json
-        ? `${JSON.stringify({ url: invite.url })}\n`
-        : `Invite for ${flags.email.trim().toLowerCase()} ${what}${flags.operator === "true" ? " (operator)" : ""}; one-time, until ${rfc3339(invite.expiresAt)}:\n${invite.url}\n`,
+        ? `${JSON.stringify({ url: invite.url, ...(invite.mailed ? { mailed: true } : {}) })}\n`
+        : `Invite for ${flags.email.trim().toLowerCase()} ${what}${flags.operator === "true" ? " (operator)" : ""}; one-time, until ${rfc3339(invite.expiresAt)}:\n${invite.url}\n${mailedLine(invite.mailed)}`,
     );
     return 0;
   }
 
-  const reset = withServices(settings.dataDir, (s) => s.people.requestPasswordReset(flags.email!), publicUrl);
+  const reset = withServices(
+    settings.dataDir,
+    (s) => s.people.requestPasswordReset(flags.email!),
+    publicUrl,
+    services,
+  );
   // The operator may know whether the email exists: an unknown one is an error here (not in the console).
   if (!reset) throw new DomainError("not_found", `no person with email ${flags.email.trim().toLowerCase()}`);
   process.stdout.write(
     json
-      ? `${JSON.stringify({ url: reset.url })}\n`
-      : `Password reset link (one-time, 1 hour):\n${reset.url}\n`,
+      ? `${JSON.stringify({ url: reset.url, ...(reset.mailed ? { mailed: true } : {}) })}\n`
+      : `Password reset link (one-time, 1 hour):\n${reset.url}\n${mailedLine(reset.mailed)}`,
   );
   return 0;
+}
+
+function mailedLine(mailed: boolean): string {
+  return mailed ? "Also queued for email ([smtp]); the running server sends it.\n" : "";
 }

@@ -10,6 +10,7 @@ import {
   type LiveSettings,
   type MetricsSettings,
   type ServerSettings,
+  type SmtpSettings,
 } from "./schema.ts";
 
 export class ConfigError extends Error {}
@@ -125,11 +126,54 @@ export function liveSettingsFrom(
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
     metrics: metricsFrom(file, env),
+    smtp: smtpFrom(file, env),
     console: {
       enabled: file?.console?.enabled ?? true,
       signup: file?.console?.signup ?? "invite",
       currency: file?.console?.currency ?? "USD",
     },
+  };
+}
+
+/** [smtp]: the password only from password_env or password_file (never inline); user and password together. */
+export function smtpFrom(
+  file: ConfigFile | null,
+  env: Record<string, string | undefined>,
+): SmtpSettings | null {
+  const m = file?.smtp;
+  if (!m) return null;
+  if (m.password_env && m.password_file)
+    throw new ConfigError("smtp: give password_env or password_file, not both");
+  let password: string | null = null;
+  if (m.password_env) {
+    password = env[m.password_env] ?? null;
+    if (!password)
+      throw new ConfigError(`smtp.password_env: environment variable ${m.password_env} is not set`);
+  } else if (m.password_file) {
+    try {
+      password = readFileSync(m.password_file, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError(
+        `smtp.password_file: cannot read ${m.password_file} (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+    }
+  }
+  if ((m.user === undefined) !== (password === null))
+    throw new ConfigError(
+      m.user === undefined
+        ? "smtp: a password is set but no user"
+        : "smtp.user: needs password_env or password_file",
+    );
+  if (!/^[^\s<>@]+@[^\s<>@]+$|<[^\s<>@]+@[^\s<>@]+>$/.test(m.from.trim()))
+    throw new ConfigError(`smtp.from: "${m.from}" is not an address (name@host or "Name <name@host>")`);
+  const tls = m.tls ?? "starttls";
+  return {
+    host: m.host,
+    port: m.port ?? (tls === "tls" ? 465 : 587),
+    tls,
+    user: m.user ?? null,
+    password,
+    from: m.from.trim(),
   };
 }
 

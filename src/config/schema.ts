@@ -33,6 +33,33 @@ const ProviderSection = T.Object(
 );
 type ProviderSection = Static<typeof ProviderSection> & Record<string, unknown>;
 
+/** [smtp]: outgoing mail for invites, password resets and low-balance alerts (docs/billing.md "Email"). */
+const SmtpSection = T.Object(
+  {
+    host: T.String({ minLength: 1, maxLength: 253, description: "SMTP server host name or address." }),
+    port: T.Optional(
+      T.Integer({ minimum: 1, maximum: 65535, description: 'Default 587 (465 with tls = "tls").' }),
+    ),
+    tls: T.Optional(
+      T.Union([T.Literal("none"), T.Literal("starttls"), T.Literal("tls")], {
+        description:
+          '"starttls" (default: plain connect, then STARTTLS, required), "tls" (TLS from the first byte, port 465), "none" (no encryption; local relays only).',
+      }),
+    ),
+    user: T.Optional(T.String({ minLength: 1, maxLength: 256, description: "Login name (AUTH)." })),
+    password_env: T.Optional(
+      T.String({ pattern: "^[A-Z_][A-Z0-9_]*$", description: "Environment variable holding the password." }),
+    ),
+    password_file: T.Optional(T.String({ minLength: 1, description: "File holding the password." })),
+    from: T.String({
+      minLength: 3,
+      maxLength: 320,
+      description: 'Sender, e.g. "gengate <billing@example.com>" or billing@example.com.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * The operator's config file (TOML, or JSON when the name ends in .json). Unknown keys are errors:
  * a typo must not silently fall back to a default. See docs/configuration.md.
@@ -123,6 +150,7 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    smtp: T.Optional(SmtpSection),
     metrics: T.Optional(
       T.Object(
         {
@@ -249,6 +277,18 @@ export interface LiveSettings {
   webhooks: { allowPrivateCidrs: string[] };
   metrics: MetricsSettings;
   console: ConsoleSettings;
+  /** [smtp]; null: no mail is queued or sent (links are shown and printed as before). */
+  smtp: SmtpSettings | null;
+}
+
+/** [smtp] resolved (docs/billing.md "Email"); the password is read from its env var or file. */
+export interface SmtpSettings {
+  host: string;
+  port: number;
+  tls: "none" | "starttls" | "tls";
+  user: string | null;
+  password: string | null;
+  from: string;
 }
 
 /** [console] (docs/console.md). */

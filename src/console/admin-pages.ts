@@ -45,6 +45,7 @@ const SECTIONS = [
   { href: "/console/admin/providers", label: "Providers" },
   { href: "/console/admin/fx", label: "Exchange rates" },
   { href: "/console/admin/codes", label: "Redeem codes" },
+  { href: "/console/admin/mail", label: "Mail" },
 ] as const;
 
 export function adminPage(
@@ -437,7 +438,7 @@ export function adminPages(kit: ConsoleKit) {
           });
           return peoplePage(c, kit, {
             link: {
-              label: `The invite link for ${invite.email}.`,
+              label: `The invite link for ${invite.email}.${made.mailed ? " It is also being emailed to that address." : ""}`,
               url: made.url,
               expires: untilText(made.expiresAt),
             },
@@ -468,7 +469,7 @@ export function adminPages(kit: ConsoleKit) {
         if (!reset) return peoplePage(c, kit, { resetError: `No person with the email ${email}.` }, 404);
         return peoplePage(c, kit, {
           link: {
-            label: `The password reset link for ${email}. Setting a password through it signs them out everywhere.`,
+            label: `The password reset link for ${email}.${reset.mailed ? " It is also being emailed to the person." : ""} Setting a password through it signs them out everywhere.`,
             url: reset.url,
             expires: "It works for 1 hour.",
           },

@@ -308,13 +308,17 @@ export function authPages(kit: ConsoleKit) {
       // ---- forgotten password
       .get(
         "/console/forgot",
-        kit.publicPage(() => forgotPage(false)),
+        kit.publicPage(() => forgotPage(false, kit.ctx.mailer.enabled())),
       )
       .post(
         "/console/forgot",
-        // This server sends no email (no [smtp] yet), so nothing is created: a reset link nobody
-        // receives would only be a live secret. The answer is the same for every email.
-        kit.publicAction(() => forgotPage(true)),
+        // With [smtp] a known person gets a reset link by email; without it nothing is created (a
+        // link nobody receives would only be a live secret). The answer is the same for every email.
+        kit.publicAction((c) => {
+          const mail = kit.ctx.mailer.enabled();
+          kit.people.forgotPassword(field(c.form, "email").slice(0, 320));
+          return forgotPage(true, mail);
+        }),
       )
       // ---- signed-in actions of the frame
       .post(
@@ -422,14 +426,20 @@ ${formError(error)}
   );
 }
 
-function forgotPage(sent: boolean): SafeHtml {
-  const how = html`<p>This server does not send email. Ask the operator for a reset link: they can make one
+function forgotPage(sent: boolean, mail: boolean): SafeHtml {
+  const how = mail
+    ? html`<p>Enter the email you sign in with: if it belongs to an account, a one-time reset link is sent
+to it (valid 1 hour). No mail after a few minutes? Check the spam folder, or ask the operator.</p>`
+    : html`<p>This server does not send email. Ask the operator for a reset link: they can make one
 with <code>gengate user reset-password --email you@example.com</code>.</p>`;
+  const answer = mail
+    ? "If an account uses that email, a reset link is on its way to it."
+    : "If an account uses that email, a reset link can be made for it.";
   return narrowPage(
     "Forgot password",
     sent
       ? html`<h1>Forgot password</h1>
-<p class="notice" role="status">If an account uses that email, a reset link can be made for it.</p>
+<p class="notice" role="status">${answer}</p>
 ${how}
 <p><a href="/console/login">Back to sign in</a></p>`
       : html`<h1>Forgot password</h1>

@@ -40,6 +40,7 @@ import { DomainError } from "../lib/errors.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { adminCodesPages } from "./admin-codes-pages.ts";
+import { adminMailPages } from "./admin-mail-pages.ts";
 import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
@@ -93,6 +94,7 @@ export function consoleRoutes(ctx: AppContext) {
       .use(requestsPages(kit))
       .use(adminPages(kit))
       .use(adminCodesPages(kit))
+      .use(adminMailPages(kit))
       .all("/console/*", notFound)
   );
 }

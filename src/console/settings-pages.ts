@@ -3,7 +3,7 @@
  *
  *   /console/settings           the account: members (owners invite, remove, change roles), the
  *                               webhook signing secret (owners reveal and rotate), the low-balance
- *                               alert threshold (owners set it)
+ *                               alert: threshold and alert URL (owners set them; src/alerts/)
  *   /console/settings/security  the signed-in person: password, two-factor, sessions
  *
  * Thin: parse the form, call the PeopleService / AccountStore / WebhookSecretStore (the same stores
@@ -43,6 +43,7 @@ const DONE: Record<string, string> = {
   role: "The role is changed.",
   removed: "The member is removed from this account.",
   threshold: "The alert threshold is saved.",
+  "alert-url": "The alert URL is saved.",
   password: "Your password is changed. Your other sessions are signed out; this one stays signed in.",
   "two-factor-off": "Two-factor sign-in is off. Your recovery codes no longer work.",
   session: "The session is signed out.",
@@ -93,11 +94,18 @@ function shownOnce(id: string, label: string, value: string): SafeHtml {
 interface AccountState {
   notice?: SafeHtml | null;
   error?: string | null;
-  invite?: { url: string; email: string; role: Role; expiresAt: number } | null;
+  invite?: { url: string; email: string; role: Role; expiresAt: number; mailed: boolean } | null;
+  /** The alert URL as typed, shown again with its error. */
+  alertUrl?: { value: string; error: string } | null;
   secret?: { value: string; rotated: boolean } | null;
 }
 
-function membersSection(s: AccountSession, members: MemberView[], state: AccountState): SafeHtml {
+function membersSection(
+  s: AccountSession,
+  members: MemberView[],
+  state: AccountState,
+  mail: boolean,
+): SafeHtml {
   const owner = s.role === "owner";
   const rows = members.map((m) => {
     const you = m.personId === s.personId;
@@ -131,8 +139,8 @@ function membersSection(s: AccountSession, members: MemberView[], state: Account
   const invite = state.invite
     ? html`<div class="notice warn" role="status">
   <p>Invite link for <strong>${state.invite.email}</strong> as ${state.invite.role === "owner" ? "an owner" : "a member"}.
-  This server sends no email: copy the link now and hand it over yourself. It is shown only once, works
-  once, and expires ${formatTime(state.invite.expiresAt)}.</p>
+  ${state.invite.mailed ? html`It is also being emailed to that address. You can copy it here too: it is` : html`This server sends no email: copy the link now and hand it over yourself. It is`}
+  shown only once, works once, and expires ${formatTime(state.invite.expiresAt)}.</p>
   ${shownOnce("invite-link", "Invite link", state.invite.url)}
 </div>`
     : null;
@@ -150,7 +158,11 @@ function membersSection(s: AccountSession, members: MemberView[], state: Account
   create; an owner can do everything, including members and settings.</p>
   <button type="submit">Create invite link</button>
 </form>
-<p class="hint">You get a one-time link (valid 7 days) to give to the person: this server does not send email.</p>`
+${
+  mail
+    ? html`<p class="hint">The person gets a one-time link (valid 7 days) by email; it is shown to you once too.</p>`
+    : html`<p class="hint">You get a one-time link (valid 7 days) to give to the person: this server does not send email.</p>`
+}`
     : html`<p class="hint">Only owners invite, remove members or change roles.</p>`;
   return html`<section aria-labelledby="members-h">
 <h2 id="members-h">Members</h2>
@@ -229,12 +241,19 @@ ${reveal}
 </section>`;
 }
 
-function thresholdSection(s: AccountSession, threshold: bigint | null, currency: string): SafeHtml {
+function thresholdSection(
+  s: AccountSession,
+  account: { alert_threshold_micro: bigint | null; alert_url: string | null; currency: string },
+  state: AccountState,
+  mail: boolean,
+): SafeHtml {
+  const threshold = account.alert_threshold_micro;
+  const currency = account.currency;
   const current =
     threshold === null
       ? html`<p>No alert threshold is set.</p>`
-      : html`<p>The overview shows a notice when the available balance is below
-<strong>${formatMoney(threshold, currency)}</strong>.</p>`;
+      : html`<p>When the available balance (balance minus what running jobs hold) falls below
+<strong>${formatMoney(threshold, currency)}</strong>, the overview shows a notice${account.alert_url ? html`, a signed webhook goes to the alert URL` : null}${mail ? html` and the owners get an email` : null}: once, until a top-up brings it back to the threshold or above.</p>`;
   const form =
     s.role === "owner"
       ? html`<form class="stack" method="post" action="${ACCOUNT_PATH}/alert-threshold">
@@ -246,10 +265,25 @@ function thresholdSection(s: AccountSession, threshold: bigint | null, currency:
   <button type="submit">Save threshold</button>
 </form>`
       : html`<p class="hint">Only owners change it.</p>`;
+  const typed = state.alertUrl ?? null;
+  const urlForm =
+    s.role === "owner"
+      ? html`<h3>Where the alert goes</h3>
+<form class="stack" method="post" action="${ACCOUNT_PATH}/alert-url">
+  ${csrfField(s)}
+  ${formError(typed?.error)}
+  <label>Alert URL
+    <span class="hint" id="alert-url-hint" aria-hidden="true">An https:// address of yours that receives the alert as a webhook, signed with the webhook secret above; leave empty for none.</span>
+    <input name="alert_url" type="url" aria-describedby="alert-url-hint" autocomplete="off" maxlength="2048"
+      value="${typed ? typed.value : (account.alert_url ?? "")}"></label>
+  <button type="submit">Save alert URL</button>
+</form>`
+      : html`<p>Alert URL: ${account.alert_url ? html`<span class="mono">${account.alert_url}</span>` : "none"}.</p>`;
   return html`<section aria-labelledby="alert-h">
 <h2 id="alert-h">Low-balance alert</h2>
 ${current}
 ${form}
+${urlForm}
 </section>`;
 }
 
@@ -266,9 +300,9 @@ ${settingsNav("account")}
 ${state.notice ?? doneNotice(c)}
 ${formError(state.error)}
 <p class="hint">Account <strong>${account.name}</strong> (${account.currency}); you are ${s.role === "owner" ? "an owner" : "a member"}.</p>
-${membersSection(s, members, state)}
+${membersSection(s, members, state, kit.ctx.mailer.enabled())}
 ${secretSection(s, state)}
-${thresholdSection(s, account.alert_threshold_micro, account.currency)}`,
+${thresholdSection(s, account, state, kit.ctx.mailer.enabled())}`,
   });
 }
 
@@ -475,7 +509,13 @@ export function settingsPages(kit: ConsoleKit) {
               createdBy: s.personId,
             });
             return accountPage(kit, c, {
-              invite: { url: made.url, email: email.toLowerCase(), role, expiresAt: made.expiresAt },
+              invite: {
+                url: made.url,
+                email: email.toLowerCase(),
+                role,
+                expiresAt: made.expiresAt,
+                mailed: made.mailed,
+              },
             });
           } catch (err) {
             return accountError(kit, c, err);
@@ -562,6 +602,29 @@ export function settingsPages(kit: ConsoleKit) {
           }
           kit.ctx.accounts.setAlertThreshold(s.accountId, micro);
           return redirect(`${ACCOUNT_PATH}?done=threshold`);
+        }),
+      )
+      .post(
+        `${ACCOUNT_PATH}/alert-url`,
+        kit.action(async (c) => {
+          const s = requireOwner(c.session);
+          const value = field(c.form, "alert_url").trim();
+          let url: string | null = null;
+          if (value !== "") {
+            try {
+              // The job webhooks' policy: http(s), public addresses only (or the operator's CIDRs).
+              url = (await kit.ctx.checkWebhookUrl(value)).href;
+            } catch (err) {
+              if (!(err instanceof DomainError) || err.code !== "bad_webhook_url") throw err;
+              const message = err.message.replace(/^webhook_url/, "The alert URL");
+              return htmlResponse(
+                accountPage(kit, c, { alertUrl: { value: value.slice(0, 2048), error: message } }),
+                400,
+              );
+            }
+          }
+          kit.ctx.alerts.setUrl(s.accountId, url);
+          return redirect(`${ACCOUNT_PATH}?done=alert-url`);
         }),
       )
       // ---- password

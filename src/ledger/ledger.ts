@@ -50,6 +50,23 @@ interface BalanceRow {
   held_micro: bigint;
 }
 
+/** The balance after a movement, with the account's low-balance alert state (src/alerts/). */
+export interface MovedRow extends BalanceRow {
+  alert_threshold_micro: bigint | null;
+  alert_armed: bigint;
+}
+
+/**
+ * Told of every movement of an account that has an alert threshold, inside its transaction
+ * (src/alerts/). `credit`: a top-up or a positive adjustment (what may re-arm the alert).
+ */
+export interface BalanceWatcher {
+  moved(accountId: string, after: MovedRow, credit: boolean): void;
+}
+
+/** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
+const MOVED = "RETURNING balance_micro, held_micro, alert_threshold_micro, alert_armed";
+
 export interface LedgerOptions {
   /** Named in insufficient_balance messages. */
   billingUrl: string;
@@ -72,6 +89,8 @@ export class Ledger {
   private readonly s;
   /** Told of every charge, inside its transaction (the server's metrics count them). */
   onCharge: ((currency: Currency, modelId: string | null, chargeMicro: bigint) => void) | null = null;
+  /** Low-balance alerts; no call (and no statement) for an account without a threshold. */
+  balanceWatcher: BalanceWatcher | null = null;
 
   constructor(
     private readonly db: Database,
@@ -82,19 +101,17 @@ export class Ledger {
       account: db.prepare<{ currency: Currency } & BalanceRow, [string]>(
         "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
       ),
-      reserveFunds: db.prepare<BalanceRow, [bigint, string, bigint]>(
+      reserveFunds: db.prepare<MovedRow, [bigint, string, bigint]>(
         `UPDATE accounts SET held_micro = held_micro + ?1
-         WHERE id = ?2 AND balance_micro - held_micro >= ?3
-         RETURNING balance_micro, held_micro`,
+         WHERE id = ?2 AND balance_micro - held_micro >= ?3 ${MOVED}`,
       ),
-      moveFunds: db.prepare<BalanceRow, [bigint, bigint, string]>(
+      moveFunds: db.prepare<MovedRow, [bigint, bigint, string]>(
         `UPDATE accounts SET balance_micro = balance_micro + ?1, held_micro = held_micro + ?2
-         WHERE id = ?3 RETURNING balance_micro, held_micro`,
+         WHERE id = ?3 ${MOVED}`,
       ),
-      adjustFunds: db.prepare<BalanceRow, [bigint, string]>(
+      adjustFunds: db.prepare<MovedRow, [bigint, string]>(
         `UPDATE accounts SET balance_micro = balance_micro + ?1
-         WHERE id = ?2 AND balance_micro + ?1 >= held_micro
-         RETURNING balance_micro, held_micro`,
+         WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
       ),
       keyLimit: db.prepare<{ monthly_limit_micro: bigint | null }, [string]>(
         "SELECT monthly_limit_micro FROM api_keys WHERE id = ?",
@@ -175,6 +192,7 @@ export class Ledger {
           modelId: input.modelId,
           requestId: input.requestId,
         });
+        this.watch(input.accountId, after, false);
         // The row as inserted (not re-read: this runs on every submit).
         return {
           id,
@@ -233,6 +251,7 @@ export class Ledger {
           this.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
         }
         if (hold.key_id) this.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+        this.watch(hold.account_id, after, false);
         this.onCharge?.(hold.currency, hold.model_id, charge);
         return { changed: true, hold: resolved };
       })
@@ -265,6 +284,7 @@ export class Ledger {
             reason,
           },
         );
+        this.watch(hold.account_id, after, false);
         return { changed: true, hold: resolved };
       })
       .immediate();
@@ -292,6 +312,7 @@ export class Ledger {
         this.requireAccount(accountId);
         const after = this.s.moveFunds.get(amountMicro, 0n, accountId)!;
         this.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
+        this.watch(accountId, after, true);
         return after;
       })
       .immediate();
@@ -319,6 +340,7 @@ export class Ledger {
         }
         const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
         this.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
+        this.watch(accountId, after, deltaMicro > 0n);
         return after;
       })
       .immediate();
@@ -343,6 +365,11 @@ export class Ledger {
 
   currentMonth(): string {
     return monthOf(this.now());
+  }
+
+  /** One property read when the account has no threshold (the common case, and the hot path). */
+  private watch(accountId: string, after: MovedRow, credit: boolean): void {
+    if (after.alert_threshold_micro !== null) this.balanceWatcher?.moved(accountId, after, credit);
   }
 
   private checkKeyLimit(keyId: string, amount: bigint, currency: Currency): void {

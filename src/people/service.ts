@@ -41,7 +41,26 @@ export interface PeopleServiceOptions {
   now?: () => number;
   /** argon2id cost; tests lower it. Default: Bun's (64 MiB, t = 2). */
   passwordCost?: { memoryCost: number; timeCost: number };
+  /** Mails invite and reset links when [smtp] is set (src/mail/); default: nothing is mailed. */
+  notify?: PeopleNotifier;
 }
+
+/**
+ * Told of each new invite (that names an email) and reset link, inside its transaction, with the
+ * one address the link belongs to. Returns whether a message was queued.
+ */
+export interface PeopleNotifier {
+  invite(
+    to: string,
+    invite: { url: string; expiresAt: number; accountId: string | null; role: Role },
+  ): boolean;
+  passwordReset(to: string, url: string): boolean;
+  /** Whether links can be mailed at all ([smtp] is set). */
+  enabled(): boolean;
+}
+
+/** The forgot-password page mails at most this many reset links per person per hour. */
+export const FORGOT_MAILS_PER_HOUR = 3;
 
 export interface SessionView {
   id: string;
@@ -117,6 +136,7 @@ export class PeopleService {
   private readonly publicUrl: string;
   private readonly cost: { memoryCost: number; timeCost: number } | null;
   private dummyHash: Promise<string> | null = null;
+  private readonly notify: PeopleNotifier | null;
 
   constructor(
     db: ConstructorParameters<typeof PeopleStore>[0],
@@ -128,6 +148,7 @@ export class PeopleService {
     this.console = options.console ?? (() => ({ signup: "invite", currency: "USD" }));
     this.publicUrl = options.publicUrl;
     this.cost = options.passwordCost ?? null;
+    this.notify = options.notify ?? null;
   }
 
   private seconds(): number {
@@ -559,7 +580,7 @@ export class PeopleService {
     role?: Role;
     operator?: boolean;
     createdBy?: string | null;
-  }): { url: string; expiresAt: number; id: string } {
+  }): { url: string; expiresAt: number; id: string; mailed: boolean } {
     const email = input.email ? this.checkEmail(input.email) : null;
     const accountId = input.accountId ?? null;
     if (input.role !== undefined && input.role !== "owner" && input.role !== "member")
@@ -593,7 +614,11 @@ export class PeopleService {
         now,
         expiresAt,
       });
-      return { url: `${this.publicUrl}/console/invite/${token}`, expiresAt, id };
+      const url = `${this.publicUrl}/console/invite/${token}`;
+      // Only to the invite's own email; an invite without one is handed over by hand.
+      const mailed =
+        email !== null && (this.notify?.invite(email, { url, expiresAt, accountId, role }) ?? false);
+      return { url, expiresAt, id, mailed };
     });
   }
 
@@ -655,14 +680,34 @@ export class PeopleService {
 
   // --- password resets ----------------------------------------------------------------------
 
-  /** A one-time reset link (1 hour) for a known email, or null; callers show the same either way. */
-  requestPasswordReset(email: string): { url: string } | null {
+  /**
+   * A one-time reset link (1 hour) for a known email, or null; callers show the same either way.
+   * With [smtp] the link is also mailed, to the person's stored email only (`mailed`).
+   */
+  requestPasswordReset(email: string): { url: string; mailed: boolean } | null {
     const person = this.store.personByEmail(normalizeEmail(String(email ?? "")));
     if (!person || person.disabled_at !== null) return null;
     const token = newToken();
     const now = this.seconds();
-    this.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
-    return { url: `${this.publicUrl}/console/reset/${token}` };
+    const url = `${this.publicUrl}/console/reset/${token}`;
+    return this.store.transaction(() => {
+      this.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
+      return { url, mailed: this.notify?.passwordReset(person.email, url) ?? false };
+    });
+  }
+
+  /**
+   * The console's "forgot password": with [smtp], a reset link mailed to a known, enabled person
+   * (at most FORGOT_MAILS_PER_HOUR an hour, so the page cannot be used to flood a mailbox); without
+   * it, nothing (a link nobody receives would only be a live secret). Returns nothing: the page
+   * answers the same whether the email exists or not.
+   */
+  forgotPassword(email: string): void {
+    if (!this.notify?.enabled()) return;
+    const person = this.store.personByEmail(normalizeEmail(String(email ?? "")));
+    if (!person || person.disabled_at !== null) return;
+    if (this.store.countResetsSince(person.id, this.seconds() - 3600) >= FORGOT_MAILS_PER_HOUR) return;
+    this.requestPasswordReset(person.email);
   }
 
   /** Whether a reset link is live (the page shows the form or "invalid link"). */

@@ -338,6 +338,16 @@ export class PeopleStore {
       .run(tokenHash, personId, now, expiresAt);
   }
 
+  /** Reset links made for the person since `since` (epoch seconds): the forgot page's mail limit. */
+  countResetsSince(personId: string, since: number): number {
+    const row = this.db
+      .query<{ n: bigint }, [string, number]>(
+        "SELECT count(*) AS n FROM password_resets WHERE person_id = ? AND created_at >= ?",
+      )
+      .get(personId, since)!;
+    return Number(row.n);
+  }
+
   resetByHash(tokenHash: Uint8Array): ResetRow | null {
     return this.db
       .query<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?")

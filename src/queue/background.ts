@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import { fileImageSize, replaceFileRefs, signedFileUrl } from "../files/references.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { MailSender } from "../mail/sender.ts";
 import type { AppContext } from "../server/context.ts";
 import { WebhookDispatcher } from "../webhooks/dispatcher.ts";
 import { recoverJobs } from "./recovery.ts";
@@ -40,6 +41,11 @@ export function startBackground(ctx: AppContext) {
   dispatcher.start();
   ctx.metrics.workerUsage = () => pool.usage();
   ctx.webhookWaker.wake = () => dispatcher.wake();
+  ctx.alerts.wakeWebhooks = () => dispatcher.wake();
+  // Mail ([smtp]): runs always, idles while none is configured (a reload may add it).
+  const mail = new MailSender({ outbox: ctx.mailer.outbox, settings: () => ctx.live.smtp });
+  mail.start();
+  ctx.mailer.wake = () => mail.wake();
   const guard = (name: string, fn: () => unknown) => async () => {
     try {
       await fn(); // protect: croner starts no second run while a (batched, async) one is going
@@ -70,11 +76,12 @@ export function startBackground(ctx: AppContext) {
   return {
     pool,
     dispatcher,
+    mail,
     /** Running jobs get `graceMs` to finish; the rest stay IN_PROGRESS and are resumed at next start. */
     async stop(graceMs: number) {
       for (const j of jobs) j.stop();
       await pool.stop(graceMs);
-      await dispatcher.stop();
+      await Promise.all([dispatcher.stop(), mail.stop()]);
     },
   };
 }

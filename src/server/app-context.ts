@@ -81,6 +81,7 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
   const services = createServices(db, o.publicUrl, o.now, {
     console: () => ctx.live.console,
     passwordCost: o.passwordCost,
+    smtp: () => ctx.live.smtp,
   });
   const defaultKey =
     services.accounts.countAccounts() === 0 ? services.accounts.createAccount("default", "USD") : null;

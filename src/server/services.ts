@@ -1,16 +1,22 @@
 import type { Database } from "bun:sqlite";
 import { AccountStore } from "../accounts/accounts.ts";
+import { LowBalanceAlerts } from "../alerts/alerts.ts";
 import { CodeService } from "../codes/service.ts";
-import type { ConsoleSettings } from "../config/schema.ts";
+import type { ConsoleSettings, SmtpSettings } from "../config/schema.ts";
 import { FxStore } from "../fx/rates.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { Wallet } from "../ledger/wallet.ts";
+import { Mailer, peopleMail } from "../mail/mailer.ts";
+import { MailOutbox } from "../mail/outbox.ts";
 import { PeopleService, type PeopleServiceOptions } from "../people/service.ts";
+import { WebhookOutbox } from "../webhooks/outbox.ts";
 
 export interface ServicesOptions {
   /** The live [console] settings (sign-up mode, currency), read at each call; default invite/USD. */
   console?: () => Pick<ConsoleSettings, "signup" | "currency">;
   passwordCost?: PeopleServiceOptions["passwordCost"];
+  /** The live [smtp] settings, read at each use; default none (nothing is mailed). */
+  smtp?: () => SmtpSettings | null;
 }
 
 /** The domain services over one database, shared by the server, the CLI and tests. */
@@ -21,20 +27,40 @@ export function createServices(
   options: ServicesOptions = {},
 ) {
   const accounts = new AccountStore(db);
-  const ledger = new Ledger(db, { billingUrl: `${publicUrl}/console/billing`, now });
+  const billingUrl = `${publicUrl}/console/billing`;
+  const ledger = new Ledger(db, { billingUrl, now });
+  // `now` is epoch seconds (the ledger's clock); the people service and alerts count milliseconds.
+  const nowMs = now ? () => now() * 1000 : undefined;
+  const mailer = new Mailer(new MailOutbox(db, { now: nowMs }), options.smtp ?? (() => null));
+  const people = new PeopleService(db, accounts, {
+    publicUrl,
+    now: nowMs,
+    console: options.console,
+    passwordCost: options.passwordCost,
+    notify: peopleMail(mailer, accounts),
+  });
+  // Wired here, not in the queue: operator commands move money too, and must disarm and re-arm.
+  const alerts = new LowBalanceAlerts(db, {
+    webhooks: new WebhookOutbox(db, { now: nowMs }),
+    mailer,
+    owners: (id) =>
+      people
+        .listMembers(id)
+        .filter((m) => m.role === "owner")
+        .map((m) => m.email),
+    billingUrl,
+    now: nowMs,
+  });
+  ledger.balanceWatcher = alerts;
   return {
     accounts,
     ledger,
     codes: new CodeService(db, accounts, ledger),
     fx: new FxStore(db),
     wallet: new Wallet(db),
-    people: new PeopleService(db, accounts, {
-      publicUrl,
-      // `now` is epoch seconds (the ledger's clock); the people service counts milliseconds.
-      now: now ? () => now() * 1000 : undefined,
-      console: options.console,
-      passwordCost: options.passwordCost,
-    }),
+    people,
+    mailer,
+    alerts,
   };
 }
 export type Services = ReturnType<typeof createServices>;

@@ -1,5 +1,6 @@
 import { stringifyWithBigints } from "../lib/json.ts";
-import { errorFields, log } from "../lib/log.ts";
+import { log } from "../lib/log.ts";
+import { OutboxLoop } from "../lib/outbox-loop.ts";
 import { DEFAULT_TIMEOUT_MS, postPinned } from "./deliver.ts";
 import type { ClaimedDelivery, WebhookOutbox } from "./outbox.ts";
 import type { WebhookSecretStore } from "./secrets.ts";
@@ -70,11 +71,7 @@ export class WebhookDispatcher {
   private readonly concurrency: number;
   private readonly timeoutMs: number;
   private readonly leaseMs: number;
-  private readonly maxSleepMs: number;
-  private readonly stopTimeoutMs: number;
-  private readonly inFlight = new Set<Promise<void>>();
-  private running = false;
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly loop: OutboxLoop<ClaimedDelivery>;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.now = deps.now ?? Date.now;
@@ -83,35 +80,31 @@ export class WebhookDispatcher {
     this.concurrency = Math.max(1, deps.concurrency ?? 4);
     this.timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.leaseMs = deps.leaseMs ?? this.timeoutMs + 45_000;
-    this.maxSleepMs = deps.maxSleepMs ?? 30_000;
-    this.stopTimeoutMs = deps.stopTimeoutMs ?? this.timeoutMs + 5_000;
+    this.loop = new OutboxLoop({
+      name: "webhook",
+      concurrency: this.concurrency,
+      maxSleepMs: deps.maxSleepMs ?? 30_000,
+      stopTimeoutMs: deps.stopTimeoutMs ?? this.timeoutMs + 5_000,
+      now: this.now,
+      claim: (limit) => deps.outbox.claimDue(this.now(), limit, this.leaseMs),
+      nextDueAt: () => deps.outbox.nextDueAt(),
+      attempt: (c) => this.attempt(c),
+      idOf: (c) => c.id,
+    });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.pump();
+    this.loop.start();
   }
 
   /** Look for due deliveries now (call after an enqueue commits). */
   wake(): void {
-    if (this.running) this.sleep(0);
+    this.loop.wake();
   }
 
   /** Stops claiming; waits (bounded) for attempts in flight to record their outcome. */
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.inFlight.size === 0) return;
-    let bound: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight]),
-      new Promise((r) => {
-        bound = setTimeout(r, this.stopTimeoutMs);
-      }),
-    ]);
-    clearTimeout(bound);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /**
@@ -124,49 +117,6 @@ export class WebhookDispatcher {
     return claimed.length;
   }
 
-  private sleep(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.pump();
-    }, ms);
-    // The loop alone must not keep a process (CLI, tests) alive; the server's socket does.
-    this.timer.unref?.();
-  }
-
-  private pump(): void {
-    if (!this.running) return;
-    const free = this.concurrency - this.inFlight.size;
-    let claimed: ClaimedDelivery[] = [];
-    try {
-      claimed = this.deps.outbox.claimDue(this.now(), free, this.leaseMs);
-    } catch (err) {
-      // E.g. SQLITE_BUSY under a long operator transaction: try again shortly.
-      log("warn", "webhook claim failed", errorFields(err));
-      this.sleep(1000);
-      return;
-    }
-    for (const c of claimed) this.launch(c);
-    // Full: each finished attempt pumps again, no timer needed.
-    if (this.inFlight.size >= this.concurrency) return;
-    const next = this.deps.outbox.nextDueAt();
-    let delay = next === null ? this.maxSleepMs : Math.min(Math.max(next - this.now(), 0), this.maxSleepMs);
-    // Nothing was claimed yet something looks due (clock skew between callers): no hot loop.
-    if (claimed.length === 0 && delay === 0) delay = 50;
-    this.sleep(delay);
-  }
-
-  private launch(c: ClaimedDelivery): void {
-    const p: Promise<void> = this.attempt(c)
-      .then(() => undefined)
-      .catch((err) => log("error", "webhook attempt crashed", { webhook_id: c.id, ...errorFields(err) }))
-      .finally(() => {
-        this.inFlight.delete(p);
-        this.pump();
-      });
-    this.inFlight.add(p);
-  }
-
   /** One attempt: render, sign, post, record. Never throws for receiver or network problems. */
   private async attempt(c: ClaimedDelivery): Promise<AttemptOutcome> {
     const attempt = c.attempts + 1;
@@ -174,11 +124,12 @@ export class WebhookDispatcher {
     let error: string | null = null;
     let gone = false;
     try {
-      const record = this.deps.renderRecord(c.requestId);
+      // An account-level event carries its body; a request's record is rendered now (current).
+      const record = c.payload ?? (c.requestId === null ? null : this.deps.renderRecord(c.requestId));
       if (record === null || record === undefined) {
         gone = true;
       } else {
-        const body = stringifyWithBigints(record);
+        const body = typeof record === "string" && c.payload !== null ? record : stringifyWithBigints(record);
         const timestamp = Math.floor(this.now() / 1000);
         // During a rotation overlap both secrets sign; receivers accept either (Standard Webhooks).
         const signature = this.deps.secrets
@@ -229,7 +180,7 @@ export class WebhookDispatcher {
     this.deps.onOutcome?.(outcome);
 
     log(outcome === "delivered" ? "info" : "warn", "webhook attempt", {
-      request_id: c.requestId,
+      ...(c.requestId !== null ? { request_id: c.requestId } : { account_id: c.accountId, event: c.event }),
       webhook_id: c.id,
       // The host only: paths and queries of client URLs may carry their own secrets.
       host: hostOf(c.url),

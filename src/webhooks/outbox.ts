@@ -1,6 +1,8 @@
 import type { Database } from "bun:sqlite";
 
 export type WebhookEvent = "COMPLETED" | "FAILED" | "CANCELLED";
+/** Events about an account rather than a request; their body is stored when enqueued. */
+export type AccountEvent = "BALANCE_LOW";
 export type DeliveryStatus = "pending" | "delivered" | "failed";
 
 export interface EnqueueInput {
@@ -22,10 +24,13 @@ export interface DeliveryState {
 /** A delivery leased to one attempt; `lease` is the token that attempt's result must match. */
 export interface ClaimedDelivery {
   id: string;
-  requestId: string;
+  /** Null for an account-level event. */
+  requestId: string | null;
   accountId: string;
   url: string;
-  event: WebhookEvent;
+  event: WebhookEvent | AccountEvent;
+  /** The stored body of an account-level event; null: render the request record at send time. */
+  payload: string | null;
   /** Attempts made before this one. */
   attempts: number;
   lease: number;
@@ -33,10 +38,11 @@ export interface ClaimedDelivery {
 
 interface DeliveryRow {
   id: string;
-  request_id: string;
+  request_id: string | null;
   account_id: string;
   url: string;
-  event: WebhookEvent;
+  event: WebhookEvent | AccountEvent;
+  payload: string | null;
   status: DeliveryStatus;
   attempts: bigint;
   next_attempt_at: bigint;
@@ -70,6 +76,11 @@ export class WebhookOutbox {
         `INSERT OR IGNORE INTO webhook_deliveries
            (id, request_id, account_id, url, event, status, attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
+      ),
+      insertAccountEvent: db.prepare<null, [string, string, string, string, string, number]>(
+        `INSERT OR IGNORE INTO webhook_deliveries
+           (id, request_id, account_id, url, event, payload, status, attempts, next_attempt_at, created_at)
+         VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
       ),
       forRequest: db.prepare<DeliveryRow, [string]>(
         `SELECT * FROM webhook_deliveries WHERE request_id = ?
@@ -129,6 +140,27 @@ export class WebhookOutbox {
     );
   }
 
+  /**
+   * Records an account-level delivery (a low-balance alert) with its body, due now. Like enqueue:
+   * synchronous, one INSERT, inside the transaction of its cause. `id` is the webhook-id.
+   */
+  enqueueAccountEvent(input: {
+    id: string;
+    accountId: string;
+    url: string;
+    event: AccountEvent;
+    payload: string;
+  }): void {
+    this.s.insertAccountEvent.run(
+      input.id,
+      input.accountId,
+      input.url,
+      input.event,
+      input.payload,
+      this.now(),
+    );
+  }
+
   /** The request's latest delivery, or null when none was owed (yet). */
   deliveryFor(requestId: string): DeliveryState | null {
     const row = this.s.forRequest.get(requestId);
@@ -155,6 +187,7 @@ export class WebhookOutbox {
       accountId: r.account_id,
       url: r.url,
       event: r.event,
+      payload: r.payload,
       attempts: Number(r.attempts),
       lease,
     }));

@@ -12,6 +12,7 @@ const PAGES = [
   "/console/admin/people",
   "/console/admin/providers",
   "/console/admin/fx",
+  "/console/admin/mail",
 ];
 const ADMIN_PAGES = PAGES.filter((p) => p.startsWith("/console/admin"));
 const ADMIN_ACTIONS = (accountId: string): [string, Record<string, string>][] => [

@@ -222,6 +222,7 @@ export const PAGES: PageEntry[] = [
       await g.page.getByRole("dialog").waitFor();
     },
   },
+  { name: "admin-mail", title: "Operator: mail", path: "/console/admin/mail", as: "operator" },
   // The console pages, once they land (CONSOLE.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },

@@ -1,0 +1,129 @@
+import type { Database } from "bun:sqlite";
+import type { Currency } from "../accounts/accounts.ts";
+import type { BalanceWatcher, MovedRow } from "../ledger/ledger.ts";
+import { DomainError } from "../lib/errors.ts";
+import { newTimeOrderedId } from "../lib/ids.ts";
+import type { Mailer } from "../mail/mailer.ts";
+import { balanceLowMessage } from "../mail/templates.ts";
+import type { WebhookOutbox } from "../webhooks/outbox.ts";
+
+/** The webhook body of a low-balance alert (docs/billing.md "Low-balance alerts"). Money: micro-units as strings. */
+export interface BalanceLowPayload {
+  event: "BALANCE_LOW";
+  account_id: string;
+  currency: Currency;
+  balance_micro: string;
+  held_micro: string;
+  available_micro: string;
+  threshold_micro: string;
+  /** RFC 3339 UTC, milliseconds: when the movement that crossed the threshold committed. */
+  time: string;
+}
+
+export interface LowBalanceAlertsDeps {
+  webhooks: WebhookOutbox;
+  mailer: Mailer;
+  /** Emails of the account's owners (the alert's recipients). */
+  owners: (accountId: string) => string[];
+  /** {public_url}/console/billing, named in the email. */
+  billingUrl: string;
+  /** Clock, epoch ms. */
+  now?: () => number;
+}
+
+interface Disarmed {
+  name: string;
+  currency: Currency;
+  alert_url: string | null;
+}
+
+/**
+ * The low-balance alert, told of every movement of an account with a threshold by the ledger,
+ * inside the movement's transaction (Ledger.balanceWatcher). The rule:
+ * - a movement that leaves available (balance - held) below the threshold while the alert is
+ *   armed disarms it and queues ONE webhook (the alert URL, if set) and ONE email to the owners
+ *   (if [smtp] is set), in that transaction;
+ * - only a credit (top-up, redeem code, payment, positive adjustment) that leaves available at or
+ *   above the threshold re-arms it (and a threshold change: AccountStore.setAlertThreshold), so a
+ *   reservation and its release (a failed job) never alert twice.
+ * The common case (armed and above, or disarmed and below) runs no statement at all.
+ */
+export class LowBalanceAlerts implements BalanceWatcher {
+  /** Set by the server once the webhook dispatcher runs: a queued alert is sent at once. */
+  wakeWebhooks: () => void = () => {};
+  private readonly now: () => number;
+  private readonly s;
+
+  constructor(
+    db: Database,
+    private readonly deps: LowBalanceAlertsDeps,
+  ) {
+    this.now = deps.now ?? Date.now;
+    this.s = {
+      disarm: db.prepare<Disarmed, [string]>(
+        "UPDATE accounts SET alert_armed = 0 WHERE id = ? AND alert_armed = 1 RETURNING name, currency, alert_url",
+      ),
+      arm: db.prepare<null, [string]>("UPDATE accounts SET alert_armed = 1 WHERE id = ? AND alert_armed = 0"),
+      setUrl: db.prepare<null, [string | null, string]>("UPDATE accounts SET alert_url = ? WHERE id = ?"),
+    };
+  }
+
+  moved(accountId: string, after: MovedRow, credit: boolean): void {
+    const threshold = after.alert_threshold_micro;
+    if (threshold === null) return;
+    const available = after.balance_micro - after.held_micro;
+    if (available < threshold) {
+      if (after.alert_armed === 1n) this.fire(accountId, after, threshold);
+    } else if (credit && after.alert_armed === 0n) {
+      this.s.arm.run(accountId);
+    }
+  }
+
+  /** Sets (or clears, with null) the alert URL. The caller has checked it with the webhook URL policy. */
+  setUrl(accountId: string, url: string | null): void {
+    if (this.s.setUrl.run(url, accountId).changes === 0)
+      throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
+  }
+
+  private fire(accountId: string, after: MovedRow, threshold: bigint): void {
+    const account = this.s.disarm.get(accountId);
+    if (!account) return; // disarmed already (by a concurrent movement of this transaction's past)
+    const now = this.now();
+    const payload: BalanceLowPayload = {
+      event: "BALANCE_LOW",
+      account_id: accountId,
+      currency: account.currency,
+      balance_micro: after.balance_micro.toString(),
+      held_micro: after.held_micro.toString(),
+      available_micro: (after.balance_micro - after.held_micro).toString(),
+      threshold_micro: threshold.toString(),
+      time: new Date(now).toISOString(),
+    };
+    if (account.alert_url) {
+      this.deps.webhooks.enqueueAccountEvent({
+        id: `msg_${newTimeOrderedId("alert", now)}`,
+        accountId,
+        url: account.alert_url,
+        event: "BALANCE_LOW",
+        payload: JSON.stringify(payload),
+      });
+      this.wakeWebhooks();
+    }
+    if (this.deps.mailer.enabled()) {
+      this.deps.mailer.queue(
+        "balance_low",
+        this.deps.owners(accountId),
+        balanceLowMessage({
+          accountName: account.name,
+          accountId,
+          currency: account.currency,
+          balanceMicro: after.balance_micro,
+          heldMicro: after.held_micro,
+          thresholdMicro: threshold,
+          billingUrl: this.deps.billingUrl,
+        }),
+        accountId,
+      );
+    }
+  }
+}

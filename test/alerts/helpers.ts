@@ -1,0 +1,67 @@
+import type { Database } from "bun:sqlite";
+import type { SmtpSettings } from "../../src/config/schema.ts";
+import type { AppContext } from "../../src/server/context.ts";
+import { WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
+import { makeTestApp } from "../helpers/context.ts";
+import { reserveUsd } from "../ledger/ledger-helpers.ts";
+import { LOOPBACK_ALLOWED } from "../webhooks/helpers.ts";
+
+export const USD = (n: number) => BigInt(Math.round(n * 1_000_000));
+
+/** An in-process app whose default account has `balance` USD and an owner person. */
+export async function alertsApp(options: { balance?: number; smtp?: SmtpSettings | null } = {}) {
+  const t = makeTestApp();
+  t.ctx.live = { ...t.ctx.live, webhooks: LOOPBACK_ALLOWED, smtp: options.smtp ?? null };
+  const accountId = t.account.id;
+  if (options.balance) t.ctx.ledger.topUp(accountId, USD(options.balance), "test credit");
+  const reserve = (usd: number) => reserveUsd(t.ctx.ledger, accountId, USD(usd));
+  return { ...t, accountId, reserve };
+}
+
+export interface AlertRow {
+  id: string;
+  url: string;
+  event: string;
+  payload: string;
+  status: string;
+  account_id: string;
+}
+
+export function alertRows(db: Database, accountId?: string): AlertRow[] {
+  return db
+    .query<AlertRow, []>(
+      "SELECT id, url, event, payload, status, account_id FROM webhook_deliveries WHERE event = 'BALANCE_LOW' ORDER BY created_at, rowid",
+    )
+    .all()
+    .filter((r) => accountId === undefined || r.account_id === accountId);
+}
+
+export function mailRows(db: Database, kind?: string) {
+  return db
+    .query<{ kind: string; to_addrs: string; subject: string; text_body: string; status: string }, []>(
+      "SELECT kind, to_addrs, subject, text_body, status FROM mail_outbox ORDER BY created_at, rowid",
+    )
+    .all()
+    .filter((r) => kind === undefined || r.kind === kind);
+}
+
+export function armed(db: Database, accountId: string): boolean {
+  const row = db
+    .query<{ a: bigint }, [string]>("SELECT alert_armed AS a FROM accounts WHERE id = ?")
+    .get(accountId)!;
+  return row.a === 1n;
+}
+
+/** A dispatcher over the app's outbox that delivers to loopback (tests run it by hand with runDue). */
+export function testDispatcher(ctx: AppContext) {
+  return new WebhookDispatcher({
+    outbox: ctx.outbox,
+    secrets: ctx.webhookSecrets,
+    renderRecord: (id) => {
+      const job = ctx.jobs.get(id);
+      return job ? ctx.views.record(job) : null;
+    },
+    policy: () => LOOPBACK_ALLOWED,
+    schedule: [10, 10],
+  });
+}
