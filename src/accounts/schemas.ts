@@ -45,7 +45,8 @@ export const LedgerEntrySchema = t.Object(
     hold_id: t.Union([t.String(), t.Null()]),
     reason: t.Union([t.String(), t.Null()]),
     ref_id: t.Union([t.String(), t.Null()], {
-      description: "For TOPUP entries: the order (ord_...) or redeem code (rcode_...) credited; for a refund: its order.",
+      description:
+        "For TOPUP entries: the order (ord_...) or redeem code (rcode_...) credited; for a refund: its order.",
     }),
     created_at: t.String({ format: "date-time" }),
   },

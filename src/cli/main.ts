@@ -8,6 +8,7 @@ import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
+import { orderCommand } from "./order.ts";
 import { restoreCommand } from "./restore.ts";
 import { secretCommand } from "./secret.ts";
 import { serveCommand } from "./serve.ts";
@@ -26,6 +27,9 @@ Usage:
   gengate key list --account ACCOUNT_ID
   gengate key revoke KEY_ID            (any key, the last manage key included; refused at once)
   gengate fx set RUB RATE
+  gengate order list [--status S] [--provider stripe|yookassa] [--account ACCOUNT_ID]
+  gengate order refund ORDER_ID [--amount AMOUNT] --reason TEXT
+                                       (records a refund of a paid top-up: a negative adjustment)
   gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
                                        (one-time console link, 7 days; no --account: a new account)
   gengate user reset-password --email E   (one-time password reset link, 1 hour)
@@ -58,6 +62,8 @@ export async function runCli(argv: string[]): Promise<number> {
         return keyCommand(rest);
       case "fx":
         return fxCommand(rest);
+      case "order":
+        return orderCommand(rest);
       case "user":
         return userCommand(rest);
       case "secret":

@@ -44,9 +44,16 @@ const SECTIONS = [
   { href: "/console/admin/people", label: "People and invites" },
   { href: "/console/admin/providers", label: "Providers" },
   { href: "/console/admin/fx", label: "Exchange rates" },
+  { href: "/console/admin/orders", label: "Orders" },
 ] as const;
 
-function adminPage(c: PageContext, title: string, current: string, body: SafeHtml, status = 200): Response {
+export function adminPage(
+  c: PageContext,
+  title: string,
+  current: string,
+  body: SafeHtml,
+  status = 200,
+): Response {
   const nav = html`<nav class="subnav" aria-label="Operator">
 <ul>${SECTIONS.map((s) => html`<li><a href="${s.href}"${s.href === current ? html` aria-current="page"` : null}>${s.label}</a></li>`)}</ul>
 </nav>`;

@@ -39,9 +39,11 @@ import { errorResponse } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
+import { adminOrdersPages } from "./admin-orders-pages.ts";
 import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
+import { billingCheckoutPages } from "./billing-checkout.ts";
 import { billingPages } from "./billing-pages.ts";
 import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
@@ -87,8 +89,10 @@ export function consoleRoutes(ctx: AppContext) {
       .use(usagePages(kit))
       .use(walletPages(kit))
       .use(billingPages(kit))
+      .use(billingCheckoutPages(kit))
       .use(requestsPages(kit))
       .use(adminPages(kit))
+      .use(adminOrdersPages(kit))
       .all("/console/*", notFound)
   );
 }

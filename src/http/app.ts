@@ -11,6 +11,8 @@ import { fileRoutes } from "../files/uploads-http.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsRoutes } from "../metrics/http.ts";
+import { orderAdminRoutes } from "../payments/admin-http.ts";
+import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal-routes.ts";
 import { queueRoutes } from "../queue/http.ts";
@@ -92,6 +94,8 @@ export function createApp(ctx: AppContext) {
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))
+    .use(orderAdminRoutes(ctx))
+    .use(paymentRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(docsRoutes(ctx, () => self!))
     .use(frontDoorRoutes(ctx, consoleMounted))

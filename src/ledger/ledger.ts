@@ -285,7 +285,8 @@ export class Ledger {
   ): BalanceRow {
     if (amountMicro <= 0n || amountMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
-    if (source === "TOPUP" && !refId) throw new RangeError("topUp: a TOPUP credit must name its order or code");
+    if (source === "TOPUP" && !refId)
+      throw new RangeError("topUp: a TOPUP credit must name its order or code");
     return this.db
       .transaction(() => {
         this.requireAccount(accountId);

@@ -1,0 +1,47 @@
+/**
+ * The providers' notification routes (not under /v1, no API key: the provider is the caller).
+ *   POST /payments/stripe/webhook    raw body + Stripe-Signature, verified by the stripe package
+ *   POST /payments/yookassa/webhook  unsigned JSON; its payment is fetched from YooKassa's API
+ * Answers: 200 {"received": true} for every notification handled (credited, or logged and
+ * ignored: a duplicate, a mismatch, an unknown order), so providers stop retrying it; 400 for a
+ * bad signature or a payment the provider does not confirm; 502 when the provider's API could not
+ * be asked (YooKassa then retries later); 404 when the provider is not enabled.
+ */
+import { Elysia } from "elysia";
+import { readCapped } from "../http/body-limit.ts";
+import { DomainError } from "../lib/errors.ts";
+import type { AppContext } from "../server/context.ts";
+
+/** Notifications are small; a bigger body is refused before it is read whole. */
+const NOTIFICATION_MAX = 256 * 1024;
+
+const received = () => ({ received: true as const });
+
+export function paymentRoutes(ctx: AppContext) {
+  return new Elysia({ detail: { hide: true } })
+    .post(
+      "/payments/stripe/webhook",
+      async ({ request }) => {
+        // The signature covers the exact bytes: read them raw, never re-serialised.
+        const raw = new TextDecoder().decode(await readCapped(request, NOTIFICATION_MAX));
+        await ctx.payments.stripeNotification(raw, request.headers.get("stripe-signature"));
+        return received();
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/payments/yookassa/webhook",
+      async ({ request }) => {
+        const raw = new TextDecoder().decode(await readCapped(request, NOTIFICATION_MAX));
+        let body: unknown;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          throw new DomainError("validation_error", "The notification is not JSON.");
+        }
+        await ctx.payments.yookassaNotification(body);
+        return received();
+      },
+      { parse: "none" },
+    );
+}
