@@ -43,7 +43,9 @@ export function createApp(ctx: AppContext) {
       set.headers["x-request-id"] = beginRequest(request).id;
     })
     // JSON bodies are read with a size cap (Bun's own limit would answer a bare 413).
-    .onParse({ as: "global" }, ({ request, contentType }) => {
+    .onParse({ as: "global" }, ({ request, contentType, path }) => {
+      // Payment notifications are verified over their raw bytes: src/payments/http.ts reads them.
+      if (path.startsWith("/payments/")) return null;
       if (contentType === "application/json" || contentType?.startsWith("application/json;"))
         return parseJsonCapped(request);
       // Any other body is left unread: uploads stream it themselves; JSON routes then see no body
