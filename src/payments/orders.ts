@@ -139,7 +139,7 @@ export class OrderStore {
     ttlSeconds: number;
   }): OrderRow {
     return this.s.insert.get(
-      newTimeOrderedId("ord", input.now * 1000),
+      newTimeOrderedId("ord"),
       input.accountId,
       input.personId,
       input.provider,
