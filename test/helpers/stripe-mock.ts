@@ -64,7 +64,7 @@ export async function startStripeMock(options: { now?: () => number } = {}): Pro
   const requests: StripeMock["requests"] = [];
   const page = (s: MockSession) =>
     new Response(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Mock Stripe Checkout</title></head>
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Mock Stripe Checkout</title></head>
 <body><main><h1>Mock Stripe Checkout</h1><p>Pay ${(s.amount_total / 100).toFixed(2)} ${s.currency.toUpperCase()}</p>
 <form method="post" action="/pay/${s.id}"><button type="submit">Pay</button></form>
 <p><a href="${s.cancel_url}">Back</a></p></main></body></html>`,

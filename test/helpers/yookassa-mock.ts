@@ -87,7 +87,7 @@ export async function startYooKassaMock(): Promise<YooKassaMock> {
         if (!p) return new Response("no such payment", { status: 404 });
         if (req.method === "GET")
           return new Response(
-            `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Mock YooKassa</title></head><body><main>
+            `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Mock YooKassa</title></head><body><main>
 <h1>Mock YooKassa</h1><p>Pay ${p.amount.value} ${p.amount.currency}</p>
 <form method="post" action="/pay/${p.id}"><button type="submit">Pay</button></form></main></body></html>`,
             { headers: { "content-type": "text/html; charset=utf-8" } },
