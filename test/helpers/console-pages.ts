@@ -182,6 +182,7 @@ export const PAGES: PageEntry[] = [
   },
   { name: "admin-providers", title: "Operator: providers", path: "/console/admin/providers", as: "operator" },
   { name: "admin-fx", title: "Operator: exchange rates", path: "/console/admin/fx", as: "operator" },
+  { name: "admin-orders", title: "Operator: payment orders", path: "/console/admin/orders", as: "operator" },
   // The console pages, once they land (CONSOLE.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },
