@@ -58,8 +58,8 @@ export function checkoutSection(
   const heading = html`<h2 id="topup-heading">Top up</h2>`;
   if (providers.length === 0) {
     return html`${heading}
-<p>The balance is prepaid in ${currency}. Card payments are not enabled on this gengate: to add money, ask its operator,
-who credits the account (the credit appears below and in the <a href="/console/wallet">wallet</a>).</p>`;
+<p>The balance is prepaid in ${currency}. Card payments are not enabled on this gengate: to add money, ask the operator
+of this gengate, who credits the account (the credit appears below and in the <a href="/console/wallet">wallet</a>).</p>`;
   }
   if (session.role !== "owner") {
     return html`${heading}

@@ -7,8 +7,9 @@
  * bad signature or a payment the provider does not confirm; 502 when the provider's API could not
  * be asked (YooKassa then retries later); 404 when the provider is not enabled.
  */
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { readCapped } from "../http/body-limit.ts";
+import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 
@@ -16,9 +17,10 @@ import type { AppContext } from "../server/context.ts";
 const NOTIFICATION_MAX = 256 * 1024;
 
 const received = () => ({ received: true as const });
+const Received = t.Object({ received: t.Literal(true) }, { title: "NotificationReceived" });
 
 export function paymentRoutes(ctx: AppContext) {
-  return new Elysia({ detail: { hide: true } })
+  return new Elysia({ detail: { tags: ["Payments"], security: [] } })
     .post(
       "/payments/stripe/webhook",
       async ({ request }) => {
@@ -27,7 +29,15 @@ export function paymentRoutes(ctx: AppContext) {
         await ctx.payments.stripeNotification(raw, request.headers.get("stripe-signature"));
         return received();
       },
-      { parse: "none" },
+      {
+        parse: "none",
+        detail: {
+          summary: "Stripe webhook",
+          description:
+            "For Stripe only: the raw event with its Stripe-Signature (300 s tolerance). Credits a paid checkout once; everything handled answers 200. docs/billing.md.",
+        },
+        response: { 200: Received, ...errors(400, 404, 413) },
+      },
     )
     .post(
       "/payments/yookassa/webhook",
@@ -42,6 +52,14 @@ export function paymentRoutes(ctx: AppContext) {
         await ctx.payments.yookassaNotification(body);
         return received();
       },
-      { parse: "none" },
+      {
+        parse: "none",
+        detail: {
+          summary: "YooKassa notification",
+          description:
+            "For YooKassa only: the notification is unsigned, so its payment is fetched from YooKassa's API, which decides. 502 when the API cannot be asked (YooKassa retries). docs/billing.md.",
+        },
+        response: { 200: Received, ...errors(400, 404, 413, 502) },
+      },
     );
 }

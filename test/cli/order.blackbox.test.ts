@@ -41,13 +41,27 @@ describe("gengate order", () => {
     const dd = ["--data-dir", dir];
     const list = await runGengate(["order", "list", "--json", ...dd]);
     expect(list.code).toBe(0);
-    const { data } = JSON.parse(list.stdout) as { data: { id: string; status: string; amount_micro: string }[] };
-    expect(data).toEqual([expect.objectContaining({ id: orderId, status: "paid", amount_micro: "30000000" })]);
+    const { data } = JSON.parse(list.stdout) as {
+      data: { id: string; status: string; amount_micro: string }[];
+    };
+    expect(data).toEqual([
+      expect.objectContaining({ id: orderId, status: "paid", amount_micro: "30000000" }),
+    ]);
     const human = await runGengate(["order", "list", "--status", "paid", ...dd]);
     expect(human.stdout).toContain(orderId);
     expect(human.stdout).toContain("30.00 USD");
 
-    const refund = await runGengate(["order", "refund", orderId, "--amount", "12.5", "--reason", "duplicate purchase", "--json", ...dd]);
+    const refund = await runGengate([
+      "order",
+      "refund",
+      orderId,
+      "--amount",
+      "12.5",
+      "--reason",
+      "duplicate purchase",
+      "--json",
+      ...dd,
+    ]);
     expect(refund.code).toBe(0);
     expect(JSON.parse(refund.stdout).refunded_micro).toBe("12500000");
     const account = await runGengate(["account", "show", accountId, "--json", ...dd]);

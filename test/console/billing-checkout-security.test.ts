@@ -34,7 +34,11 @@ describe("checkout form", () => {
     expect(t.ctx.payments.orders.list({ limit: 10 })).toHaveLength(0);
     expect(t.stripe.requests).toHaveLength(0);
     const anon = t.browser();
-    const r = await anon.post("/console/billing/checkout", { amount: "10", provider: "stripe" }, { csrf: null });
+    const r = await anon.post(
+      "/console/billing/checkout",
+      { amount: "10", provider: "stripe" },
+      { csrf: null },
+    );
     expect(r.status).toBe(303);
     expect(r.headers.get("location")).toBe("/console/login");
   });
@@ -48,7 +52,9 @@ describe("checkout form", () => {
     const page = await m.page("/console/billing");
     expect(page.text).toContain("Only an owner of this account can top it up here.");
     expect(page.text).not.toContain("Checkout with");
-    expect((await m.post("/console/billing/checkout", { amount: "10", provider: "stripe" })).status).toBe(403);
+    expect((await m.post("/console/billing/checkout", { amount: "10", provider: "stripe" })).status).toBe(
+      403,
+    );
     expect((await m.get(`/console/billing/receipts/${order.id}`)).status).toBe(403);
     expect((await m.get(`/console/billing/return?order=${order.id}`)).status).toBe(403);
   });
@@ -88,7 +94,9 @@ describe("checkout form", () => {
     const off = await b.page("/console/billing");
     expect(off.res.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
     expect(off.text).toContain("Card payments are not enabled");
-    expect((await b.post("/console/billing/checkout", { amount: "10", provider: "stripe" })).status).toBe(400);
+    expect((await b.post("/console/billing/checkout", { amount: "10", provider: "stripe" })).status).toBe(
+      400,
+    );
   });
 
   test("the 'canceled' return shows nothing charged; text from the URL is never echoed", async () => {
@@ -117,8 +125,12 @@ describe("operator orders page", () => {
     expect(all.text).toContain(order.id);
     expect(all.text).toContain(order.provider_ref!);
     expect(all.text).toContain("credited");
-    expect((await op.page("/console/admin/orders?status=failed")).text).not.toContain(`data-order="${order.id}"`);
-    expect((await op.page(`/console/admin/orders?find=${order.provider_ref}`)).text).toContain(`data-order="${order.id}"`);
+    expect((await op.page("/console/admin/orders?status=failed")).text).not.toContain(
+      `data-order="${order.id}"`,
+    );
+    expect((await op.page(`/console/admin/orders?find=${order.provider_ref}`)).text).toContain(
+      `data-order="${order.id}"`,
+    );
     expect((await op.page("/console/admin/orders?status=nope")).status).toBe(400);
     expect((await op.page("/console/admin/orders?account=x")).status).toBe(400);
     const one = await op.page(`/console/admin/orders/${order.id}`);

@@ -134,7 +134,9 @@ describe("migrations", () => {
     const after = db.query("SELECT * FROM ledger_entries ORDER BY id").all() as Record<string, unknown>[];
     expect(after.map(({ ref_id, ...rest }) => (expect(ref_id).toBeNull(), rest))).toEqual(before);
     const indexes = (
-      db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_entries'").all() as {
+      db
+        .query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_entries'")
+        .all() as {
         name: string;
       }[]
     ).map((r) => r.name);

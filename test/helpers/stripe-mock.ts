@@ -47,7 +47,10 @@ export interface StripeMock {
   /** Builds an event about a session (a copy with `changes` applied). */
   event(type: string, session: MockSession, changes?: Partial<MockSession>): { id: string; body: string };
   /** Signs and sends an event body; `timestamp` (epoch s) and `secret` can be forged. */
-  send(body: string, options?: { timestamp?: number; secret?: string; header?: string | null }): Promise<Response>;
+  send(
+    body: string,
+    options?: { timestamp?: number; secret?: string; header?: string | null },
+  ): Promise<Response>;
   /** Marks a session paid and sends checkout.session.completed; returns what was sent. */
   pay(id: string): Promise<SentEvent>;
   stop(): void;
@@ -138,7 +141,10 @@ export async function startStripeMock(options: { now?: () => number } = {}): Pro
       }
       requests.push({ method: req.method, path: url.pathname, headers: req.headers, body });
       if (req.headers.get("authorization") !== `Bearer ${STRIPE_SECRET_KEY}`)
-        return Response.json({ error: { type: "invalid_request_error", message: "Invalid API Key provided" } }, { status: 401 });
+        return Response.json(
+          { error: { type: "invalid_request_error", message: "Invalid API Key provided" } },
+          { status: 401 },
+        );
       if (req.method === "POST" && url.pathname === "/v1/checkout/sessions") {
         const fail = mock.failNext;
         mock.failNext = null;
@@ -157,10 +163,14 @@ export async function startStripeMock(options: { now?: () => number } = {}): Pro
           status: "open",
           payment_status: "unpaid",
           amount_total:
-            Number(f.get("line_items[0][price_data][unit_amount]")) * Number(f.get("line_items[0][quantity]") ?? 1),
+            Number(f.get("line_items[0][price_data][unit_amount]")) *
+            Number(f.get("line_items[0][quantity]") ?? 1),
           currency: f.get("line_items[0][price_data][currency]") ?? "",
           client_reference_id: f.get("client_reference_id"),
-          metadata: { order_id: f.get("metadata[order_id]") ?? "", account_id: f.get("metadata[account_id]") ?? "" },
+          metadata: {
+            order_id: f.get("metadata[order_id]") ?? "",
+            account_id: f.get("metadata[account_id]") ?? "",
+          },
           customer_email: f.get("customer_email"),
           success_url: f.get("success_url") ?? "",
           cancel_url: f.get("cancel_url") ?? "",
@@ -177,9 +187,15 @@ export async function startStripeMock(options: { now?: () => number } = {}): Pro
         const s = sessions.get(get[1]!);
         return s
           ? Response.json(s)
-          : Response.json({ error: { type: "invalid_request_error", message: "No such session" } }, { status: 404 });
+          : Response.json(
+              { error: { type: "invalid_request_error", message: "No such session" } },
+              { status: 404 },
+            );
       }
-      return Response.json({ error: { type: "invalid_request_error", message: "Unrecognized request URL" } }, { status: 404 });
+      return Response.json(
+        { error: { type: "invalid_request_error", message: "Unrecognized request URL" } },
+        { status: 404 },
+      );
     },
   });
   mock.url = `http://127.0.0.1:${server.port}`;

@@ -61,12 +61,18 @@ export async function startYooKassaMock(): Promise<YooKassaMock> {
       Object.assign(p, changes);
     },
     async notify(id, event = "payment.succeeded", object) {
-      const body = JSON.stringify({ type: "notification", event, object: object ?? payments.get(id) ?? { id } });
+      const body = JSON.stringify({
+        type: "notification",
+        event,
+        object: object ?? payments.get(id) ?? { id },
+      });
       const headers = { "content-type": "application/json" };
       const target = mock.target;
       if (!target) throw new Error("yookassa mock: no notification target");
       if (typeof target === "string") return fetch(target, { method: "POST", headers, body });
-      return target(new Request("http://localhost/payments/yookassa/webhook", { method: "POST", headers, body }));
+      return target(
+        new Request("http://localhost/payments/yookassa/webhook", { method: "POST", headers, body }),
+      );
     },
     async pay(id) {
       mock.set(id, { status: "succeeded", paid: true });
@@ -96,7 +102,8 @@ export async function startYooKassaMock(): Promise<YooKassaMock> {
         return new Response(null, { status: 303, headers: { location: p.confirmation.return_url } });
       }
       requests.push({ method: req.method, path: url.pathname, headers: req.headers, body });
-      if (req.headers.get("authorization") !== auth) return error(401, "invalid_credentials", "Authentication failed");
+      if (req.headers.get("authorization") !== auth)
+        return error(401, "invalid_credentials", "Authentication failed");
       const fail = mock.failNext;
       mock.failNext = null;
       if (fail === "hang") return new Promise<Response>(() => {});
@@ -123,7 +130,11 @@ export async function startYooKassaMock(): Promise<YooKassaMock> {
           amount: b.amount,
           description: b.description ?? "",
           metadata: b.metadata ?? {},
-          confirmation: { type: "redirect", confirmation_url: `${mock.url}/pay/${id}`, return_url: b.confirmation.return_url },
+          confirmation: {
+            type: "redirect",
+            confirmation_url: `${mock.url}/pay/${id}`,
+            return_url: b.confirmation.return_url,
+          },
           created_at: new Date().toISOString(),
           test: true,
           refundable: false,

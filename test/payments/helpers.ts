@@ -48,7 +48,10 @@ export async function paymentsApp() {
   const handle = (r: Request) => t.app.handle(r);
   stripe.target = handle;
   yoo.target = handle;
-  t.ctx.live = { ...t.ctx.live, payments: liveSettingsFrom(paymentsConfig(stripe.url, yoo.url), PAYMENT_ENV).payments };
+  t.ctx.live = {
+    ...t.ctx.live,
+    payments: liveSettingsFrom(paymentsConfig(stripe.url, yoo.url), PAYMENT_ENV).payments,
+  };
 
   /** A RUB account with an owner; returns its id and the owner's email. */
   const rubOwner = async (email: string) => {

@@ -21,7 +21,11 @@ const admin = (path: string, init: RequestInit = {}) =>
   t.app.handle(
     new Request(`http://localhost${path}`, {
       ...init,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", ...init.headers },
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        "content-type": "application/json",
+        ...init.headers,
+      },
     }),
   );
 
@@ -32,7 +36,10 @@ describe("refund service", () => {
     expect(after.refunded_micro).toBe(10_000_000n);
     expect(t.balance(t.account.id)).toBe(15_000_000n);
     const entry = t.db
-      .query<{ kind: string; source: string; balance_delta_micro: bigint; ref_id: string; reason: string }, [string]>(
+      .query<
+        { kind: string; source: string; balance_delta_micro: bigint; ref_id: string; reason: string },
+        [string]
+      >(
         "SELECT kind, source, balance_delta_micro, ref_id, reason FROM ledger_entries WHERE account_id = ? AND kind = 'adjustment'",
       )
       .all(t.account.id);
@@ -88,7 +95,9 @@ describe("admin API", () => {
   test("list with filters, one order with its notifications, refund with 409s", async () => {
     const order = await paidOrder();
     await t.checkout("owner@example.com", { amount: "7", provider: "stripe" });
-    const all = (await (await admin("/admin/v1/orders")).json()) as { data: { id: string; status: string }[] };
+    const all = (await (await admin("/admin/v1/orders")).json()) as {
+      data: { id: string; status: string }[];
+    };
     expect(all.data.map((o) => o.status)).toEqual(["pending", "paid"]);
     const paid = (await (await admin("/admin/v1/orders?status=paid&provider=stripe")).json()) as {
       data: { id: string; amount_micro: string; provider_ref: string }[];

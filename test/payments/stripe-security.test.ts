@@ -26,7 +26,10 @@ describe("replays and duplicates", () => {
     // Stripe retries the same event (same id, new signature): 200 so it stops, nothing credited.
     const again = await t.stripe.send(first.body);
     expect(again.status).toBe(200);
-    const other = t.stripe.event("checkout.session.async_payment_succeeded", { ...session, payment_status: "paid" });
+    const other = t.stripe.event("checkout.session.async_payment_succeeded", {
+      ...session,
+      payment_status: "paid",
+    });
     expect((await t.stripe.send(other.body)).status).toBe(200);
     expect(t.balance(t.account.id)).toBe(10_000_000n);
     expect(t.topups(t.account.id).n).toBe(1n);
@@ -35,7 +38,11 @@ describe("replays and duplicates", () => {
 
   test("eight identical notifications at once credit exactly once", async () => {
     const { session, order } = await started();
-    const ev = t.stripe.event("checkout.session.completed", { ...session, status: "complete", payment_status: "paid" });
+    const ev = t.stripe.event("checkout.session.completed", {
+      ...session,
+      status: "complete",
+      payment_status: "paid",
+    });
     const answers = await Promise.all(Array.from({ length: 8 }, () => t.stripe.send(ev.body)));
     expect(answers.map((r) => r.status)).toEqual(Array(8).fill(200));
     expect(t.balance(t.account.id)).toBe(10_000_000n);
@@ -72,7 +79,9 @@ describe("forged and stale", () => {
     expect((await t.stripe.send(tampered, { header })).status).toBe(400);
     expect(t.balance(t.account.id)).toBe(0n);
     expect(t.outcomes()).toEqual(Array(6).fill("forged"));
-    expect(t.ctx.payments.orders.get(t.ctx.payments.orders.list({ limit: 1 })[0]!.id)!.status).toBe("pending");
+    expect(t.ctx.payments.orders.get(t.ctx.payments.orders.list({ limit: 1 })[0]!.id)!.status).toBe(
+      "pending",
+    );
   });
 
   test("a signature older than 5 minutes is refused (400, logged expired); 299 s is still fine", async () => {
@@ -99,7 +108,10 @@ describe("mismatches", () => {
   for (const [what, changes] of cases) {
     test(`a signed event with another ${what} credits nothing (200, logged)`, async () => {
       const { session, order } = await started();
-      const fixed = what === "account" ? { metadata: { order_id: order.id, account_id: "acct_someoneelse000" } } : changes;
+      const fixed =
+        what === "account"
+          ? { metadata: { order_id: order.id, account_id: "acct_someoneelse000" } }
+          : changes;
       const ev = t.stripe.event("checkout.session.completed", { ...session, payment_status: "paid" }, fixed);
       const r = await t.stripe.send(ev.body);
       expect(r.status).toBe(200);

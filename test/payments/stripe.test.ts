@@ -10,7 +10,11 @@ describe("Stripe Checkout", () => {
   test("checkout writes the order, then 303 to the provider's page; the webhook credits once", async () => {
     t = await paymentsApp();
     await t.person("owner@example.com");
-    const { b, res } = await t.checkout("owner@example.com", { preset: "25.00", amount: "", provider: "stripe" });
+    const { b, res } = await t.checkout("owner@example.com", {
+      preset: "25.00",
+      amount: "",
+      provider: "stripe",
+    });
     expect(res.status).toBe(303);
     const location = res.headers.get("location")!;
     expect(location.startsWith(`${t.stripe.url}/pay/cs_test_`)).toBe(true);
@@ -66,7 +70,11 @@ describe("Stripe Checkout", () => {
   test("a custom amount replaces the preset; bounds and decimals are checked before any order", async () => {
     t = await paymentsApp();
     await t.person("owner@example.com");
-    const ok = await t.checkout("owner@example.com", { preset: "10.00", amount: "12.34", provider: "stripe" });
+    const ok = await t.checkout("owner@example.com", {
+      preset: "10.00",
+      amount: "12.34",
+      provider: "stripe",
+    });
     expect(ok.res.status).toBe(303);
     expect([...t.stripe.sessions.values()][0]!.amount_total).toBe(1234);
     for (const [amount, message] of [
@@ -80,7 +88,10 @@ describe("Stripe Checkout", () => {
       expect(r.status, amount).toBe(400);
       expect(await r.text(), amount).toContain(message);
     }
-    const wrongProvider = await ok.b.post("/console/billing/checkout", { amount: "10", provider: "yookassa" });
+    const wrongProvider = await ok.b.post("/console/billing/checkout", {
+      amount: "10",
+      provider: "yookassa",
+    });
     expect(wrongProvider.status).toBe(400);
     expect(await wrongProvider.text()).toContain("YooKassa takes RUB");
     expect(t.ctx.payments.orders.list({ limit: 100 })).toHaveLength(1);
@@ -94,7 +105,9 @@ describe("Stripe Checkout", () => {
     const unpaid = t.stripe.event("checkout.session.completed", session, { status: "complete" });
     expect((await t.stripe.send(unpaid.body)).status).toBe(200);
     expect(t.balance(t.account.id)).toBe(0n);
-    const ok = t.stripe.event("checkout.session.async_payment_succeeded", session, { payment_status: "paid" });
+    const ok = t.stripe.event("checkout.session.async_payment_succeeded", session, {
+      payment_status: "paid",
+    });
     expect((await t.stripe.send(ok.body)).status).toBe(200);
     expect(t.balance(t.account.id)).toBe(10_000_000n);
     expect(t.outcomes()).toEqual(["not_paid", "credited"]);

@@ -30,7 +30,9 @@ describe("YooKassa", () => {
     );
     expect(payment.amount).toEqual({ value: "1500.00", currency: "RUB" });
     expect(payment.metadata).toEqual({ order_id: order.id, account_id: accountId });
-    expect(payment.confirmation.return_url).toBe(`http://gengate.test/console/billing/return?order=${order.id}`);
+    expect(payment.confirmation.return_url).toBe(
+      `http://gengate.test/console/billing/return?order=${order.id}`,
+    );
     expect(order.status).toBe("pending");
     expect(order.currency).toBe("RUB");
   });
@@ -64,7 +66,11 @@ describe("YooKassa", () => {
 
   test("a forged 'succeeded' for a payment the API says is pending credits nothing", async () => {
     const { accountId, payment, order } = await started();
-    const forged = await t.yoo.notify(payment.id, "payment.succeeded", { ...payment, status: "succeeded", paid: true });
+    const forged = await t.yoo.notify(payment.id, "payment.succeeded", {
+      ...payment,
+      status: "succeeded",
+      paid: true,
+    });
     expect(forged.status).toBe(200);
     expect(t.balance(accountId)).toBe(0n);
     expect(t.outcomes(order.id)).toEqual(["not_paid"]);
@@ -93,7 +99,11 @@ describe("YooKassa", () => {
       new Request("http://localhost/payments/yookassa/webhook", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ type: "notification", event: "payment.succeeded", object: { id: "../v3/me" } }),
+        body: JSON.stringify({
+          type: "notification",
+          event: "payment.succeeded",
+          object: { id: "../v3/me" },
+        }),
       }),
     );
     expect(malformed.status).toBe(400);
