@@ -78,7 +78,7 @@ timeout_seconds = 5
     await visit(g, "/console/billing");
     expect(await g.page.locator("#balance data").getAttribute("value")).toBe("25000000");
     expect(await g.page.locator("#topups tbody tr").count()).toBe(1);
-    expect(await g.page.locator("#topups tbody tr td").nth(2).innerText()).toBe("TOPUP");
+    expect((await g.page.locator("#topups tbody tr td").nth(2).textContent())?.trim()).toBe("TOPUP");
     await g.page.getByRole("link", { name: /^Receipt/ }).click();
     await g.settle();
     expect(await mainText(g.page)).toContain("Receipt");
