@@ -9,6 +9,7 @@ import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { codeCommand } from "./code.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
+import { orderCommand } from "./order.ts";
 import { restoreCommand } from "./restore.ts";
 import { secretCommand } from "./secret.ts";
 import { serveCommand } from "./serve.ts";
@@ -32,6 +33,9 @@ Usage:
                                        (redeem codes, printed once; DATE: YYYY-MM-DD or RFC 3339)
   gengate code list                    (batches with redeemed/unused/expired/revoked counts)
   gengate code revoke BATCH_ID         (its unused codes stop working)
+  gengate order list [--status S] [--provider stripe|yookassa] [--account ACCOUNT_ID]
+  gengate order refund ORDER_ID [--amount AMOUNT] --reason TEXT
+                                       (records a refund of a paid top-up: a negative adjustment)
   gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
                                        (one-time console link, 7 days; no --account: a new account)
   gengate user reset-password --email E   (one-time password reset link, 1 hour)
@@ -66,6 +70,8 @@ export async function runCli(argv: string[]): Promise<number> {
         return fxCommand(rest);
       case "code":
         return codeCommand(rest);
+      case "order":
+        return orderCommand(rest);
       case "user":
         return userCommand(rest);
       case "secret":

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { Cron } from "croner";
 import { parseCidr } from "../lib/addresses.ts";
+import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import { stripTrailingSlashes } from "../lib/url.ts";
 import { providerType } from "../providers/list.ts";
 import {
@@ -9,6 +10,8 @@ import {
   DEFAULT_LIMITS,
   type LiveSettings,
   type MetricsSettings,
+  type PaymentAmounts,
+  type PaymentSettings,
   type ServerSettings,
   type SmtpSettings,
 } from "./schema.ts";
@@ -132,6 +135,99 @@ export function liveSettingsFrom(
       signup: file?.console?.signup ?? "invite",
       currency: file?.console?.currency ?? "USD",
     },
+    payments: paymentsFrom(file, env),
+  };
+}
+
+/** Defaults of [payments.usd] / [payments.rub] (decimals in the main unit). */
+const DEFAULT_AMOUNTS = {
+  USD: { minimum: "5", maximum: "1000", presets: ["10", "25", "50", "100"] },
+  RUB: { minimum: "500", maximum: "100000", presets: ["1000", "2500", "5000", "10000"] },
+} as const;
+
+/** A secret from `<name>_env` or `<name>_file` (exactly one); a missing one is one line naming the key. */
+function secretFrom(
+  section: Record<string, unknown>,
+  at: string,
+  name: string,
+  env: Record<string, string | undefined>,
+): string {
+  const envName = section[`${name}_env`] as string | undefined;
+  const file = section[`${name}_file`] as string | undefined;
+  if (envName && file) throw new ConfigError(`${at}: give ${name}_env or ${name}_file, not both`);
+  let value: string | undefined;
+  if (envName) {
+    value = env[envName]?.trim();
+    if (!value) throw new ConfigError(`${at}.${name}_env: environment variable ${envName} is not set`);
+  } else if (file) {
+    try {
+      value = readFileSync(file, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError(
+        `${at}.${name}_file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+    }
+    if (!value) throw new ConfigError(`${at}.${name}_file: ${file} is empty`);
+  } else {
+    throw new ConfigError(
+      `${at}: ${name}_env or ${name}_file is required (secrets are never written in the config)`,
+    );
+  }
+  if (/\s/.test(value)) throw new ConfigError(`${at}: the ${name} contains whitespace`);
+  return value;
+}
+
+function amountsFrom(
+  given: { minimum?: string; maximum?: string; presets?: string[] } | undefined,
+  currency: "USD" | "RUB",
+): PaymentAmounts {
+  const d = DEFAULT_AMOUNTS[currency];
+  const at = `payments.${currency.toLowerCase()}`;
+  const micro = (text: string) => parseDecimalToMicro(text)!;
+  const minimumMicro = micro(given?.minimum ?? d.minimum);
+  const maximumMicro = micro(given?.maximum ?? d.maximum);
+  const presetsMicro = (given?.presets ?? [...d.presets]).map(micro);
+  if (minimumMicro <= 0n) throw new ConfigError(`${at}.minimum: must be above 0`);
+  if (maximumMicro < minimumMicro) throw new ConfigError(`${at}.maximum: must not be below minimum`);
+  for (const p of presetsMicro) {
+    if (p < minimumMicro || p > maximumMicro)
+      throw new ConfigError(`${at}.presets: ${formatMicro(p)} is outside minimum..maximum`);
+  }
+  return { minimumMicro, maximumMicro, presetsMicro };
+}
+
+/** [payments]: amounts, order expiry, and the providers with their secrets (read now, at start or reload). */
+function paymentsFrom(file: ConfigFile | null, env: Record<string, string | undefined>): PaymentSettings {
+  const p = file?.payments ?? {};
+  let stripe: PaymentSettings["stripe"] = null;
+  if (p.stripe) {
+    const s = p.stripe;
+    const api = new URL(s.api_base ?? "https://api.stripe.com");
+    const protocol = api.protocol === "http:" ? "http" : "https";
+    stripe = {
+      secretKey: secretFrom(s, "payments.stripe", "secret_key", env),
+      webhookSecret: secretFrom(s, "payments.stripe", "webhook_secret", env),
+      api: { protocol, host: api.hostname, port: Number(api.port || (protocol === "http" ? 80 : 443)) },
+      checkoutOrigin: new URL(s.checkout_origin ?? "https://checkout.stripe.com").origin,
+      timeoutMs: (s.timeout_seconds ?? 20) * 1000,
+    };
+  }
+  let yookassa: PaymentSettings["yookassa"] = null;
+  if (p.yookassa) {
+    const y = p.yookassa;
+    yookassa = {
+      shopId: y.shop_id,
+      secretKey: secretFrom(y, "payments.yookassa", "secret_key", env),
+      apiBase: stripTrailingSlashes(y.api_base ?? "https://api.yookassa.ru/v3"),
+      checkoutOrigin: new URL(y.checkout_origin ?? "https://yoomoney.ru").origin,
+      timeoutMs: (y.timeout_seconds ?? 20) * 1000,
+    };
+  }
+  return {
+    amounts: { USD: amountsFrom(p.usd, "USD"), RUB: amountsFrom(p.rub, "RUB") },
+    orderTtlSeconds: (p.order_expiry_hours ?? 24) * 3600,
+    stripe,
+    yookassa,
   };
 }
 

@@ -60,6 +60,68 @@ const SmtpSection = T.Object(
   { additionalProperties: false },
 );
 
+/** A decimal amount in a currency's main unit, at most 2 places ("10", "12.50"): providers take cents. */
+const Amount = T.String({
+  pattern: "^[0-9]{1,12}(\\.[0-9]{1,2})?$",
+  description: 'A decimal, e.g. "10" or "12.50".',
+});
+const PaymentAmounts = T.Object(
+  {
+    minimum: T.Optional(Amount),
+    maximum: T.Optional(Amount),
+    presets: T.Optional(T.Array(Amount, { maxItems: 8, description: "The billing page's preset buttons." })),
+  },
+  { additionalProperties: false },
+);
+const EnvName = T.String({ pattern: "^[A-Z_][A-Z0-9_]*$", description: "Environment variable holding it." });
+const SecretFile = T.String({ minLength: 1, description: "File holding it." });
+const HttpBase = T.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" });
+/** [payments] (docs/billing.md, "Payments"): secrets only from *_env or *_file, never inline. */
+const PaymentsSection = T.Object(
+  {
+    order_expiry_hours: T.Optional(
+      T.Integer({ minimum: 1, maximum: 24, description: "An unpaid order expires after this (default 24)." }),
+    ),
+    usd: T.Optional(PaymentAmounts),
+    rub: T.Optional(PaymentAmounts),
+    stripe: T.Optional(
+      T.Object(
+        {
+          secret_key_env: T.Optional(EnvName),
+          secret_key_file: T.Optional(SecretFile),
+          webhook_secret_env: T.Optional(EnvName),
+          webhook_secret_file: T.Optional(SecretFile),
+          api_base: T.Optional(
+            T.String({ pattern: "^https?://[^\\s/]+/?$", description: "Default https://api.stripe.com" }),
+          ),
+          checkout_origin: T.Optional(HttpBase),
+          timeout_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 120 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    yookassa: T.Optional(
+      T.Object(
+        {
+          shop_id: T.String({ pattern: "^[0-9A-Za-z_-]{1,64}$" }),
+          secret_key_env: T.Optional(EnvName),
+          secret_key_file: T.Optional(SecretFile),
+          api_base: T.Optional(
+            T.String({
+              pattern: "^https?://[^\\s/]+(/[^\\s]*)?$",
+              description: "Default https://api.yookassa.ru/v3",
+            }),
+          ),
+          checkout_origin: T.Optional(HttpBase),
+          timeout_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 120 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * The operator's config file (TOML, or JSON when the name ends in .json). Unknown keys are errors:
  * a typo must not silently fall back to a default. See docs/configuration.md.
@@ -199,6 +261,7 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    payments: T.Optional(PaymentsSection),
     models: T.Optional(T.Array(T.Unknown())),
   },
   { additionalProperties: false },
@@ -277,6 +340,7 @@ export interface LiveSettings {
   webhooks: { allowPrivateCidrs: string[] };
   metrics: MetricsSettings;
   console: ConsoleSettings;
+  payments: PaymentSettings;
   /** [smtp]; null: no mail is queued or sent (links are shown and printed as before). */
   smtp: SmtpSettings | null;
 }
@@ -289,6 +353,35 @@ export interface SmtpSettings {
   user: string | null;
   password: string | null;
   from: string;
+}
+
+/** The amounts a customer may pay in one currency, micro-units (whole cents). */
+export interface PaymentAmounts {
+  minimumMicro: bigint;
+  maximumMicro: bigint;
+  presetsMicro: bigint[];
+}
+
+/** [payments] (docs/billing.md): providers are null when not configured. */
+export interface PaymentSettings {
+  amounts: { USD: PaymentAmounts; RUB: PaymentAmounts };
+  orderTtlSeconds: number;
+  stripe: {
+    secretKey: string;
+    webhookSecret: string;
+    api: { protocol: "http" | "https"; host: string; port: number };
+    /** The origin of the hosted checkout pages the customer is sent to (and the CSP allows). */
+    checkoutOrigin: string;
+    timeoutMs: number;
+  } | null;
+  yookassa: {
+    shopId: string;
+    secretKey: string;
+    /** e.g. https://api.yookassa.ru/v3 (no trailing slash). */
+    apiBase: string;
+    checkoutOrigin: string;
+    timeoutMs: number;
+  } | null;
 }
 
 /** [console] (docs/console.md). */

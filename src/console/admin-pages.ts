@@ -46,6 +46,7 @@ const SECTIONS = [
   { href: "/console/admin/fx", label: "Exchange rates" },
   { href: "/console/admin/codes", label: "Redeem codes" },
   { href: "/console/admin/mail", label: "Mail" },
+  { href: "/console/admin/orders", label: "Orders" },
 ] as const;
 
 export function adminPage(

@@ -1,11 +1,12 @@
 /**
  * Billing (`/console/billing`): balance, held and available, and the wallet's top-ups, from
- * billing() (src/ledger/figures.ts). Topping up is the operator's today (issue 16 adds redeem codes
- * and payments): the page says so and offers no button that does nothing.
+ * billing() (src/ledger/figures.ts), and paying (billing-checkout.ts: the checkout form, the
+ * account's payments and their receipts).
  */
 import { Elysia } from "elysia";
 import { billing } from "../ledger/figures.ts";
 import { html } from "../lib/html.ts";
+import { checkoutSection, ordersSection } from "./billing-checkout.ts";
 import { redeemSection } from "./billing-redeem.ts";
 import { type ConsoleKit, requireAccount } from "./kit.ts";
 import { empty, money } from "./money-view.ts";
@@ -29,10 +30,7 @@ export function billingPages(kit: ConsoleKit) {
   <div class="card" id="available"><div class="hint">Available</div><div class="figure">${money(b.available_micro, cur)}</div></div>
 </div>
 ${redeemSection(kit, c)}
-<h2>Top up</h2>
-<p>The balance is prepaid in ${cur}. To add money, ask the operator of this gengate: they credit the account,
-and the credit appears below and in the <a href="/console/wallet">wallet</a> (source ADMIN). Redeem codes and card
-payments come in a later release.</p>
+${checkoutSection(kit, s)}${ordersSection(kit, s)}
 <h2>Top-ups</h2>
 ${b.topups.length ? entriesTable("topups", "Top-ups", b.topups, cur) : empty("No top-ups yet.")}
 <p class="pager">${cursor ? html`<a href="/console/billing">Newest</a> ` : null}${

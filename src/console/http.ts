@@ -41,9 +41,11 @@ import type { ConsoleSession } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { adminCodesPages } from "./admin-codes-pages.ts";
 import { adminMailPages } from "./admin-mail-pages.ts";
+import { adminOrdersPages } from "./admin-orders-pages.ts";
 import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
+import { billingCheckoutPages } from "./billing-checkout.ts";
 import { billingPages } from "./billing-pages.ts";
 import { billingRedeemRoutes } from "./billing-redeem.ts";
 import { keysPages } from "./keys-pages.ts";
@@ -91,10 +93,12 @@ export function consoleRoutes(ctx: AppContext) {
       .use(walletPages(kit))
       .use(billingPages(kit))
       .use(billingRedeemRoutes(kit))
+      .use(billingCheckoutPages(kit))
       .use(requestsPages(kit))
       .use(adminPages(kit))
       .use(adminCodesPages(kit))
       .use(adminMailPages(kit))
+      .use(adminOrdersPages(kit))
       .all("/console/*", notFound)
   );
 }

@@ -294,7 +294,10 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
         }
         const base: PublicPageContext = { request, url, params: paramsOf(c), client, session };
         const result = await run(base, session, form);
-        return withSecurityHeaders(result instanceof Response ? result : htmlResponse(result));
+        return withSecurityHeaders(
+          result instanceof Response ? result : htmlResponse(result),
+          ctx.payments.checkoutOrigins(),
+        );
       } catch (err) {
         return withSecurityHeaders(kit.errorPage(err, request, session));
       }

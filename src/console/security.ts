@@ -19,9 +19,18 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-content-type-options": "nosniff",
 };
 
-/** Sets the security headers on a response (and `Cache-Control: no-store` unless it has one). */
-export function withSecurityHeaders(res: Response): Response {
+/**
+ * Sets the security headers on a response (and `Cache-Control: no-store` unless it has one).
+ * `formTargets`: origins forms may also lead to: the enabled payment providers' checkout pages,
+ * since a browser checks the billing form's 303 to the provider against `form-action`.
+ */
+export function withSecurityHeaders(res: Response, formTargets: readonly string[] = []): Response {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.headers.set(k, v);
+  if (formTargets.length)
+    res.headers.set(
+      "content-security-policy",
+      CONSOLE_CSP.replace("form-action 'self'", `form-action 'self' ${formTargets.join(" ")}`),
+    );
   if (!res.headers.has("cache-control")) res.headers.set("cache-control", "no-store");
   return res;
 }

@@ -13,6 +13,8 @@ import { fileRoutes } from "../files/uploads-http.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsRoutes } from "../metrics/http.ts";
+import { orderAdminRoutes } from "../payments/admin-http.ts";
+import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal-routes.ts";
 import { queueRoutes } from "../queue/http.ts";
@@ -43,7 +45,9 @@ export function createApp(ctx: AppContext) {
       set.headers["x-request-id"] = beginRequest(request).id;
     })
     // JSON bodies are read with a size cap (Bun's own limit would answer a bare 413).
-    .onParse({ as: "global" }, ({ request, contentType }) => {
+    .onParse({ as: "global" }, ({ request, contentType, path }) => {
+      // Payment notifications are verified over their raw bytes: src/payments/http.ts reads them.
+      if (path.startsWith("/payments/")) return null;
       if (contentType === "application/json" || contentType?.startsWith("application/json;"))
         return parseJsonCapped(request);
       // Any other body is left unread: uploads stream it themselves; JSON routes then see no body
@@ -96,6 +100,8 @@ export function createApp(ctx: AppContext) {
     .use(chatRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
+    .use(orderAdminRoutes(ctx))
+    .use(paymentRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(docsRoutes(ctx, () => self!))
     .use(frontDoorRoutes(ctx, consoleMounted))

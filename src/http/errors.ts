@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   internal_error: [500, "server_error"],
   submit_failed: [502, "upstream_error"],
   generation_failed: [502, "upstream_error"],
+  payment_provider_error: [502, "upstream_error"],
   capacity_unavailable: [503, "upstream_error"],
   not_ready: [503, "server_error"],
   insufficient_storage: [507, "server_error"],

@@ -37,6 +37,7 @@ export const ERROR_CODE_NAMES = [
   "internal_error",
   "submit_failed",
   "generation_failed",
+  "payment_provider_error",
   "capacity_unavailable",
   "not_ready",
   "insufficient_storage",

@@ -10,7 +10,8 @@ import { WorkerPool } from "./workers.ts";
 /**
  * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
  * every 10 s for lapsed leases and time limits), the idempotency purge, the retention sweep of
- * uploads and outputs (every 5 minutes) and webhook delivery.
+ * uploads and outputs (every 5 minutes), webhook delivery and the expiry of unpaid payment orders
+ * (every minute).
  */
 export function startBackground(ctx: AppContext) {
   recoverJobs(ctx.jobs, ctx.providers, Date.now(), true);
@@ -70,6 +71,14 @@ export function startBackground(ctx: AppContext) {
       guard("retention sweep", async () => {
         const gone = await ctx.files.sweep();
         if (gone.files || gone.outputs) log("info", "retention sweep", gone);
+      }),
+    ),
+    new Cron(
+      "30 * * * * *",
+      { name: "order-expiry", protect: true, timezone: "UTC" },
+      guard("order expiry", () => {
+        const expired = ctx.payments.expireDue();
+        if (expired) log("info", "payment orders expired", { expired });
       }),
     ),
   ];

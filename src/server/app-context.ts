@@ -80,6 +80,7 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
   }
   const services = createServices(db, o.publicUrl, o.now, {
     console: () => ctx.live.console,
+    payments: () => ctx.live.payments,
     passwordCost: o.passwordCost,
     smtp: () => ctx.live.smtp,
   });

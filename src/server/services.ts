@@ -2,12 +2,13 @@ import type { Database } from "bun:sqlite";
 import { AccountStore } from "../accounts/accounts.ts";
 import { LowBalanceAlerts } from "../alerts/alerts.ts";
 import { CodeService } from "../codes/service.ts";
-import type { ConsoleSettings, SmtpSettings } from "../config/schema.ts";
+import type { ConsoleSettings, PaymentSettings, SmtpSettings } from "../config/schema.ts";
 import { FxStore } from "../fx/rates.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { Wallet } from "../ledger/wallet.ts";
 import { Mailer, peopleMail } from "../mail/mailer.ts";
 import { MailOutbox } from "../mail/outbox.ts";
+import { DISABLED_PAYMENTS, PaymentService } from "../payments/service.ts";
 import { PeopleService, type PeopleServiceOptions } from "../people/service.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
 
@@ -17,6 +18,8 @@ export interface ServicesOptions {
   passwordCost?: PeopleServiceOptions["passwordCost"];
   /** The live [smtp] settings, read at each use; default none (nothing is mailed). */
   smtp?: () => SmtpSettings | null;
+  /** The live [payments] settings, read at each call; default: no provider enabled (the CLI). */
+  payments?: () => PaymentSettings;
 }
 
 /** The domain services over one database, shared by the server, the CLI and tests. */
@@ -56,6 +59,11 @@ export function createServices(
     accounts,
     ledger,
     codes: new CodeService(db, accounts, ledger),
+    payments: new PaymentService(db, accounts, ledger, {
+      publicUrl,
+      settings: options.payments ?? (() => DISABLED_PAYMENTS),
+      now,
+    }),
     fx: new FxStore(db),
     wallet: new Wallet(db),
     people,

@@ -1,0 +1,89 @@
+/**
+ * In-process payments tests: the console app (test/console/helpers.ts) with [payments] pointing at
+ * the local Stripe and YooKassa mocks, whose webhooks go straight into the app. The clock (epoch
+ * seconds) is shared by the app and the Stripe mock's signatures, so tests can move time.
+ */
+import { liveSettingsFrom } from "../../src/config/load.ts";
+import type { ConfigFile } from "../../src/config/schema.ts";
+import { nowSeconds } from "../../src/lib/time.ts";
+import { consoleApp, PASSWORD } from "../console/helpers.ts";
+import { STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, startStripeMock } from "../helpers/stripe-mock.ts";
+import { startYooKassaMock, YOOKASSA_SECRET_KEY, YOOKASSA_SHOP_ID } from "../helpers/yookassa-mock.ts";
+
+export const PAYMENT_ENV = {
+  TEST_STRIPE_SK: STRIPE_SECRET_KEY,
+  TEST_STRIPE_WHSEC: STRIPE_WEBHOOK_SECRET,
+  TEST_YOOKASSA_SK: YOOKASSA_SECRET_KEY,
+};
+
+export function paymentsConfig(stripeUrl: string, yooUrl: string, extra: Record<string, unknown> = {}) {
+  return {
+    payments: {
+      usd: { minimum: "5", maximum: "500", presets: ["10", "25"] },
+      rub: { minimum: "100", maximum: "50000", presets: ["1000"] },
+      stripe: {
+        secret_key_env: "TEST_STRIPE_SK",
+        webhook_secret_env: "TEST_STRIPE_WHSEC",
+        api_base: stripeUrl,
+        checkout_origin: stripeUrl,
+        timeout_seconds: 2,
+      },
+      yookassa: {
+        shop_id: YOOKASSA_SHOP_ID,
+        secret_key_env: "TEST_YOOKASSA_SK",
+        api_base: `${yooUrl}/v3`,
+        checkout_origin: yooUrl,
+        timeout_seconds: 2,
+      },
+      ...extra,
+    },
+  } as ConfigFile;
+}
+
+export async function paymentsApp() {
+  const clock = { now: nowSeconds() };
+  const t = consoleApp({ now: () => clock.now });
+  const stripe = await startStripeMock({ now: () => clock.now });
+  const yoo = await startYooKassaMock();
+  const handle = (r: Request) => t.app.handle(r);
+  stripe.target = handle;
+  yoo.target = handle;
+  t.ctx.live = {
+    ...t.ctx.live,
+    payments: liveSettingsFrom(paymentsConfig(stripe.url, yoo.url), PAYMENT_ENV).payments,
+  };
+
+  /** A RUB account with an owner; returns its id and the owner's email. */
+  const rubOwner = async (email: string) => {
+    const { account } = t.ctx.accounts.createAccount(`rub ${email}`, "RUB");
+    const { url } = t.people.createInvite({ email, accountId: account.id, role: "owner" });
+    await t.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    return account.id;
+  };
+  /** Signs in, opens the billing page (for its CSRF token) and posts the checkout form. */
+  const checkout = async (email: string, fields: Record<string, string>) => {
+    const b = await t.signedIn(email);
+    await b.page("/console/billing");
+    const res = await b.post("/console/billing/checkout", fields);
+    return { b, res };
+  };
+  const balance = (accountId: string) => t.ctx.accounts.getAccount(accountId)!.balance_micro;
+  const topups = (accountId: string) =>
+    t.db
+      .query<{ n: bigint; s: bigint | null }, [string]>(
+        "SELECT count(*) AS n, sum(amount_micro) AS s FROM ledger_entries WHERE account_id = ? AND source = 'TOPUP'",
+      )
+      .get(accountId)!;
+  const outcomes = (orderId?: string) =>
+    t.db
+      .query<{ outcome: string }, [string | null]>(
+        "SELECT outcome FROM payment_notifications WHERE ?1 IS NULL OR order_id = ?1 ORDER BY id",
+      )
+      .all(orderId ?? null)
+      .map((r) => r.outcome);
+  const close = () => {
+    stripe.stop();
+    yoo.stop();
+  };
+  return { ...t, clock, stripe, yoo, rubOwner, checkout, balance, topups, outcomes, close };
+}
