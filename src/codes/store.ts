@@ -22,6 +22,16 @@ export interface BatchWithCounts extends BatchRow {
 }
 
 /** A code looked up by its hash, with its batch's amount, currency and expiry. */
+/** A code as its receipt shows it: redeemed by the account asking. */
+export interface RedeemedCode {
+  id: string;
+  batch_id: string;
+  redeemed_at: bigint;
+  redeemed_by: string;
+  currency: Currency;
+  amount_micro: bigint;
+}
+
 export interface CodeRow {
   id: string;
   batch_id: string;
@@ -77,6 +87,11 @@ export class RedeemCodeStore {
         "UPDATE redeem_codes SET revoked_at = ? WHERE batch_id = ? AND redeemed_at IS NULL AND revoked_at IS NULL",
       ),
       markBatchRevoked: db.prepare("UPDATE redeem_batches SET revoked_at = ? WHERE id = ?"),
+      redeemedBy: db.prepare<RedeemedCode, [string, string]>(
+        `SELECT c.id, c.batch_id, c.redeemed_at, c.redeemed_by, b.currency, b.amount_micro
+         FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id
+         WHERE c.id = ? AND c.redeemed_account_id = ?`,
+      ),
       failures: db.prepare<{ n: bigint; oldest: bigint | null }, [string, number]>(
         "SELECT count(*) AS n, min(at) AS oldest FROM redeem_failures WHERE account_id = ? AND at > ?",
       ),
@@ -121,6 +136,11 @@ export class RedeemCodeStore {
   /** Compare-and-swap: true when this call used the code (it was unredeemed, unrevoked, unexpired). */
   markRedeemed(codeId: string, accountId: string, by: string, now: number): boolean {
     return this.s.markRedeemed.get(now, accountId, by, codeId, now) !== null;
+  }
+
+  /** The code `codeId` if `accountId` redeemed it (its receipt); null otherwise, whoever asks. */
+  redeemedBy(codeId: string, accountId: string): RedeemedCode | null {
+    return this.s.redeemedBy.get(codeId, accountId);
   }
 
   /** Revokes the batch's codes that are neither redeemed nor revoked; returns how many. */

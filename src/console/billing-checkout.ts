@@ -120,7 +120,7 @@ ${tableBox(
 }
 
 /** The account's order named by `id`, or 404 (unknown, malformed, or another account's). */
-function ownOrder(kit: ConsoleKit, session: AccountSession, id: string | null): OrderRow {
+export function ownOrder(kit: ConsoleKit, session: AccountSession, id: string | null): OrderRow {
   const order = id && ORDER_ID.test(id) ? kit.ctx.payments.orders.getOwned(id, session.accountId) : null;
   if (!order) throw new DomainError("not_found", "There is no such payment for this account.");
   return order;
@@ -172,37 +172,6 @@ ${message}`,
   );
 }
 
-function receiptPage(c: PageContext, kit: ConsoleKit): Response {
-  const s = requireOwner(c.session);
-  const order = ownOrder(kit, s, c.params.id ?? null);
-  if (order.status !== "paid")
-    throw new DomainError("not_found", "There is no receipt for this payment: it is not paid.");
-  const account = kit.ctx.accounts.getAccount(order.account_id)!;
-  const cur = order.currency;
-  const host = new URL(kit.ctx.publicUrl).host;
-  return htmlResponse(
-    c.layout({
-      title: `Receipt ${order.id}`,
-      active: "billing",
-      body: html`<p class="no-print"><a href="/console/billing">← Billing</a> · Print this page with your browser's Print command (the navigation is left out).</p>
-<article class="receipt" aria-labelledby="receipt-heading">
-<h1 id="receipt-heading">Receipt</h1>
-<dl class="facts">
-  <dt>Issued by</dt><dd>gengate at ${host}</dd>
-  <dt>Order</dt><dd class="mono">${order.id}</dd>
-  <dt>Paid</dt><dd>${formatTime(order.paid_at!)}</dd>
-  <dt>Amount</dt><dd>${money(order.amount_micro, cur)}</dd>
-  ${order.refunded_micro > 0n ? html`<dt>Refunded</dt><dd>${money(order.refunded_micro, cur)}</dd>` : null}
-  <dt>Account</dt><dd>${account.name} <span class="mono">(${account.id})</span></dd>
-  <dt>Paid through</dt><dd>${PROVIDER_LABEL[order.provider]}, reference <span class="mono">${order.provider_ref ?? "—"}</span></dd>
-  <dt>Credited</dt><dd>to the prepaid balance of the account, as a TOPUP wallet entry naming this order</dd>
-</dl>
-<p class="hint">${formatMoney(order.amount_micro, cur)} of prepaid credit for generation requests.</p>
-</article>`,
-    }),
-  );
-}
-
 export function billingCheckoutPages(kit: ConsoleKit) {
   return new Elysia()
     .post(
@@ -244,9 +213,5 @@ export function billingCheckoutPages(kit: ConsoleKit) {
     .get(
       "/console/billing/return",
       kit.page((c) => returnPage(c, kit)),
-    )
-    .get(
-      "/console/billing/receipts/:id",
-      kit.page((c) => receiptPage(c, kit)),
     );
 }

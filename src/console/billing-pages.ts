@@ -32,7 +32,7 @@ export function billingPages(kit: ConsoleKit) {
 ${redeemSection(kit, c)}
 ${checkoutSection(kit, s)}${ordersSection(kit, s)}
 <h2>Top-ups</h2>
-${b.topups.length ? entriesTable("topups", "Top-ups", b.topups, cur) : empty("No top-ups yet.")}
+${b.topups.length ? entriesTable("topups", "Top-ups", b.topups, cur, s.role === "owner") : empty("No top-ups yet.")}
 <p class="pager">${cursor ? html`<a href="/console/billing">Newest</a> ` : null}${
           b.next_cursor ? html`<a href="/console/billing?cursor=${b.next_cursor}" rel="next">Older</a>` : null
         }</p>`,

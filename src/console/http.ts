@@ -51,6 +51,7 @@ import { billingRedeemRoutes } from "./billing-redeem.ts";
 import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
 import { overviewPages } from "./overview-pages.ts";
+import { receiptPages } from "./receipts.ts";
 import { requestsPages } from "./requests-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 import { settingsPages } from "./settings-pages.ts";
@@ -94,6 +95,7 @@ export function consoleRoutes(ctx: AppContext) {
       .use(billingPages(kit))
       .use(billingRedeemRoutes(kit))
       .use(billingCheckoutPages(kit))
+      .use(receiptPages(kit))
       .use(requestsPages(kit))
       .use(adminPages(kit))
       .use(adminCodesPages(kit))

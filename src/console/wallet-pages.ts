@@ -19,7 +19,13 @@ function signed(micro: bigint, currency: string): SafeHtml {
     : html`${micro > 0n ? "+" : ""}${money(micro, currency)}`;
 }
 
-function entryRow(e: WalletEntry, currency: string): SafeHtml {
+/** The receipt of a top-up (a paid order or a redeemed code), or null. */
+export function receiptHref(e: Pick<WalletEntry, "source" | "ref_id">): string | null {
+  return e.source === "TOPUP" && e.ref_id ? `/console/billing/receipts/${e.ref_id}` : null;
+}
+
+function entryRow(e: WalletEntry, currency: string, receipts: boolean): SafeHtml {
+  const receipt = receipts ? receiptHref(e) : null;
   return html`<tr data-entry="${e.id}">
   <td>${when(e.created_at)}</td>
   <td>${e.kind}</td>
@@ -29,20 +35,36 @@ function entryRow(e: WalletEntry, currency: string): SafeHtml {
   <td class="num" data-balance-after>${money(e.balance_after_micro, currency)}</td>
   <td class="mono">${e.model_id ?? ""}</td>
   <td>${e.request_id ? html`<a class="mono" href="/console/requests/${e.request_id}">${e.request_id}</a>` : ""}</td>
-  <td>${e.reason ?? ""}</td>
+  <td>${e.reason ?? ""}</td>${
+    receipts
+      ? html`
+  <td>${receipt ? html`<a href="${receipt}">Receipt<span class="visually-hidden"> for ${e.ref_id}</span></a>` : ""}</td>`
+      : null
+  }
 </tr>`;
 }
 
-/** The wallet's entries table (also used by the billing page for its top-ups). */
-export function entriesTable(id: string, label: string, entries: WalletEntry[], currency: string): SafeHtml {
+/**
+ * The wallet's entries table (also used by the billing page for its top-ups, where owners get a
+ * Receipt link per TOPUP entry: `receipts`).
+ */
+export function entriesTable(
+  id: string,
+  label: string,
+  entries: WalletEntry[],
+  currency: string,
+  receipts = false,
+): SafeHtml {
   return tableBox(
     label,
     html`<table id="${id}">
 <caption class="visually-hidden">${label}</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Source</th>
 <th scope="col" class="num">Balance change</th><th scope="col" class="num">Held change</th>
-<th scope="col" class="num">Balance after</th><th scope="col">Model</th><th scope="col">Request</th><th scope="col">Reason</th></tr></thead>
-<tbody>${entries.map((e) => entryRow(e, currency))}</tbody>
+<th scope="col" class="num">Balance after</th><th scope="col">Model</th><th scope="col">Request</th><th scope="col">Reason</th>${
+      receipts ? html`<th scope="col">Receipt</th>` : null
+    }</tr></thead>
+<tbody>${entries.map((e) => entryRow(e, currency, receipts))}</tbody>
 </table>`,
   );
 }

@@ -354,6 +354,8 @@ export interface WalletEntry {
   model_id: string | null;
   request_id: string | null;
   reason: string | null;
+  /** A TOPUP's cause (order `ord_...` or redeem code `rcode_...`), or the order a refund names. */
+  ref_id: string | null;
 }
 
 export interface WalletPage {
@@ -411,6 +413,7 @@ const entryOf = (e: EntryRow): WalletEntry => ({
   model_id: e.model_id,
   request_id: e.request_id,
   reason: e.reason,
+  ref_id: e.ref_id,
 });
 
 /** The wallet page: entries newest first with their running balance, optionally one source. */

@@ -2,7 +2,7 @@
 // field `Code` and the button `Redeem`; the answer is a redirect back to the page with a notice
 // (amount and balance read back from the ledger) or an error next to the field.
 import { describe, expect, test } from "bun:test";
-import { consoleApp } from "./helpers.ts";
+import { consoleApp, PASSWORD } from "./helpers.ts";
 
 async function setup() {
   const c = consoleApp();
@@ -44,6 +44,38 @@ describe("billing page: redeem a code", () => {
     expect(text).toContain('<data value="17500000">17.50 USD</data>');
     expect(text).toMatch(/<td>topup<\/td>\s*<td>TOPUP<\/td>/);
     expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(17_500_000n);
+  });
+
+  test("each redeemed code has a printable receipt, for the account's owners only", async () => {
+    const c = await setup();
+    const [code] = c.batch("12.5");
+    const res = await c.owner.post("/console/billing/redeem", { code: code! });
+    const codeId = /redeemed=(rcode_[0-9A-Za-z]+)/.exec(res.headers.get("location")!)![1]!;
+    const billing = await c.owner.page("/console/billing");
+    expect(billing.text).toContain(`<a href="/console/billing/receipts/${codeId}">Receipt`);
+    const receipt = await c.owner.page(`/console/billing/receipts/${codeId}`);
+    expect(receipt.status).toBe(200);
+    expect(receipt.text).toContain('<h1 id="receipt-heading">Receipt</h1>');
+    expect(receipt.text).toContain(`<dt>Redeem code</dt><dd class="mono">${codeId}</dd>`);
+    expect(receipt.text).toContain('<data value="12500000">12.50 USD</data>');
+    expect(receipt.text).not.toContain(code!);
+    // Members see no receipt links and are refused the page; another account and unknown ids are 404.
+    const member = await c.signedIn("member@example.com");
+    expect((await member.page("/console/billing")).text).not.toContain("/console/billing/receipts/");
+    expect((await member.page(`/console/billing/receipts/${codeId}`)).status).toBe(403);
+    const other = c.ctx.accounts.createAccount("other", "USD").account;
+    const { url } = c.people.createInvite({ email: "else@example.com", accountId: other.id, role: "owner" });
+    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    const stranger = await c.signedIn("else@example.com");
+    for (const id of [codeId, "rcode_nope", "rcode_../x", "ord_nope"]) {
+      expect((await stranger.page(`/console/billing/receipts/${encodeURIComponent(id)}`)).status).toBe(404);
+    }
+    // An unused code has no receipt either.
+    c.batch("3");
+    const batchCode = c.db
+      .query<{ id: string }, []>("SELECT id FROM redeem_codes WHERE redeemed_at IS NULL")
+      .get()!;
+    expect((await c.owner.page(`/console/billing/receipts/${batchCode.id}`)).status).toBe(404);
   });
 
   test("errors show next to the field, with fixed messages; nothing is credited", async () => {
