@@ -111,6 +111,9 @@ export class OrderStore {
         `UPDATE orders SET status = 'paid', paid_at = ?1, provider_ref = coalesce(provider_ref, ?2)
          WHERE id = ?3 AND status IN ${PAYABLE} RETURNING *`,
       ),
+      pruneUnlinked: db.prepare(
+        "DELETE FROM payment_notifications WHERE order_id IS NULL AND received_at < ?",
+      ),
       expireDue: db.prepare<{ id: string }, [number]>(
         `UPDATE orders SET status = 'expired'
          WHERE status IN ('created', 'pending') AND expires_at <= ? RETURNING id`,
@@ -186,6 +189,14 @@ export class OrderStore {
   /** Open orders past their expiry become expired; returns their ids. */
   expireDue(now: number): string[] {
     return this.s.expireDue.all(now).map((r) => r.id);
+  }
+
+  /**
+   * Forgets notifications that name no order of ours and arrived before `before` (epoch s), so
+   * forged or stray deliveries cannot grow the log for ever; those about an order are kept with it.
+   */
+  pruneUnlinked(before: number): number {
+    return this.s.pruneUnlinked.run(before).changes;
   }
 
   /** Adds a refund, never above what was paid; null when it would be (or the order is not paid). */

@@ -37,6 +37,8 @@ import { YOOKASSA_PAYMENT_ID, YooKassaProvider } from "./yookassa.ts";
 
 /** Orders one account may start per hour (each one calls the provider). */
 export const CHECKOUTS_PER_HOUR = 20;
+/** How long notifications naming no order of ours are kept (docs/billing.md). */
+export const UNLINKED_NOTIFICATION_DAYS = 30;
 
 export const DISABLED_PAYMENTS: PaymentSettings = {
   amounts: {
@@ -352,6 +354,7 @@ export class PaymentService {
 
   /** The sweep: open orders past their expiry become expired (a late genuine payment still credits). */
   expireDue(): number {
+    this.orders.pruneUnlinked(this.now() - UNLINKED_NOTIFICATION_DAYS * 86_400);
     return this.orders.expireDue(this.now()).length;
   }
 

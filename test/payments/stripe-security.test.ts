@@ -163,6 +163,23 @@ describe("expiry", () => {
   });
 });
 
+describe("notification log retention", () => {
+  test("notifications naming no order of ours are forgotten after 30 days; an order's are kept", async () => {
+    const { order, session } = await started();
+    const forged = t.stripe.event("checkout.session.completed", session);
+    expect((await t.stripe.send(forged.body, { secret: "whsec_not_the_right_one" })).status).toBe(400);
+    await t.stripe.pay(session.id);
+    expect(t.outcomes()).toEqual(["forged", "credited"]);
+    t.clock.now += 29 * 86_400;
+    t.ctx.payments.expireDue();
+    expect(t.outcomes()).toEqual(["forged", "credited"]);
+    t.clock.now += 2 * 86_400;
+    t.ctx.payments.expireDue();
+    expect(t.outcomes()).toEqual(["credited"]);
+    expect(t.outcomes(order.id)).toEqual(["credited"]);
+  });
+});
+
 describe("provider failures", () => {
   test("Stripe answering 500, timing out, or sending a checkout URL elsewhere: 502, order failed, no redirect", async () => {
     t = await paymentsApp();

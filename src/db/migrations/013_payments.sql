@@ -40,3 +40,5 @@ CREATE TABLE payment_notifications (
 ) STRICT;
 CREATE INDEX payment_notifications_order ON payment_notifications(order_id, id) WHERE order_id IS NOT NULL;
 CREATE INDEX payment_notifications_outcome ON payment_notifications(outcome, id);
+-- Notifications naming no order of ours (forged, strangers') are kept 30 days (the expiry sweep).
+CREATE INDEX payment_notifications_unlinked ON payment_notifications(received_at) WHERE order_id IS NULL;
