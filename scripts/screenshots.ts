@@ -13,8 +13,7 @@ import {
   screenshots,
   VIEWPORTS,
 } from "../test/helpers/browser.ts";
-import { PAGES, type PageEntry, visitPages } from "../test/helpers/console-pages.ts";
-import { startServer } from "../test/helpers/server.ts";
+import { PAGES, type PageEntry, startSweepServer, visitPages } from "../test/helpers/console-pages.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const START = "<!-- screenshots:start (scripts/screenshots rewrites this block) -->";
@@ -82,7 +81,7 @@ if (only && entries.length !== only.length) {
   throw new Error(`unknown page name in --only; known: ${PAGES.map((p) => p.name).join(", ")}`);
 }
 
-const server = await startServer();
+const server = await startSweepServer();
 const browser = await launchBrowser();
 let bad = 0;
 try {

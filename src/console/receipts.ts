@@ -22,6 +22,8 @@ interface Receipt {
   /** What the receipt calls the id ("Order", "Redeem code"). */
   idLabel: string;
   at: bigint;
+  /** "Paid" (an order) or "Redeemed" (a code). */
+  atLabel: string;
   amountMicro: bigint;
   currency: string;
   refundedMicro: bigint;
@@ -36,6 +38,7 @@ function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Receipt {
     id: order.id,
     idLabel: "Order",
     at: order.paid_at,
+    atLabel: "Paid",
     amountMicro: order.amount_micro,
     currency: order.currency,
     refundedMicro: order.refunded_micro,
@@ -50,6 +53,7 @@ function codeReceipt(kit: ConsoleKit, s: AccountSession, id: string): Receipt {
     id: code.id,
     idLabel: "Redeem code",
     at: code.redeemed_at,
+    atLabel: "Redeemed",
     amountMicro: code.amount_micro,
     currency: code.currency,
     refundedMicro: 0n,
@@ -73,11 +77,11 @@ function receiptPage(c: PageContext, kit: ConsoleKit): Response {
 <dl class="facts">
   <dt>Issued by</dt><dd>gengate at ${host}</dd>
   <dt>${r.idLabel}</dt><dd class="mono">${r.id}</dd>
-  <dt>Paid</dt><dd>${formatTime(r.at)}</dd>
+  <dt>${r.atLabel}</dt><dd>${formatTime(r.at)}</dd>
   <dt>Amount</dt><dd>${money(r.amountMicro, r.currency)}</dd>
   ${r.refundedMicro > 0n ? html`<dt>Refunded</dt><dd>${money(r.refundedMicro, r.currency)}</dd>` : null}
   <dt>Account</dt><dd>${account.name} <span class="mono">(${account.id})</span></dd>
-  <dt>Paid through</dt><dd>${r.through}</dd>
+  <dt>Through</dt><dd>${r.through}</dd>
   <dt>Credited</dt><dd>to the prepaid balance of the account, as a TOPUP wallet entry naming this ${r.idLabel.toLowerCase()}</dd>
 </dl>
 <p class="hint">${formatMoney(r.amountMicro, r.currency)} of prepaid credit for generation requests.</p>

@@ -10,15 +10,15 @@ import {
   overflowsHorizontally,
   VIEWPORTS,
 } from "../helpers/browser.ts";
-import { PAGES, visitPages } from "../helpers/console-pages.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { PAGES, startSweepServer, visitPages } from "../helpers/console-pages.ts";
+import type { TestServer } from "../helpers/server.ts";
 
 describeBrowser("every listed page in Chromium", () => {
   let server: TestServer;
   let browser: Browser;
 
   beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+    [server, browser] = await Promise.all([startSweepServer(), launchBrowser()]);
   });
   afterAll(async () => {
     await browser?.close();

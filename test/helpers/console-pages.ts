@@ -1,9 +1,11 @@
 // The one list of pages that scripts/screenshots captures (docs/console/*.png) and that
 // test/console/pages.browser.test.ts checks in Chromium (clean, accessible, readable at 360 px).
 // Add every console page here as it lands.
+
+import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { type GuardedPage, inviteAndSignIn, openGuardedPage } from "./browser.ts";
-import { runGengate, type TestServer } from "./server.ts";
+import { runGengate, startServer, type TestServer, tempDir } from "./server.ts";
 
 /** Who looks at the page: nobody signed in, the owner of a fresh account, or an operator (also an owner). */
 export type Visitor = "anonymous" | "owner" | "operator";
@@ -42,6 +44,35 @@ async function openInvite(g: GuardedPage, server: TestServer): Promise<void> {
   ]);
   if (run.code !== 0) throw new Error(`gengate user invite failed (${run.code}): ${run.stderr}`);
   await g.goto(new URL((JSON.parse(run.stdout) as { url: string }).url).pathname);
+}
+
+/**
+ * The server the page sweep and the screenshots visit: card payments are configured (Stripe for USD,
+ * with preset amounts) so the billing page shows its checkout as an operator's would. Its API base is
+ * a closed local port: no page of the sweep posts a checkout, so nothing is ever sent there.
+ */
+export async function startSweepServer(): Promise<TestServer> {
+  const config = join(tempDir("gengate-sweep-config-"), "gengate.toml");
+  await Bun.write(
+    config,
+    `[payments.usd]
+minimum = "5"
+maximum = "500"
+presets = ["10", "25", "100"]
+
+[payments.stripe]
+secret_key_env = "SWEEP_STRIPE_SECRET_KEY"
+webhook_secret_env = "SWEEP_STRIPE_WEBHOOK_SECRET"
+api_base = "http://127.0.0.1:9"
+`,
+  );
+  return startServer({
+    args: ["--config", config],
+    env: {
+      SWEEP_STRIPE_SECRET_KEY: "sk_test_sweep_not_a_real_key_0000000000",
+      SWEEP_STRIPE_WEBHOOK_SECRET: "whsec_sweep_not_a_real_secret_000000000",
+    },
+  });
 }
 
 export const PAGES: PageEntry[] = [
@@ -132,10 +163,34 @@ export const PAGES: PageEntry[] = [
   },
   {
     name: "billing",
-    title: "Billing",
+    title: "Billing (a code just redeemed: its top-up links its receipt)",
     path: "/console/billing",
     as: "owner",
-    setup: withSpend("/console/billing"),
+    setup: async (g, server) => {
+      await withSpend("/console/billing")(g, server);
+      await g.page.getByLabel("Code", { exact: true }).fill(await makeCode(server));
+      await g.page.getByRole("button", { name: "Redeem" }).click();
+      await g.page
+        .getByRole("link", { name: /^Receipt/ })
+        .first()
+        .waitFor();
+    },
+  },
+  {
+    name: "billing-receipt",
+    title: "Billing: a top-up's receipt (printable)",
+    path: "/console/billing",
+    as: "owner",
+    setup: async (g, server) => {
+      await withSpend("/console/billing")(g, server);
+      await g.page.getByLabel("Code", { exact: true }).fill(await makeCode(server));
+      await g.page.getByRole("button", { name: "Redeem" }).click();
+      await g.page
+        .getByRole("link", { name: /^Receipt/ })
+        .first()
+        .click();
+      await g.page.getByRole("heading", { name: "Receipt" }).waitFor();
+    },
   },
   {
     name: "requests",
@@ -331,6 +386,23 @@ function withSpend(path: string): (g: GuardedPage, server: TestServer) => Promis
   };
 }
 const spent = new WeakSet<TestServer>();
+
+/** One fresh USD redeem code of 10.00, made with the operator CLI. */
+async function makeCode(server: TestServer): Promise<string> {
+  const made = await runGengate([
+    "code",
+    "create",
+    "--amount",
+    "10",
+    "--currency",
+    "USD",
+    "--json",
+    "--data-dir",
+    server.dataDir,
+  ]);
+  if (made.code !== 0) throw new Error(`gengate code create failed: ${made.stderr}`);
+  return (JSON.parse(made.stdout) as { codes: string[] }).codes[0]!;
+}
 /**
  * Funds the account the page's visitor is looking at (through the admin API: the person is found by
  * the email the header shows), gives it a key, submits a sandbox image job with it and waits until the
