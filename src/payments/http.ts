@@ -8,9 +8,8 @@
  * be asked (YooKassa then retries later); 404 when the provider is not enabled.
  */
 import { Elysia, t } from "elysia";
-import { readCapped } from "../http/body-limit.ts";
+import { parseClientJson, readCapped } from "../http/body-limit.ts";
 import { errors } from "../http/schemas.ts";
-import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 
 /** Notifications are small; a bigger body is refused before it is read whole. */
@@ -42,13 +41,8 @@ export function paymentRoutes(ctx: AppContext) {
     .post(
       "/payments/yookassa/webhook",
       async ({ request }) => {
-        const raw = new TextDecoder().decode(await readCapped(request, NOTIFICATION_MAX));
-        let body: unknown;
-        try {
-          body = JSON.parse(raw);
-        } catch {
-          throw new DomainError("validation_error", "The notification is not JSON.");
-        }
+        // The same client-JSON rules as every API body: nesting bounded before parsing, malformed 400.
+        const body = parseClientJson(await readCapped(request, NOTIFICATION_MAX));
         await ctx.payments.yookassaNotification(body);
         return received();
       },

@@ -109,6 +109,19 @@ describe("YooKassa", () => {
     expect(malformed.status).toBe(400);
     expect(t.balance(accountId)).toBe(0n);
     expect(t.outcomes().slice(1)).toEqual(["unknown_order", "forged"]);
+    // Hostile bodies: not JSON, nested 100,000 deep, a forbidden key: 400 with the contract's body.
+    for (const body of ["{not json", "[".repeat(100_000), '{"__proto__": {"x": 1}}']) {
+      const res = await t.app.handle(
+        new Request("http://localhost/payments/yookassa/webhook", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        }),
+      );
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("validation_error");
+    }
+    expect(t.balance(accountId)).toBe(0n);
   });
 
   const mismatches: [string, Record<string, unknown>][] = [
