@@ -1,9 +1,9 @@
 import { Elysia } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { claimOf, replayResponse } from "../idempotency/idempotency.ts";
+import { apiOpener } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import { CHAT_OPENAPI } from "./openapi.ts";
-import { apiOpener } from "../queue/submit.ts";
 import { completeChat } from "./service.ts";
 import { parseChatBody } from "./validate.ts";
 

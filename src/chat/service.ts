@@ -143,7 +143,9 @@ export async function completeChat(
   const model = resolveModel(ctx, req.model, "chat");
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
   const running =
-    who.keyId === null ? ctx.idempotency.claimRunning("", null) : ctx.idempotency.claimRunning(who.keyId, claim);
+    who.keyId === null
+      ? ctx.idempotency.claimRunning("", null)
+      : ctx.idempotency.claimRunning(who.keyId, claim);
   if (running.replay) return { kind: "replay", stored: running.replay };
   const settleIdem = running.settle;
   try {

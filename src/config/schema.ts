@@ -156,7 +156,11 @@ export const ConfigFile = T.Object(
       T.Object(
         {
           in_flight_per_person: T.Optional(
-            T.Integer({ minimum: 1, maximum: 1000, description: "Open studio jobs a person may have at once." }),
+            T.Integer({
+              minimum: 1,
+              maximum: 1000,
+              description: "Open studio jobs a person may have at once.",
+            }),
           ),
         },
         { additionalProperties: false },

@@ -50,7 +50,10 @@ export function accountEstimate(
   if (account.currency === "USD") return out;
   const rate = ctx.fx.get(account.currency);
   if (!rate)
-    throw new DomainError("unpriceable", `No USD->${account.currency} rate is set; the operator must set one.`);
+    throw new DomainError(
+      "unpriceable",
+      `No USD->${account.currency} rate is set; the operator must set one.`,
+    );
   return {
     ...out,
     price_rub_micro: usdMicroToRubMicro(e.price_usd_micro, rate.rate_micro).toString(),

@@ -165,7 +165,9 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const opened: Once<JobRow> =
     claim === null
       ? { replay: null, value: await ctx.submits.run(insert) }
-      : await ctx.submits.run(() => ctx.idempotency.once(keyId!, claim, insert, (job) => r.answer!(ctx, job)));
+      : await ctx.submits.run(() =>
+          ctx.idempotency.once(keyId!, claim, insert, (job) => r.answer!(ctx, job)),
+        );
   if (opened.replay === null && !inRequest) {
     ctx.jobs.markQueued(opened.value);
     ctx.events.newWork(model.provider);

@@ -63,7 +63,7 @@ export async function studioRun(
  * stream...); the answer is the API's own (a JSON chat.completion or an SSE stream), the call
  * opened with the studio opener and settled like any other.
  */
-export function studioChat(
+export async function studioChat(
   ctx: AppContext,
   session: StudioSession,
   modelId: string,
