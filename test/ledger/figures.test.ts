@@ -329,7 +329,7 @@ describe("charges without a key (the studio's, issue 17)", () => {
       total_micro: string;
       by_key: { key_id: string | null; name: string; spent_micro: string }[];
       by_model: { model_id: string; spent_micro: string }[];
-      by_key_and_model: { key_id: string | null; model_id: string; spent_micro: string }[];
+      by_key_and_model: { key_id: string | null; model_id: string; spent_micro: string; calls: number }[];
     }>(await t.request("/v1/account/spend?month=2026-03"));
     // The rule (docs/money.md, "Console figures"): a month's usage equals the API's spend.
     expect(BigInt(spend.total_micro)).toBe(u.total_micro);
