@@ -62,10 +62,20 @@ const SpendRow = { spent_micro: MicroString("Charged in the month."), calls: t.I
 export const SpendSchema = t.Object(
   {
     month: t.String(),
-    total_micro: MicroString("Charged in the month, all keys."),
-    by_key: t.Array(t.Object({ key_id: t.String(), name: t.String(), ...SpendRow })),
+    total_micro: MicroString("Charged in the month: every key's, and the studio's (charges without a key)."),
+    by_key: t.Array(
+      t.Object({
+        key_id: t.Union([t.String(), t.Null()], {
+          description: 'null: the studio\'s charges without a key ("Studio (no key)").',
+        }),
+        name: t.String(),
+        ...SpendRow,
+      }),
+    ),
     by_model: t.Array(t.Object({ model_id: t.String(), ...SpendRow })),
-    by_key_and_model: t.Array(t.Object({ key_id: t.String(), model_id: t.String(), ...SpendRow })),
+    by_key_and_model: t.Array(
+      t.Object({ key_id: t.Union([t.String(), t.Null()]), model_id: t.String(), ...SpendRow }),
+    ),
   },
   { title: "Spend" },
 );

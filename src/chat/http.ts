@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { claimOf, replayResponse } from "../idempotency/idempotency.ts";
+import { apiOpener } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import { CHAT_OPENAPI } from "./openapi.ts";
 import { completeChat } from "./service.ts";
@@ -20,7 +21,13 @@ export function chatRoutes(ctx: AppContext) {
     async ({ request, body }) => {
       const principal = requirePrincipal(ctx, request);
       const req = parseChatBody(body);
-      const answer = await completeChat(ctx, principal, req, claimOf(request, body), request.signal);
+      const answer = await completeChat(
+        ctx,
+        apiOpener(ctx, principal),
+        req,
+        claimOf(request, body),
+        request.signal,
+      );
       switch (answer.kind) {
         case "replay": {
           const sse = answer.stored.body.startsWith("data:");

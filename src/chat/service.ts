@@ -1,4 +1,3 @@
-import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -10,7 +9,7 @@ import type { ChatDelta } from "../providers/chat.ts";
 import { chatProviderFor } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
-import { apiOpener, type Opener, openJob, resolveModel } from "../queue/submit.ts";
+import { type Opener, openJob, resolveModel } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import type { ChatRequest } from "./validate.ts";
 import {
@@ -136,18 +135,22 @@ const enc = new TextEncoder();
  */
 export async function completeChat(
   ctx: AppContext,
-  principal: Principal,
+  who: Opener,
   req: ChatRequest,
   claim: IdempotencyClaim | null,
   clientSignal: AbortSignal,
 ): Promise<ChatAnswer> {
   const model = resolveModel(ctx, req.model, "chat");
-  const running = ctx.idempotency.claimRunning(principal.keyId, claim);
+  // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
+  const running =
+    who.keyId === null
+      ? ctx.idempotency.claimRunning("", null)
+      : ctx.idempotency.claimRunning(who.keyId, claim);
   if (running.replay) return { kind: "replay", stored: running.replay };
   const settleIdem = running.settle;
   try {
     const provider = chatProviderFor(ctx, model);
-    const started = await startChat(ctx, apiOpener(ctx, principal), model, req);
+    const started = await startChat(ctx, who, model, req);
     const client = new AbortController();
     const signal = AbortSignal.any([
       client.signal,

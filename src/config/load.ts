@@ -115,6 +115,7 @@ export function liveSettingsFrom(
       runWaitSeconds: l.run_wait_seconds ?? DEFAULT_LIMITS.runWaitSeconds,
       uploadMaxBytes: l.upload_max_bytes ?? DEFAULT_LIMITS.uploadMaxBytes,
     },
+    studio: { inFlightPerPerson: file?.studio?.in_flight_per_person ?? 2 },
     fxRefresh: file?.fx?.rub_url
       ? { url: file.fx.rub_url, field: file.fx.rub_field ?? null, cron: file.fx.refresh ?? "0 * * * *" }
       : null,

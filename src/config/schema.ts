@@ -152,6 +152,20 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    studio: T.Optional(
+      T.Object(
+        {
+          in_flight_per_person: T.Optional(
+            T.Integer({
+              minimum: 1,
+              maximum: 1000,
+              description: "Open studio jobs a person may have at once.",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     catalog: T.Optional(
       T.Object(
         { sandbox: T.Optional(T.Boolean({ description: "Serve the built-in sandbox/* models." })) },
@@ -331,6 +345,8 @@ export interface ProviderSettings {
 export interface LiveSettings {
   providers: Record<string, ProviderSettings>;
   limits: Limits;
+  /** [studio] (docs/configuration.md). */
+  studio: { inFlightPerPerson: number };
   queue: QueueSettings;
   files: FileSettings;
   fxRefresh: FxRefresh | null;

@@ -26,7 +26,7 @@ export function isoText(iso: string | null): string {
   return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : "";
 }
 
-function statusBadge(status: string): SafeHtml {
+export function statusBadge(status: string): SafeHtml {
   return html`<span class="status status-${status.toLowerCase()}">${status}</span>`;
 }
 
@@ -144,7 +144,7 @@ function json(value: unknown): string {
 }
 
 /** An output's preview: only for links on this server's public origin (CSP: media-src 'self'). */
-function preview(kit: ConsoleKit, o: RequestDetail["outputs"][number], modelId: string): SafeHtml {
+export function preview(kit: ConsoleKit, o: RequestDetail["outputs"][number], modelId: string): SafeHtml {
   let sameOrigin = false;
   try {
     sameOrigin = new URL(o.url).origin === kit.origin;

@@ -12,6 +12,7 @@ import m011 from "./migrations/011_topup_source.sql" with { type: "text" };
 import m012 from "./migrations/012_redeem_codes.sql" with { type: "text" };
 import m013 from "./migrations/013_payments.sql" with { type: "text" };
 import m014 from "./migrations/014_alerts_mail.sql" with { type: "text" };
+import m015 from "./migrations/015_studio.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 12, name: "redeem codes", sql: m012 },
   { version: 13, name: "payments", sql: m013 },
   { version: 14, name: "alerts and mail", sql: m014 },
+  { version: 15, name: "studio", sql: m015 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -4,7 +4,7 @@ import { DomainError } from "../lib/errors.ts";
 import { formatMicro } from "../lib/money.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Ledger, Source } from "./ledger.ts";
-import { type EntryRow, WALLET_SOURCES, type Wallet, type WalletSource } from "./wallet.ts";
+import { type EntryRow, NO_KEY_NAME, WALLET_SOURCES, type Wallet, type WalletSource } from "./wallet.ts";
 
 /**
  * The console's money figures (overview, usage, wallet, billing) and their CSV files, read from the
@@ -21,8 +21,7 @@ export interface FigureStores {
   jobs: { lastJobAt(keyId: string): bigint | null };
 }
 
-/** The name usage shows for charges made without a key (studio work of a signed-in person). */
-export const NO_KEY_NAME = "Studio (no key)";
+export { NO_KEY_NAME };
 
 export interface KeyFigures {
   key_id: string;

@@ -41,9 +41,15 @@ export interface ChargeBucket {
   calls: bigint;
 }
 
-/** A month's key_spend row of an account: spend per key and model, as the limits count it. */
+/** The name spend and usage show for charges made without a key (studio work of a signed-in person). */
+export const NO_KEY_NAME = "Studio (no key)";
+
+/**
+ * A month's spend row of an account: per key and model, as the limits count it (key_spend), plus
+ * the charges made without a key (key_id null, named NO_KEY_NAME: the studio's, from the ledger).
+ */
 export interface KeySpendRow {
-  key_id: string;
+  key_id: string | null;
   key_name: string;
   model_id: string;
   spent_micro: bigint;
@@ -59,6 +65,11 @@ export const WALLET_SQL = {
            sum(amount_micro) AS spent_micro, count(*) AS calls
          FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
          GROUP BY d, key_id, coalesce(model_id, '')`,
+  // Served by ledger_entries_charges (covering): the month's charges of the account without a key.
+  noKeyCharges: `SELECT coalesce(model_id, '') AS model_id, sum(amount_micro) AS spent_micro, count(*) AS calls
+         FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
+           AND key_id IS NULL
+         GROUP BY coalesce(model_id, '') ORDER BY 1`,
   creditsBySource: `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
            AND source = ?3
          ORDER BY id DESC LIMIT ?4`,
@@ -81,6 +92,10 @@ export class Wallet {
          ORDER BY id DESC LIMIT ?4`,
       ),
       creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
+      noKeyCharges: db.prepare<
+        { model_id: string; spent_micro: bigint; calls: bigint },
+        [string, number, number]
+      >(WALLET_SQL.noKeyCharges),
       // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
       credits: db.prepare<EntryRow, [string, bigint, string, number]>(
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
@@ -143,7 +158,10 @@ export class Wallet {
   /** Spend of one calendar month, per key and per model (key_spend is kept with every charge). */
   spend(accountId: string, month: string) {
     const rows = this.spendRows(accountId, month);
-    const byKey = new Map<string, { key_id: string; name: string; spent_micro: bigint; calls: bigint }>();
+    const byKey = new Map<
+      string | null,
+      { key_id: string | null; name: string; spent_micro: bigint; calls: bigint }
+    >();
     const byModel = new Map<string, { model_id: string; spent_micro: bigint; calls: bigint }>();
     let total = 0n;
     for (const r of rows) {
@@ -176,25 +194,44 @@ export class Wallet {
     };
   }
 
-  /** The key_spend rows of an account's month (GET /v1/account/spend is built from them). */
+  /**
+   * The spend rows of an account's month (GET /v1/account/spend and the overview are built from
+   * them): key_spend per key and model, then the month's charges without a key (the studio's),
+   * per model, under key_id null.
+   */
   spendRows(accountId: string, month: string): KeySpendRow[] {
-    return this.db
+    const keyed = this.db
       .query<KeySpendRow, [string, string]>(
         `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
          FROM key_spend s JOIN api_keys k ON k.id = s.key_id
          WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
       )
       .all(accountId, month);
+    const [from, to] = monthRange(month);
+    const noKey = this.s.noKeyCharges
+      .all(accountId, from, to)
+      .map((r) => ({ key_id: null, key_name: NO_KEY_NAME, ...r }));
+    return [...keyed, ...noKey];
   }
 
+  /** The month's spend of the account: every key's (key_spend) and the charges without a key. */
   monthTotal(accountId: string, month: string): bigint {
     const row = this.db
       .query<{ s: bigint | null }, [string, string]>(
         "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
       )
       .get(accountId, month);
-    return row?.s ?? 0n;
+    const [from, to] = monthRange(month);
+    let noKey = 0n;
+    for (const r of this.s.noKeyCharges.all(accountId, from, to)) noKey += r.spent_micro;
+    return (row?.s ?? 0n) + noKey;
   }
+}
+
+/** A calendar month "YYYY-MM" (UTC) as epoch seconds [start, end). */
+function monthRange(month: string): [number, number] {
+  const [y, m] = month.split("-").map(Number) as [number, number];
+  return [Date.UTC(y, m - 1, 1) / 1000, Date.UTC(y, m, 1) / 1000];
 }
 
 function page(rows: EntryRow[], limit: number): { rows: EntryRow[]; next: bigint | null } {

@@ -1,11 +1,8 @@
 import { Elysia, t } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { errors, MicroString } from "../http/schemas.ts";
-import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { estimate } from "./estimate.ts";
-import { usdMicroToRubMicro } from "./fx.ts";
+import { accountEstimate } from "./account-estimate.ts";
 
 const EstimateSchema = t.Object(
   {
@@ -28,40 +25,7 @@ export function estimateRoutes(ctx: AppContext) {
     .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
     .post(
       "/estimate",
-      ({ principal, body }) => {
-        const model = ctx.catalog.get(body.model_id);
-        if (!model)
-          throw new DomainError("unknown_model", `Model "${body.model_id}" is not in the catalog.`, {
-            param: "model_id",
-          });
-        const input = body.input ?? {};
-        // As at submit: an upscale of an uploaded file is priced on the file's measured size.
-        const files =
-          model.kind === "text" ? new Map() : resolveFileRefs(ctx.files, principal.accountId, input);
-        const e = estimate(model, input, { imageSize: uploadedImageSize(files) });
-        const account = ctx.accounts.getAccount(principal.accountId)!;
-        const out = {
-          object: "estimate" as const,
-          model_id: e.model_id,
-          unit: e.unit,
-          units: e.units,
-          resolution: e.resolution,
-          price_usd_micro: e.price_usd_micro.toString(),
-          currency: account.currency,
-        };
-        if (account.currency === "USD") return out;
-        const rate = ctx.fx.get(account.currency);
-        if (!rate)
-          throw new DomainError(
-            "unpriceable",
-            `No USD->${account.currency} rate is set; the operator must set one.`,
-          );
-        return {
-          ...out,
-          price_rub_micro: usdMicroToRubMicro(e.price_usd_micro, rate.rate_micro).toString(),
-          fx_rate_micro: rate.rate_micro.toString(),
-        };
-      },
+      ({ principal, body }) => accountEstimate(ctx, principal.accountId, body.model_id, body.input ?? {}),
       {
         body: t.Object(
           {

@@ -12,6 +12,8 @@ export interface JobRow {
   seq: bigint;
   account_id: string;
   key_id: string | null;
+  /** The signed-in person who opened a studio job (null for API jobs). */
+  person_id: string | null;
   model_id: string;
   kind: string;
   source: "API" | "STUDIO";
@@ -40,6 +42,8 @@ export interface NewJob {
   id: string;
   accountId: string;
   keyId: string | null;
+  /** A studio job's person: counted in people.open_jobs while the job is open. */
+  personId?: string | null;
   modelId: string;
   kind: string;
   source: "API" | "STUDIO";
@@ -107,13 +111,18 @@ export class JobStore {
     this.s = {
       insert: db.prepare(
         `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
-           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       get: db.prepare<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
       getOwned: db.prepare<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
       openForKey: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
       addOpen: db.prepare("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
+      openForPerson: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
+      addPersonOpen: db.prepare("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
+      byPerson: db.prepare<JobRow, [string, string, string, number]>(
+        `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
+      ),
       queued: db.prepare<{ provider: string; model_id: string; seq: bigint }, []>(
         "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
       ),
@@ -217,13 +226,16 @@ export class JobStore {
       running ? REQUEST_OWNER : null,
       j.runningUntil ?? null,
       running ? j.createdAt : null,
+      j.personId ?? null,
     );
     if (j.keyId) this.s.addOpen.run(1, j.keyId);
+    if (j.personId) this.s.addPersonOpen.run(1, j.personId);
     return {
       id: j.id,
       seq: this.seq,
       account_id: j.accountId,
       key_id: j.keyId,
+      person_id: j.personId ?? null,
       model_id: j.modelId,
       kind: j.kind,
       source: j.source,
@@ -260,6 +272,19 @@ export class JobStore {
 
   openForKey(keyId: string): number {
     return Number(this.s.openForKey.get(keyId)?.n ?? 0n);
+  }
+
+  /** A person's open studio jobs (people.open_jobs), over every account. */
+  openForPerson(personId: string): number {
+    return Number(this.s.openForPerson.get(personId)?.n ?? 0n);
+  }
+
+  /**
+   * A person's studio jobs in one account, newest first (index jobs_by_person); `before` is the
+   * id of the previous page's last job.
+   */
+  listByPerson(accountId: string, personId: string, limit: number, before: string | null): JobRow[] {
+    return this.s.byPerson.all(personId, before ?? "~", accountId, limit);
   }
 
   /** 0-based position among queued jobs of the same model, live at each read. */
@@ -325,6 +350,7 @@ export class JobStore {
         );
         if (!row) return null;
         if (row.key_id) this.s.addOpen.run(-1, row.key_id);
+        if (row.person_id) this.s.addPersonOpen.run(-1, row.person_id);
         for (const o of outputs) {
           this.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
         }
@@ -360,6 +386,7 @@ export class JobStore {
         const row = this.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
         if (!row) return null;
         if (row.key_id) this.s.addOpen.run(-1, row.key_id);
+        if (row.person_id) this.s.addPersonOpen.run(-1, row.person_id);
         this.ledger.release(row.hold_id, code ?? to.toLowerCase());
         for (const hook of this.finalHooks) hook(row);
         return row;

@@ -11,16 +11,18 @@ import type { AppContext } from "../server/context.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 
 /**
- * Who opens a job. Today an API key (`source` "API"); next a person signed in to the studio
- * (`source` "STUDIO"), who may have no key: `keyId` is then null, and the studio brings an
- * in-flight count of its own (the per-key counter cannot bound a keyless caller).
+ * Who opens a job: an API key (`source` "API", `apiOpener`) or a person signed in to the studio
+ * (`source` "STUDIO", `studioOpener`), who has no key: `keyId` is null and `personId` set, and the
+ * in-flight cap counts the person's open jobs (people.open_jobs) instead of the key's.
  */
 export interface Opener {
   accountId: string;
   /** The key that opens it: its in-flight cap, monthly spend limit and idempotency scope. */
   keyId: string | null;
+  /** The studio's person (keyless openers): their in-flight cap; null for API keys. */
+  personId: string | null;
   source: "API" | "STUDIO";
-  /** Open (IN_QUEUE or IN_PROGRESS) jobs allowed at once. */
+  /** Open (IN_QUEUE or IN_PROGRESS) jobs allowed at once (per key, or per person when keyless). */
   maxInFlight: number;
 }
 
@@ -29,8 +31,26 @@ export function apiOpener(ctx: Pick<AppContext, "live">, p: Principal): Opener {
   return {
     accountId: p.accountId,
     keyId: p.keyId,
+    personId: null,
     source: "API",
     maxInFlight: p.maxInFlight ?? ctx.live.limits.inFlight,
+  };
+}
+
+/**
+ * A person signed in to the studio as an opener: no key (no key limit, no idempotency scope), the
+ * account the session is looking at, and the per-person cap `[studio] in_flight_per_person`.
+ */
+export function studioOpener(
+  ctx: Pick<AppContext, "live">,
+  session: { accountId: string; personId: string },
+): Opener {
+  return {
+    accountId: session.accountId,
+    keyId: null,
+    personId: session.personId,
+    source: "STUDIO",
+    maxInFlight: ctx.live.studio.inFlightPerPerson,
   };
 }
 
@@ -92,18 +112,25 @@ export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | 
  */
 export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<JobRow>> {
   const { who, model } = r;
-  const keyId = who.keyId;
-  if (keyId === null) throw new RangeError("openJob: a keyless (studio) opener needs an in-flight count");
+  const { keyId, personId } = who;
+  if (keyId === null && personId === null) throw new RangeError("openJob: an opener needs a key or a person");
+  if (keyId === null && r.idempotency !== null)
+    throw new RangeError("openJob: an Idempotency-Key is scoped to a key; a keyless opener has none");
   const inRequest = model.kind === "text";
   const quote = serializeQuote(r.quote);
   const now = Date.now();
   const deadline = now + model.time_limit_seconds * 1000;
   const id = Bun.randomUUIDv7();
   const insert = (): JobRow => {
-    if (ctx.jobs.openForKey(keyId) >= who.maxInFlight) {
+    // Keyed openers count their key (as before, one statement); keyless ones their person.
+    const open = keyId !== null ? ctx.jobs.openForKey(keyId) : ctx.jobs.openForPerson(personId!);
+    if (open >= who.maxInFlight) {
+      const what = inRequest ? "calls" : "jobs";
       throw new DomainError(
         "too_many_in_flight",
-        `This key already has ${who.maxInFlight} open ${inRequest ? "calls" : "jobs"}; wait for one to finish.`,
+        keyId !== null
+          ? `This key already has ${who.maxInFlight} open ${what}; wait for one to finish.`
+          : `You already have ${who.maxInFlight} open studio ${what}; wait for one to finish.`,
         { retryAfterSeconds: 1 },
       );
     }
@@ -119,6 +146,7 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
       id,
       accountId: who.accountId,
       keyId,
+      personId,
       modelId: model.id,
       kind: model.kind,
       source: who.source,
@@ -137,7 +165,9 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const opened: Once<JobRow> =
     claim === null
       ? { replay: null, value: await ctx.submits.run(insert) }
-      : await ctx.submits.run(() => ctx.idempotency.once(keyId, claim, insert, (job) => r.answer!(ctx, job)));
+      : await ctx.submits.run(() =>
+          ctx.idempotency.once(keyId!, claim, insert, (job) => r.answer!(ctx, job)),
+        );
   if (opened.replay === null && !inRequest) {
     ctx.jobs.markQueued(opened.value);
     ctx.events.newWork(model.provider);

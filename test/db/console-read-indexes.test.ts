@@ -37,4 +37,17 @@ describe("console read indexes (migration 010)", () => {
       "USING INDEX jobs_by_key (key_id=?)",
     );
   });
+
+  test("migration 015: a person's studio runs walk jobs_by_person; the month's no-key charges are covered", () => {
+    expect(
+      plan(
+        "SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?",
+        "p",
+        "~",
+        "a",
+        5,
+      ),
+    ).toContain("USING INDEX jobs_by_person (person_id=? AND id<?)");
+    expect(plan(WALLET_SQL.noKeyCharges, "a", 0, 1)).toContain("COVERING INDEX ledger_entries_charges");
+  });
 });

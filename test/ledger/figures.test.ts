@@ -314,21 +314,38 @@ describe("wallet and billing", () => {
 });
 
 describe("charges without a key (the studio's, issue 17)", () => {
-  test("usage shows them under the no-key row; key_spend (GET /v1/account/spend, the limits) counts keyed charges only", async () => {
+  test('usage, GET /v1/account/spend and the month\'s spend all count them, under key_id null ("Studio (no key)")', async () => {
     const { t, ctx, charge } = setup();
     charge("2026-03-02T10:00:00Z", { quote: 100n });
     charge("2026-03-03T10:00:00Z", { quote: 40n, key: null, model: "m/s" });
+    charge("2026-04-01T00:00:00Z", { quote: 7n, key: null, model: "m/s" }); // next month
     const u = usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-31" });
     expect(u.total_micro).toBe(140n);
     expect(u.by_key.map((k) => [k.key_id, k.spent_micro])).toEqual([
       [t.keyId, 100n],
       [null, 40n],
     ]);
-    const spend = await json<{ total_micro: string }>(await t.request("/v1/account/spend?month=2026-03"));
-    expect(spend.total_micro).toBe("100");
-    // The rule (docs/money.md, "Console figures"): usage minus its no-key row is the API's figure.
-    expect(u.total_micro - u.by_key.find((k) => k.key_id === null)!.spent_micro).toBe(
-      BigInt(spend.total_micro),
-    );
+    const spend = await json<{
+      total_micro: string;
+      by_key: { key_id: string | null; name: string; spent_micro: string }[];
+      by_model: { model_id: string; spent_micro: string }[];
+      by_key_and_model: { key_id: string | null; model_id: string; spent_micro: string; calls: number }[];
+    }>(await t.request("/v1/account/spend?month=2026-03"));
+    // The rule (docs/money.md, "Console figures"): a month's usage equals the API's spend.
+    expect(BigInt(spend.total_micro)).toBe(u.total_micro);
+    expect(spend.by_key.find((k) => k.key_id === null)).toMatchObject({
+      name: NO_KEY_NAME,
+      spent_micro: "40",
+    });
+    expect(spend.by_model.find((m) => m.model_id === "m/s")!.spent_micro).toBe("40");
+    expect(spend.by_key_and_model.filter((r) => r.key_id === null)).toEqual([
+      { key_id: null, model_id: "m/s", spent_micro: "40", calls: 1 },
+    ]);
+    expect(ctx.wallet.monthTotal(t.account.id, "2026-03")).toBe(140n);
+    expect(ctx.wallet.monthTotal(t.account.id, "2026-04")).toBe(7n);
+    // Key limits still count only their key's spend (key_spend has no row for a keyless charge).
+    expect(ctx.db.query("SELECT count(*) AS n FROM key_spend WHERE model_id = 'm/s'").get()).toEqual({
+      n: 0n,
+    });
   });
 });

@@ -76,6 +76,18 @@ export function checkInvariants(db: Database): string[] {
     if (k.open_jobs !== k.open_jobs_now)
       problems.push(`key ${k.id}: open_jobs ${k.open_jobs} != open jobs ${k.open_jobs_now}`);
   }
+  // The studio's per-person counter (migration 015), likewise.
+  const people = db
+    .query(
+      `SELECT p.id, p.open_jobs,
+         (SELECT count(*) FROM jobs j WHERE j.person_id = p.id AND j.status IN ('IN_QUEUE', 'IN_PROGRESS')) AS open_jobs_now
+       FROM people p`,
+    )
+    .all() as { id: string; open_jobs: bigint; open_jobs_now: bigint }[];
+  for (const p of people) {
+    if (p.open_jobs !== p.open_jobs_now)
+      problems.push(`person ${p.id}: open_jobs ${p.open_jobs} != open jobs ${p.open_jobs_now}`);
+  }
   const holds = db.query("SELECT id, status, amount_micro, charged_micro FROM holds").all() as {
     id: string;
     status: string;

@@ -8,6 +8,9 @@
 //   data-chart="ID"         on an element: draws a uPlot chart from <script type="application/json"
 //                           id=ID> {"x": [epoch seconds], "series": [{"label", "values": [number]}],
 //                           "unit": "USD"}
+//   data-run-events="URL"   on an element: follows a studio run's status stream (EventSource, the API's
+//                           status events) and updates its [data-run-status], [data-run-ahead] and
+//                           [data-run-logs]; at a final status the page reloads to show the result
 // htmx enhances forms and links that carry hx-* attributes; its config is the <meta name="htmx-config">
 // of the layout. State-changing htmx requests carry the page's CSRF token (<meta name="csrf-token">)
 // in the X-CSRF-Token header.
@@ -124,7 +127,55 @@ function drawChart(holder) {
   });
 }
 
+function setStatus(holder, status) {
+  const cell = holder.querySelector("[data-run-status]");
+  if (!cell) return;
+  const badge = document.createElement("span");
+  badge.className = `status status-${String(status).toLowerCase()}`;
+  badge.textContent = String(status);
+  cell.replaceChildren(badge);
+}
+
+function followRun(holder) {
+  const url = holder.getAttribute("data-run-events");
+  if (!url || typeof EventSource !== "function") return;
+  const source = new EventSource(url);
+  source.addEventListener("status", (event) => {
+    let s;
+    try {
+      s = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    setStatus(holder, s.status);
+    const ahead = holder.querySelector("[data-run-ahead]");
+    if (ahead) ahead.textContent = s.queue_position == null ? "—" : String(s.queue_position);
+    const logs = holder.querySelector("[data-run-logs]");
+    if (logs && Array.isArray(s.logs)) {
+      logs.replaceChildren(
+        ...s.logs.map((l) => {
+          const li = document.createElement("li");
+          li.textContent = `${String(l.timestamp || "")
+            .replace("T", " ")
+            .slice(0, 19)} UTC ${l.level} ${l.message}`;
+          return li;
+        }),
+      );
+    }
+    if (s.status === "COMPLETED" || s.status === "FAILED" || s.status === "CANCELLED") {
+      source.close();
+      window.location.reload();
+    }
+  });
+}
+
 function enhance(root) {
+  for (const r of root.querySelectorAll("[data-run-events]")) {
+    if (!r.hasAttribute("data-following")) {
+      r.setAttribute("data-following", "");
+      followRun(r);
+    }
+  }
   for (const b of root.querySelectorAll("[data-copy][hidden]")) b.hidden = false;
   for (const c of root.querySelectorAll("[data-chart]")) {
     if (!c.hasAttribute("data-drawn")) {

@@ -1,0 +1,123 @@
+/**
+ * The studio's core (issue 17): what the console's studio pages call to price, open and list the
+ * runs of a signed-in person, on the account's balance, without an API key. Every function goes
+ * through the API's own service (the estimate of POST /v1/estimate, submitJob/openJob of the queue,
+ * completeChat of /v1/chat/completions), so there is no second copy of any money rule: the opener
+ * is `studioOpener` (source STUDIO, key null, the person's in-flight cap).
+ */
+import { type ChatAnswer, completeChat } from "../chat/service.ts";
+import { parseChatBody } from "../chat/validate.ts";
+import { DomainError } from "../lib/errors.ts";
+import { UUID_PATTERN } from "../lib/ids.ts";
+import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
+import type { JobRow } from "../queue/jobs.ts";
+import { studioOpener, submitJob } from "../queue/submit.ts";
+import type { AppContext } from "../server/context.ts";
+
+/** The person and the account a studio action is for (a console session looking at an account). */
+export interface StudioSession {
+  accountId: string;
+  personId: string;
+}
+
+function inputObject(input: unknown): Record<string, unknown> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new DomainError("validation_error", "The model input must be a JSON object.", { param: "input" });
+  }
+  return input as Record<string, unknown>;
+}
+
+/** Exactly what POST /v1/estimate answers for this account and input (same function, same errors). */
+export function studioEstimate(
+  ctx: AppContext,
+  accountId: string,
+  modelId: string,
+  input: unknown,
+): AccountEstimate {
+  return accountEstimate(ctx, accountId, modelId, inputObject(input ?? {}));
+}
+
+/**
+ * Opens a studio run of a media model, exactly as the API's queue submit does (resolve, validate,
+ * resolve file references, price, reserve, open in one transaction): 400 on a bad input, 402
+ * insufficient_balance, 429 too_many_in_flight (the person's cap). Returns the job, IN_QUEUE.
+ */
+export async function studioRun(
+  ctx: AppContext,
+  session: StudioSession,
+  modelId: string,
+  input: unknown,
+): Promise<JobRow> {
+  const opened = await submitJob(ctx, {
+    who: studioOpener(ctx, session),
+    modelId,
+    body: inputObject(input),
+    queryWebhook: null,
+    idempotency: null,
+  });
+  return opened.value!;
+}
+
+/**
+ * A studio chat call: `body` is a chat completions body without `model` (messages, max_tokens,
+ * stream...); the answer is the API's own (a JSON chat.completion or an SSE stream), the call
+ * opened with the studio opener and settled like any other.
+ */
+export async function studioChat(
+  ctx: AppContext,
+  session: StudioSession,
+  modelId: string,
+  body: unknown,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<ChatAnswer> {
+  const req = parseChatBody({ ...inputObject(body), model: modelId });
+  return completeChat(ctx, studioOpener(ctx, session), req, null, signal);
+}
+
+/** A studio run as the history lists it: the API's list item, plus each output's content type. */
+export type StudioRun = ReturnType<AppContext["views"]["listItem"]> & {
+  outputs: { index: number; url: string; content_type: string }[];
+};
+
+/**
+ * The person's studio runs in the account, newest first. `cursor` is the previous page's
+ * next_cursor (the id of its last run); limit 1..100 (default 24).
+ */
+export function studioRuns(
+  ctx: AppContext,
+  accountId: string,
+  personId: string,
+  o: { limit?: number; cursor?: string | null } = {},
+): { items: StudioRun[]; next_cursor: string | null } {
+  const limit = o.limit ?? 24;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new DomainError("validation_error", "limit must be an integer from 1 to 100.", { param: "limit" });
+  if (o.cursor && !UUID_PATTERN.test(o.cursor))
+    throw new DomainError("validation_error", "cursor must be the next_cursor of a previous page.", {
+      param: "cursor",
+    });
+  const rows = ctx.jobs.listByPerson(accountId, personId, limit + 1, o.cursor || null);
+  const page = rows.slice(0, limit);
+  return {
+    items: page.map((job) => {
+      const item = ctx.views.listItem(job);
+      const types = job.status === "COMPLETED" ? ctx.jobs.outputRows(job.id) : [];
+      return {
+        ...item,
+        outputs: types.map((t, i) => ({
+          index: Number(t.idx),
+          url: item.output_urls[i]!,
+          content_type: t.content_type,
+        })),
+      };
+    }),
+    next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+  };
+}
+
+/** One run of the account for the run page; another account's (or a malformed id) is 404. */
+export function studioRunOf(ctx: AppContext, accountId: string, id: string): JobRow {
+  const job = UUID_PATTERN.test(id) ? ctx.jobs.getOwned(id, accountId) : null;
+  if (!job) throw new DomainError("not_found", `No studio run ${id}.`, { param: "request_id" });
+  return job;
+}

@@ -1,0 +1,86 @@
+// The studio run page in Chromium (issue 17): a run opened by the page's own form post (Origin and
+// CSRF of the session) leads to its page, which follows the status stream (app.js data-run-events,
+// CSP: no inline script) and shows the image in place when the run completes; a failed run says
+// nothing was charged. Every page visited is checked (browser-e2e.ts, checkPage).
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import {
+  describeBrowser,
+  type GuardedPage,
+  inviteAndSignIn,
+  launchBrowser,
+  openGuardedPage,
+} from "../helpers/browser.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+import { apiAccount, checkPage, credit } from "./browser-e2e.ts";
+
+/** Posts the run form the way a page does (same origin, the session's CSRF token) and follows it. */
+async function run(g: GuardedPage, input: unknown): Promise<string> {
+  await Promise.all([
+    g.page.waitForURL(/\/console\/studio\/runs\/[0-9a-f-]{36}$/),
+    // A string (the tests are not compiled against the DOM's types).
+    g.page.evaluate(`(() => {
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = "/console/studio/run";
+      const fields = {
+        csrf: document.querySelector('meta[name="csrf-token"]').getAttribute("content"),
+        model_id: "sandbox/image",
+        input: ${JSON.stringify(JSON.stringify(input))},
+      };
+      for (const [name, value] of Object.entries(fields)) {
+        const f = document.createElement("input");
+        f.type = "hidden";
+        f.name = name;
+        f.value = value;
+        form.append(f);
+      }
+      document.body.append(form);
+      form.submit();
+    })()`),
+  ]);
+  return new URL(g.page.url()).pathname;
+}
+
+describeBrowser("studio runs in the browser", () => {
+  let server: TestServer;
+  let browser: Browser;
+  let g: GuardedPage;
+
+  beforeAll(async () => {
+    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+    g = await openGuardedPage(browser, server.url);
+  }, 60_000);
+  afterAll(async () => {
+    await g?.close();
+    await browser?.close();
+    server?.cleanup();
+  });
+
+  test("the run page follows the stream and shows the image in place; a failure charges nothing", async () => {
+    const person = await inviteAndSignIn(g, server);
+    const { account } = await apiAccount(server, person.key!);
+    await credit(server, account!.id, "1.00");
+    await g.goto("/console");
+
+    // A slow run: the page shows it open, then (without a manual reload) the image.
+    const path = await run(g, { prompt: "a slow cat", sandbox: { delay_ms: 1500 } });
+    await expect(g.page.locator("[data-run-events]").count()).resolves.toBe(1);
+    const img = g.page.getByRole("img", { name: "Output 1 of sandbox/image" });
+    await img.waitFor({ timeout: 30_000 });
+    expect(new URL(g.page.url()).pathname).toBe(path);
+    expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(
+      true,
+    );
+    expect(await g.page.getByRole("link", { name: "Download output 1" }).count()).toBe(1);
+    await checkPage(g, "studio run, completed");
+
+    // A failed run: the error and "Nothing was charged"; the balance is back where it was.
+    const before = (await apiAccount(server, person.key!)).account!;
+    await run(g, { prompt: "x", sandbox: { fail: true, delay_ms: 300 } });
+    await g.page.getByText("Nothing was charged").waitFor({ timeout: 30_000 });
+    await checkPage(g, "studio run, failed");
+    const after = (await apiAccount(server, person.key!)).account!;
+    expect(after.balance_micro).toBe(before.balance_micro);
+  }, 120_000);
+});

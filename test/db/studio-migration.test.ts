@@ -1,0 +1,27 @@
+import { describe, expect, test } from "bun:test";
+import { migrate, openDatabase } from "../../src/db/database.ts";
+import { MIGRATIONS } from "../../src/db/migrations.ts";
+
+describe("015 studio", () => {
+  test("on a database with jobs and people: API jobs keep person_id null, people start at 0 open jobs", () => {
+    const db = openDatabase(":memory:");
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+    );
+    for (const m of MIGRATIONS.filter((m) => m.version <= 14)) {
+      db.exec(m.sql);
+      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
+    }
+    db.exec(`INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 10, 0, 0);
+      INSERT INTO people (id, email, created_at) VALUES ('per_a', 'a@example.com', 0);
+      INSERT INTO holds (id, account_id, source, currency, amount_micro, quoted_usd_micro, status, created_at)
+        VALUES ('hold_1', 'acct_a', 'API', 'USD', 0, 0, 'open', 0);
+      INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote, hold_id,
+        deadline_at, created_at) VALUES ('j1', 1, 'acct_a', 'key_x', 'm/a', 'image', 'API', 'sandbox', 'IN_QUEUE', '{}', '{}', 'hold_1', 9, 0);`);
+    expect(migrate(db)).toEqual([15]);
+    expect(db.query("SELECT person_id FROM jobs").all()).toEqual([{ person_id: null }]);
+    expect(db.query("SELECT open_jobs FROM people").all()).toEqual([{ open_jobs: 0n }]);
+    expect(() => db.exec("UPDATE people SET open_jobs = -1")).toThrow(/CHECK/);
+    expect(() => db.exec("UPDATE jobs SET person_id = 'per_nobody'")).toThrow(/FOREIGN KEY/);
+  });
+});
