@@ -7,11 +7,11 @@ import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload.ts";
 
-/** The files row of a received upload: its account, measured image size and expiry. */
+/** The files row of a received upload: its account (and key; null from the studio), measured image size and expiry. */
 export function uploadRow(
   ctx: AppContext,
   up: ReceivedUpload,
-  owner: { accountId: string; keyId: string },
+  owner: { accountId: string; keyId: string | null },
 ): FileRow {
   const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
   const now = Date.now();
