@@ -107,6 +107,13 @@ const UNIT_LABEL: Record<string, string> = {
   "1M_tokens": "1M tokens",
 };
 
+/** "3 images", "1 second", "0.5 megapixels", "0.002 M tokens". */
+function unitsText(units: string, unit: string): string {
+  if (unit === "1M_tokens") return `${units} M tokens`;
+  const noun = UNIT_LABEL[unit] ?? unit;
+  return `${units} ${units === "1" ? noun : `${noun}s`}`;
+}
+
 /** "0.01 USD per image, max 4" / "0.5 USD per 1M input tokens, 1.5 USD per 1M output tokens". */
 export function priceLabel(m: Model): string {
   if (m.kind === "text") {
@@ -172,7 +179,7 @@ export function estimateBox(ctx: AppContext, s: AccountSession, state: EstimateS
       : money(BigInt(e.price_usd_micro), "USD")
     : html`<span class="hint">none</span>`;
   const detail = e
-    ? html`${e.units} ${UNIT_LABEL[e.unit] ?? e.unit}${e.resolution ? html` at ${e.resolution}` : null}${e.price_rub_micro !== undefined ? html`, ${money(BigInt(e.price_usd_micro), "USD")} at ${money(BigInt(e.fx_rate_micro!), e.currency)} per USD` : null}`
+    ? html`${unitsText(e.units, e.unit)}${e.resolution ? html` at ${e.resolution}` : null}${e.price_rub_micro !== undefined ? html`, ${money(BigInt(e.price_usd_micro), "USD")} at ${money(BigInt(e.fx_rate_micro!), e.currency)} per USD` : null}`
     : null;
   const short = e && BigInt(e.price_rub_micro ?? e.price_usd_micro) > available;
   return html`<div id="studio-estimate-box" class="studio-estimate" aria-live="polite">

@@ -10,7 +10,11 @@ async function setup() {
   await owner.page("/console/studio");
   // A second account with its own person.
   const other = c.ctx.accounts.createAccount("Other team", "USD");
-  const { url } = c.people.createInvite({ email: "eve@example.com", accountId: other.account.id, role: "owner" });
+  const { url } = c.people.createInvite({
+    email: "eve@example.com",
+    accountId: other.account.id,
+    role: "owner",
+  });
   await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
   const eve = await c.signedIn("eve@example.com");
   await eve.page("/console/studio");
@@ -37,14 +41,20 @@ function upload(
   return c.handle("/console/studio/upload", { method: "POST", body: bytes, headers });
 }
 
-const fileCount = (c: App) => Number((c.db.query("SELECT count(*) AS n FROM files").get() as { n: bigint }).n);
+const fileCount = (c: App) =>
+  Number((c.db.query("SELECT count(*) AS n FROM files").get() as { n: bigint }).n);
 
 describe("studio upload into a URL field", () => {
   test("stores a file of the session's account through the files store (key null), measured", async () => {
     const c = await setup();
     const res = await upload(c, c.owner, encodePng(320, 200, 1), "image/png");
     expect(res.status).toBe(201);
-    const body = (await res.json()) as { file_id: string; width: number; height: number; content_type: string };
+    const body = (await res.json()) as {
+      file_id: string;
+      width: number;
+      height: number;
+      content_type: string;
+    };
     expect(body.file_id).toMatch(/^file_[0-9A-Za-z]{24}$/);
     expect([body.width, body.height, body.content_type]).toEqual([320, 200, "image/png"]);
     const row = c.ctx.files.getLive(body.file_id, c.account.id)!;
@@ -52,7 +62,11 @@ describe("studio upload into a URL field", () => {
     // The upscale estimate prices the file's measured size, exactly as /v1/estimate does.
     const hx = { headers: { "hx-request": "true" } };
     const partial = await (
-      await c.owner.post("/console/studio/estimate", { model_id: "sandbox/upscale", image_url: body.file_id, scale: "2" }, hx)
+      await c.owner.post(
+        "/console/studio/estimate",
+        { model_id: "sandbox/upscale", image_url: body.file_id, scale: "2" },
+        hx,
+      )
     ).text();
     const api = await c.request("/v1/estimate", {
       method: "POST",

@@ -28,7 +28,10 @@ async function apiEstimate(c: App, key: string, model_id: string, input: Record<
 
 /** The estimate box's figures: the Estimate element's <data value>, and the whole partial. */
 function estimateOf(markup: string): string | null {
-  const m = /<output id="studio-estimate" aria-labelledby="studio-estimate-label"[^>]*>\s*<data value="(-?\d+)"/.exec(markup);
+  const m =
+    /<output id="studio-estimate" aria-labelledby="studio-estimate-label"[^>]*>\s*<data value="(-?\d+)"/.exec(
+      markup,
+    );
   return m ? m[1]! : null;
 }
 
@@ -75,7 +78,10 @@ describe("GET /console/studio", () => {
       // Without JS, `Update estimate` posts the form and gets the whole page back, values kept.
       const input = sampleInput(model);
       const fields = formOf(renderStudioFields(model, { values: input }).value);
-      const res = await b.post("/console/studio/estimate", { model_id: model.id, ...Object.fromEntries(fields) });
+      const res = await b.post("/console/studio/estimate", {
+        model_id: model.id,
+        ...Object.fromEntries(fields),
+      });
       expect(res.status).toBe(200);
       const again = formOf(pageForm(await res.text()));
       expect(again.get("model_id")).toBe(model.id);
@@ -86,7 +92,10 @@ describe("GET /console/studio", () => {
 
 /** The page's form fields (csrf, model_id and the model's fields). */
 function pageForm(text: string): string {
-  return text.slice(text.indexOf('<form id="studio-form"'), text.indexOf("</form>", text.indexOf('<form id="studio-form"')));
+  return text.slice(
+    text.indexOf('<form id="studio-form"'),
+    text.indexOf("</form>", text.indexOf('<form id="studio-form"')),
+  );
 }
 
 describe("the Estimate partial equals POST /v1/estimate", () => {
@@ -95,8 +104,16 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
     ["sandbox/image", {}, {}],
     ["sandbox/video", { resolution: "1080p", duration: "7" }, { resolution: "1080p", duration: 7 }],
     ["sandbox/speech", { text: "hi", duration: "33" }, { text: "hi", duration: 33 }],
-    ["sandbox/upscale", { image_url: "https://example.com/a.png", width: "1000", height: "700", scale: "3" }, { image_url: "https://example.com/a.png", width: 1000, height: 700, scale: 3 }],
-    ["sandbox/chat", { input_tokens: "1200", output_tokens: "800" }, { input_tokens: 1200, output_tokens: 800 }],
+    [
+      "sandbox/upscale",
+      { image_url: "https://example.com/a.png", width: "1000", height: "700", scale: "3" },
+      { image_url: "https://example.com/a.png", width: 1000, height: 700, scale: 3 },
+    ],
+    [
+      "sandbox/chat",
+      { input_tokens: "1200", output_tokens: "800" },
+      { input_tokens: 1200, output_tokens: 800 },
+    ],
   ];
 
   test("USD account", async () => {
@@ -124,13 +141,21 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
     c.ctx.fx.set("RUB", 92_500_000n, "cli");
     const rub = c.ctx.accounts.createAccount("Moscow Lab", "RUB");
     c.ctx.ledger.topUp(rub.account.id, 1_000_000_000n, "studio tests");
-    const { url } = c.people.createInvite({ email: "ivan@example.com", accountId: rub.account.id, role: "member" });
+    const { url } = c.people.createInvite({
+      email: "ivan@example.com",
+      accountId: rub.account.id,
+      role: "member",
+    });
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const b = await c.signedIn("ivan@example.com");
     const page = await b.page("/console/studio");
     expect(page.text).toMatch(/<output id="studio-available"[^>]*><data value="1000000000">[^<]*RUB/);
     for (const [model_id, fields, input] of cases) {
-      const res = await b.post("/console/studio/estimate", { model_id, ...fields }, { headers: { "hx-request": "true" } });
+      const res = await b.post(
+        "/console/studio/estimate",
+        { model_id, ...fields },
+        { headers: { "hx-request": "true" } },
+      );
       const partial = await res.text();
       const api = await apiEstimate(c, rub.key, model_id, input);
       expect(api.body.currency).toBe("RUB");
@@ -144,12 +169,18 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
     const b = await c.signedIn("owner@example.com");
     await b.page("/console/studio");
     const hx = { headers: { "hx-request": "true" } };
-    const over = await (await b.post("/console/studio/estimate", { model_id: "sandbox/image", num_images: "9" }, hx)).text();
+    const over = await (
+      await b.post("/console/studio/estimate", { model_id: "sandbox/image", num_images: "9" }, hx)
+    ).text();
     const api = await apiEstimate(c, c.key, "sandbox/image", { num_images: 9 });
     expect(api.status).toBe(400);
     expect(estimateOf(over)).toBeNull();
-    expect(over).toContain(`<p class="field-error" role="alert">${(api.body as unknown as { error: { message: string } }).error.message}</p>`);
-    const typed = await (await b.post("/console/studio/estimate", { model_id: "sandbox/image", num_images: "two" }, hx)).text();
+    expect(over).toContain(
+      `<p class="field-error" role="alert">${(api.body as unknown as { error: { message: string } }).error.message}</p>`,
+    );
+    const typed = await (
+      await b.post("/console/studio/estimate", { model_id: "sandbox/image", num_images: "two" }, hx)
+    ).text();
     expect(typed).toContain("num_images: must be a whole number");
     // Without htmx: the whole page, the field's error next to it and the typed text kept.
     const page = await b.post("/console/studio/estimate", { model_id: "sandbox/image", num_images: "two" });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
 import { validateModelInput } from "../../src/catalog/validate-input.ts";
-import { DomainError } from "../../src/lib/errors.ts";
+import type { DomainError } from "../../src/lib/errors.ts";
 import { parseStudioForm, renderStudioFields } from "../../src/studio/form.ts";
 
 const catalog = buildCatalog();
@@ -53,7 +53,9 @@ describe("studio form: errors next to their field, in the API's words", () => {
       errors: r.ok ? {} : r.errors,
       raw: { duration: "five" },
     }).value;
-    expect(markup).toMatch(/name="duration"[^>]*value="five" aria-describedby="f-duration-hint f-duration-error" aria-invalid="true"/);
+    expect(markup).toMatch(
+      /name="duration"[^>]*value="five" aria-describedby="f-duration-hint f-duration-error" aria-invalid="true"/,
+    );
     expect(markup).toContain('<span class="field-error" id="f-duration-error">must be a whole number</span>');
   });
 

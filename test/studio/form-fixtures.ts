@@ -13,13 +13,16 @@ export function sampleInput(model: Model): Record<string, unknown> {
         v = (s.enum as unknown[])[(s.enum as unknown[]).length - 1];
         break;
       case "number":
-        v = typeof s.minimum === "number" ? s.minimum + (typeof s.maximum === "number" && s.maximum > s.minimum ? 1 : 0) : 1;
+        v =
+          typeof s.minimum === "number"
+            ? s.minimum + (typeof s.maximum === "number" && s.maximum > s.minimum ? 1 : 0)
+            : 1;
         break;
       case "checkbox":
         v = true;
         break;
       case "url":
-        v = "https://example.com/in put.png?a=1&b=\"2\"";
+        v = 'https://example.com/in put.png?a=1&b="2"';
         break;
       case "json":
         v = {};

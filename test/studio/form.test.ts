@@ -1,7 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
 import { validateModelInput } from "../../src/catalog/validate-input.ts";
-import { fieldId, parseStudioForm, readStudioForm, renderStudioFields, studioFields } from "../../src/studio/form.ts";
+import {
+  fieldId,
+  parseStudioForm,
+  readStudioForm,
+  renderStudioFields,
+  studioFields,
+} from "../../src/studio/form.ts";
 import { formOf, sampleInput } from "./form-fixtures.ts";
 
 const catalog = buildCatalog();
@@ -30,11 +36,15 @@ describe("studio form: every sandbox model", () => {
 
   test("controls follow the schema: enum select, number bounds, checkbox, textarea, URL + file", () => {
     const video = renderStudioFields(catalog.get("sandbox/video")!).value;
-    expect(video).toMatch(/<select id="f-resolution" name="resolution"[^>]*><option value="">\(default\)<\/option><option value="480p">/);
+    expect(video).toMatch(
+      /<select id="f-resolution" name="resolution"[^>]*><option value="">\(default\)<\/option><option value="480p">/,
+    );
     expect(video).toMatch(/name="duration" type="number" inputmode="numeric" step="1" min="1" max="10"/);
     expect(video).toMatch(/<input id="f-sandbox-fail" name="sandbox.fail" type="checkbox" value="true"/);
     expect(video).toMatch(/<textarea id="f-prompt" name="prompt" rows="3" maxlength="8000"/);
-    expect(video).toContain('<input id="f-image_url-file" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"');
+    expect(video).toContain(
+      '<input id="f-image_url-file" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"',
+    );
     expect(video).toContain("<legend>sandbox</legend>");
     const image = renderStudioFields(catalog.get("sandbox/image")!).value;
     expect(image).toMatch(/name="num_images" type="number"[^>]* min="1" max="4"/);

@@ -13,14 +13,19 @@ const BASE = "https://gen.example.com";
 
 async function run(cmd: string[], env: Record<string, string> = {}) {
   const p = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
   return { out, err, code };
 }
 
 /** An input with everything a quoting bug would trip on. */
 function trickyInput(id: string): Record<string, unknown> {
   const input = sampleInput(catalog.get(id)!);
-  for (const k of ["prompt", "text"]) if (k in input) input[k] = `it's a "fox" \\ $HOME \`x\` \n second line ${"\u00e9"}`;
+  for (const k of ["prompt", "text"])
+    if (k in input) input[k] = `it's a "fox" \\ $HOME \`x\` \n second line ${"\u00e9"}`;
   return input;
 }
 
@@ -70,7 +75,12 @@ describe("studio snippets", () => {
       const out = await run(["python3", py], { PYTHONPATH: stub });
       expect(out.err).toBe("");
       const seen = JSON.parse(out.out.split("\n")[0]!);
-      expect(seen).toEqual({ app: id, arguments: input, key: KEY_PLACEHOLDER, host: "gen.example.com/v1/queue" });
+      expect(seen).toEqual({
+        app: id,
+        arguments: input,
+        key: KEY_PLACEHOLDER,
+        host: "gen.example.com/v1/queue",
+      });
       rmSync(stub, { recursive: true, force: true });
     }
   });
