@@ -18,8 +18,7 @@ import type { Model } from "../catalog/model.ts";
 import { KINDS } from "../catalog/model.ts";
 import { resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { fileView } from "../files/store.ts";
-import { receiveUpload } from "../files/upload.ts";
-import { uploadRow } from "../files/uploads.ts";
+import { createAccountUpload } from "../files/uploads.ts";
 import { errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
@@ -57,15 +56,20 @@ export interface StudioEstimate {
 /**
  * The estimate of `POST /v1/estimate` for an account: the same pricing engine (estimate()), the
  * same file measuring (resolveFileRefs: another account's file id is refused), the same RUB rule.
- * K's `studioEstimate` (src/studio/service.ts) is this very computation; once both land, this
- * function becomes a call to it.
+ * Same signature as the studio core's `studioEstimate` (src/studio/service.ts), which is this very
+ * computation: once both land, its callers call that instead and this function goes.
  */
 export function accountEstimate(
   ctx: AppContext,
   accountId: string,
-  model: Model,
+  modelId: string,
   input: Record<string, unknown>,
 ): StudioEstimate {
+  const model = ctx.catalog.get(modelId);
+  if (!model)
+    throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog.`, {
+      param: "model_id",
+    });
   const files = model.kind === "text" ? new Map() : resolveFileRefs(ctx.files, accountId, input);
   const e = estimate(model, input, { imageSize: uploadedImageSize(files) });
   const account = ctx.accounts.getAccount(accountId)!;
@@ -224,7 +228,7 @@ export interface StudioState {
 /** The estimate of a form's current values, or the reason there is none. */
 function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Record<string, unknown>) {
   try {
-    return { estimate: accountEstimate(kit.ctx, s.accountId, model, input), error: null };
+    return { estimate: accountEstimate(kit.ctx, s.accountId, model.id, input), error: null };
   } catch (err) {
     if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
     const where = fieldOfParam(model, err.param);
@@ -319,12 +323,7 @@ export function studioPages(kit: ConsoleKit) {
         const s = requireAccount(c.session);
         try {
           // The raw bytes with their Content-Type, through the files store's own checks.
-          const up = await receiveUpload(c.request, kit.ctx.files.root, {
-            maxBytes: kit.ctx.live.limits.uploadMaxBytes,
-            minFreeBytes: kit.ctx.live.files.minFreeBytes,
-          });
-          const row = uploadRow(kit.ctx, up, { accountId: s.accountId, keyId: null });
-          kit.ctx.db.transaction(() => kit.ctx.files.insert(row)).immediate();
+          const row = await createAccountUpload(kit.ctx, s.accountId, c.request);
           return new Response(JSON.stringify(fileView(row)), {
             status: 201,
             headers: { "content-type": "application/json" },

@@ -32,6 +32,25 @@ export function uploadRow(
 }
 
 /**
+ * An upload made without an API key (the studio's, for a signed-in person): the same receiveUpload
+ * checks as POST /v1/files (allowed type, magic bytes, size limit, free disk), a file of the account
+ * with no key. Returns the stored row.
+ */
+export async function createAccountUpload(
+  ctx: AppContext,
+  accountId: string,
+  request: Request,
+): Promise<FileRow> {
+  const up = await receiveUpload(request, ctx.files.root, {
+    maxBytes: ctx.live.limits.uploadMaxBytes,
+    minFreeBytes: ctx.live.files.minFreeBytes,
+  });
+  const row = uploadRow(ctx, up, { accountId, keyId: null });
+  ctx.db.transaction(() => ctx.files.insert(row)).immediate();
+  return row;
+}
+
+/**
  * POST /v1/files: the raw bytes streamed to disk (a malformed Idempotency-Key is refused before),
  * then the files row and the key's record in one IMMEDIATE transaction. The fingerprint's body is
  * the upload's type and digest. A replay keeps the first upload and deletes the duplicate's bytes.

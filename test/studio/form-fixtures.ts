@@ -40,7 +40,7 @@ export function sampleInput(model: Model): Record<string, unknown> {
   return input;
 }
 
-const unescape = (t: string) =>
+const unescapeHtml = (t: string) =>
   t
     .replaceAll("&lt;", "<")
     .replaceAll("&gt;", ">")
@@ -57,14 +57,14 @@ export function formOf(markup: string): URLSearchParams {
     if (!name) continue;
     const type = /\btype="([^"]*)"/.exec(attrs)?.[1] ?? "text";
     if (type === "checkbox" && !/\bchecked\b/.test(attrs)) continue;
-    out.append(unescape(name), unescape(/\bvalue="([^"]*)"/.exec(attrs)?.[1] ?? ""));
+    out.append(unescapeHtml(name), unescapeHtml(/\bvalue="([^"]*)"/.exec(attrs)?.[1] ?? ""));
   }
   for (const m of markup.matchAll(/<select\b[^>]*\bname="([^"]*)"[^>]*>([\s\S]*?)<\/select>/g)) {
     const selected = /<option value="([^"]*)" selected>/.exec(m[2]!)?.[1] ?? "";
-    out.append(unescape(m[1]!), unescape(selected));
+    out.append(unescapeHtml(m[1]!), unescapeHtml(selected));
   }
   for (const m of markup.matchAll(/<textarea\b[^>]*\bname="([^"]*)"[^>]*>([\s\S]*?)<\/textarea>/g)) {
-    out.append(unescape(m[1]!), unescape(m[2]!));
+    out.append(unescapeHtml(m[1]!), unescapeHtml(m[2]!));
   }
   return out;
 }
