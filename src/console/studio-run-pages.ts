@@ -14,17 +14,20 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import { statusStream } from "../queue/http.ts";
 import { FINAL_STATUSES } from "../queue/jobs.ts";
 import { type RequestDetail, requestDetail } from "../queue/requests.ts";
+import { parseStudioForm, readStudioForm } from "../studio/form.ts";
 import { studioRun, studioRunOf } from "../studio/service.ts";
 import { formatMoney } from "./format.ts";
 import {
   type ActionContext,
   type ConsoleKit,
   field,
+  htmlResponse,
   type PageContext,
   redirect,
   requireAccount,
 } from "./kit.ts";
 import { isoText, preview, statusBadge } from "./requests-pages.ts";
+import { studioPage } from "./studio-pages.ts";
 
 /** At most this much JSON is read from the `input` field (the API's own limits apply after). */
 const MAX_INPUT_CHARS = 256 * 1024;
@@ -113,7 +116,32 @@ export function studioRunPages(kit: ConsoleKit) {
         const s = requireAccount(c.session);
         const modelId = field(c.form, "model_id").trim();
         if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
-        const job = await studioRun(kit.ctx, s, modelId, inputOf(c));
+        let input: unknown;
+        if (field(c.form, "input").trim() !== "") {
+          // A JSON object of the model's fields (scripts, and the studio's own tests).
+          input = inputOf(c);
+        } else {
+          // The studio page's form: its fields read and checked by the API's own schema; errors go
+          // back next to their fields (400), with what was typed kept.
+          const model = kit.ctx.catalog.get(modelId);
+          if (!model)
+            throw new DomainError(
+              "unknown_model",
+              `Model "${modelId.slice(0, 200)}" is not in the catalog.`,
+              {
+                param: "model_id",
+              },
+            );
+          const read = readStudioForm(model, c.form);
+          const parsed = parseStudioForm(model, c.form);
+          if (!parsed.ok)
+            return htmlResponse(
+              studioPage(kit, c, s, model, { values: parsed.input, raw: read.raw, errors: parsed.errors }),
+              400,
+            );
+          input = parsed.input;
+        }
+        const job = await studioRun(kit.ctx, s, modelId, input);
         return redirect(`/console/studio/runs/${job.id}`);
       }),
     )

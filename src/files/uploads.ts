@@ -7,11 +7,11 @@ import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload.ts";
 
-/** The files row of a received upload: its account, measured image size and expiry. */
+/** The files row of a received upload: its account (and key; null from the studio), measured image size and expiry. */
 export function uploadRow(
   ctx: AppContext,
   up: ReceivedUpload,
-  owner: { accountId: string; keyId: string },
+  owner: { accountId: string; keyId: string | null },
 ): FileRow {
   const size = up.contentType.startsWith("image/") ? sniffImageSize(up.head) : null;
   const now = Date.now();
@@ -29,6 +29,25 @@ export function uploadRow(
     expires_at: BigInt(now + ctx.live.files.retentionMs),
     deleted_at: null,
   };
+}
+
+/**
+ * An upload made without an API key (the studio's, for a signed-in person): the same receiveUpload
+ * checks as POST /v1/files (allowed type, magic bytes, size limit, free disk), a file of the account
+ * with no key. Returns the stored row.
+ */
+export async function createAccountUpload(
+  ctx: AppContext,
+  accountId: string,
+  request: Request,
+): Promise<FileRow> {
+  const up = await receiveUpload(request, ctx.files.root, {
+    maxBytes: ctx.live.limits.uploadMaxBytes,
+    minFreeBytes: ctx.live.files.minFreeBytes,
+  });
+  const row = uploadRow(ctx, up, { accountId, keyId: null });
+  ctx.db.transaction(() => ctx.files.insert(row)).immediate();
+  return row;
 }
 
 /**

@@ -20,6 +20,35 @@ const runIdOf = (res: Response) =>
   /\/console\/studio\/runs\/([0-9a-f-]{36})$/.exec(res.headers.get("location") ?? "")![1]!;
 
 describe("studio run pages", () => {
+  test("the studio page's own form runs: its fields are read by parseStudioForm; a bad field comes back next to it", async () => {
+    const s = await studioSetup();
+    const b = await ann(s);
+    const page = await b.page("/console/studio?model=sandbox/image");
+    expect(page.text).toContain('action="/console/studio/run"');
+    const ok = await b.post("/console/studio/run", {
+      model_id: "sandbox/image",
+      prompt: "a cat",
+      num_images: "3",
+    });
+    expect(ok.status).toBe(303);
+    const job = s.ctx.jobs.get(runIdOf(ok))!;
+    expect(job.source).toBe("STUDIO");
+    expect(JSON.parse(job.input)).toMatchObject({ prompt: "a cat", num_images: 3 });
+
+    const jobsBefore = s.db.query("SELECT count(*) AS n FROM jobs").get();
+    const bad = await b.post("/console/studio/run", {
+      model_id: "sandbox/image",
+      prompt: "a cat",
+      num_images: "99",
+    });
+    expect(bad.status).toBe(400);
+    const text = await bad.text();
+    expect(text).toContain('aria-invalid="true"');
+    expect(text).toContain("must be &lt;= 4");
+    expect(text).toContain('value="99"');
+    expect(s.db.query("SELECT count(*) AS n FROM jobs").get()).toEqual(jobsBefore);
+  });
+
   test("Run opens a STUDIO job and leads to its page, which shows progress, then the images in place", async () => {
     const s = await studioSetup();
     const b = await ann(s);

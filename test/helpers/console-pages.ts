@@ -4,6 +4,7 @@
 
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
+import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { type GuardedPage, inviteAndSignIn, openGuardedPage } from "./browser.ts";
 import { runGengate, startServer, type TestServer, tempDir } from "./server.ts";
 
@@ -216,6 +217,25 @@ export const PAGES: PageEntry[] = [
       await g.page.waitForFunction(
         "(() => { const i = document.querySelector(\"img[alt^='Output 1']\"); return !!i && i.complete && i.naturalWidth > 0; })()",
       );
+    },
+  },
+  {
+    name: "studio",
+    title: "Studio: a model's form, the estimate as the inputs change, and its code",
+    path: "/console/studio",
+    as: "owner",
+    // num_images changed: the Estimate (htmx partial) follows, and an image uploaded into image_url.
+    setup: async (g, server) => {
+      await withSpend("/console/studio")(g, server);
+      await g.page.getByLabel("prompt", { exact: true }).fill("a lighthouse at dusk");
+      await g.page.getByLabel("num_images", { exact: true }).fill("3");
+      await g.page.getByLabel("Estimate", { exact: true }).filter({ hasText: "0.03 USD" }).waitFor();
+      await g.page.getByLabel("Upload a file for image_url", { exact: true }).setInputFiles({
+        name: "fox.png",
+        mimeType: "image/png",
+        buffer: Buffer.from(encodePng(96, 64, 3)),
+      });
+      await g.page.getByText(/^Uploaded fox\.png as file_/).waitFor();
     },
   },
   { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },

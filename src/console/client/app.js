@@ -11,6 +11,9 @@
 //   data-run-events="URL"   on an element: follows a studio run's status stream (EventSource, the API's
 //                           status events) and updates its [data-run-status], [data-run-ahead] and
 //                           [data-run-logs]; at a final status the page reloads to show the result
+//   data-upload="ID"        on an <input type=file>: uploads the chosen file to /console/studio/upload
+//                           (raw bytes, CSRF header) and puts the returned file_id in #ID; progress
+//                           and errors go to #(data-upload-status)
 // htmx enhances forms and links that carry hx-* attributes; its config is the <meta name="htmx-config">
 // of the layout. State-changing htmx requests carry the page's CSRF token (<meta name="csrf-token">)
 // in the X-CSRF-Token header.
@@ -75,10 +78,47 @@ async function copyFrom(button) {
 
 document.addEventListener("change", (event) => {
   const target = event.target;
+  if (target instanceof HTMLInputElement && target.type === "file" && target.hasAttribute("data-upload")) {
+    uploadInto(target);
+    return;
+  }
   if (target instanceof HTMLSelectElement && target.hasAttribute("data-autosubmit") && target.form) {
     target.form.requestSubmit();
   }
 });
+
+async function uploadInto(input) {
+  const field = document.getElementById(input.getAttribute("data-upload") || "");
+  const status = document.getElementById(input.getAttribute("data-upload-status") || "");
+  const file = input.files?.[0];
+  if (!field || !file) return;
+  const say = (text) => {
+    if (status) status.textContent = text;
+  };
+  say(`Uploading ${file.name}…`);
+  try {
+    const res = await fetch("/console/studio/upload", {
+      method: "POST",
+      body: file,
+      headers: {
+        "content-type": file.type || "application/octet-stream",
+        "x-csrf-token": csrfToken() || "",
+      },
+      credentials: "same-origin",
+    });
+    const body = await res.json().catch(() => null);
+    if (res.status !== 201 || !body || typeof body.file_id !== "string") {
+      const message = body?.error?.message ? body.error.message : `status ${res.status}`;
+      say(`Upload refused: ${message}`);
+      return;
+    }
+    field.value = body.file_id;
+    field.dispatchEvent(new Event("change", { bubbles: true }));
+    say(`Uploaded ${file.name} as ${body.file_id}.`);
+  } catch {
+    say("The upload did not reach the server; try again.");
+  }
+}
 
 function formatTick(value, unit) {
   const text = Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);

@@ -1,0 +1,156 @@
+/**
+ * The studio's "Code": the same call as the form describes, for an API caller, as curl, JavaScript
+ * (`@fal-ai/client` for media models, `openai` for text models) and Python (`fal-client` / `openai`).
+ * Built from the actual input and the server's public URL, pointed at gengate the way
+ * docs/clients.md shows; the key is a placeholder (KEY_PLACEHOLDER) the reader replaces with one of
+ * their keys (a console session is never an API key).
+ */
+import type { Model } from "../catalog/model.ts";
+
+/** What stands for the API key in every snippet. */
+export const KEY_PLACEHOLDER = "YOUR_GENGATE_KEY";
+
+export interface Snippets {
+  curl: string;
+  javascript: string;
+  python: string;
+}
+
+/** The message a text model's snippets send (the studio's chat has its own). */
+const CHAT_EXAMPLE = "Hello!";
+
+const json = (v: unknown, indent = 2) => JSON.stringify(v, null, indent);
+
+/** A POSIX shell single-quoted string ('it'\''s'). */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** JSON text as a Python literal: JSON's true/false/null spelled the Python way, outside strings. */
+function pythonLiteral(v: unknown, indent = 0): string {
+  const pad = " ".repeat(indent + 4);
+  const end = " ".repeat(indent);
+  if (v === null || v === undefined) return "None";
+  if (v === true) return "True";
+  if (v === false) return "False";
+  if (typeof v === "number") return Number.isFinite(v) ? JSON.stringify(v) : "None";
+  if (typeof v === "string") return JSON.stringify(v); // JSON string escapes are valid Python
+  if (Array.isArray(v)) {
+    if (v.length === 0) return "[]";
+    return `[\n${v.map((x) => pad + pythonLiteral(x, indent + 4)).join(",\n")},\n${end}]`;
+  }
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length === 0) return "{}";
+  return `{\n${entries.map(([k, x]) => `${pad}${JSON.stringify(k)}: ${pythonLiteral(x, indent + 4)}`).join(",\n")},\n${end}}`;
+}
+
+/** `gen.example.com/v1` of `https://gen.example.com`: fal_client's hosts carry no scheme. */
+function hostOf(publicUrl: string): string {
+  return publicUrl.replace(/^https?:\/\//, "").replace(/\/+$/, "");
+}
+
+function mediaSnippets(model: Model, input: Record<string, unknown>, base: string): Snippets {
+  const body = json(input);
+  const curl = `# Submit the job (202: its request_id, status_url and response_url)
+curl -sS -X POST ${shellQuote(`${base}/v1/queue/${model.id}`)} \\
+  -H ${shellQuote(`Authorization: Key ${KEY_PLACEHOLDER}`)} \\
+  -H 'Content-Type: application/json' \\
+  -d ${shellQuote(JSON.stringify(input))}
+
+# Then: curl -sS -H ${shellQuote(`Authorization: Key ${KEY_PLACEHOLDER}`)} ${shellQuote(`${base}/v1/requests/REQUEST_ID`)}
+`;
+  const javascript = `// npm install @fal-ai/client
+import { createFalClient } from "@fal-ai/client";
+
+const BASE = ${JSON.stringify(base)};
+const fal = createFalClient({
+  credentials: ${JSON.stringify(KEY_PLACEHOLDER)}, // a gengate API key (Keys page)
+  requestMiddleware: async (req) => ({
+    ...req,
+    url: req.url
+      .replace("https://queue.fal.run/", \`\${BASE}/v1/queue/\`)
+      .replace("https://fal.run/", \`\${BASE}/v1/run/\`)
+      .replace("https://rest.fal.ai/", \`\${BASE}/v1/\`),
+  }),
+});
+
+const { data, requestId } = await fal.subscribe(${JSON.stringify(model.id)}, {
+  input: ${body.replaceAll("\n", "\n  ")},
+  logs: true,
+  onQueueUpdate: (update) => console.log(update.status),
+});
+console.log(requestId, JSON.stringify(data, null, 2));
+`;
+  const host = hostOf(base);
+  const python = `# pip install fal-client  (it speaks https only: put gengate behind TLS)
+import os
+
+os.environ["FAL_KEY"] = ${JSON.stringify(KEY_PLACEHOLDER)}  # a gengate API key (Keys page)
+os.environ["FAL_RUN_HOST"] = ${JSON.stringify(`${host}/v1/run`)}
+os.environ["FAL_QUEUE_RUN_HOST"] = ${JSON.stringify(`${host}/v1/queue`)}
+
+import fal_client  # reads the hosts above when imported
+
+result = fal_client.subscribe(
+    ${JSON.stringify(model.id)},
+    arguments=${pythonLiteral(input, 4)},
+    with_logs=True,
+    on_queue_update=print,
+)
+print(result)
+`;
+  return { curl, javascript, python };
+}
+
+function textSnippets(model: Model, base: string): Snippets {
+  const request = {
+    model: model.id,
+    messages: [{ role: "user", content: CHAT_EXAMPLE }],
+  };
+  const curl = `curl -sS ${shellQuote(`${base}/v1/chat/completions`)} \\
+  -H ${shellQuote(`Authorization: Bearer ${KEY_PLACEHOLDER}`)} \\
+  -H 'Content-Type: application/json' \\
+  -d ${shellQuote(JSON.stringify(request))}
+`;
+  const javascript = `// npm install openai
+import OpenAI from "openai";
+
+const client = new OpenAI({
+  apiKey: ${JSON.stringify(KEY_PLACEHOLDER)}, // a gengate API key (Keys page)
+  baseURL: ${JSON.stringify(`${base}/v1`)},
+});
+
+const stream = await client.chat.completions.create({
+  model: ${JSON.stringify(model.id)},
+  messages: ${JSON.stringify(request.messages)},
+  stream: true,
+});
+for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? "");
+process.stdout.write("\\n");
+`;
+  const python = `# pip install openai
+from openai import OpenAI
+
+client = OpenAI(
+    api_key=${JSON.stringify(KEY_PLACEHOLDER)},  # a gengate API key (Keys page)
+    base_url=${JSON.stringify(`${base}/v1`)},
+)
+
+stream = client.chat.completions.create(
+    model=${JSON.stringify(model.id)},
+    messages=${pythonLiteral(request.messages, 4)},
+    stream=True,
+)
+for chunk in stream:
+    if chunk.choices:
+        print(chunk.choices[0].delta.content or "", end="", flush=True)
+print()
+`;
+  return { curl, javascript, python };
+}
+
+/** The three snippets for a model and its (typed) input, against `publicUrl`. */
+export function studioSnippets(model: Model, input: Record<string, unknown>, publicUrl: string): Snippets {
+  const base = publicUrl.replace(/\/+$/, "");
+  return model.kind === "text" ? textSnippets(model, base) : mediaSnippets(model, input, base);
+}

@@ -1,0 +1,95 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildCatalog } from "../../src/catalog/catalog.ts";
+import { KEY_PLACEHOLDER, studioSnippets } from "../../src/studio/snippets.ts";
+import { tempDir } from "../helpers/server.ts";
+import { sampleInput } from "./form-fixtures.ts";
+
+const catalog = buildCatalog();
+const dir = tempDir("gengate-snippets-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const BASE = "https://gen.example.com";
+
+async function run(cmd: string[], env: Record<string, string> = {}) {
+  const p = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
+  const [out, err, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { out, err, code };
+}
+
+/** An input with everything a quoting bug would trip on. */
+function trickyInput(id: string): Record<string, unknown> {
+  const input = sampleInput(catalog.get(id)!);
+  for (const k of ["prompt", "text"])
+    if (k in input) input[k] = `it's a "fox" \\ $HOME \`x\` \n second line ${"\u00e9"}`;
+  return input;
+}
+
+describe("studio snippets", () => {
+  for (const model of catalog.models) {
+    test(`${model.id}: JavaScript passes node --check, Python py_compile; the key is a placeholder`, async () => {
+      const s = studioSnippets(model, trickyInput(model.id), BASE);
+      const js = join(dir, `${model.id.replace("/", "-")}.mjs`);
+      const py = join(dir, `${model.id.replace("/", "-")}.py`);
+      writeFileSync(js, s.javascript);
+      writeFileSync(py, s.python);
+      const node = await run(["node", "--check", js]);
+      expect(node.err).toBe("");
+      expect(node.code).toBe(0);
+      const pyc = await run(["python3", "-m", "py_compile", py]);
+      expect(pyc.err).toBe("");
+      expect(pyc.code).toBe(0);
+      for (const text of [s.curl, s.javascript, s.python]) {
+        expect(text).toContain(KEY_PLACEHOLDER);
+        expect(text).toContain("gen.example.com");
+        expect(text).not.toMatch(/gk_[0-9A-Za-z]{8}/);
+      }
+      expect(s.javascript).toContain(model.kind === "text" ? 'from "openai"' : 'from "@fal-ai/client"');
+      expect(s.python).toContain(model.kind === "text" ? "from openai import OpenAI" : "import fal_client");
+    });
+  }
+
+  test("media: the curl body and the Python arguments are exactly the input (shell and Python quoting)", async () => {
+    for (const id of ["sandbox/image", "sandbox/video", "sandbox/speech", "sandbox/avatar"]) {
+      const input = trickyInput(id);
+      const s = studioSnippets(catalog.get(id)!, input, BASE);
+      // curl, replaced by a function printing its arguments one per line (NUL-separated).
+      const sh = await run(["sh", "-c", `curl() { printf '%s\\0' "$@"; }\n${s.curl}`]);
+      expect(sh.code).toBe(0);
+      const args = sh.out.split("\0");
+      expect(args.slice(0, 4)).toEqual(["-sS", "-X", "POST", `${BASE}/v1/queue/${id}`]);
+      expect(args).toContain(`Authorization: Key ${KEY_PLACEHOLDER}`);
+      expect(JSON.parse(args[args.indexOf("-d") + 1]!)).toEqual(input);
+      // fal_client, replaced by a stub module printing what it was given.
+      const stub = tempDir("gengate-falstub-");
+      writeFileSync(
+        join(stub, "fal_client.py"),
+        `import json, os\ndef subscribe(app, arguments, with_logs, on_queue_update):\n    print(json.dumps({"app": app, "arguments": arguments, "key": os.environ["FAL_KEY"], "host": os.environ["FAL_QUEUE_RUN_HOST"]}))\n    return {}\n`,
+      );
+      const py = join(dir, "check.py");
+      writeFileSync(py, s.python);
+      const out = await run(["python3", py], { PYTHONPATH: stub });
+      expect(out.err).toBe("");
+      const seen = JSON.parse(out.out.split("\n")[0]!);
+      expect(seen).toEqual({
+        app: id,
+        arguments: input,
+        key: KEY_PLACEHOLDER,
+        host: "gen.example.com/v1/queue",
+      });
+      rmSync(stub, { recursive: true, force: true });
+    }
+  });
+
+  test("text: chat completions at {public_url}/v1 with a Bearer key", async () => {
+    const s = studioSnippets(catalog.get("sandbox/chat")!, { input_tokens: 10 }, `${BASE}/`);
+    expect(s.curl).toContain(`'${BASE}/v1/chat/completions'`);
+    expect(s.curl).toContain(`'Authorization: Bearer ${KEY_PLACEHOLDER}'`);
+    expect(s.javascript).toContain(`baseURL: "${BASE}/v1"`);
+    expect(s.python).toContain(`base_url="${BASE}/v1"`);
+  });
+});
