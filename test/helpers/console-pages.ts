@@ -168,13 +168,7 @@ export const PAGES: PageEntry[] = [
     path: "/console/billing",
     as: "owner",
     setup: async (g, server) => {
-      await withSpend("/console/billing")(g, server);
-      await g.page.getByLabel("Code", { exact: true }).fill(await makeCode(server));
-      await g.page.getByRole("button", { name: "Redeem" }).click();
-      await g.page
-        .getByRole("link", { name: /^Receipt/ })
-        .first()
-        .waitFor();
+      await redeemOnBilling(g, server);
     },
   },
   {
@@ -183,13 +177,7 @@ export const PAGES: PageEntry[] = [
     path: "/console/billing",
     as: "owner",
     setup: async (g, server) => {
-      await withSpend("/console/billing")(g, server);
-      await g.page.getByLabel("Code", { exact: true }).fill(await makeCode(server));
-      await g.page.getByRole("button", { name: "Redeem" }).click();
-      await g.page
-        .getByRole("link", { name: /^Receipt/ })
-        .first()
-        .click();
+      await (await redeemOnBilling(g, server)).click();
       await g.page.getByRole("heading", { name: "Receipt" }).waitFor();
     },
   },
@@ -406,6 +394,16 @@ function withSpend(path: string): (g: GuardedPage, server: TestServer) => Promis
   };
 }
 const spent = new WeakSet<TestServer>();
+
+/** The billing page after redeeming a fresh code there; returns its first Receipt link. */
+async function redeemOnBilling(g: GuardedPage, server: TestServer) {
+  await withSpend("/console/billing")(g, server);
+  await g.page.getByLabel("Code", { exact: true }).fill(await makeCode(server));
+  await g.page.getByRole("button", { name: "Redeem" }).click();
+  const receipt = g.page.getByRole("link", { name: /^Receipt/ }).first();
+  await receipt.waitFor();
+  return receipt;
+}
 
 /** One fresh USD redeem code of 10.00, made with the operator CLI. */
 async function makeCode(server: TestServer): Promise<string> {
