@@ -39,6 +39,8 @@ import {
 } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { money } from "./money-view.ts";
+import { chatView } from "./studio-chat.ts";
+import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
 export type StudioEstimate = AccountEstimate;
@@ -214,6 +216,7 @@ export function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
+${model.kind === "text" ? chatView(s, model.id) : null}
 <form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
@@ -221,11 +224,12 @@ ${model.description ? html`<p class="hint">${model.description}</p>` : null}
   ${renderStudioFields(model, { values, raw: state.raw, errors })}
   ${estimateBox(kit.ctx, s, est)}
   <div class="button-row">
-    <button type="submit">Run</button>
+    ${model.kind === "text" ? null : html`<button type="submit">Run</button>`}
     <button type="submit" class="secondary" formaction="/console/studio/estimate">Update estimate</button>
   </div>
 </form>
-${codeSection(kit, model, values)}`,
+${codeSection(kit, model, values)}
+${studioHistory(kit, s, c.url.searchParams.get("runs_before"))}`,
   });
 }
 
