@@ -54,7 +54,7 @@ ${
   <span data-run-charge>${chargeText(r)}</span>
   ${
     r.outputs.length
-      ? html`<a class="outputs" href="/console/studio/runs/${r.request_id}">${r.outputs.map((o) => thumbnail(kit, r, o))}</a>`
+      ? html`<a class="studio-gallery" href="/console/studio/runs/${r.request_id}">${r.outputs.map((o) => thumbnail(kit, r, o))}</a>`
       : null
   }
 </li>`,
