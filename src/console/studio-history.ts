@@ -36,7 +36,13 @@ function thumbnail(kit: ConsoleKit, r: StudioRun, o: StudioRun["outputs"][number
 }
 
 /** The history section of the studio page; `before` is the `runs_before` cursor of the page URL. */
-export function studioHistory(kit: ConsoleKit, s: AccountSession, before: string | null): SafeHtml {
+export function studioHistory(
+  kit: ConsoleKit,
+  s: AccountSession,
+  before: string | null,
+  modelId: string,
+): SafeHtml {
+  const here = `/console/studio?model=${encodeURIComponent(modelId)}`;
   const cursor = before && UUID_PATTERN.test(before) ? before : null;
   const { items, next_cursor } = studioRuns(kit.ctx, s.accountId, s.personId, {
     limit: HISTORY_PAGE,
@@ -60,6 +66,6 @@ ${
 </li>`,
       )}</ul>`
 }
-<p>${cursor ? html`<a href="/console/studio#studio-history">Newest</a> ` : null}${next_cursor ? html`<a href="/console/studio?runs_before=${next_cursor}#studio-history">Older</a>` : null}</p>
+<p>${cursor ? html`<a href="${here}#studio-history">Newest</a> ` : null}${next_cursor ? html`<a href="${`${here}&runs_before=${next_cursor}#studio-history`}">Older</a>` : null}</p>
 </section>`;
 }

@@ -229,7 +229,7 @@ ${model.kind === "text" ? chatView(s, model.id) : null}
   </div>
 </form>
 ${codeSection(kit, model, values)}
-${studioHistory(kit, s, c.url.searchParams.get("runs_before"))}`,
+${studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });
 }
 

@@ -63,11 +63,12 @@ describe("studio history", () => {
     const br = await s.signedIn("ann@example.com");
     const first = await br.page("/console/studio");
     expect(runIds(first.text)).toEqual(ids.slice(3).reverse());
-    const older = /href="(\/console\/studio\?runs_before=[0-9a-f-]{36})#studio-history">Older</.exec(
-      first.text,
-    );
+    const older =
+      /href="(\/console\/studio\?model=sandbox%2Fimage&amp;runs_before=[0-9a-f-]{36})#studio-history">Older</.exec(
+        first.text,
+      );
     expect(older).not.toBeNull();
-    const second = await br.page(older![1]!);
+    const second = await br.page(older![1]!.replace("&amp;", "&"));
     expect(runIds(second.text)).toEqual(ids.slice(0, 3).reverse());
     expect(second.text).not.toContain(">Older<");
   });
