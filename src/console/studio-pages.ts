@@ -8,7 +8,9 @@
  * snippets.ts). URL fields take a file: `POST /console/studio/upload` (raw bytes, the file's
  * Content-Type, the session's CSRF token) stores it through the files store's own upload checks
  * (receiveUpload: allowed types, magic bytes, size limit, free disk) as a file of the account, and
- * answers its file_id, which app.js puts in the field.
+ * answers its file_id, which app.js puts in the field. A text model gets the chat view instead of
+ * `Run` (src/console/studio-chat.ts), and every page ends with the person's run history
+ * (src/console/studio-history.ts).
  *
  * Without JavaScript every part still works: the select's `Choose` button, `Update estimate`
  * (the same route, answering the whole page) and `Run`; only the file upload needs the script.
