@@ -55,6 +55,7 @@ import { receiptPages } from "./receipts.ts";
 import { requestsPages } from "./requests-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 import { settingsPages } from "./settings-pages.ts";
+import { studioChatRoutes } from "./studio-chat.ts";
 import { studioPages } from "./studio-pages.ts";
 import { studioRunPages } from "./studio-run-pages.ts";
 import { usagePages } from "./usage-pages.ts";
@@ -100,6 +101,7 @@ export function consoleRoutes(ctx: AppContext) {
       .use(receiptPages(kit))
       .use(requestsPages(kit))
       .use(studioRunPages(kit))
+      .use(studioChatRoutes(kit))
       .use(studioPages(kit))
       .use(adminPages(kit))
       .use(adminCodesPages(kit))

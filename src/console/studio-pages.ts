@@ -8,7 +8,9 @@
  * snippets.ts). URL fields take a file: `POST /console/studio/upload` (raw bytes, the file's
  * Content-Type, the session's CSRF token) stores it through the files store's own upload checks
  * (receiveUpload: allowed types, magic bytes, size limit, free disk) as a file of the account, and
- * answers its file_id, which app.js puts in the field.
+ * answers its file_id, which app.js puts in the field. A text model gets the chat view instead of
+ * `Run` (src/console/studio-chat.ts), and every page ends with the person's run history
+ * (src/console/studio-history.ts).
  *
  * Without JavaScript every part still works: the select's `Choose` button, `Update estimate`
  * (the same route, answering the whole page) and `Run`; only the file upload needs the script.
@@ -39,6 +41,8 @@ import {
 } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { money } from "./money-view.ts";
+import { chatView } from "./studio-chat.ts";
+import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
 export type StudioEstimate = AccountEstimate;
@@ -214,6 +218,7 @@ export function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
+${model.kind === "text" ? chatView(s, model.id) : null}
 <form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
@@ -221,11 +226,12 @@ ${model.description ? html`<p class="hint">${model.description}</p>` : null}
   ${renderStudioFields(model, { values, raw: state.raw, errors })}
   ${estimateBox(kit.ctx, s, est)}
   <div class="button-row">
-    <button type="submit">Run</button>
+    ${model.kind === "text" ? null : html`<button type="submit">Run</button>`}
     <button type="submit" class="secondary" formaction="/console/studio/estimate">Update estimate</button>
   </div>
 </form>
-${codeSection(kit, model, values)}`,
+${codeSection(kit, model, values)}
+${studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });
 }
 

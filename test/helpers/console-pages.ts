@@ -226,6 +226,21 @@ export const PAGES: PageEntry[] = [
       await g.page.getByText(/^Uploaded fox\.png as file_/).waitFor();
     },
   },
+  {
+    name: "studio-chat",
+    title: "Studio: a chat with a text model, each reply's cost and the running total",
+    path: "/console/studio?model=sandbox/chat",
+    as: "owner",
+    // Two messages sent: each reply streamed in, then its cost (the ledger's) and the total.
+    setup: async (g, server) => {
+      await withSpend("/console/studio?model=sandbox/chat")(g, server);
+      for (const [i, text] of ["Hello! What can the studio do?", "And what did that cost?"].entries()) {
+        await g.page.getByLabel("Message", { exact: true }).fill(text);
+        await g.page.getByRole("button", { name: "Send" }).click();
+        await g.page.locator("[data-chat-cost]").nth(i).waitFor();
+      }
+    },
+  },
   { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },
   {
     name: "admin-account",

@@ -14,6 +14,11 @@
 //   data-upload="ID"        on an <input type=file>: uploads the chosen file to /console/studio/upload
 //                           (raw bytes, CSRF header) and puts the returned file_id in #ID; progress
 //                           and errors go to #(data-upload-status)
+//   data-chat              on a section: its [data-chat-form] (model_id, message) is sent with fetch to
+//                           /console/studio/chat with the whole conversation (messages JSON, the
+//                           earlier replies' request ids); the reply streams into its bubble
+//                           [data-chat-messages], then the server's `cost` event (the ledger's
+//                           charge) shows its cost and [data-chat-total] the conversation's total
 // htmx enhances forms and links that carry hx-* attributes; its config is the <meta name="htmx-config">
 // of the layout. State-changing htmx requests carry the page's CSRF token (<meta name="csrf-token">)
 // in the X-CSRF-Token header.
@@ -209,7 +214,129 @@ function followRun(holder) {
   });
 }
 
+function chatBubble(list, role, text) {
+  const li = document.createElement("li");
+  li.className = `chat-${role}`;
+  const who = document.createElement("strong");
+  who.textContent = role === "user" ? "You" : "Reply";
+  const body = document.createElement("p");
+  body.className = "chat-text";
+  body.textContent = text;
+  li.append(who, " ", body);
+  list.append(li);
+  return li;
+}
+
+function chatEvents(buffer, onEvent) {
+  let rest = buffer;
+  for (let end = rest.indexOf("\n\n"); end !== -1; end = rest.indexOf("\n\n")) {
+    const block = rest.slice(0, end);
+    rest = rest.slice(end + 2);
+    let name = "message";
+    let data = "";
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event:")) name = line.slice(6).trim();
+      else if (line.startsWith("data:")) data += line.slice(5).trim();
+    }
+    onEvent(name, data);
+  }
+  return rest;
+}
+
+function startChat(holder) {
+  const form = holder.querySelector("[data-chat-form]");
+  const list = holder.querySelector("[data-chat-messages]");
+  const total = holder.querySelector("[data-chat-total]");
+  if (!form || !list) return;
+  const messages = [];
+  const replies = [];
+  let busy = false;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (busy) return;
+    const box = form.elements.namedItem("message");
+    const text = box ? box.value : "";
+    if (!text.trim()) return;
+    busy = true;
+    const button = form.querySelector("button[type=submit]");
+    if (button) button.disabled = true;
+    chatBubble(list, "user", text);
+    const asked = [...messages, { role: "user", content: text }];
+    const reply = chatBubble(list, "assistant", "");
+    const out = reply.querySelector(".chat-text");
+    const note = document.createElement("p");
+    note.className = "hint chat-cost";
+    reply.append(note);
+    let content = "";
+    let failed = null;
+    let cost = null;
+    try {
+      const res = await fetch(form.action, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "x-csrf-token": csrfToken() || "" },
+        body: new URLSearchParams({
+          model_id: form.elements.namedItem("model_id").value,
+          messages: JSON.stringify(asked),
+          conversation: replies.join(","),
+        }),
+      });
+      if (!res.ok || !res.body) {
+        const body = await res.json().catch(() => null);
+        failed = body?.error?.message ? body.error.message : `status ${res.status}`;
+      } else {
+        const reader = res.body.getReader();
+        const dec = new TextDecoder();
+        let buffer = "";
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          buffer = chatEvents(buffer + dec.decode(value, { stream: true }), (name, data) => {
+            if (data === "[DONE]" || !data) return;
+            let d;
+            try {
+              d = JSON.parse(data);
+            } catch {
+              return;
+            }
+            if (name === "cost") cost = d;
+            else if (d.error) failed = d.error.message || "The reply failed.";
+            else {
+              const piece = d.choices?.[0]?.delta?.content;
+              if (piece) {
+                content += piece;
+                out.textContent = content;
+              }
+            }
+          });
+        }
+      }
+    } catch {
+      failed = "The reply did not arrive; try again.";
+    }
+    if (failed) note.textContent = `Error: ${failed}`;
+    if (!failed) {
+      messages.push({ role: "user", content: text }, { role: "assistant", content });
+      if (box) box.value = "";
+    }
+    if (cost) {
+      replies.push(cost.request_id);
+      note.textContent = `${failed ? `Error: ${failed}. ` : ""}Cost: ${cost.charged}`;
+      note.setAttribute("data-chat-cost", cost.charged_micro);
+      if (total) total.textContent = cost.total;
+    }
+    busy = false;
+    if (button) button.disabled = false;
+  });
+}
+
 function enhance(root) {
+  for (const c of root.querySelectorAll("[data-chat]")) {
+    if (!c.hasAttribute("data-chatting")) {
+      c.setAttribute("data-chatting", "");
+      startChat(c);
+    }
+  }
   for (const r of root.querySelectorAll("[data-run-events]")) {
     if (!r.hasAttribute("data-following")) {
       r.setAttribute("data-following", "");
