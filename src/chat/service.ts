@@ -29,6 +29,21 @@ export interface StartedChat {
 }
 
 /**
+ * What a chat call holds while its reply is written: the prompt's tokens (counted exactly for the
+ * sandbox, conservatively estimated for an upstream) plus max_tokens (4096 when missing) at the
+ * model's prices. The one computation startChat reserves and the studio's Estimate shows.
+ */
+export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; promptEstimate: number } {
+  const promptEstimate =
+    model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
+  const quote = reserveText(model, promptEstimate, req.maxTokens, {
+    input: "messages",
+    output: "max_tokens",
+  });
+  return { quote, promptEstimate };
+}
+
+/**
  * Prices and reserves a chat call before the upstream is asked anything: a conservative prompt
  * estimate plus max_tokens (4096 when missing) over the model's context is 400 validation_error;
  * otherwise the price is held and the call is recorded as a text job (IN_PROGRESS) in one
@@ -40,12 +55,7 @@ export async function startChat(
   model: Model,
   req: ChatRequest,
 ): Promise<StartedChat> {
-  const promptEstimate =
-    model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
-  const quote = reserveText(model, promptEstimate, req.maxTokens, {
-    input: "messages",
-    output: "max_tokens",
-  });
+  const { quote, promptEstimate } = chatQuote(model, req);
   const opened = await openJob(ctx, {
     who,
     model,

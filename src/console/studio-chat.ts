@@ -14,16 +14,25 @@
  * API's JSON error body with its status.
  */
 import { Elysia } from "elysia";
-import { errorResponse } from "../http/errors.ts";
+import { errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import { requestDetail } from "../queue/requests.ts";
 import type { AppContext } from "../server/context.ts";
-import { studioChat } from "../studio/service.ts";
+import { studioChat, studioChatEstimate } from "../studio/service.ts";
 import { formatMoney } from "./format.ts";
-import { type AccountSession, type ConsoleKit, field, requireAccount } from "./kit.ts";
+import {
+  type AccountSession,
+  type ConsoleKit,
+  type Form,
+  field,
+  htmlResponse,
+  type PageContext,
+  requireAccount,
+} from "./kit.ts";
 import { csrfField } from "./layout.ts";
+import { estimateBox } from "./studio-estimate.ts";
 
 /** At most this much JSON is read from `messages` (the API's own limits apply after). */
 const MAX_MESSAGES_CHARS = 256 * 1024;
@@ -32,12 +41,9 @@ const MAX_CONVERSATION = 500;
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
-function messagesOf(text: string, single: string): unknown {
-  if (text.trim() === "") {
-    if (single.trim() === "")
-      throw new DomainError("validation_error", "Write a message.", { param: "messages" });
-    return [{ role: "user", content: single }];
-  }
+/** The `messages` field: a JSON array of chat messages ("" is none). */
+function historyOf(text: string): unknown {
+  if (text.trim() === "") return [];
   if (text.length > MAX_MESSAGES_CHARS)
     throw new DomainError("validation_error", "The conversation is too long.", { param: "messages" });
   try {
@@ -47,6 +53,19 @@ function messagesOf(text: string, single: string): unknown {
       param: "messages",
     });
   }
+}
+
+/**
+ * The conversation a form sends: `messages` (app.js sends the whole conversation there) followed by
+ * `message` when there is one (the page's own form without script, or the message being typed).
+ * Null when there is nothing to send.
+ */
+function conversationOfForm(form: Form): unknown | null {
+  const history = historyOf(field(form, "messages"));
+  const message = field(form, "message");
+  if (message.trim() === "") return Array.isArray(history) && history.length === 0 ? null : history;
+  // Not an array: passed on as it is, for the chat's own validation to refuse.
+  return Array.isArray(history) ? [...history, { role: "user", content: message }] : history;
 }
 
 /** The ids of the conversation's earlier replies (malformed ones are ignored). */
@@ -113,48 +132,135 @@ function withCost(
   );
 }
 
-/** The chat view of a text model on the studio page (app.js `data-chat` streams the replies). */
-export function chatView(s: AccountSession, modelId: string): SafeHtml {
+/** The Estimate of the chat's next reply (the tokens it would hold), or why there is none yet. */
+export function chatEstimateBox(
+  ctx: AppContext,
+  s: AccountSession,
+  modelId: string,
+  messages: unknown | null,
+): SafeHtml {
+  const base = { form: "studio-chat-form", empty: "type a message" };
+  if (messages === null) return estimateBox(ctx, s, base);
+  try {
+    const e = studioChatEstimate(ctx, s.accountId, modelId, { messages });
+    return estimateBox(ctx, s, {
+      ...base,
+      estimate: e.estimate,
+      detail: `the most this reply can cost: ${e.input_tokens} prompt tokens and up to ${e.output_tokens} reply tokens; it is charged what its tokens cost`,
+    });
+  } catch (err) {
+    if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
+    return estimateBox(ctx, s, { ...base, error: err.message });
+  }
+}
+
+/**
+ * The chat view of a text model on the studio page (app.js `data-chat` streams the replies and
+ * keeps `messages`, the conversation so far, for the Estimate that htmx refreshes as one types).
+ */
+export function chatView(ctx: AppContext, s: AccountSession, modelId: string): SafeHtml {
   return html`<section id="studio-chat" class="studio-chat" aria-labelledby="studio-chat-title" data-chat>
 <h2 id="studio-chat-title">Chat</h2>
 <ol class="chat-messages" data-chat-messages aria-live="polite"></ol>
-<form class="stack" method="post" action="/console/studio/chat" data-chat-form>
+<form id="studio-chat-form" class="stack" method="post" action="/console/studio/chat" data-chat-form>
   ${csrfField(s)}
   <input type="hidden" name="model_id" value="${modelId}">
+  <input type="hidden" name="messages" value="[]" data-chat-history>
   <label for="studio-chat-message">Message</label>
-  <textarea id="studio-chat-message" name="message" rows="3" required></textarea>
+  <!-- htmx on the textarea, not the form: after app.js handled the form's submit, htmx no longer
+       answered the form's own custom trigger (seen in Chromium), while the textarea's still works. -->
+  <textarea id="studio-chat-message" name="message" rows="3" required
+    hx-post="/console/studio/chat/estimate" hx-trigger="input changed delay:400ms, chat-updated"
+    hx-include="closest form" hx-target="#studio-estimate-box" hx-swap="outerHTML"></textarea>
+  ${chatEstimateBox(ctx, s, modelId, null)}
   <div class="button-row"><button type="submit">Send</button></div>
 </form>
 <p><span id="studio-chat-total-label">Conversation total</span>
   <output id="studio-chat-total" aria-labelledby="studio-chat-total-label" data-chat-total>—</output></p>
-<p class="hint">Each reply is charged what its tokens cost, read from the wallet once it has finished.</p>
+<p class="hint">Each reply holds at most its Estimate while it is written, then is charged what its tokens cost, read from the wallet.</p>
 </section>`;
 }
 
 export function studioChatRoutes(kit: ConsoleKit) {
-  return new Elysia().post(
-    "/console/studio/chat",
-    kit.action(async (c) => {
-      const s = requireAccount(c.session);
-      try {
+  return new Elysia()
+    .post(
+      "/console/studio/chat/estimate",
+      kit.action((c) => {
+        const s = requireAccount(c.session);
         const modelId = field(c.form, "model_id").trim();
-        if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
-        const messages = messagesOf(field(c.form, "messages"), field(c.form, "message"));
-        const earlier = conversationOf(field(c.form, "conversation"));
-        const answer = await studioChat(
-          kit.ctx,
-          s,
-          modelId,
-          { messages, stream: true },
-          AbortSignal.any([c.request.signal, kit.ctx.shutdownSignal]),
-        );
-        if (answer.kind !== "stream") throw new Error(`studio chat answered ${answer.kind}, not a stream`);
-        return new Response(withCost(kit.ctx, s, answer.body, earlier), { headers: SSE_HEADERS });
-      } catch (err) {
-        // The script shows the message: the API's JSON error (validation, 402, 429...).
-        if (err instanceof DomainError) return errorResponse(err);
-        throw err;
-      }
-    }),
-  );
+        let messages: unknown | null;
+        try {
+          // Only what is being typed is estimated: the conversation alone has been answered already.
+          messages = field(c.form, "message").trim() === "" ? null : conversationOfForm(c.form);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          return htmlResponse(estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }));
+        }
+        return htmlResponse(chatEstimateBox(kit.ctx, s, modelId, messages));
+      }),
+    )
+    .post(
+      "/console/studio/chat",
+      kit.action(async (c) => {
+        const s = requireAccount(c.session);
+        // app.js asks for the stream; the page's form without script gets a page with the reply.
+        const streamed = (c.request.headers.get("accept") ?? "").includes("text/event-stream");
+        try {
+          const modelId = field(c.form, "model_id").trim();
+          if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
+          const messages = conversationOfForm(c.form);
+          if (messages === null)
+            throw new DomainError("validation_error", "Write a message.", { param: "message" });
+          const earlier = conversationOf(field(c.form, "conversation"));
+          const answer = await studioChat(
+            kit.ctx,
+            s,
+            modelId,
+            { messages, stream: streamed },
+            AbortSignal.any([c.request.signal, kit.ctx.shutdownSignal]),
+          );
+          if (!streamed) {
+            if (answer.kind !== "json") throw new Error(`studio chat answered ${answer.kind}, not JSON`);
+            return replyPage(kit.ctx, c, s, modelId, messages, answer.body);
+          }
+          if (answer.kind !== "stream") throw new Error(`studio chat answered ${answer.kind}, not a stream`);
+          return new Response(withCost(kit.ctx, s, answer.body, earlier), { headers: SSE_HEADERS });
+        } catch (err) {
+          // The script shows the message: the API's JSON error (validation, 402, 429...). Without
+          // script the console's error page says it.
+          if (streamed && err instanceof DomainError) return errorResponse(err);
+          throw err;
+        }
+      }),
+    );
+}
+
+/**
+ * The answer to the chat form sent without script: the message, the reply and its cost (the
+ * ledger's), with the way back to the studio.
+ */
+function replyPage(
+  ctx: AppContext,
+  c: PageContext,
+  s: AccountSession,
+  modelId: string,
+  messages: unknown,
+  body: string,
+): SafeHtml {
+  const completion = JSON.parse(body) as { id: string; choices: { message: { content: string } }[] };
+  const id = completion.id.replace(/^chatcmpl-/, "");
+  const own = chargedFor(ctx, s, id);
+  const asked = Array.isArray(messages) ? (messages[messages.length - 1] as { content?: unknown }) : null;
+  return c.layout({
+    title: "Studio chat",
+    active: "studio",
+    body: html`<h1>Studio chat</h1>
+<p class="lead">${modelId}</p>
+<ol class="chat-messages">
+  <li class="chat-user"><strong>You</strong> <p class="chat-text">${typeof asked?.content === "string" ? asked.content : ""}</p></li>
+  <li class="chat-assistant"><strong>Reply</strong> <p class="chat-text">${completion.choices[0]?.message.content ?? ""}</p>
+    <p class="hint chat-cost">Cost: ${formatMoney(own.micro, own.currency)}</p></li>
+</ol>
+<p><a href="/console/requests/${id}">The request</a> · <a href="/console/studio?model=${encodeURIComponent(modelId)}">Back to the studio</a></p>`,
+  });
 }

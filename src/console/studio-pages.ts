@@ -40,8 +40,8 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { money } from "./money-view.ts";
 import { chatView } from "./studio-chat.ts";
+import { estimateBox, UNIT_LABEL } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
@@ -55,20 +55,6 @@ const KIND_LABEL: Record<string, string> = {
   audio: "Audio",
   text: "Text (chat)",
 };
-
-const UNIT_LABEL: Record<string, string> = {
-  second: "second",
-  image: "image",
-  megapixel: "megapixel",
-  "1M_tokens": "1M tokens",
-};
-
-/** "3 images", "1 second", "0.5 megapixels", "0.002 M tokens". */
-function unitsText(units: string, unit: string): string {
-  if (unit === "1M_tokens") return `${units} M tokens`;
-  const noun = UNIT_LABEL[unit] ?? unit;
-  return `${units} ${units === "1" ? noun : `${noun}s`}`;
-}
 
 /** "0.01 USD per image, max 4" / "0.5 USD per 1M input tokens, 1.5 USD per 1M output tokens". */
 export function priceLabel(m: Model): string {
@@ -118,37 +104,6 @@ function modelPicker(ctx: AppContext, current: Model | null): SafeHtml {
 </form>`;
 }
 
-export interface EstimateState {
-  estimate?: StudioEstimate | null;
-  /** Why there is no estimate (the pricing engine's message). */
-  error?: string | null;
-}
-
-/** The estimate box: the element labelled `Estimate` and the available balance beside it. */
-export function estimateBox(ctx: AppContext, s: AccountSession, state: EstimateState): SafeHtml {
-  const account = ctx.accounts.getAccount(s.accountId)!;
-  const available = account.balance_micro - account.held_micro;
-  const e = state.estimate;
-  const amount = e
-    ? e.price_rub_micro !== undefined
-      ? money(BigInt(e.price_rub_micro), e.currency)
-      : money(BigInt(e.price_usd_micro), "USD")
-    : html`<span class="hint">none</span>`;
-  const detail = e
-    ? html`${unitsText(e.units, e.unit)}${e.resolution ? html` at ${e.resolution}` : null}${e.price_rub_micro !== undefined ? html`, ${money(BigInt(e.price_usd_micro), "USD")} at ${money(BigInt(e.fx_rate_micro!), e.currency)} per USD` : null}`
-    : null;
-  const short = e && BigInt(e.price_rub_micro ?? e.price_usd_micro) > available;
-  return html`<div id="studio-estimate-box" class="studio-estimate" aria-live="polite">
-  <p><span id="studio-estimate-label">Estimate</span>
-    <output id="studio-estimate" aria-labelledby="studio-estimate-label" for="studio-form">${amount}</output>
-    ${detail ? html`<span class="hint">(${detail})</span>` : null}</p>
-  <p><span id="studio-available-label">Available</span>
-    <output id="studio-available" aria-labelledby="studio-available-label">${money(available, account.currency)}</output></p>
-  ${state.error ? html`<p class="field-error" role="alert">${state.error}</p>` : null}
-  ${short ? html`<p class="notice warn">The balance does not cover this run: <a href="/console/billing">top up</a>.</p>` : null}
-</div>`;
-}
-
 function codeSection(kit: ConsoleKit, model: Model, input: Record<string, unknown>, oob = false): SafeHtml {
   const snip = studioSnippets(model, input, kit.ctx.publicUrl);
   const block = (
@@ -188,6 +143,24 @@ function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Rec
   }
 }
 
+/** A media model's form: its fields, the Estimate, Run. */
+function mediaForm(kit: ConsoleKit, s: AccountSession, model: Model, state: StudioState): SafeHtml {
+  const est = estimateOf(kit, s, model, state.values ?? {});
+  const errors: FieldErrors = { ...state.errors };
+  if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
+  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
+  hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
+  ${csrfField(s)}
+  <input type="hidden" name="model_id" value="${model.id}">
+  ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
+  ${estimateBox(kit.ctx, s, est)}
+  <div class="button-row">
+    <button type="submit">Run</button>
+    <button type="submit" class="secondary" formaction="/console/studio/estimate">Update estimate</button>
+  </div>
+</form>`;
+}
+
 /**
  * The whole studio page for `model` with `state` (what a Run that did not pass validation shows
  * again, with its errors: K's POST /console/studio/run answers this with 400).
@@ -207,9 +180,6 @@ export function studioPage(
     });
   }
   const values = state.values ?? {};
-  const est = estimateOf(kit, s, model, values);
-  const errors: FieldErrors = { ...state.errors };
-  if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
   return c.layout({
     title: "Studio",
     active: "studio",
@@ -218,18 +188,7 @@ export function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
-${model.kind === "text" ? chatView(s, model.id) : null}
-<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
-  hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
-  ${csrfField(s)}
-  <input type="hidden" name="model_id" value="${model.id}">
-  ${renderStudioFields(model, { values, raw: state.raw, errors })}
-  ${estimateBox(kit.ctx, s, est)}
-  <div class="button-row">
-    ${model.kind === "text" ? null : html`<button type="submit">Run</button>`}
-    <button type="submit" class="secondary" formaction="/console/studio/estimate">Update estimate</button>
-  </div>
-</form>
+${model.kind === "text" ? chatView(kit.ctx, s, model.id) : mediaForm(kit, s, model, state)}
 ${codeSection(kit, model, values)}
 ${studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });

@@ -5,13 +5,13 @@
  * completeChat of /v1/chat/completions), so there is no second copy of any money rule: the opener
  * is `studioOpener` (source STUDIO, key null, the person's in-flight cap).
  */
-import { type ChatAnswer, completeChat } from "../chat/service.ts";
+import { type ChatAnswer, chatQuote, completeChat } from "../chat/service.ts";
 import { parseChatBody } from "../chat/validate.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
 import type { JobRow } from "../queue/jobs.ts";
-import { studioOpener, submitJob } from "../queue/submit.ts";
+import { resolveModel, studioOpener, submitJob } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 
 /** The person and the account a studio action is for (a console session looking at an account). */
@@ -72,6 +72,38 @@ export async function studioChat(
 ): Promise<ChatAnswer> {
   const req = parseChatBody({ ...inputObject(body), model: modelId });
   return completeChat(ctx, studioOpener(ctx, session), req, null, signal);
+}
+
+/** The Estimate of a studio chat's next reply: what POST /v1/estimate answers for the tokens held. */
+export interface ChatEstimate {
+  estimate: AccountEstimate;
+  /** The prompt's tokens (the conversation and the new message). */
+  input_tokens: number;
+  /** The most the reply may write (max_tokens, 4096 when missing, within the context). */
+  output_tokens: number;
+}
+
+/**
+ * What sending `body` (a chat completions body without `model`) would hold: the chat's own quote
+ * (chatQuote, what startChat reserves), priced for the account by POST /v1/estimate's function with
+ * those tokens, so the two agree. The reply is then charged what its tokens cost, never more.
+ */
+export function studioChatEstimate(
+  ctx: AppContext,
+  accountId: string,
+  modelId: string,
+  body: unknown,
+): ChatEstimate {
+  const req = parseChatBody({ ...inputObject(body), model: modelId });
+  const { quote } = chatQuote(resolveModel(ctx, req.model, "chat"), req);
+  return {
+    estimate: accountEstimate(ctx, accountId, modelId, {
+      input_tokens: quote.input_tokens,
+      output_tokens: quote.output_tokens,
+    }),
+    input_tokens: quote.input_tokens,
+    output_tokens: quote.output_tokens,
+  };
 }
 
 /** A studio run as the history lists it: the API's list item, plus each output's content type. */

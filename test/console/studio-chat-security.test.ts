@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { studioSetup } from "../studio/helpers.ts";
 
+/** What app.js sends: the reply as a stream (the form without script gets a page). */
+const STREAM = { headers: { accept: "text/event-stream" } };
+
 type Setup = Awaited<ReturnType<typeof studioSetup>>;
 
 const jobs = (s: Setup) => (s.db.query("SELECT count(*) AS n FROM jobs").get() as { n: bigint }).n;
@@ -20,13 +23,15 @@ describe("studio chat: security", () => {
     const b = await s.signedIn("ann@example.com");
     await b.page("/console/studio?model=sandbox/chat");
     const before = s.available();
-    expect((await b.post("/console/studio/chat", ask, { origin: "https://evil.example" })).status).toBe(403);
-    expect((await b.post("/console/studio/chat", ask, { origin: null })).status).toBe(403);
-    expect((await b.post("/console/studio/chat", ask, { csrf: null })).status).toBe(403);
-    expect((await b.post("/console/studio/chat", ask, { csrf: "wrong-token" })).status).toBe(403);
+    expect(
+      (await b.post("/console/studio/chat", ask, { ...STREAM, origin: "https://evil.example" })).status,
+    ).toBe(403);
+    expect((await b.post("/console/studio/chat", ask, { ...STREAM, origin: null })).status).toBe(403);
+    expect((await b.post("/console/studio/chat", ask, { ...STREAM, csrf: null })).status).toBe(403);
+    expect((await b.post("/console/studio/chat", ask, { ...STREAM, csrf: "wrong-token" })).status).toBe(403);
     expect(jobs(s)).toBe(0n);
     expect(s.available()).toBe(before);
-    const ok = await b.post("/console/studio/chat", ask);
+    const ok = await b.post("/console/studio/chat", ask, STREAM);
     expect(ok.status).toBe(200);
     await ok.text();
     expect(jobs(s)).toBe(1n);
@@ -37,7 +42,7 @@ describe("studio chat: security", () => {
     const anon = s.browser();
     const res = await anon.post("/console/studio/chat", ask, {
       csrf: null,
-      headers: { authorization: `Key ${s.key}` },
+      headers: { ...STREAM.headers, authorization: `Key ${s.key}` },
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login");
@@ -57,7 +62,7 @@ describe("studio chat: security", () => {
       { model_id: "", messages: ask.messages },
     ];
     for (const fields of cases) {
-      const res = await b.post("/console/studio/chat", fields);
+      const res = await b.post("/console/studio/chat", fields, STREAM);
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
       const body = (await res.json()) as { error: { code: string; message: string } };
@@ -70,7 +75,7 @@ describe("studio chat: security", () => {
     const s = await studioSetup(0n);
     const b = await s.signedIn("ann@example.com");
     await b.page("/console/studio?model=sandbox/chat");
-    const res = await b.post("/console/studio/chat", ask);
+    const res = await b.post("/console/studio/chat", ask, STREAM);
     expect(res.status).toBe(402);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("insufficient_balance");
   });
@@ -80,13 +85,17 @@ describe("studio chat: security", () => {
     s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null);
     const ann = await s.signedIn("ann@example.com");
     await ann.page("/console/studio?model=sandbox/chat");
-    const annCost = costOf(await (await ann.post("/console/studio/chat", ask)).text());
+    const annCost = costOf(await (await ann.post("/console/studio/chat", ask, STREAM)).text());
     expect(BigInt(annCost.charged_micro)).toBeGreaterThan(0n);
 
     for (const email of ["eve@example.com", "bob@example.com"]) {
       const other = await s.signedIn(email);
       await other.page("/console/studio?model=sandbox/chat");
-      const res = await other.post("/console/studio/chat", { ...ask, conversation: annCost.request_id });
+      const res = await other.post(
+        "/console/studio/chat",
+        { ...ask, conversation: annCost.request_id },
+        STREAM,
+      );
       const cost = costOf(await res.text());
       expect(cost.total_micro).toBe(cost.charged_micro);
     }

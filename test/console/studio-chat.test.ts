@@ -2,6 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { formatMoney } from "../../src/console/format.ts";
 import { studioSetup } from "../studio/helpers.ts";
 
+/** What app.js sends: the reply as a stream (the form without script gets a page). */
+const STREAM = { headers: { accept: "text/event-stream" } };
+
 type Setup = Awaited<ReturnType<typeof studioSetup>>;
 
 async function ann(s: Setup) {
@@ -64,10 +67,14 @@ describe("studio chat", () => {
     const s = await studioSetup();
     const b = await ann(s);
     const before = s.available();
-    const res = await b.post("/console/studio/chat", {
-      model_id: "sandbox/chat",
-      messages: JSON.stringify([{ role: "user", content: "Hello there, studio" }]),
-    });
+    const res = await b.post(
+      "/console/studio/chat",
+      {
+        model_id: "sandbox/chat",
+        messages: JSON.stringify([{ role: "user", content: "Hello there, studio" }]),
+      },
+      STREAM,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
     const ev = events(await res.text());
@@ -92,15 +99,19 @@ describe("studio chat", () => {
     expect(cost.total_micro).toBe(cost.charged_micro);
 
     // The second reply: its own cost, and the total of both (the server's sum, from the ledger).
-    const res2 = await b.post("/console/studio/chat", {
-      model_id: "sandbox/chat",
-      messages: JSON.stringify([
-        { role: "user", content: "Hello there, studio" },
-        { role: "assistant", content: replyOf(ev) },
-        { role: "user", content: "And again, a little longer this time" },
-      ]),
-      conversation: cost.request_id,
-    });
+    const res2 = await b.post(
+      "/console/studio/chat",
+      {
+        model_id: "sandbox/chat",
+        messages: JSON.stringify([
+          { role: "user", content: "Hello there, studio" },
+          { role: "assistant", content: replyOf(ev) },
+          { role: "user", content: "And again, a little longer this time" },
+        ]),
+        conversation: cost.request_id,
+      },
+      STREAM,
+    );
     const cost2 = costOf(events(await res2.text()));
     expect(cost2.request_id).not.toBe(cost.request_id);
     expect(BigInt(cost2.total_micro)).toBe(BigInt(cost.charged_micro) + BigInt(cost2.charged_micro));
@@ -110,11 +121,131 @@ describe("studio chat", () => {
     expect(wallet.text).toContain("STUDIO");
   });
 
-  test("a single `message` field (the form without the script) is a one-message conversation", async () => {
+  test("the form without the script: a page with the reply and its cost, the ledger's charge", async () => {
     const s = await studioSetup();
     const b = await ann(s);
-    const res = await b.post("/console/studio/chat", { model_id: "sandbox/chat", message: "hi" });
+    const before = s.available();
+    // The page's own form: `messages` is the (empty) conversation so far, `message` the new one.
+    const res = await b.post("/console/studio/chat", {
+      model_id: "sandbox/chat",
+      messages: "[]",
+      message: "hi",
+    });
     expect(res.status).toBe(200);
-    expect(costOf(events(await res.text())).request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const text = await res.text();
+    expect(text).toContain("<h1>Studio chat</h1>");
+    expect(text).toContain('<p class="chat-text">hi</p>');
+    expect(text).toContain("This is the gengate sandbox chat model");
+    const charged = before - s.available();
+    expect(charged).toBeGreaterThan(0n);
+    expect(text).toContain(`Cost: ${formatMoney(charged, "USD")}`);
+    // An error without the script is the console's error page, not JSON; nothing is charged.
+    const bad = await b.post("/console/studio/chat", {
+      model_id: "sandbox/chat",
+      messages: "[]",
+      message: "",
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("content-type")).toContain("text/html");
+    expect(s.available()).toBe(before - charged);
+  });
+});
+
+/** The Estimate element's amount (micro) in a partial or page, or null when it shows none. */
+function estimateOf(markup: string): bigint | null {
+  const m = /<output id="studio-estimate"[^>]*>\s*<data value="(-?\d+)"/.exec(markup);
+  return m ? BigInt(m[1]!) : null;
+}
+
+describe("the chat's Estimate", () => {
+  const HX = { headers: { "hx-request": "true" } };
+
+  test("a text model's page has the Estimate of the next reply, no token-count fields, no Run", async () => {
+    const s = await studioSetup();
+    const b = await ann(s);
+    const page = (await b.page("/console/studio?model=sandbox/chat")).text;
+    expect(page).toContain('<span id="studio-estimate-label">Estimate</span>');
+    expect(page).toContain("type a message");
+    expect(page).not.toContain("input_tokens");
+    expect(page).not.toContain('id="studio-form"');
+  });
+
+  test("it equals POST /v1/estimate for the tokens held, and the hold the reply then places", async () => {
+    const s = await studioSetup();
+    const b = await ann(s);
+    const history = [
+      { role: "user", content: "Hello there, studio" },
+      { role: "assistant", content: "Hello! How can I help?" },
+    ];
+    const short = await b.post(
+      "/console/studio/chat/estimate",
+      { model_id: "sandbox/chat", messages: "[]", message: "Tell me about foxes" },
+      HX,
+    );
+    expect(short.status).toBe(200);
+    const shortText = await short.text();
+    expect(shortText).not.toContain("<html");
+    const tokens = /(\d+) prompt tokens and up to (\d+) reply tokens/.exec(shortText)!;
+    const api = await s.request("/v1/estimate", {
+      method: "POST",
+      key: s.key,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model_id: "sandbox/chat",
+        input: { input_tokens: Number(tokens[1]), output_tokens: Number(tokens[2]) },
+      }),
+    });
+    const shown = estimateOf(shortText)!;
+    expect(shown).toBe(BigInt(((await api.json()) as { price_usd_micro: string }).price_usd_micro));
+
+    // A longer conversation holds more: the estimate follows what is sent.
+    const long = await b.post(
+      "/console/studio/chat/estimate",
+      { model_id: "sandbox/chat", messages: JSON.stringify(history), message: "Tell me about foxes" },
+      HX,
+    );
+    const longShown = estimateOf(await long.text())!;
+    expect(longShown).toBeGreaterThan(shown);
+
+    // Sending exactly that conversation holds exactly the estimate (then charges at most that).
+    const sent = await b.post(
+      "/console/studio/chat",
+      {
+        model_id: "sandbox/chat",
+        messages: JSON.stringify([...history, { role: "user", content: "Tell me about foxes" }]),
+      },
+      STREAM,
+    );
+    const cost = costOf(events(await sent.text()));
+    const hold = s.db
+      .query("SELECT amount_micro, charged_micro FROM holds WHERE id = ?")
+      .get(s.ctx.jobs.get(cost.request_id)!.hold_id) as { amount_micro: bigint; charged_micro: bigint };
+    expect(BigInt(hold.amount_micro)).toBe(longShown);
+    expect(BigInt(hold.charged_micro)).toBeLessThanOrEqual(longShown);
+  });
+
+  test("nothing typed: no amount; bad history: its message, never a 500", async () => {
+    const s = await studioSetup();
+    const b = await ann(s);
+    const empty = await b.post(
+      "/console/studio/chat/estimate",
+      { model_id: "sandbox/chat", messages: "[]", message: "  " },
+      HX,
+    );
+    expect(estimateOf(await empty.text())).toBeNull();
+    for (const fields of [
+      { model_id: "sandbox/chat", messages: "[not json", message: "x" },
+      { model_id: "sandbox/chat", messages: JSON.stringify({ role: "user" }), message: "x" },
+      { model_id: "sandbox/image", messages: "[]", message: "x" },
+      { model_id: "", messages: "[]", message: "x" },
+      { model_id: "sandbox/chat", messages: JSON.stringify([{ role: "wizard", content: 1 }]), message: "x" },
+    ]) {
+      const res = await b.post("/console/studio/chat/estimate", fields, HX);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(estimateOf(text)).toBeNull();
+      expect(text).toContain('class="field-error" role="alert"');
+    }
   });
 });

@@ -75,6 +75,8 @@ describe("GET /console/studio", () => {
     for (const model of c.ctx.catalog.models) {
       const page = await b.page(`/console/studio?model=${model.id}`);
       expect(page.status).toBe(200);
+      // A text model's page is the chat (studio-chat.test.ts), not a form of token counts.
+      if (model.kind === "text") continue;
       // Without JS, `Update estimate` posts the form and gets the whole page back, values kept.
       const input = sampleInput(model);
       const fields = formOf(renderStudioFields(model, { values: input }).value);
@@ -108,11 +110,6 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
       "sandbox/upscale",
       { image_url: "https://example.com/a.png", width: "1000", height: "700", scale: "3" },
       { image_url: "https://example.com/a.png", width: 1000, height: 700, scale: 3 },
-    ],
-    [
-      "sandbox/chat",
-      { input_tokens: "1200", output_tokens: "800" },
-      { input_tokens: 1200, output_tokens: 800 },
     ],
   ];
 

@@ -241,6 +241,61 @@ export const PAGES: PageEntry[] = [
       }
     },
   },
+  {
+    name: "studio-run",
+    title: "Studio: a completed run, its images in place",
+    path: "/console/studio",
+    as: "owner",
+    setup: studioRunOf("sandbox/image", async (g) => {
+      await g.page.getByLabel("prompt", { exact: true }).fill("a lighthouse at dusk");
+      await g.page.getByLabel("num_images", { exact: true }).fill("2");
+    }),
+  },
+  {
+    name: "studio-run-video",
+    title: "Studio: a video run, playable in place",
+    path: "/console/studio",
+    as: "owner",
+    setup: studioRunOf("sandbox/video", async (g) => {
+      await g.page.getByLabel("prompt", { exact: true }).fill("waves on a beach");
+      await g.page.getByLabel("duration", { exact: true }).fill("2");
+    }),
+  },
+  {
+    name: "studio-run-speech",
+    title: "Studio: a speech run with its audio player",
+    path: "/console/studio",
+    as: "owner",
+    setup: studioRunOf("sandbox/speech", async (g) => {
+      await g.page.getByLabel("text", { exact: true }).fill("Hello from the studio.");
+    }),
+  },
+  {
+    name: "studio-run-failed",
+    title: "Studio: a failed run (the sandbox fail control): the error, nothing charged",
+    path: "/console/studio",
+    as: "owner",
+    setup: studioRunOf("sandbox/image", async (g) => {
+      await g.page.getByLabel("prompt", { exact: true }).fill("this one fails");
+      await g.page.getByLabel("sandbox.fail", { exact: true }).check();
+    }),
+  },
+  {
+    name: "studio-run-open",
+    title: "Studio: a run in progress, followed live (status, logs, the amount held)",
+    path: "/console/studio",
+    as: "owner",
+    // Slow on purpose (the sandbox delay control): captured while it runs. Last of the studio
+    // entries: it stays open for a minute, inside the person's in-flight cap of 2.
+    setup: studioRunOf(
+      "sandbox/image",
+      async (g) => {
+        await g.page.getByLabel("prompt", { exact: true }).fill("a slow fox");
+        await g.page.getByLabel("sandbox.delay_ms", { exact: true }).fill("60000");
+      },
+      false,
+    ),
+  },
   { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },
   {
     name: "admin-account",
@@ -409,6 +464,28 @@ function withSpend(path: string): (g: GuardedPage, server: TestServer) => Promis
   };
 }
 const spent = new WeakSet<TestServer>();
+
+/**
+ * A setup that opens `model` in the studio (with spend, once per server), fills its form with `fill`,
+ * presses Run and waits on the run page: for the final state (`done`), else for the first log line.
+ */
+function studioRunOf(
+  model: string,
+  fill: (g: GuardedPage) => Promise<void>,
+  done = true,
+): (g: GuardedPage, server: TestServer) => Promise<void> {
+  return async (g, server) => {
+    await withSpend(`/console/studio?model=${model}`)(g, server);
+    await fill(g);
+    await Promise.all([
+      g.page.waitForURL(/\/console\/studio\/runs\/[0-9a-f-]{36}$/),
+      g.page.getByRole("button", { name: "Run", exact: true }).click(),
+    ]);
+    if (done) await g.page.locator("[data-run-events]").waitFor({ state: "detached", timeout: 30_000 });
+    else await g.page.locator("[data-run-logs] li").first().waitFor();
+    await g.settle();
+  };
+}
 
 /** The billing page after redeeming a fresh code there; returns its first Receipt link. */
 async function redeemOnBilling(g: GuardedPage, server: TestServer) {

@@ -18,7 +18,9 @@
 //                           /console/studio/chat with the whole conversation (messages JSON, the
 //                           earlier replies' request ids); the reply streams into its bubble
 //                           [data-chat-messages], then the server's `cost` event (the ledger's
-//                           charge) shows its cost and [data-chat-total] the conversation's total
+//                           charge) shows its cost and [data-chat-total] the conversation's total;
+//                           [data-chat-history] keeps the conversation for the Estimate (htmx,
+//                           refreshed on the message box's `chat-updated` event after each reply)
 // htmx enhances forms and links that carry hx-* attributes; its config is the <meta name="htmx-config">
 // of the layout. State-changing htmx requests carry the page's CSRF token (<meta name="csrf-token">)
 // in the X-CSRF-Token header.
@@ -274,7 +276,7 @@ function startChat(holder) {
       const res = await fetch(form.action, {
         method: "POST",
         credentials: "same-origin",
-        headers: { "x-csrf-token": csrfToken() || "" },
+        headers: { "x-csrf-token": csrfToken() || "", accept: "text/event-stream" },
         body: new URLSearchParams({
           model_id: form.elements.namedItem("model_id").value,
           messages: JSON.stringify(asked),
@@ -318,6 +320,10 @@ function startChat(holder) {
     if (!failed) {
       messages.push({ role: "user", content: text }, { role: "assistant", content });
       if (box) box.value = "";
+      // The Estimate (htmx) is of the conversation so far plus what is typed next.
+      const history = form.querySelector("[data-chat-history]");
+      if (history) history.value = JSON.stringify(messages);
+      if (box) box.dispatchEvent(new Event("chat-updated"));
     }
     if (cost) {
       replies.push(cost.request_id);
