@@ -113,7 +113,12 @@ export class SandboxProvider implements Provider {
     const [w, h] = TIER_SIZE[String(input.resolution ?? model.resolutions?.[0] ?? "480p")] ?? [854, 480];
     const video = encodeVideo(duration, w, h, 10, seed, {
       style: model.kind === "avatar" ? "avatar" : "scene",
-      text: typeof input.text === "string" ? input.text : typeof input.prompt === "string" ? input.prompt : undefined,
+      text:
+        typeof input.text === "string"
+          ? input.text
+          : typeof input.prompt === "string"
+            ? input.prompt
+            : undefined,
     });
     return {
       outputs: [

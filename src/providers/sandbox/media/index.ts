@@ -5,8 +5,8 @@
 export { encodePng, MAX_PNG_PIXELS, MAX_PNG_SIDE, type PngOptions } from "./png.ts";
 export type { Seed } from "./rng.ts";
 export {
-  encodeVideo,
   type EncodedVideo,
+  encodeVideo,
   frameTimes,
   MAX_VIDEO_REQUEST_SIDE,
   MAX_VIDEO_SECONDS,

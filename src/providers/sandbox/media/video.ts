@@ -64,7 +64,11 @@ export interface EncodedVideo {
 
 /** Output size for a requested size: same aspect ratio, within the video limits. */
 export function videoSize(width: number, height: number): { width: number; height: number } {
-  const scale = Math.min(1, Math.sqrt(VIDEO_MAX_PIXELS / (width * height)), VIDEO_MAX_SIDE / Math.max(width, height));
+  const scale = Math.min(
+    1,
+    Math.sqrt(VIDEO_MAX_PIXELS / (width * height)),
+    VIDEO_MAX_SIDE / Math.max(width, height),
+  );
   return {
     width: Math.max(1, Math.min(VIDEO_MAX_SIDE, Math.round(width * scale))),
     height: Math.max(1, Math.min(VIDEO_MAX_SIDE, Math.round(height * scale))),
@@ -104,7 +108,8 @@ export function encodeVideo(
       throw new RangeError(`${name} must be an integer from 1 to ${MAX_VIDEO_REQUEST_SIDE}, got ${v}`);
     }
   }
-  if (!Number.isFinite(fps) || fps <= 0 || fps > 60) throw new RangeError(`fps must be > 0 and <= 60, got ${fps}`);
+  if (!Number.isFinite(fps) || fps <= 0 || fps > 60)
+    throw new RangeError(`fps must be > 0 and <= 60, got ${fps}`);
   const style = opts.style ?? "scene";
   if (style !== "scene" && style !== "avatar") throw new RangeError(`unknown video style ${String(style)}`);
 
@@ -125,7 +130,13 @@ export function encodeVideo(
   const keyEvery = Math.max(1, Math.round(VIDEO_KEY_INTERVAL_SECONDS * eff));
   const cw = (W + 1) >> 1;
   const ch = (H + 1) >> 1;
-  const frame = { width: W, height: H, y: new Uint8Array(W * H), u: new Uint8Array(cw * ch), v: new Uint8Array(cw * ch) };
+  const frame = {
+    width: W,
+    height: H,
+    y: new Uint8Array(W * H),
+    u: new Uint8Array(cw * ch),
+    v: new Uint8Array(cw * ch),
+  };
   const indices = new Uint8Array(W * H);
   const out: WebmFrame[] = [];
   for (let f = 0; f < timesMs.length; f++) {
@@ -146,7 +157,16 @@ export function encodeVideo(
     frameDurationNs: (durationMs / timesMs.length) * 1e6,
     app: "gengate sandbox",
   });
-  return { bytes, contentType: "video/webm", frames: timesMs.length, width: W, height: H, fps: eff, durationMs, timesMs };
+  return {
+    bytes,
+    contentType: "video/webm",
+    frames: timesMs.length,
+    width: W,
+    height: H,
+    fps: eff,
+    durationMs,
+    timesMs,
+  };
 }
 
 /**

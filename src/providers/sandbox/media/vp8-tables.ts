@@ -10,6 +10,7 @@
  * Default coefficient token probabilities, flattened [blockType 4][band 8][context 3][node 11]:
  * index ((type * 8 + band) * 3 + ctx) * 11 + node.
  */
+// biome-ignore format: one row per (type, band, context): its 11 tree probabilities
 export const DEFAULT_COEF_PROBS: Uint8Array = Uint8Array.from([
   // block type 0 (Y after Y2)
   128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128,
@@ -117,6 +118,7 @@ export const DEFAULT_COEF_PROBS: Uint8Array = Uint8Array.from([
  * Probabilities of the "update this token probability" flags, same layout as DEFAULT_COEF_PROBS.
  * The encoder never updates, so it writes 1056 zero flags with these probabilities per frame.
  */
+// biome-ignore format: one row per (type, band, context), as DEFAULT_COEF_PROBS
 export const COEF_UPDATE_PROBS: Uint8Array = Uint8Array.from([
   // block type 0
   255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
@@ -221,6 +223,7 @@ export const COEF_UPDATE_PROBS: Uint8Array = Uint8Array.from([
 ]);
 
 /** Dequantization factor for DC coefficients by quantizer index 0..127 (RFC 6386 section 14.1). */
+// biome-ignore format: 16 per row, as in the RFC
 export const DC_QLOOKUP: Uint16Array = Uint16Array.from([
   4, 5, 6, 7, 8, 9, 10, 10, 11, 12, 13, 14, 15, 16, 17, 17,
   18, 19, 20, 20, 21, 21, 22, 22, 23, 23, 24, 25, 25, 26, 27, 28,
@@ -233,6 +236,7 @@ export const DC_QLOOKUP: Uint16Array = Uint16Array.from([
 ]);
 
 /** Dequantization factor for AC coefficients by quantizer index 0..127 (RFC 6386 section 14.1). */
+// biome-ignore format: 16 per row, as in the RFC
 export const AC_QLOOKUP: Uint16Array = Uint16Array.from([
   4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
   20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
@@ -248,6 +252,7 @@ export const AC_QLOOKUP: Uint16Array = Uint16Array.from([
 export const MODE_CONTEXT_ZERO: Uint8Array = Uint8Array.from([7, 14, 135, 60, 159, 234]);
 
 /** Probabilities of the "update this MV probability" flags, 2 components x 19 (section 17.2). */
+// biome-ignore format: one row per MV component
 export const MV_UPDATE_PROBS: Uint8Array = Uint8Array.from([
   237, 246, 253, 253, 254, 254, 254, 254, 254, 254, 254, 254, 254, 254, 250, 250, 252, 254, 254,
   231, 243, 245, 253, 254, 254, 254, 254, 254, 254, 254, 254, 254, 254, 251, 251, 254, 254, 254,

@@ -389,7 +389,6 @@ export class Vp8Encoder {
   private prevSrc: { y: Uint8Array; u: Uint8Array; v: Uint8Array };
   private frames = 0;
   private readonly qIndex: number;
-  private readonly y1dc: number;
   private readonly y1ac: number;
   private readonly y2dc: number;
   private readonly y2ac: number;
@@ -421,7 +420,7 @@ export class Vp8Encoder {
     this.src = planes();
     this.prevSrc = planes();
     this.qIndex = q;
-    this.y1dc = DC_QLOOKUP[q]!;
+    // (Luma DC factors are unused: with 16x16 prediction every luma DC goes through Y2.)
     this.y1ac = AC_QLOOKUP[q]!;
     this.y2dc = DC_QLOOKUP[q]! * 2;
     this.y2ac = Math.max(8, Math.floor((AC_QLOOKUP[q]! * 155) / 100));
@@ -539,7 +538,8 @@ export class Vp8Encoder {
     bw.literal(0, 2); // one token partition
     bw.literal(this.qIndex, 7);
     for (let k = 0; k < 5; k++) bw.literal(0, 1); // no quantizer deltas
-    if (key) bw.literal(1, 1); // refresh_entropy_probs
+    if (key)
+      bw.literal(1, 1); // refresh_entropy_probs
     else {
       bw.literal(0, 1); // refresh_golden_frame
       bw.literal(0, 1); // refresh_alternate_frame
@@ -744,7 +744,14 @@ function prob8(count: number, total: number): number {
  * left (RFC 6386 section 12.2): their rounded mean, one of them when the other is outside the
  * frame, 128 at the top-left corner.
  */
-function dcPredict(plane: Uint8Array, stride: number, at: number, size: number, left: boolean, up: boolean): number {
+function dcPredict(
+  plane: Uint8Array,
+  stride: number,
+  at: number,
+  size: number,
+  left: boolean,
+  up: boolean,
+): number {
   let sum = 0;
   if (up) for (let c = 0; c < size; c++) sum += plane[at - stride + c]!;
   if (left) for (let r = 0; r < size; r++) sum += plane[at + r * stride - 1]!;

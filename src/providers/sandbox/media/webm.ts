@@ -154,7 +154,8 @@ export function muxWebm(frames: readonly WebmFrame[], opts: WebmOptions): Uint8A
     uint(ID.FlagLacing, 0),
     text(ID.CodecID, "V_VP8"),
   ];
-  if (opts.frameDurationNs !== undefined) trackFields.push(uint(ID.DefaultDuration, Math.round(opts.frameDurationNs)));
+  if (opts.frameDurationNs !== undefined)
+    trackFields.push(uint(ID.DefaultDuration, Math.round(opts.frameDurationNs)));
   trackFields.push(element(ID.Video, uint(ID.PixelWidth, opts.width), uint(ID.PixelHeight, opts.height)));
   const tracks = element(ID.Tracks, element(ID.TrackEntry, ...trackFields));
 
@@ -164,12 +165,14 @@ export function muxWebm(frames: readonly WebmFrame[], opts: WebmOptions): Uint8A
   let start = 0;
   let prev = -1;
   const close = () => {
-    if (blocks.length) clusters.push({ timeMs: start, bytes: element(ID.Cluster, uint(ID.Timecode, start), ...blocks) });
+    if (blocks.length)
+      clusters.push({ timeMs: start, bytes: element(ID.Cluster, uint(ID.Timecode, start), ...blocks) });
     blocks = [];
   };
   for (const f of frames) {
     const t = Math.round(f.timeMs);
-    if (!Number.isFinite(t) || t < 0 || t < prev) throw new RangeError(`frame times must be non-decreasing, got ${f.timeMs}`);
+    if (!Number.isFinite(t) || t < 0 || t < prev)
+      throw new RangeError(`frame times must be non-decreasing, got ${f.timeMs}`);
     prev = t;
     if (f.key || t - start > MAX_CLUSTER_SPAN_MS) {
       if (!f.key) throw new RangeError("a cluster would exceed 30 s without a key frame");
