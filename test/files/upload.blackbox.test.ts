@@ -47,7 +47,7 @@ describe("POST /v1/files", () => {
       body: JSON.stringify({ image_url: f.file_id, text: "hello there", duration: 2 }),
     });
     expect(run.status).toBe(200);
-    expect(((await run.json()) as { video: { content_type: string } }).video.content_type).toBe("image/gif");
+    expect(((await run.json()) as { video: { content_type: string } }).video.content_type).toBe("video/webm");
   });
 
   test.each([
