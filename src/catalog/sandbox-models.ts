@@ -33,7 +33,8 @@ export const SANDBOX_MODELS: ModelConfig[] = [
     id: "sandbox/avatar",
     kind: "avatar",
     unit: "second",
-    description: "Sandbox talking avatar: a WebM video of a talking head, lip-synced to the text, of the requested length.",
+    description:
+      "Sandbox talking avatar: a WebM video of a talking head, lip-synced to the text, of the requested length.",
     price_usd_micro: 30_000,
     max: 60,
     default_units: 5,

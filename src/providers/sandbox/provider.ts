@@ -7,7 +7,7 @@ import {
   type ProviderJob,
   type ProviderResult,
 } from "../types.ts";
-import { encodePng, encodeSpeechWav, encodeVideo } from "./media/index.ts";
+import { encodePng, encodeSpeechWav, encodeVideoAsync } from "./media/index.ts";
 
 /** Frame sizes of the sandbox video tiers (the encoder scales its frames down, see videoSize). */
 const TIER_SIZE: Record<string, [number, number]> = {
@@ -44,7 +44,7 @@ export class SandboxProvider implements Provider {
       job.log("sandbox: failing as requested by the input");
       throw new ProviderError("failed", "The sandbox was asked to fail this job (sandbox.fail = true).");
     }
-    const result = this.produce(job, seed, controls.actual_units);
+    const result = await this.produce(job, seed, controls.actual_units);
     job.log(`sandbox: produced ${result.outputs.length} output(s)`);
     return result;
   }
@@ -55,7 +55,7 @@ export class SandboxProvider implements Provider {
    * (docs/money.md, "Charge equals delivery"), so the sandbox claims no units of its own. 0 units
    * delivers nothing, which the worker fails (nothing charged).
    */
-  private produce(job: ProviderJob, seed: number, actual: number | undefined): ProviderResult {
+  private async produce(job: ProviderJob, seed: number, actual: number | undefined): Promise<ProviderResult> {
     const input = job.input;
     const model = job.model;
     const requested = (n: unknown, fallback: number) => (typeof n === "number" ? n : fallback);
@@ -111,15 +111,22 @@ export class SandboxProvider implements Provider {
     const duration = Math.min(units, cap);
     if (duration <= 0) return { outputs: [], extra: { seed } };
     const [w, h] = TIER_SIZE[String(input.resolution ?? model.resolutions?.[0] ?? "480p")] ?? [854, 480];
-    const video = encodeVideo(duration, w, h, 10, seed, {
-      style: model.kind === "avatar" ? "avatar" : "scene",
-      text:
-        typeof input.text === "string"
-          ? input.text
-          : typeof input.prompt === "string"
-            ? input.prompt
-            : undefined,
-    });
+    const text =
+      typeof input.text === "string"
+        ? input.text
+        : typeof input.prompt === "string"
+          ? input.prompt
+          : undefined;
+    // Encoded in ~20 ms slices (the server stays responsive); stops when the job is aborted.
+    const video = await encodeVideoAsync(
+      duration,
+      w,
+      h,
+      10,
+      seed,
+      { style: model.kind === "avatar" ? "avatar" : "scene", text },
+      job.signal,
+    );
     return {
       outputs: [
         {
