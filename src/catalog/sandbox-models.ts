@@ -10,7 +10,7 @@ export const SANDBOX_MODELS: ModelConfig[] = [
     kind: "video",
     unit: "second",
     description:
-      "Sandbox text/image-to-video: a playable animation of the requested length. Priced per second by tier.",
+      "Sandbox text/image-to-video: a playable WebM video of the requested length. Priced per second by tier.",
     resolutions: ["480p", "720p", "1080p"],
     resolution_prices_usd_micro: { "480p": 20_000, "720p": 40_000, "1080p": 80_000 },
     max: 10,
@@ -33,7 +33,8 @@ export const SANDBOX_MODELS: ModelConfig[] = [
     id: "sandbox/avatar",
     kind: "avatar",
     unit: "second",
-    description: "Sandbox talking avatar: an animation of the requested length from a portrait.",
+    description:
+      "Sandbox talking avatar: a WebM video of a talking head, lip-synced to the text, of the requested length.",
     price_usd_micro: 30_000,
     max: 60,
     default_units: 5,

@@ -6,9 +6,10 @@ import { sniffImageSize } from "../lib/image-size.ts";
  * Measures delivered media from its bytes, so a job is charged for what it delivered rather than
  * for what was asked or what an upstream claims (docs/money.md, "Charge equals delivery").
  * Headers only, no decoding: pixel size of PNG, JPEG, GIF, WebP and BMP; duration of WAV, animated
- * GIF, MP4/MOV/M4A (ISO BMFF `mvhd`), MP3 (Xing/Info/VBRI frame count, else constant bitrate over
- * the audio bytes) and FLAC (STREAMINFO). Anything else (WebM, Ogg, AAC in ADTS, ...) measures as
- * unknown, and the settlement falls back to the provider's declared values, then to the request.
+ * GIF, MP4/MOV/M4A (ISO BMFF `mvhd`), WebM/Matroska (Segment Info Duration, and the video track's
+ * pixel size), MP3 (Xing/Info/VBRI frame count, else constant bitrate over the audio bytes) and FLAC
+ * (STREAMINFO). Anything else (Ogg, AAC in ADTS, ...) measures as unknown, and the settlement falls
+ * back to the provider's declared values, then to the request.
  * Never throws on malformed input: it returns what it could read.
  */
 export interface Measured {
@@ -76,6 +77,8 @@ export function measureMedia(src: ByteSource): Measured {
     if (tag === "RIFF" && ascii(head, 8, 4) === "WAVE") return timed(wavSeconds(head, src.size));
     if (tag === "fLaC") return timed(flacSeconds(head));
     if (isIsoBmff(head)) return timed(mp4Seconds(src));
+    if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3)
+      return measureWebm(head);
     const image =
       sniffImageSize(head) ??
       (src.size > head.length ? sniffImageSize(src.read(0, Math.min(src.size, 16 * HEAD))) : null);
@@ -161,6 +164,97 @@ function measureGif(src: ByteSource): Measured {
   const size = width >= 1 && height >= 1 ? { width, height } : { width: null, height: null };
   if (frames <= 1) return { ...size, duration: null, still: true, known: true };
   return { ...size, duration: delayCs > 0 ? delayCs / 100 : null, still: false, known: true };
+}
+
+/** An EBML element header at `at`: id (with its marker bits), data size (null: unknown), data offset. */
+function ebmlElement(b: Uint8Array, at: number): { id: number; size: number | null; data: number } | null {
+  const vint = (p: number, keepMarker: boolean): { value: number; len: number; allOnes: boolean } | null => {
+    const first = b[p];
+    if (first === undefined || first === 0) return null;
+    let len = 1;
+    while (!(first & (0x80 >> (len - 1)))) len++;
+    if (p + len > b.length) return null;
+    let value = keepMarker ? first : first & (0xff >> len);
+    let allOnes = (first & (0xff >> len)) === 0xff >> len;
+    for (let i = 1; i < len; i++) {
+      value = value * 256 + b[p + i]!;
+      if (b[p + i] !== 0xff) allOnes = false;
+    }
+    return { value, len, allOnes };
+  };
+  const id = vint(at, true);
+  if (!id || id.len > 4) return null;
+  const size = vint(at + id.len, false);
+  if (!size) return null;
+  return { id: id.value, size: size.allOnes ? null : size.value, data: at + id.len + size.len };
+}
+
+/**
+ * WebM/Matroska: Segment > Info (TimecodeScale, Duration) and the first video TrackEntry's
+ * PixelWidth/PixelHeight, read from the file's head (they precede the clusters). Unknown when
+ * neither is found.
+ */
+function measureWebm(b: Uint8Array): Measured {
+  const header = ebmlElement(b, 0);
+  if (!header || header.size === null) return UNKNOWN;
+  const segment = ebmlElement(b, header.data + header.size);
+  if (segment?.id !== 0x18538067) return UNKNOWN;
+  const end = segment.size === null ? b.length : Math.min(b.length, segment.data + segment.size);
+  const children = function* (from: number, to: number) {
+    let p = from;
+    while (p < to) {
+      const e = ebmlElement(b, p);
+      if (!e) return;
+      yield e;
+      if (e.size === null) return;
+      p = e.data + e.size;
+    }
+  };
+  const uint = (e: { data: number; size: number | null }) => {
+    let v = 0;
+    for (let i = 0; i < (e.size ?? 0) && i < 8; i++) v = v * 256 + (b[e.data + i] ?? 0);
+    return v;
+  };
+  let scale = 1_000_000;
+  let duration: number | null = null;
+  let width: number | null = null;
+  let height: number | null = null;
+  for (const e of children(segment.data, end)) {
+    if (e.id === 0x1f43b675) break; // a Cluster: the headers are behind
+    if (e.size === null || e.data + e.size > b.length) break;
+    if (e.id === 0x1549a966) {
+      for (const f of children(e.data, e.data + e.size)) {
+        if (f.id === 0x2ad7b1 && f.size) scale = uint(f);
+        else if (f.id === 0x4489 && (f.size === 4 || f.size === 8) && f.data + f.size <= b.length) {
+          const view = new DataView(b.buffer, b.byteOffset + f.data, f.size);
+          duration = f.size === 8 ? view.getFloat64(0) : view.getFloat32(0);
+        }
+      }
+    } else if (e.id === 0x1654ae6b && width === null) {
+      for (const t of children(e.data, e.data + e.size)) {
+        if (t.id !== 0xae || t.size === null) continue;
+        for (const f of children(t.data, t.data + t.size)) {
+          if (f.id !== 0xe0 || f.size === null) continue;
+          for (const g of children(f.data, f.data + f.size)) {
+            if (g.id === 0xb0) width = uint(g);
+            else if (g.id === 0xba) height = uint(g);
+          }
+        }
+        if (width !== null && height !== null) break;
+      }
+    }
+  }
+  const seconds =
+    duration !== null && Number.isFinite(duration) && duration >= 0 ? (duration * scale) / 1e9 : null;
+  const sized = width !== null && height !== null && width > 0 && height > 0;
+  if (seconds === null && !sized) return UNKNOWN;
+  return {
+    width: sized ? width : null,
+    height: sized ? height : null,
+    duration: seconds,
+    still: false,
+    known: true,
+  };
 }
 
 /** STREAMINFO: total samples / sample rate (0 total samples means unknown). */

@@ -89,7 +89,7 @@ describe("studio run pages", () => {
     expect(done.text).toContain('<data value="20000">');
   });
 
-  test("results are shown by their content type: audio gets a player, the sandbox's video (an animated GIF) an image", async () => {
+  test("results are shown by their content type: audio gets a player, the sandbox's video (WebM) a video player", async () => {
     const s = await studioSetup();
     const b = await ann(s);
     pool = s.workers();
@@ -108,10 +108,10 @@ describe("studio run pages", () => {
       }),
     );
     await waitForFinal(s.ctx, video, 30_000);
-    // The sandbox's video model delivers image/gif (src/providers/sandbox): shown as an image;
-    // a video/* output gets <video controls> (preview() of requests-pages.ts, shared).
+    // The sandbox's video model delivers video/webm (src/providers/sandbox): a video/* output gets
+    // <video controls> (preview() of requests-pages.ts, shared).
     expect((await b.page(`/console/studio/runs/${video}`)).text).toMatch(
-      /<img src="[^"]+" alt="Output 1 of sandbox\/video"/,
+      /<video controls[^>]* src="[^"]+" aria-label="Output 1 of sandbox\/video"/,
     );
   });
 

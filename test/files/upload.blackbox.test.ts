@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { encodePng } from "../../src/providers/sandbox/media/index.ts";
+import { encodePng, encodeVideo } from "../../src/providers/sandbox/media/index.ts";
 import { startFunded } from "../helpers/api.ts";
 
 type Err = { error: { code: string } };
@@ -47,7 +47,17 @@ describe("POST /v1/files", () => {
       body: JSON.stringify({ image_url: f.file_id, text: "hello there", duration: 2 }),
     });
     expect(run.status).toBe(200);
-    expect(((await run.json()) as { video: { content_type: string } }).video.content_type).toBe("image/gif");
+    expect(((await run.json()) as { video: { content_type: string } }).video.content_type).toBe("video/webm");
+  });
+
+  test("a WebM video (the sandbox's own output) is accepted as video/webm and not as an image", async () => {
+    const webm = encodeVideo(1, 64, 48, 10, 2).bytes;
+    const res = await upload(webm, { "content-type": "video/webm" });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ content_type: "video/webm", size: webm.length });
+    const wrong = await upload(webm, { "content-type": "image/png" });
+    expect(wrong.status).toBe(415);
+    expect(((await wrong.json()) as Err).error.code).toBe("unsupported_media_type");
   });
 
   test.each([

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { sniffImageSize } from "../../src/lib/image-size.ts";
-import { encodeAnimation, encodePng } from "../../src/providers/sandbox/media/index.ts";
+import { encodePng } from "../../src/providers/sandbox/media/index.ts";
+import { gif } from "../providers/media-fixtures.ts";
 
 const bytes = (...parts: (number[] | string)[]): Uint8Array =>
   Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
@@ -50,10 +51,9 @@ function jpeg(width: number, height: number, sof = 0xc0): Uint8Array {
 }
 
 describe("sniffImageSize", () => {
-  test("PNG and GIF from the sandbox encoders", () => {
+  test("PNG from the sandbox encoder, GIF from the test fixture", () => {
     expect(sniffImageSize(encodePng(123, 45, 1))).toEqual({ format: "png", width: 123, height: 45 });
-    const gif = encodeAnimation(1, 1280, 720, 10, 1);
-    expect(sniffImageSize(gif.bytes)).toEqual({ format: "gif", width: gif.width, height: gif.height });
+    expect(sniffImageSize(gif(480, 270, [10, 10]))).toEqual({ format: "gif", width: 480, height: 270 });
   });
 
   test("JPEG: baseline and progressive frame headers, fill bytes, segments skipped", () => {

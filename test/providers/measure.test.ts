@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { bytesSource, measureFile, measureMedia, wavSeconds } from "../../src/providers/measure.ts";
-import { encodeAnimation } from "../../src/providers/sandbox/media/index.ts";
-import { concat, flac, mp3, mp4, png, wav } from "./media-fixtures.ts";
+import { encodeVideo } from "../../src/providers/sandbox/media/index.ts";
+import { concat, flac, gif, mp3, mp4, png, wav } from "./media-fixtures.ts";
 
 const m = (b: Uint8Array) => measureMedia(bytesSource(b));
 
@@ -14,12 +14,33 @@ describe("measureMedia: what a delivered file is", () => {
     expect(m(png(123, 45))).toEqual({ width: 123, height: 45, duration: null, still: true, known: true });
   });
 
-  test("an animated GIF: its frame size and the sum of its frame delays", () => {
-    for (const seconds of [1, 2.5, 7]) {
-      const gif = encodeAnimation(seconds, 1280, 720, 10, 3);
-      expect(m(gif.bytes)).toEqual({
-        width: gif.width,
-        height: gif.height,
+  test("an animated GIF: its frame size and the sum of its frame delays; one frame is a still", () => {
+    expect(m(gif(320, 200, [10, 15, 25]))).toEqual({
+      width: 320,
+      height: 200,
+      duration: 0.5,
+      still: false,
+      known: true,
+    });
+    expect(m(gif(64, 48, [700]))).toEqual({
+      width: 64,
+      height: 48,
+      duration: null,
+      still: true,
+      known: true,
+    });
+  });
+
+  test("WebM: the Segment's Info Duration (times TimecodeScale) and the video track's pixel size", () => {
+    for (const [seconds, w, h] of [
+      [1, 1280, 720],
+      [2.5, 202, 150],
+      [3.333, 1080, 1920],
+    ] as const) {
+      const v = encodeVideo(seconds, w, h, 10, 3);
+      expect(m(v.bytes)).toEqual({
+        width: v.width,
+        height: v.height,
         duration: seconds,
         still: false,
         known: true,
@@ -60,7 +81,7 @@ describe("measureMedia: what a delivered file is", () => {
   });
 
   test("formats it cannot read measure as unknown, never as zero", () => {
-    const webm = Uint8Array.from([0x1a, 0x45, 0xdf, 0xa3, ...new Array(60).fill(7)]);
+    const webm = Uint8Array.from([0x1a, 0x45, 0xdf, 0xa3, ...new Array(60).fill(7)]); // malformed
     for (const b of [webm, new TextEncoder().encode("just some text, not media"), new Uint8Array(3)]) {
       expect(m(b)).toMatchObject({ known: false, duration: null, width: null, still: false });
     }
@@ -80,11 +101,28 @@ describe("measureMedia: what a delivered file is", () => {
   });
 
   test("hostile bytes never throw: truncations of real files and random prefixes (seeded)", () => {
-    const real = [png(9, 9), wav(1), mp4(2), mp3(1), flac(1), encodeAnimation(1, 64, 64, 10, 1).bytes];
+    const real = [
+      png(9, 9),
+      wav(1),
+      mp4(2),
+      mp3(1),
+      flac(1),
+      gif(4, 4, [5, 5]),
+      encodeVideo(1, 64, 64, 10, 1).bytes,
+    ];
     for (const f of real) for (let n = 0; n < Math.min(f.length, 200); n++) m(f.subarray(0, n));
     fc.assert(
       fc.property(
-        fc.constantFrom("GIF89a", "RIFF\0\0\0\0WAVE", "fLaC", "\0\0\0\x18ftyp", "ID3", "\xff\xfb", "\x89PNG"),
+        fc.constantFrom(
+          "GIF89a",
+          "\x1a\x45\xdf\xa3",
+          "RIFF\0\0\0\0WAVE",
+          "fLaC",
+          "\0\0\0\x18ftyp",
+          "ID3",
+          "\xff\xfb",
+          "\x89PNG",
+        ),
         fc.uint8Array({ maxLength: 300 }),
         (magic, tail) => {
           const r = m(

@@ -8,6 +8,23 @@ import { encodePng, encodeSpeechWav } from "../../src/providers/sandbox/media/in
 export const png = (width: number, height: number, seed = 1) => encodePng(width, height, seed);
 export const wav = (seconds: number, seed = 1) => encodeSpeechWav(seconds, seed);
 
+/**
+ * A GIF89a of `delaysCs.length` frames (one per delay, in centiseconds), each a 1-pixel image
+ * coded with a minimal LZW stream, on a `width x height` screen: enough for header readers.
+ */
+export function gif(width: number, height: number, delaysCs: number[]): Uint8Array {
+  const out: number[] = [...new TextEncoder().encode("GIF89a")];
+  out.push(width & 255, width >> 8, height & 255, height >> 8, 0x80, 0, 0); // 2-colour global table
+  out.push(0, 0, 0, 255, 255, 255);
+  for (const d of delaysCs) {
+    out.push(0x21, 0xf9, 4, 0, d & 255, d >> 8, 0, 0); // graphic control extension: the delay
+    out.push(0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0); // image descriptor: 1x1 at 0,0
+    out.push(2, 2, 0x44, 0x01, 0); // LZW: clear, index 0, end
+  }
+  out.push(0x3b);
+  return Uint8Array.from(out);
+}
+
 function box(type: string, ...parts: Uint8Array[]): Uint8Array {
   const size = 8 + parts.reduce((n, p) => n + p.length, 0);
   const out = new Uint8Array(size);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sniffImageSize } from "../../src/lib/image-size.ts";
+import { bytesSource, measureMedia } from "../../src/providers/measure.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "../helpers/api.ts";
 
@@ -114,8 +115,15 @@ describe("the other sandbox kinds are charged for the files they deliver", () =>
     });
     expect(rec.price.quoted_usd_micro).toBe("200000");
     expect(rec.price.charged_usd_micro).toBe("120000");
-    const size = sniffImageSize(files[0]!)!;
-    expect(output!.video).toMatchObject({ duration: 3, width: size.width, height: size.height });
+    // The file's own header says its size and duration (a WebM: Info Duration, the track's pixels).
+    const measured = measureMedia(bytesSource(files[0]!));
+    expect(measured).toMatchObject({ duration: 3, width: 480, height: 270 });
+    expect(output!.video).toMatchObject({
+      content_type: "video/webm",
+      duration: 3,
+      width: measured.width,
+      height: measured.height,
+    });
   });
 
   test("avatar and speech: charged for the measured seconds", async () => {

@@ -7,9 +7,9 @@ import {
   type ProviderJob,
   type ProviderResult,
 } from "../types.ts";
-import { encodeAnimation, encodePng, encodeSpeechWav } from "./media/index.ts";
+import { encodePng, encodeSpeechWav, encodeVideoAsync } from "./media/index.ts";
 
-/** Frame sizes of the sandbox video tiers (the encoder scales its frames down internally). */
+/** Frame sizes of the sandbox video tiers (the encoder scales its frames down, see videoSize). */
 const TIER_SIZE: Record<string, [number, number]> = {
   "480p": [854, 480],
   "720p": [1280, 720],
@@ -23,7 +23,7 @@ interface SandboxControls {
 }
 
 /**
- * The built-in provider: runs in-process and produces real media (PNG, WAV, animated GIF) sized by
+ * The built-in provider: runs in-process and produces real media (PNG, WAV, WebM/VP8 video) sized by
  * the request, so every flow works with no upstream. `sandbox` controls in the input make a job
  * slow (delay_ms, with progress lines in logs), fail, or deliver fewer units (actual_units).
  * Re-running a job is harmless (nothing outside this process saw it), so it is always resumable.
@@ -44,7 +44,7 @@ export class SandboxProvider implements Provider {
       job.log("sandbox: failing as requested by the input");
       throw new ProviderError("failed", "The sandbox was asked to fail this job (sandbox.fail = true).");
     }
-    const result = this.produce(job, seed, controls.actual_units);
+    const result = await this.produce(job, seed, controls.actual_units);
     job.log(`sandbox: produced ${result.outputs.length} output(s)`);
     return result;
   }
@@ -55,7 +55,7 @@ export class SandboxProvider implements Provider {
    * (docs/money.md, "Charge equals delivery"), so the sandbox claims no units of its own. 0 units
    * delivers nothing, which the worker fails (nothing charged).
    */
-  private produce(job: ProviderJob, seed: number, actual: number | undefined): ProviderResult {
+  private async produce(job: ProviderJob, seed: number, actual: number | undefined): Promise<ProviderResult> {
     const input = job.input;
     const model = job.model;
     const requested = (n: unknown, fallback: number) => (typeof n === "number" ? n : fallback);
@@ -102,7 +102,8 @@ export class SandboxProvider implements Provider {
       const bytes = encodeSpeechWav(duration, seed);
       return { outputs: [{ kind: "audio", contentType: "audio/wav", bytes, duration }] };
     }
-    // video, avatar and video upscales: an animation of the delivered length
+    // video, avatar and video upscales: a WebM video of the delivered length (avatars: a talking
+    // head lip-synced to the sandbox speech of the same seed and prompt)
     const units =
       model.reference_video && input.video_url
         ? requested(input.input_duration_sec, 1)
@@ -110,17 +111,32 @@ export class SandboxProvider implements Provider {
     const duration = Math.min(units, cap);
     if (duration <= 0) return { outputs: [], extra: { seed } };
     const [w, h] = TIER_SIZE[String(input.resolution ?? model.resolutions?.[0] ?? "480p")] ?? [854, 480];
-    const anim = encodeAnimation(duration, w, h, 10, seed);
+    const text =
+      typeof input.text === "string"
+        ? input.text
+        : typeof input.prompt === "string"
+          ? input.prompt
+          : undefined;
+    // Encoded in ~20 ms slices (the server stays responsive); stops when the job is aborted.
+    const video = await encodeVideoAsync(
+      duration,
+      w,
+      h,
+      10,
+      seed,
+      { style: model.kind === "avatar" ? "avatar" : "scene", text },
+      job.signal,
+    );
     return {
       outputs: [
         {
           kind: "video",
-          contentType: anim.contentType,
-          bytes: anim.bytes,
-          // The animation's real frame size (the encoder scales the tier's frame down; see animationSize).
-          width: anim.width,
-          height: anim.height,
-          duration,
+          contentType: video.contentType,
+          bytes: video.bytes,
+          // The video's real frame size (the encoder scales the tier's frame down; see videoSize).
+          width: video.width,
+          height: video.height,
+          duration: video.durationMs / 1000,
         },
       ],
       extra: { seed },

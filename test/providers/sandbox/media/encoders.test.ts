@@ -1,55 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { crc32, inflateSync } from "node:zlib";
 import { readPngSize } from "../../../../src/lib/image-size.ts";
-import {
-  animationSize,
-  encodeAnimation,
-  encodePng,
-  encodeSpeechWav,
-} from "../../../../src/providers/sandbox/media/index.ts";
-
-/** Independent GIF LZW decoder (GIF89a appendix F), to prove the encoder's stream is decodable. */
-function lzwDecode(data: Uint8Array, minCodeSize: number, expected: number): Uint8Array {
-  const clear = 1 << minCodeSize;
-  const eoi = clear + 1;
-  let size = minCodeSize + 1;
-  let dict: number[][] = [];
-  const reset = () => {
-    dict = [];
-    for (let i = 0; i < clear; i++) dict[i] = [i];
-    dict[clear] = [];
-    dict[eoi] = [];
-    size = minCodeSize + 1;
-  };
-  reset();
-  const out: number[] = [];
-  let bitPos = 0;
-  let prev: number[] | null = null;
-  const read = () => {
-    let code = 0;
-    for (let i = 0; i < size; i++, bitPos++) code |= ((data[bitPos >> 3]! >> (bitPos & 7)) & 1) << i;
-    return code;
-  };
-  for (;;) {
-    const code = read();
-    if (code === clear) {
-      reset();
-      prev = null;
-      continue;
-    }
-    if (code === eoi) break;
-    let entry: number[];
-    if (code < dict.length) entry = dict[code]!;
-    else if (prev) entry = [...prev, prev[0]!];
-    else throw new Error("bad code");
-    out.push(...entry);
-    if (prev && dict.length < 4096) dict.push([...prev, entry[0]!]);
-    if (dict.length === 1 << size && size < 12) size++;
-    prev = entry;
-  }
-  expect(out.length).toBe(expected);
-  return Uint8Array.from(out);
-}
+import { encodePng, encodeSpeechWav } from "../../../../src/providers/sandbox/media/index.ts";
 
 describe("PNG", () => {
   test("valid chunks with correct CRCs, the requested size, decodable scanlines", () => {
@@ -124,59 +76,5 @@ describe("WAV", () => {
   test("bad durations are refused", () => {
     expect(() => encodeSpeechWav(0, 1)).toThrow(RangeError);
     expect(() => encodeSpeechWav(601, 1)).toThrow(RangeError);
-  });
-});
-
-describe("animated GIF", () => {
-  test("frames, delays summing to the duration, loop extension, decodable frames", () => {
-    const anim = encodeAnimation(2.5, 1280, 720, 10, 4);
-    const g = anim.bytes;
-    expect(String.fromCharCode(...g.subarray(0, 6))).toBe("GIF89a");
-    const w = g[6]! | (g[7]! << 8);
-    const h = g[8]! | (g[9]! << 8);
-    const size = animationSize(1280, 720);
-    expect([w, h]).toEqual([size.width, size.height]);
-    expect(String.fromCharCode(...g.subarray(13 + 768 + 3, 13 + 768 + 14))).toBe("NETSCAPE2.0");
-    let at = 13 + 768 + 19;
-    const skipSubBlocks = () => {
-      while (g[at] !== 0) at += 1 + g[at]!;
-      at++;
-    };
-    let frames = 0;
-    let delayCs = 0;
-    while (g[at] !== 0x3b) {
-      if (g[at] === 0x21 && g[at + 1] === 0xf9) {
-        delayCs += g[at + 4]! | (g[at + 5]! << 8);
-        at += 8;
-      } else if (g[at] === 0x21) {
-        at += 2; // other extensions (the comment): skip their sub-blocks
-        skipSubBlocks();
-      } else if (g[at] === 0x2c) {
-        // Frame 0 covers the screen; later frames are the changed rectangle only.
-        const fw = g[at + 5]! | (g[at + 6]! << 8);
-        const fh = g[at + 7]! | (g[at + 8]! << 8);
-        if (frames === 0) expect([fw, fh]).toEqual([w, h]);
-        const min = g[at + 10]!;
-        at += 11;
-        const parts: number[] = [];
-        while (g[at] !== 0) {
-          parts.push(...g.subarray(at + 1, at + 1 + g[at]!));
-          at += 1 + g[at]!;
-        }
-        at++;
-        if (frames < 3) lzwDecode(Uint8Array.from(parts), min, fw * fh);
-        frames++;
-      } else throw new Error(`unexpected block ${g[at]} at ${at}`);
-    }
-    expect(frames).toBe(anim.frames);
-    expect(frames).toBe(25);
-    expect(delayCs).toBe(250);
-  });
-
-  test("bad arguments are refused", () => {
-    expect(() => encodeAnimation(0, 100, 100, 10, 1)).toThrow(RangeError);
-    expect(() => encodeAnimation(1, 0, 100, 10, 1)).toThrow(RangeError);
-    expect(() => encodeAnimation(1, 100, 100, 0, 1)).toThrow(RangeError);
-    expect(() => encodeAnimation(1, 100, 100, 61, 1)).toThrow(RangeError);
   });
 });
