@@ -82,7 +82,7 @@ function runPage(c: PageContext, kit: ConsoleKit): SafeHtml {
 <dl class="facts">
   <dt>Status</dt><dd data-run-status>${statusBadge(d.status)}</dd>
   ${open ? html`<dt>Jobs ahead</dt><dd data-run-ahead>${ahead === null ? "—" : ahead}</dd>` : null}
-  <dt>Started</dt><dd>${isoText(d.created_at)}</dd>
+  <dt>Submitted</dt><dd>${isoText(d.created_at)}</dd>
   ${d.completed_at ? html`<dt>Finished</dt><dd>${isoText(d.completed_at)}</dd>` : null}
   ${chargedLine(d)}
 </dl>

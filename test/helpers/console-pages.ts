@@ -49,7 +49,8 @@ async function openInvite(g: GuardedPage, server: TestServer): Promise<void> {
 
 /**
  * The server the page sweep and the screenshots visit: card payments are configured (Stripe for USD,
- * with preset amounts) so the billing page shows its checkout as an operator's would. Its API base is
+ * with preset amounts) so the billing page shows its checkout as an operator's would; two sandbox
+ * workers, so the last studio entries can show a run waiting in the queue. Its API base is
  * a closed local port: no page of the sweep posts a checkout, so nothing is ever sent there.
  */
 export async function startSweepServer(): Promise<TestServer> {
@@ -65,6 +66,9 @@ presets = ["10", "25", "100"]
 secret_key_env = "SWEEP_STRIPE_SECRET_KEY"
 webhook_secret_env = "SWEEP_STRIPE_WEBHOOK_SECRET"
 api_base = "http://127.0.0.1:9"
+
+[queue]
+concurrency = { sandbox = 2 }
 `,
   );
   return startServer({
@@ -280,22 +284,6 @@ export const PAGES: PageEntry[] = [
       await g.page.getByLabel("sandbox.fail", { exact: true }).check();
     }),
   },
-  {
-    name: "studio-run-open",
-    title: "Studio: a run in progress, followed live (status, logs, the amount held)",
-    path: "/console/studio",
-    as: "owner",
-    // Slow on purpose (the sandbox delay control): captured while it runs. Last of the studio
-    // entries: it stays open for a minute, inside the person's in-flight cap of 2.
-    setup: studioRunOf(
-      "sandbox/image",
-      async (g) => {
-        await g.page.getByLabel("prompt", { exact: true }).fill("a slow fox");
-        await g.page.getByLabel("sandbox.delay_ms", { exact: true }).fill("60000");
-      },
-      false,
-    ),
-  },
   { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },
   {
     name: "admin-account",
@@ -362,6 +350,41 @@ export const PAGES: PageEntry[] = [
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },
   // { name: "keys", title: "Keys", path: "/console/keys", as: "owner" },
   // { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },
+  // Last: these two keep the sweep server's sandbox workers busy for a minute.
+  {
+    name: "studio-run-open",
+    title: "Studio: a run in progress, followed live (status, logs, the amount held)",
+    path: "/console/studio",
+    as: "owner",
+    // Slow on purpose (the sandbox delay control): captured while it runs. Last of the studio
+    // entries: it stays open for a minute, inside the person's in-flight cap of 2.
+    setup: studioRunOf(
+      "sandbox/image",
+      async (g) => {
+        await g.page.getByLabel("prompt", { exact: true }).fill("a slow fox");
+        await g.page.getByLabel("sandbox.delay_ms", { exact: true }).fill("60000");
+      },
+      "running",
+    ),
+  },
+  {
+    name: "studio-run-queued",
+    title: "Studio: a run waiting in the queue, with the jobs ahead of it",
+    path: "/console/studio",
+    as: "owner",
+    // After studio-run-open: the sweep server runs 2 sandbox workers; that run holds one, a slow API
+    // job of the same account the other, so this run waits (inside the person's cap of 2).
+    setup: async (g, server) => {
+      await slowApiJob(g, server);
+      await studioRunOf(
+        "sandbox/image",
+        async (p) => {
+          await p.page.getByLabel("prompt", { exact: true }).fill("a patient heron");
+        },
+        "queued",
+      )(g, server);
+    },
+  },
 ];
 
 /**
@@ -467,12 +490,13 @@ const spent = new WeakSet<TestServer>();
 
 /**
  * A setup that opens `model` in the studio (with spend, once per server), fills its form with `fill`,
- * presses Run and waits on the run page: for the final state (`done`), else for the first log line.
+ * presses Run and waits on the run page: for the final state, the first log line (running) or the
+ * IN_QUEUE status.
  */
 function studioRunOf(
   model: string,
   fill: (g: GuardedPage) => Promise<void>,
-  done = true,
+  until: "done" | "running" | "queued" = "done",
 ): (g: GuardedPage, server: TestServer) => Promise<void> {
   return async (g, server) => {
     await withSpend(`/console/studio?model=${model}`)(g, server);
@@ -481,10 +505,27 @@ function studioRunOf(
       g.page.waitForURL(/\/console\/studio\/runs\/[0-9a-f-]{36}$/),
       g.page.getByRole("button", { name: "Run", exact: true }).click(),
     ]);
-    if (done) await g.page.locator("[data-run-events]").waitFor({ state: "detached", timeout: 30_000 });
-    else await g.page.locator("[data-run-logs] li").first().waitFor();
+    if (until === "done")
+      await g.page.locator("[data-run-events]").waitFor({ state: "detached", timeout: 30_000 });
+    else if (until === "running") await g.page.locator("[data-run-logs] li").first().waitFor();
+    else await g.page.locator("[data-run-status]").filter({ hasText: "IN_QUEUE" }).waitFor();
     await g.settle();
   };
+}
+
+/** One slow sandbox job (a minute) through the API with a fresh key of the visitor's account. */
+async function slowApiJob(g: GuardedPage, server: TestServer): Promise<void> {
+  await g.goto("/console/keys");
+  await g.page.getByLabel("Name", { exact: true }).fill("slow job");
+  await g.page.getByRole("button", { name: "Create key" }).click();
+  const key = await g.page.getByLabel("New key", { exact: true }).inputValue();
+  const res = await server.fetch("/v1/queue/sandbox/image", {
+    method: "POST",
+    key,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ prompt: "slow", width: 64, height: 64, sandbox: { delay_ms: 60_000 } }),
+  });
+  if (res.status !== 202) throw new Error(`slow job: ${res.status} ${await res.text()}`);
 }
 
 /** The billing page after redeeming a fresh code there; returns its first Receipt link. */
