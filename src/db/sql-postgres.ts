@@ -2,8 +2,10 @@ import { type SavepointSQL, SQL, type TransactionSQL } from "bun";
 import {
   type ConstraintKind,
   cachePut,
+  openTransaction,
   type Sql,
   SqlConstraintError,
+  SqlNestingError,
   type SqlParam,
   SqlTxEndedError,
 } from "./sql.ts";
@@ -82,10 +84,12 @@ export class PostgresSql implements Sql {
 
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     if (this.#ended) throw new SqlTxEndedError();
+    if (this.depth === 0 && openTransaction.getStore() === this) throw new SqlNestingError();
+    const root = this.depth === 0 ? this : (openTransaction.getStore() ?? this);
     const body = async (client: Client): Promise<T> => {
       const inner = new PostgresSql(client, this.depth + 1, this.queries);
       try {
-        return await fn(inner);
+        return await openTransaction.run(root, fn, inner);
       } finally {
         inner.#ended = true;
       }
@@ -118,6 +122,7 @@ export class PostgresSql implements Sql {
 
   async #query(query: string, params: readonly SqlParam[]): Promise<SQL.ResultMetadata & unknown[]> {
     if (this.#ended) throw new SqlTxEndedError();
+    if (this.depth === 0 && openTransaction.getStore() === this) throw new SqlNestingError();
     const text = this.queries.get(query) ?? cachePut(this.queries, query, toDollarPlaceholders(query));
     try {
       return await this.client.unsafe(text, params.map(bindable));

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 /**
  * The SQL executor port: the one interface a store is written against, with a SQLite
  * (`sql-sqlite.ts`, over bun:sqlite) and a PostgreSQL (`sql-postgres.ts`, over Bun.sql)
@@ -57,6 +59,21 @@ export class SqlTxEndedError extends Error {
     super("this transaction has ended; use the Sql it was opened from");
   }
 }
+
+/**
+ * A statement on the root `Sql` from inside one of its own transactions (instead of the tx handle).
+ * On SQLite it would wait for the transaction it is part of, for ever; on PostgreSQL it would run
+ * outside the transaction (and could wait on its locks). Both executors refuse it at once.
+ */
+export class SqlNestingError extends Error {
+  override readonly name = "SqlNestingError";
+  constructor() {
+    super("a transaction's body used the Sql it was opened from: use the tx handle given to the body");
+  }
+}
+
+/** The root executor whose transaction the current async call chain is inside (see SqlNestingError). */
+export const openTransaction = new AsyncLocalStorage<object>();
 
 /** Bound on the per-connection caches of statements and translated queries (queries are constants). */
 export const SQL_CACHE_LIMIT = 512;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { type Sql, SqlConstraintError, SqlTxEndedError } from "../../src/db/sql.ts";
+import { type Sql, SqlConstraintError, SqlNestingError, SqlTxEndedError } from "../../src/db/sql.ts";
 import { dialects, openTestSql, type TestSql } from "../helpers/postgres.ts";
 
 // The same cases on both executors: what a store may rely on whichever backend runs it.
@@ -206,6 +206,23 @@ describe.each(dialects())("Sql on %s", (dialect) => {
     expect(await sql.all("SELECT id FROM items")).toEqual([]);
   });
 
+  test("the root Sql used inside its own transaction is refused at once, not a self-wait", async () => {
+    const errors = await sql.tx(async (tx) => {
+      await tx.run("INSERT INTO items (id) VALUES (1)");
+      const got: unknown[] = [];
+      got.push(await sql.get("SELECT id FROM items").catch((e) => e));
+      got.push(await sql.run("DELETE FROM items").catch((e) => e));
+      got.push(await sql.tx(async () => "nested on the root").catch((e) => e));
+      await tx.tx(async () => {
+        got.push(await sql.all("SELECT id FROM items").catch((e) => e));
+      });
+      return got;
+    });
+    expect(errors.map((e) => e instanceof SqlNestingError)).toEqual([true, true, true, true]);
+    // The transaction itself was not harmed, and the root works again afterwards.
+    expect(await sql.all("SELECT id FROM items")).toEqual([{ id: 1n }]);
+  });
+
   test("constraint violations are SqlConstraintError with the same kind in both dialects", async () => {
     await sql.run("INSERT INTO items (id, uniq) VALUES (1, 'u')");
     const cases: [string, string][] = [
@@ -253,42 +270,50 @@ describe.each(dialects())("Sql on %s", (dialect) => {
     expect(await sql.get("SELECT balance FROM wallet WHERE id = 1")).toEqual({ balance: 30n });
   });
 
-  test("a statement issued while a transaction is open sees only committed data", async () => {
+  /**
+   * Opens a transaction that inserts a row, then lets the test's own flow (another caller, as a
+   * concurrent request would be: not the transaction's body) issue a read while it is still open.
+   */
+  async function readDuringTransaction(outcome: "commit" | "rollback") {
     const order: string[] = [];
-    let outside: Promise<unknown> | null = null;
-    await sql.tx(async (tx) => {
-      await tx.run("INSERT INTO items (id) VALUES (1)");
-      outside = sql.all("SELECT id FROM items").then((rows) => {
-        order.push("outside read");
-        return rows;
-      });
-      await sleep(30);
-      order.push("commit");
+    let opened!: () => void;
+    const isOpen = new Promise<void>((r) => {
+      opened = r;
     });
-    const seen = await outside!;
+    const txDone = sql
+      .tx(async (tx) => {
+        await tx.run("INSERT INTO items (id) VALUES (1)");
+        opened();
+        await sleep(30);
+        order.push("end");
+        if (outcome === "rollback") throw new Error("roll back");
+      })
+      .catch(() => {});
+    await isOpen;
+    const seen = await sql.all("SELECT id FROM items");
+    order.push("outside read");
+    await txDone;
+    return { order, seen };
+  }
+
+  test("a statement issued while a transaction is open sees only committed data", async () => {
+    const { order, seen } = await readDuringTransaction("commit");
     if (dialect === "sqlite") {
       // One connection: the read waits for the transaction, then sees its committed row.
-      expect(order).toEqual(["commit", "outside read"]);
+      expect(order).toEqual(["end", "outside read"]);
       expect(seen).toEqual([{ id: 1n }]);
     } else {
       // Another pooled connection: the read runs at once and does not see the uncommitted row.
-      expect(order).toEqual(["outside read", "commit"]);
+      expect(order).toEqual(["outside read", "end"]);
       expect(seen).toEqual([]);
     }
     expect(await sql.all("SELECT id FROM items")).toEqual([{ id: 1n }]);
   });
 
-  test("a statement waiting on an open transaction sees nothing of it when it rolls back", async () => {
-    let outside: Promise<unknown> | null = null;
-    await sql
-      .tx(async (tx) => {
-        await tx.run("INSERT INTO items (id) VALUES (7)");
-        outside = sql.all("SELECT id FROM items");
-        await sleep(10);
-        throw new Error("roll back");
-      })
-      .catch(() => {});
-    expect(await outside!).toEqual([]);
+  test("a statement issued while a transaction is open sees nothing of it when it rolls back", async () => {
+    const { seen } = await readDuringTransaction("rollback");
+    expect(seen).toEqual([]);
+    expect(await sql.all("SELECT id FROM items")).toEqual([]);
   });
 
   test("concurrent transactions all commit (serialised on SQLite, concurrent on PostgreSQL)", async () => {
