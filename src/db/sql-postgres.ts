@@ -56,7 +56,8 @@ export class PostgresSql implements Sql {
       username: decodeURIComponent(u.username),
       password: settings.password ?? (u.password ? decodeURIComponent(u.password) : ""),
       database: decodeURIComponent(u.pathname.slice(1)),
-      tls: (sslmode ?? "disable") as "disable",
+      // libpq's default: TLS when the server offers it.
+      tls: (sslmode ?? "prefer") as "prefer",
       bigint: true,
       max: settings.maxConnections ?? 10,
       connectionTimeout: settings.connectTimeoutSeconds ?? 10,
