@@ -106,6 +106,7 @@ describe.each(dialects())("Sql on %s", (dialect) => {
     expect(await sql.run("INSERT INTO items (id, n) VALUES (1, 5) ON CONFLICT DO NOTHING")).toEqual({
       changes: 0,
     });
+    expect(await sql.run("UPDATE items SET n = 0 RETURNING id")).toEqual({ changes: 3 });
     expect(await sql.run("DELETE FROM items WHERE id >= ?", [2n])).toEqual({ changes: 2 });
   });
 
