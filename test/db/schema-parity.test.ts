@@ -19,6 +19,8 @@ interface Schema {
   /** "table(columns) -> table(columns)" */
   foreignKeys: string[];
   triggers: string[];
+  /** "table: n" CHECK constraints per table (the expressions are written alike, not compared) */
+  checks: string[];
 }
 
 function sqliteSchema(db: Database): Schema {
@@ -26,8 +28,11 @@ function sqliteSchema(db: Database): Schema {
   const tables = all<{ name: string }>(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
   ).map((t) => t.name);
-  const s: Schema = { columns: {}, indexes: [], uniques: [], foreignKeys: [], triggers: [] };
+  const s: Schema = { columns: {}, indexes: [], uniques: [], foreignKeys: [], triggers: [], checks: [] };
   for (const t of tables) {
+    const ddl = (db.query("SELECT sql FROM sqlite_master WHERE name = ?").get(t) as { sql: string }).sql;
+    const checks = ddl.replace(/--[^\n]*/g, "").match(/\bCHECK\s*\(/gi)?.length ?? 0;
+    if (checks) s.checks.push(`${t}: ${checks}`);
     const cols = all<{ name: string; notnull: bigint; pk: bigint }>(`PRAGMA table_info(${t})`);
     // A primary key column is NOT NULL (SQLite's INTEGER PRIMARY KEY reports 0: it is the rowid).
     s.columns[t] = cols.map((c) => (c.notnull || c.pk ? `${c.name} NOT NULL` : c.name));
@@ -53,7 +58,7 @@ function sqliteSchema(db: Database): Schema {
 }
 
 async function postgresSchema(sql: Sql): Promise<Schema> {
-  const s: Schema = { columns: {}, indexes: [], uniques: [], foreignKeys: [], triggers: [] };
+  const s: Schema = { columns: {}, indexes: [], uniques: [], foreignKeys: [], triggers: [], checks: [] };
   for (const c of await sql.all<{ t: string; c: string; nullable: string }>(
     `SELECT table_name AS t, column_name AS c, is_nullable AS nullable FROM information_schema.columns
      WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`,
@@ -89,6 +94,12 @@ async function postgresSchema(sql: Sql): Promise<Schema> {
     if (k.type === "f") s.foreignKeys.push(`${k.t}(${k.cols}) -> ${k.ft}(${k.fcols})`);
     else s.uniques.push(`${k.t}(${k.cols})`);
   }
+  for (const c of await sql.all<{ t: string; n: bigint }>(
+    `SELECT c.relname AS t, count(*) AS n FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+     JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = 'public' AND k.contype = 'c'
+     GROUP BY c.relname`,
+  ))
+    s.checks.push(`${c.t}: ${c.n}`);
   s.triggers = (
     await sql.all<{ name: string }>(
       `SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
@@ -105,6 +116,7 @@ function sorted(s: Schema): Schema {
     uniques: s.uniques.sort(),
     foreignKeys: s.foreignKeys.sort(),
     triggers: s.triggers.sort(),
+    checks: s.checks.sort(),
   };
 }
 
@@ -125,7 +137,7 @@ describe.each(dialects().filter((d) => d === "postgres"))("schema parity with %s
     await t?.close();
   });
 
-  test("tables, columns (order, NOT NULL), indexes, unique keys, foreign keys and triggers are equal", async () => {
+  test("tables, columns (order, NOT NULL), indexes, unique keys, foreign keys, triggers and CHECK counts are equal", async () => {
     const pg = await postgresSchema(t.sql);
     const sqlite = sqliteSchema(lite);
     expect(Object.keys(pg.columns)).toEqual(Object.keys(sqlite.columns));
@@ -135,6 +147,7 @@ describe.each(dialects().filter((d) => d === "postgres"))("schema parity with %s
     expect(pg.uniques).toEqual(sqlite.uniques);
     expect(pg.foreignKeys).toEqual(sqlite.foreignKeys);
     expect(pg.triggers).toEqual(sqlite.triggers);
+    expect(pg.checks).toEqual(sqlite.checks);
     expect(sqlite.indexes.length).toBeGreaterThan(30);
   });
 });
