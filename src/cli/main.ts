@@ -1,7 +1,12 @@
 import { BackupError } from "../backup/create.ts";
 import { RestoreError } from "../backup/restore.ts";
 import { CatalogError } from "../catalog/catalog.ts";
-import { ConfigError } from "../config/load.ts";
+import {
+  BackendNotReadyError,
+  ConfigError,
+  databaseSettings,
+  refuseUnconvertedBackend,
+} from "../config/load.ts";
 import { SchemaTooNewError } from "../db/database.ts";
 import { DomainError } from "../lib/errors.ts";
 import { VERSION } from "../server/version.ts";
@@ -55,6 +60,9 @@ Docs: README.md and docs/ in the source tree; /docs and /v1/llms.txt on a runnin
 export async function runCli(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    // GENGATE_DATABASE_URL applies to every command that opens the database (docs/scale-out.md).
+    if (command && !["version", "--version", "help", "--help", "-h"].includes(command))
+      refuseUnconvertedBackend(databaseSettings(process.env, null));
     switch (command) {
       case "serve":
         return await serveCommand(rest);
@@ -101,6 +109,6 @@ export async function runCli(argv: string[]): Promise<number> {
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`gengate: ${message}\n`);
     if (!known && process.env.GENGATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-    return err instanceof UsageError ? 2 : 1;
+    return err instanceof UsageError || err instanceof BackendNotReadyError ? 2 : 1;
   }
 }

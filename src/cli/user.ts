@@ -1,4 +1,4 @@
-import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
+import { readConfigFile, refuseUnconvertedBackend, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { publicUrlOf } from "../server/start.ts";
@@ -30,6 +30,7 @@ export function userCommand(argv: string[]): number {
     file,
     configPath,
   );
+  refuseUnconvertedBackend(settings.database);
   // With [smtp] the link is also queued for mail; the running server sends it (docs/billing.md "Email").
   const smtp = smtpFrom(file, process.env);
   const services = { smtp: () => smtp };

@@ -7,6 +7,7 @@ import { stripTrailingSlashes } from "../lib/url.ts";
 import { providerType } from "../providers/list.ts";
 import {
   ConfigFile,
+  type DatabaseSettings,
   DEFAULT_LIMITS,
   type LiveSettings,
   type MetricsSettings,
@@ -344,7 +345,72 @@ export function resolveServerSettings(
     publicUrl: stripTrailingSlashes(publicUrl),
     configPath,
     tls: tlsSettings(flags, env, file),
+    database: databaseSettings(env, file),
   };
+}
+
+const SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full"];
+
+/**
+ * database_url (env GENGATE_DATABASE_URL > config [server] database_url): absent or `sqlite:` is
+ * the data dir's SQLite file; `postgres://user@host[:port]/database[?sslmode=...]` is PostgreSQL,
+ * its password from GENGATE_DATABASE_PASSWORD_FILE, else PGPASSWORD, else the URL. Errors never
+ * echo the URL's password.
+ */
+export function databaseSettings(
+  env: Record<string, string | undefined>,
+  file: ConfigFile | null,
+): DatabaseSettings {
+  const text = (env.GENGATE_DATABASE_URL || file?.server?.database_url || "").trim();
+  if (text === "" || text === "sqlite:") return { kind: "sqlite" };
+  let u: URL | null = null;
+  try {
+    u = new URL(text);
+  } catch {}
+  const usage = "use sqlite: or postgres://user@host:port/database (docs/scale-out.md)";
+  if (!u) throw new ConfigError(`database_url: not a URL; ${usage}`);
+  const shown = `"${text.replace(/\/\/([^@/]*):[^@/]*@/, "//$1:***@")}"`;
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:")
+    throw new ConfigError(`database_url: ${shown} is not a database URL; ${usage}`);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, ""));
+  if (!u.hostname || !u.username || !database || database.includes("/"))
+    throw new ConfigError(`database_url: ${shown} needs a user, a host and a database name; ${usage}`);
+  for (const [name, value] of u.searchParams) {
+    if (name !== "sslmode")
+      throw new ConfigError(`database_url: unknown parameter "${name}" (only sslmode is understood)`);
+    if (!SSL_MODES.includes(value))
+      throw new ConfigError(`database_url: sslmode must be one of ${SSL_MODES.join(", ")} (got "${value}")`);
+  }
+  let password: string | null = u.password ? decodeURIComponent(u.password) : null;
+  if (env.PGPASSWORD) password = env.PGPASSWORD;
+  const passwordFile = env.GENGATE_DATABASE_PASSWORD_FILE;
+  if (passwordFile) {
+    try {
+      password = readFileSync(passwordFile, "utf8").trim();
+    } catch (err) {
+      throw new ConfigError(
+        `GENGATE_DATABASE_PASSWORD_FILE: cannot read ${passwordFile} (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+    }
+    if (!password) throw new ConfigError(`GENGATE_DATABASE_PASSWORD_FILE: ${passwordFile} is empty`);
+  }
+  const url = new URL(u.toString());
+  url.password = "";
+  return { kind: "postgres", url: url.toString(), password };
+}
+
+/** The stores do not run on PostgreSQL yet (issue 18): refused at start, before anything is touched. */
+export class BackendNotReadyError extends ConfigError {}
+
+/**
+ * Refuses a PostgreSQL database_url until the stores are converted (docs/scale-out.md, "Status"),
+ * so gengate never half-runs on it. Exit status 2, like a usage error.
+ */
+export function refuseUnconvertedBackend(database: DatabaseSettings | undefined): void {
+  if (database?.kind !== "postgres") return;
+  throw new BackendNotReadyError(
+    "database_url: PostgreSQL is not supported yet: its schema and executor exist but the stores are still being moved onto it (see docs/scale-out.md); leave database_url unset (or sqlite:) to use the data dir's SQLite database",
+  );
 }
 
 /** TLS: both PEM files or neither, each readable; checked before anything starts. */

@@ -135,6 +135,12 @@ export const ConfigFile = T.Object(
           port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
           public_url: T.Optional(T.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })),
           data_dir: T.Optional(T.String({ minLength: 1 })),
+          database_url: T.Optional(
+            T.String({
+              minLength: 1,
+              description: "sqlite: (default) or postgres://... (docs/scale-out.md)",
+            }),
+          ),
           tls_cert: T.Optional(T.String({ minLength: 1, description: "PEM certificate (chain) file" })),
           tls_key: T.Optional(T.String({ minLength: 1, description: "PEM private key file" })),
         },
@@ -307,7 +313,14 @@ export interface ServerSettings {
   configPath: string | null;
   /** PEM files when gengate terminates TLS itself (both or neither); null serves plain HTTP. */
   tls?: { cert: string; key: string } | null;
+  /** database_url (docs/scale-out.md); absent: the data dir's SQLite database. */
+  database?: DatabaseSettings;
 }
+
+/** Where the tables live: the data dir's SQLite file, or a PostgreSQL database. */
+export type DatabaseSettings =
+  | { kind: "sqlite" }
+  | { kind: "postgres"; url: string; password: string | null };
 
 /** Settings re-read on SIGHUP. */
 export interface FxRefresh {

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
+import { refuseUnconvertedBackend } from "../config/load.ts";
 import type { ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
@@ -40,6 +41,7 @@ export interface RunningServer {
  * first, then the port is bound (a port in use fails here), and only then is the data dir touched.
  */
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
+  refuseUnconvertedBackend(settings.database);
   const { live, catalog } = loadLive(settings.configPath);
 
   const scheme = settings.tls ? "https" : "http";

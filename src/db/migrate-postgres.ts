@@ -1,0 +1,68 @@
+import { nowSeconds } from "../lib/time.ts";
+import { SchemaTooNewError } from "./database.ts";
+import type { Migration } from "./migrations.ts";
+import base from "./migrations-pg/001_base.sql" with { type: "text" };
+import type { PostgresSql } from "./sql-postgres.ts";
+
+/**
+ * PostgreSQL migrations, embedded like SQLite's. Versions are shared with src/db/migrations.ts:
+ * the baseline is SQLite's schema after 015 and is recorded as version 15; a later change is one
+ * file per dialect with the same number (016_x.sql in both folders). test/db/schema-parity.test.ts
+ * fails when the latest versions or the schemas differ. Append only.
+ */
+export const PG_MIGRATIONS: readonly Migration[] = [
+  { version: 15, name: "base (SQLite migrations 001-015)", sql: base },
+];
+
+export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
+
+/**
+ * Any int8 would do: a constant that names gengate's migration lock among other applications'
+ * advisory locks in the same database ("gengate" in ASCII).
+ */
+export const MIGRATION_LOCK_KEY = 0x67656e67617465n;
+
+/**
+ * Applies the pending migrations, one transaction each, every one under the transaction-level
+ * advisory lock MIGRATION_LOCK_KEY: instances starting together apply each migration once (the
+ * others wait on the lock, then find it recorded). PostgreSQL's DDL is transactional, so a failed
+ * migration leaves nothing behind. Refuses a database written by a newer gengate. Returns the
+ * versions this call applied.
+ */
+export async function migratePostgres(pg: PostgresSql): Promise<number[]> {
+  const applied: number[] = [];
+  for (;;) {
+    const version = await pg.tx(async (tx) => {
+      await tx.get(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+      await (tx as PostgresSql).script(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT COLLATE "C" NOT NULL, applied_at BIGINT NOT NULL)',
+      );
+      const row = await tx.get<{ v: bigint | null }>("SELECT max(version) AS v FROM schema_migrations");
+      const current = row?.v === null || row?.v === undefined ? 0 : Number(row.v);
+      if (current > PG_LATEST_SCHEMA_VERSION) {
+        throw new SchemaTooNewError(
+          `database schema version ${current} is newer than this gengate supports (${PG_LATEST_SCHEMA_VERSION}); upgrade gengate`,
+        );
+      }
+      const next = PG_MIGRATIONS.find((m) => m.version > current);
+      if (!next) return null;
+      await (tx as PostgresSql).script(next.sql);
+      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [
+        next.version,
+        next.name,
+        nowSeconds(),
+      ]);
+      return next.version;
+    });
+    if (version === null) return applied;
+    applied.push(version);
+  }
+}
+
+/** The recorded schema version (0 when none); for readiness. */
+export async function postgresSchemaVersion(pg: PostgresSql): Promise<number> {
+  const t = await pg.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+  if (!t?.t) return 0;
+  const row = await pg.get<{ v: bigint | null }>("SELECT max(version) AS v FROM schema_migrations");
+  return row?.v == null ? 0 : Number(row.v);
+}

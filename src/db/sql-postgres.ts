@@ -1,0 +1,238 @@
+import { type SavepointSQL, SQL, type TransactionSQL } from "bun";
+import {
+  type ConstraintKind,
+  cachePut,
+  openTransaction,
+  type Sql,
+  SqlConstraintError,
+  SqlNestingError,
+  type SqlParam,
+  SqlTxEndedError,
+} from "./sql.ts";
+
+/** What `openSql` needs to reach PostgreSQL (parsed and checked by src/config). */
+export interface PostgresSettings {
+  /** postgres://user@host:port/db[?sslmode=...]; a password in it is used unless `password` is given. */
+  url: string;
+  password: string | null;
+  /** Connections in the pool (default 10). */
+  maxConnections?: number;
+  /** A statement running longer is cancelled by the server (default 30 s). */
+  statementTimeoutMs?: number;
+  /** Giving up on opening a connection (default 10 s). */
+  connectTimeoutSeconds?: number;
+}
+
+type Client = SQL | TransactionSQL | SavepointSQL;
+
+/**
+ * The `Sql` port over Bun.sql (a pool). `?` placeholders are translated to `$1..` once per query
+ * string (cached); Bun prepares each statement once per connection. `tx` is `sql.begin` (READ
+ * COMMITTED, PostgreSQL's default), `tx.tx` a savepoint. Values are normalised to the port's
+ * types from the result's column types: int2/int4 (e.g. a literal `1`) and integral numerics (a
+ * `sum()` of BIGINT) to bigint, bool (a comparison) to 1n/0n, bytea (a Buffer) to a Uint8Array; a
+ * boolean parameter is bound as 1/0. Constraint violations become SqlConstraintError.
+ *
+ * Connection settings are passed explicitly from the URL: Bun.sql otherwise lets PGDATABASE and
+ * friends from the environment override parts of the URL.
+ */
+export class PostgresSql implements Sql {
+  readonly dialect = "postgres" as const;
+  #ended = false;
+
+  private constructor(
+    private readonly client: Client,
+    private readonly depth: number,
+    private readonly queries: Map<string, string>,
+  ) {}
+
+  static connect(settings: PostgresSettings): PostgresSql {
+    const u = new URL(settings.url);
+    const sslmode = u.searchParams.get("sslmode");
+    const client = new SQL({
+      adapter: "postgres",
+      hostname: decodeURIComponent(u.hostname).replace(/^\[(.*)\]$/, "$1"),
+      port: Number(u.port || 5432),
+      username: decodeURIComponent(u.username),
+      password: settings.password ?? (u.password ? decodeURIComponent(u.password) : ""),
+      database: decodeURIComponent(u.pathname.slice(1)),
+      // libpq's default: TLS when the server offers it.
+      tls: (sslmode ?? "prefer") as "prefer",
+      bigint: true,
+      max: settings.maxConnections ?? 10,
+      connectionTimeout: settings.connectTimeoutSeconds ?? 10,
+      connection: {
+        application_name: "gengate",
+        statement_timeout: settings.statementTimeoutMs ?? 30_000,
+        // A transaction left open (a bug, a stuck peer) must not hold its locks for ever.
+        idle_in_transaction_session_timeout: 60_000,
+      },
+    });
+    return new PostgresSql(client, 0, new Map());
+  }
+
+  all<T>(query: string, params: readonly SqlParam[] = []): Promise<T[]> {
+    return this.#query(query, params).then((r) => normaliseRows(r) as T[]);
+  }
+
+  get<T>(query: string, params: readonly SqlParam[] = []): Promise<T | null> {
+    return this.#query(query, params).then((r) => (r.length ? (normaliseRows(r)[0] as T) : null));
+  }
+
+  run(query: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
+    return this.#query(query, params).then((r) => ({ changes: r.affectedRows }));
+  }
+
+  async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    if (this.#ended) throw new SqlTxEndedError();
+    if (this.depth === 0 && openTransaction.getStore() === this) throw new SqlNestingError();
+    const root = this.depth === 0 ? this : (openTransaction.getStore() ?? this);
+    const body = async (client: Client): Promise<T> => {
+      const inner = new PostgresSql(client, this.depth + 1, this.queries);
+      try {
+        return await openTransaction.run(root, fn, inner);
+      } finally {
+        inner.#ended = true;
+      }
+    };
+    try {
+      if (this.depth === 0) return (await (this.client as SQL).begin(body)) as T;
+      return (await (this.client as TransactionSQL).savepoint(body)) as T;
+    } catch (err) {
+      throw mapPostgresError(err);
+    }
+  }
+
+  /**
+   * Runs a script of several statements (no parameters) with the simple query protocol. For the
+   * migration runner only; not part of the port.
+   */
+  async script(text: string): Promise<void> {
+    if (this.#ended) throw new SqlTxEndedError();
+    try {
+      await this.client.unsafe(text).simple();
+    } catch (err) {
+      throw mapPostgresError(err);
+    }
+  }
+
+  /** Closes the pool, letting running queries finish for up to 5 s. */
+  async close(): Promise<void> {
+    if (this.depth === 0) await (this.client as SQL).close({ timeout: 5 });
+  }
+
+  async #query(query: string, params: readonly SqlParam[]): Promise<SQL.ResultMetadata & unknown[]> {
+    if (this.#ended) throw new SqlTxEndedError();
+    if (this.depth === 0 && openTransaction.getStore() === this) throw new SqlNestingError();
+    const text = this.queries.get(query) ?? cachePut(this.queries, query, toDollarPlaceholders(query));
+    try {
+      return await this.client.unsafe(text, params.map(bindable));
+    } catch (err) {
+      throw mapPostgresError(err);
+    }
+  }
+}
+
+function bindable(p: SqlParam): unknown {
+  return typeof p === "boolean" ? (p ? 1n : 0n) : p;
+}
+
+// PostgreSQL type OIDs whose values Bun.sql does not return as the port's types.
+const BOOL = 16;
+const BYTEA = 17;
+const INT2 = 21;
+const INT4 = 23;
+const OID = 26;
+const NUMERIC = 1700;
+const INTEGRAL = /^-?\d+$/;
+
+function convert(type: number, v: unknown): unknown {
+  if (v === null) return null;
+  switch (type) {
+    case BOOL:
+      return v ? 1n : 0n;
+    case BYTEA: {
+      const b = v as Uint8Array;
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    }
+    case INT2:
+    case INT4:
+    case OID:
+      return BigInt(v as number);
+    case NUMERIC:
+      return INTEGRAL.test(v as string) ? BigInt(v as string) : Number(v);
+    default:
+      return v;
+  }
+}
+
+/** A plain array of plain rows with the port's value types (see the class comment). */
+function normaliseRows(result: SQL.ResultMetadata & unknown[]): unknown[] {
+  const fix: { name: string; type: number }[] = [];
+  for (const c of result.columns ?? []) {
+    if (c.type === BOOL || c.type === BYTEA || c.type === INT2 || c.type === INT4) fix.push(c);
+    else if (c.type === OID || c.type === NUMERIC) fix.push(c);
+  }
+  const rows = Array.from(result) as Record<string, unknown>[];
+  if (fix.length === 0) return rows;
+  for (const row of rows) for (const c of fix) row[c.name] = convert(c.type, row[c.name]);
+  return rows;
+}
+
+/**
+ * `?` -> `$1, $2, ...`, outside string literals, quoted identifiers, comments and dollar quotes.
+ * (PostgreSQL's jsonb `?` operators cannot be written through the port; use jsonb_exists.)
+ */
+export function toDollarPlaceholders(query: string): string {
+  let out = "";
+  let n = 0;
+  let i = 0;
+  const len = query.length;
+  while (i < len) {
+    const ch = query[i]!;
+    if (ch === "?") {
+      out += `$${++n}`;
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    if (ch === "'" || ch === '"') {
+      // '' (or "") inside is an escaped quote: the scan just continues past it.
+      end = query.indexOf(ch, i + 1);
+      while (end !== -1 && query[end + 1] === ch) end = query.indexOf(ch, end + 2);
+      end = end === -1 ? len : end + 1;
+    } else if (ch === "-" && query[i + 1] === "-") {
+      end = query.indexOf("\n", i);
+      end = end === -1 ? len : end + 1;
+    } else if (ch === "/" && query[i + 1] === "*") {
+      end = query.indexOf("*/", i + 2);
+      end = end === -1 ? len : end + 2;
+    } else if (ch === "$") {
+      const tag = /^\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$/.exec(query.slice(i))?.[0];
+      if (tag) {
+        end = query.indexOf(tag, i + tag.length);
+        end = end === -1 ? len : end + tag.length;
+      }
+    }
+    out += query.slice(i, end);
+    i = end;
+  }
+  return out;
+}
+
+const PG_KINDS: Record<string, ConstraintKind> = {
+  "23505": "unique",
+  "23514": "check",
+  "23503": "foreign_key",
+  "23502": "not_null",
+};
+
+/** A constraint violation (SQLSTATE class 23) becomes a SqlConstraintError; the rest pass unchanged. */
+export function mapPostgresError(err: unknown): unknown {
+  if (err instanceof SqlConstraintError || err instanceof SqlTxEndedError) return err;
+  const e = err as { errno?: unknown; constraint?: unknown; message?: unknown };
+  const kind = typeof e?.errno === "string" ? PG_KINDS[e.errno] : undefined;
+  if (!kind) return err;
+  const constraint = typeof e.constraint === "string" ? e.constraint : null;
+  return new SqlConstraintError(kind, String(e.message), constraint, { cause: err });
+}

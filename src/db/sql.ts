@@ -1,0 +1,91 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * The SQL executor port: the one interface a store is written against, with a SQLite
+ * (`sql-sqlite.ts`, over bun:sqlite) and a PostgreSQL (`sql-postgres.ts`, over Bun.sql)
+ * implementation. docs/scale-out.md ("The Sql port", "Dialect differences") says how a store uses
+ * it and where the two dialects differ.
+ *
+ * Values read back are the same in both dialects, so a row from either backend is deep-equal:
+ * integers as `bigint` (also counts, 0/1 flags and integral sums), text as `string`, blobs as
+ * `Uint8Array`, NULL as `null`; a non-integral number as `number`.
+ */
+
+export type Dialect = "sqlite" | "postgres";
+
+/** A bound value. `true`/`false` are stored as 1/0 (there are no boolean columns). */
+export type SqlParam = string | number | bigint | boolean | null | Uint8Array;
+
+export interface Sql {
+  readonly dialect: Dialect;
+  /** All rows. Placeholders are `?` in both dialects (translated to $1.. for PostgreSQL). */
+  all<T>(query: string, params?: readonly SqlParam[]): Promise<T[]>;
+  /** The first row, or null. */
+  get<T>(query: string, params?: readonly SqlParam[]): Promise<T | null>;
+  /** Rows written by an INSERT, UPDATE or DELETE (0 for an ON CONFLICT DO NOTHING that skipped). */
+  run(query: string, params?: readonly SqlParam[]): Promise<{ changes: number }>;
+  /**
+   * One transaction: commits when fn resolves, rolls back when it throws (rethrown).
+   * Inside fn use ONLY the given tx. tx.tx(...) nests as a SAVEPOINT. A tx used after its
+   * transaction ended rejects (SqlTxEndedError).
+   */
+  tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+}
+
+/** Which constraint a write broke; the same kind from either dialect. */
+export type ConstraintKind = "unique" | "check" | "foreign_key" | "not_null";
+
+/**
+ * A write refused by a constraint. Stores recognise a duplicate (`kind === "unique"`) or a broken
+ * invariant (`"check"`) by this class whatever the backend; `cause` is the driver's error.
+ */
+export class SqlConstraintError extends Error {
+  override readonly name = "SqlConstraintError";
+  constructor(
+    readonly kind: ConstraintKind,
+    message: string,
+    /** PostgreSQL's constraint name; SQLite names none (its message names the columns). */
+    readonly constraint: string | null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A statement on a transaction handle after that transaction committed or rolled back. */
+export class SqlTxEndedError extends Error {
+  override readonly name = "SqlTxEndedError";
+  constructor() {
+    super("this transaction has ended; use the Sql it was opened from");
+  }
+}
+
+/**
+ * A statement on the root `Sql` from inside one of its own transactions (instead of the tx handle).
+ * On SQLite it would wait for the transaction it is part of, for ever; on PostgreSQL it would run
+ * outside the transaction (and could wait on its locks). Both executors refuse it at once.
+ */
+export class SqlNestingError extends Error {
+  override readonly name = "SqlNestingError";
+  constructor() {
+    super("a transaction's body used the Sql it was opened from: use the tx handle given to the body");
+  }
+}
+
+/** The root executor whose transaction the current async call chain is inside (see SqlNestingError). */
+export const openTransaction = new AsyncLocalStorage<object>();
+
+/** Bound on the per-connection caches of statements and translated queries (queries are constants). */
+export const SQL_CACHE_LIMIT = 512;
+
+/** Adds to a bounded cache, dropping the oldest entry (Map keeps insertion order). */
+export function cachePut<V>(cache: Map<string, V>, key: string, value: V, evicted?: (v: V) => void): V {
+  if (cache.size >= SQL_CACHE_LIMIT) {
+    const oldest = cache.keys().next().value as string;
+    const v = cache.get(oldest) as V;
+    cache.delete(oldest);
+    evicted?.(v);
+  }
+  cache.set(key, value);
+  return value;
+}
