@@ -1,5 +1,3 @@
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import type { Principal } from "../accounts/accounts.ts";
 import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
 import { sniffImageSize } from "../lib/image-size.ts";
@@ -41,7 +39,7 @@ export async function createAccountUpload(
   accountId: string,
   request: Request,
 ): Promise<FileRow> {
-  const up = await receiveUpload(request, ctx.files.root, {
+  const up = await receiveUpload(request, ctx.blobs, {
     maxBytes: ctx.live.limits.uploadMaxBytes,
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
@@ -51,7 +49,7 @@ export async function createAccountUpload(
 }
 
 /**
- * POST /v1/files: the raw bytes streamed to disk (a malformed Idempotency-Key is refused before),
+ * POST /v1/files: the raw bytes streamed to the blob store (a malformed Idempotency-Key is refused before),
  * then the files row and the key's record in one IMMEDIATE transaction. The fingerprint's body is
  * the upload's type and digest. A replay keeps the first upload and deletes the duplicate's bytes.
  * Returns the file's view as JSON text (201), or the stored answer to replay.
@@ -62,7 +60,7 @@ export async function createUpload(
   request: Request,
 ): Promise<Once<string>> {
   const key = idempotencyKeyOf(request);
-  const up = await receiveUpload(request, ctx.files.root, {
+  const up = await receiveUpload(request, ctx.blobs, {
     maxBytes: ctx.live.limits.uploadMaxBytes,
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
@@ -87,6 +85,6 @@ export async function createUpload(
       ),
     )
     .immediate();
-  if (outcome.replay) await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
+  if (outcome.replay) await ctx.blobs.delete([up.path]); // the duplicate's bytes are not kept
   return outcome;
 }

@@ -1,0 +1,22 @@
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { StorageSettings } from "../config/schema.ts";
+import type { BlobStore } from "./blobs.ts";
+import { LocalBlobStore } from "./blobs-local.ts";
+import { S3BlobStore } from "./blobs-s3.ts";
+
+/**
+ * The blob store `storage` names: <data dir>/files by default, else the S3 bucket, with bytes on
+ * their way in spooled under <data dir>/spool (left-overs of a crash are removed here, at start).
+ */
+export function openBlobStore(storage: StorageSettings | undefined, dataDir: string): BlobStore {
+  if (!storage || storage.kind === "file") return new LocalBlobStore(join(dataDir, "files"));
+  const spool = join(dataDir, "spool");
+  try {
+    for (const name of readdirSync(spool))
+      if (name.endsWith(".part")) rmSync(join(spool, name), { force: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  return new S3BlobStore(storage, spool);
+}
