@@ -12,6 +12,8 @@ const CALL_TIMEOUT_MS = 15_000;
 /** Parts of a multipart upload; Bun uploads larger bodies in parts of this size, several at once. */
 const PART_SIZE = 8 * 1024 * 1024;
 const DELETE_CONCURRENCY = 8;
+/** Error codes S3 documents as worth a retry. */
+const RETRYABLE = new Set(["InternalError", "SlowDown", "ServiceUnavailable", "RequestTimeout"]);
 
 /**
  * The blob store in an S3-compatible bucket, over Bun's built-in `Bun.S3Client` (SigV4 signing,
@@ -27,11 +29,14 @@ export class S3BlobStore implements BlobStore {
   readonly location: string;
   readonly spoolDir: string;
   private readonly client: S3Client;
+  private readonly timeoutMs: number;
 
   constructor(
     readonly settings: S3BlobSettings,
     spoolDir: string,
+    options: { timeoutMs?: number } = {},
   ) {
+    this.timeoutMs = options.timeoutMs ?? CALL_TIMEOUT_MS;
     this.location = `s3://${settings.bucket}/${settings.prefix}`;
     this.spoolDir = resolve(spoolDir);
     this.client = new S3Client({
@@ -51,19 +56,34 @@ export class S3BlobStore implements BlobStore {
     return this.settings.prefix + checkKey(key);
   }
 
-  private async call<T>(operation: string, fn: () => Promise<T>, timeoutMs = CALL_TIMEOUT_MS): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      return await Promise.race([
-        fn(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ]);
-    } catch (err) {
-      throw new BlobStoreUnavailable(operation, this.location, describe(err));
-    } finally {
-      clearTimeout(timer);
+  /**
+   * One call to the bucket with a time limit; an error S3 says to retry (InternalError, SlowDown,
+   * 503) is retried twice for idempotent calls. Anything else that fails is BlobStoreUnavailable.
+   */
+  private async call<T>(
+    operation: string,
+    fn: () => Promise<T>,
+    timeoutMs = this.timeoutMs,
+    idempotent = operation !== "put",
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        return await Promise.race([
+          fn(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+          }),
+        ]);
+      } catch (err) {
+        if (idempotent && attempt < 2 && RETRYABLE.has((err as { code?: string }).code ?? "")) {
+          await Bun.sleep(50 * 4 ** attempt);
+          continue;
+        }
+        throw new BlobStoreUnavailable(operation, this.location, describe(err));
+      } finally {
+        clearTimeout(timer);
+      }
     }
   }
 
@@ -75,10 +95,11 @@ export class S3BlobStore implements BlobStore {
 
   async commit(tempPath: string, key: string, contentType: string): Promise<void> {
     try {
+      const k = this.k(key);
       // No call timeout: a large upload takes as long as it takes; a dead endpoint fails fast.
       await this.call(
         "put",
-        () => this.client.write(this.k(key), Bun.file(tempPath), { type: contentType }),
+        () => this.client.write(k, Bun.file(tempPath), { type: contentType }),
         0x7fffffff,
       );
     } finally {
@@ -87,17 +108,15 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
-    await this.call(
-      "put",
-      () => this.client.write(this.k(key), bytes, { type: contentType }),
-      10 * CALL_TIMEOUT_MS,
-    );
+    const k = this.k(key);
+    await this.call("put", () => this.client.write(k, bytes, { type: contentType }), 10 * this.timeoutMs);
   }
 
   async size(key: string): Promise<number | null> {
+    const k = this.k(key);
     return this.call("stat", async () => {
       try {
-        return await this.client.size(this.k(key));
+        return await this.client.size(k);
       } catch (err) {
         if (isNotFound(err)) return null;
         throw err;
@@ -108,22 +127,21 @@ export class S3BlobStore implements BlobStore {
   body(key: string, range?: { start: number; end: number }): BlobBody {
     // `new Response(s3file)` would answer a redirect to a presigned bucket URL: stream instead.
     const file = this.client.file(this.k(key));
-    return (range ? file.slice(range.start, range.end + 1) : file).stream();
+    if (!range) return file.stream();
+    // A server that ignores a range answers the whole object (s3rver does for "bytes=0-0"): never
+    // send more than the range's length (start is 0 in that case, so the bytes are the right ones).
+    return take(file.slice(range.start, range.end + 1).stream(), range.end - range.start + 1);
   }
 
   async read(key: string, offset: number, length: number): Promise<Uint8Array> {
     if (length <= 0) return new Uint8Array(0);
-    return this.call(
+    const file = this.client.file(this.k(key));
+    const bytes = await this.call(
       "read",
-      async () =>
-        new Uint8Array(
-          await this.client
-            .file(this.k(key))
-            .slice(offset, offset + length)
-            .arrayBuffer(),
-        ),
-      10 * CALL_TIMEOUT_MS,
+      async () => new Uint8Array(await file.slice(offset, offset + length).arrayBuffer()),
+      10 * this.timeoutMs,
     );
+    return bytes.length > length ? bytes.subarray(0, length) : bytes;
   }
 
   async *stream(key: string): AsyncIterable<Uint8Array> {
@@ -165,6 +183,22 @@ export class S3BlobStore implements BlobStore {
       continuationToken = page.isTruncated ? page.nextContinuationToken : undefined;
     } while (continuationToken);
   }
+}
+
+/** The stream cut after `limit` bytes. */
+function take(stream: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
+  let left = limit;
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        if (left <= 0) return;
+        const part = chunk.byteLength > left ? chunk.subarray(0, left) : chunk;
+        left -= part.byteLength;
+        out.enqueue(part);
+        if (left <= 0) out.terminate();
+      },
+    }),
+  );
 }
 
 function isNotFound(err: unknown): boolean {
