@@ -4,42 +4,13 @@ import { join } from "node:path";
 import { DOWNLOAD_CAP } from "../../src/files/outputs-http.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
+import { completedJobWithOutput } from "../helpers/outputs.ts";
 
 /** A completed job with one 1000-byte output, made through the real JobStore. */
 async function withOutput() {
   const t = makeTestApp();
-  t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
-  const id = Bun.randomUUIDv7();
-  const hold = t.ctx.ledger.reserve({
-    accountId: t.account.id,
-    keyId: t.keyId,
-    modelId: "sandbox/image",
-    requestId: id,
-    source: "API",
-    quotedUsdMicro: 10n,
-  });
-  const job = t.ctx.jobs.insert({
-    id,
-    accountId: t.account.id,
-    keyId: t.keyId,
-    modelId: "sandbox/image",
-    kind: "image",
-    source: "API",
-    provider: "sandbox",
-    input: "{}",
-    quote: '{"amount_usd_micro":"10"}',
-    holdId: hold.id,
-    webhookUrl: null,
-    deadlineAt: Date.now() + 60_000,
-    createdAt: Date.now(),
-  });
-  t.ctx.jobs.markQueued(job);
-  t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
   const bytes = new Uint8Array(1000).map((_, i) => i % 251);
-  const stored = await t.ctx.outputs.write(id, 0, bytes, "image/png");
-  t.ctx.jobs.complete(id, { images: [{ url: { $output: 0 } }] }, [stored], 10n, null, 3600_000, Date.now());
-  const link = (exp = Math.floor(Date.now() / 1000) + 3600, index = 0, rid = id) =>
-    `/v1/requests/${rid}/output/${index}?exp=${exp}&sig=${t.ctx.signer.sign(rid, index, exp)}`;
+  const { id, link } = await completedJobWithOutput(t, bytes);
   return { t, id, bytes, link };
 }
 
