@@ -14,8 +14,8 @@ export interface TestS3 {
   port: number;
   /** Settings of a fresh prefix in the test bucket (each store its own keys). */
   settings(prefix?: string): Extract<StorageSettings, { kind: "s3" }>;
-  /** A blob store on a fresh prefix, spooling under a temp dir. */
-  store(options?: { timeoutMs?: number }): S3BlobStore;
+  /** A blob store on a fresh prefix (or the given one), spooling under a temp dir. */
+  store(options?: { timeoutMs?: number; prefix?: string }): S3BlobStore;
   /** Environment and config for `gengate serve` on a fresh prefix of this server. */
   serveEnv(): { env: Record<string, string>; toml: string; prefix: string };
   stop(): Promise<void>;
@@ -62,7 +62,8 @@ export async function startS3(): Promise<TestS3> {
     endpoint,
     port,
     settings,
-    store: (options) => new S3BlobStore(settings(), join(spools, String(++counter)), options),
+    store: (options = {}) =>
+      new S3BlobStore(settings(options.prefix), join(spools, String(++counter)), options),
     serveEnv() {
       const prefix = `serve${process.pid}-${++counter}`;
       return {
