@@ -7,16 +7,23 @@ import { S3BlobStore } from "./blobs-s3.ts";
 
 /**
  * The blob store `storage` names: <data dir>/files by default, else the S3 bucket, with bytes on
- * their way in spooled under <data dir>/spool (left-overs of a crash are removed here, at start).
+ * their way in spooled under <data dir>/spool. The server opens it with `atStart` and removes the
+ * spool's left-overs of a crash; other commands (backup) leave a running server's spool alone.
  */
-export function openBlobStore(storage: StorageSettings | undefined, dataDir: string): BlobStore {
+export function openBlobStore(
+  storage: StorageSettings | undefined,
+  dataDir: string,
+  options: { atStart?: boolean } = {},
+): BlobStore {
   if (!storage || storage.kind === "file") return new LocalBlobStore(join(dataDir, "files"));
   const spool = join(dataDir, "spool");
-  try {
-    for (const name of readdirSync(spool))
-      if (name.endsWith(".part")) rmSync(join(spool, name), { force: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  if (options.atStart) {
+    try {
+      for (const name of readdirSync(spool))
+        if (name.endsWith(".part")) rmSync(join(spool, name), { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
   }
   return new S3BlobStore(storage, spool);
 }

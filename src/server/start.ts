@@ -97,7 +97,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     const paths = dataDirPaths(settings.dataDir);
     ensureWritableDataDir(paths);
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
-    const blobs = openBlobStore(settings.storage, paths.root);
+    const blobs = openBlobStore(settings.storage, paths.root, { atStart: true });
     const db = openDatabase(paths.database);
     try {
       migrate(db);
