@@ -78,7 +78,9 @@ export async function restoreBackup(
   if (bucket) {
     for await (const o of bucket.list("")) {
       if (created) rmSync(paths.root, { recursive: true, force: true });
-      throw new RestoreError(`${bucket.location} is not empty (${o.key}); restore needs an empty bucket prefix`);
+      throw new RestoreError(
+        `${bucket.location} is not empty (${o.key}); restore needs an empty bucket prefix`,
+      );
     }
   }
   const inBucket = new Set<string>();

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { StorageSettings } from "../config/schema.ts";
 import type { BlobStore } from "./blobs.ts";
@@ -18,6 +18,7 @@ export function openBlobStore(
   if (!storage || storage.kind === "file") return new LocalBlobStore(join(dataDir, "files"));
   const spool = join(dataDir, "spool");
   if (options.atStart) {
+    mkdirSync(spool, { recursive: true, mode: 0o700 }); // its free space is on /readyz and /metrics
     try {
       for (const name of readdirSync(spool))
         if (name.endsWith(".part")) rmSync(join(spool, name), { force: true });

@@ -112,6 +112,15 @@ describe("serve with storage_url = s3://", () => {
     expect(peak - base).toBeLessThan(35 * 1024 * 1024);
   });
 
+  test("/readyz reports the spool's free space; the data dir holds the database, not the files", async () => {
+    const ready = await s.fetch("/readyz", { key: null });
+    expect(ready.status).toBe(200);
+    const body = (await ready.json()) as { storage: { free_bytes: number; accepting_uploads: boolean } };
+    expect(body.storage.free_bytes).toBeGreaterThan(0);
+    expect(body.storage.accepting_uploads).toBe(true);
+    expect(readdirSync(s.dataDir).sort()).toContain("gengate.db");
+  });
+
   test("s3:// without credentials is refused at start with a clear config error", async () => {
     const { toml } = s3.serveEnv();
     const dir = tempDir();
