@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { S3Client } from "bun";
 import type { StorageSettings } from "../config/schema.ts";
@@ -101,12 +101,10 @@ export class S3BlobStore implements BlobStore {
   async commit(tempPath: string, key: string, contentType: string): Promise<void> {
     try {
       const k = this.k(key);
-      // No call timeout: a large upload takes as long as it takes; a dead endpoint fails fast.
-      await this.call(
-        "put",
-        () => this.client.write(k, Bun.file(tempPath), { type: contentType }),
-        0x7fffffff,
-      );
+      // A time limit that grows with the size (a minute, plus a second per MiB): a large upload
+      // takes what it takes, a bucket that stopped answering does not hold the request forever.
+      const limit = this.timeoutMs * 4 + Math.ceil(statSync(tempPath).size / 1024);
+      await this.call("put", () => this.client.write(k, Bun.file(tempPath), { type: contentType }), limit);
     } finally {
       rmSync(tempPath, { force: true });
     }

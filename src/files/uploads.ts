@@ -1,6 +1,7 @@
 import type { Principal } from "../accounts/accounts.ts";
 import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
 import { sniffImageSize } from "../lib/image-size.ts";
+import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload.ts";
@@ -85,6 +86,12 @@ export async function createUpload(
       ),
     )
     .immediate();
-  if (outcome.replay) await ctx.blobs.delete([up.path]); // the duplicate's bytes are not kept
+  if (outcome.replay) {
+    // The duplicate's bytes are not kept; a store that cannot be reached now leaves them (logged),
+    // the replayed answer stands.
+    await ctx.blobs
+      .delete([up.path])
+      .catch((err) => log("warn", "stored bytes not removed", { path: up.path, ...errorFields(err) }));
+  }
   return outcome;
 }

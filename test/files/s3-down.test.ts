@@ -67,7 +67,7 @@ describe("the S3 store down", () => {
     expect((await t.request(`/v1/files/${file.file_id}`)).status).toBe(404);
   });
 
-  test("an endpoint that never answers: 503 after the call time limit, not a hang", async () => {
+  test("an endpoint that never answers: downloads and uploads are 503 after the call time limits, not a hang", async () => {
     const settings = { ...s3.settings(), endpoint: `http://127.0.0.1:${silent.port}` };
     const blobs = new S3BlobStore(settings, s3.store().spoolDir, { timeoutMs: 300 });
     const t = makeTestApp({ blobs });
@@ -85,6 +85,15 @@ describe("the S3 store down", () => {
     const res = await t.request(hanging(), { key: null });
     expect(res.status).toBe(503);
     expect((await json<Err>(res)).error.code).toBe("not_ready");
-    expect(performance.now() - started).toBeLessThan(10_000); // liveness only
+    // An upload to it: refused with 503 once the put's time limit passes, nothing left spooled.
+    const up = await t.request("/v1/files", {
+      method: "POST",
+      body: encodePng(4, 4, 3),
+      headers: { "content-type": "image/png" },
+    });
+    expect(up.status).toBe(503);
+    expect((await json<Err>(up)).error.code).toBe("not_ready");
+    expect(spooled(blobs.spoolDir)).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(20_000); // liveness only
   });
 });
