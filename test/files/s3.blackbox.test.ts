@@ -56,6 +56,24 @@ describe("serve with storage_url = s3://", () => {
     expect(localFiles().filter((n) => !n.startsWith("."))).toEqual([]);
   });
 
+  test("an uploaded file id works as a job input (its row and size; the output lands in the bucket)", async () => {
+    const up = await s.fetch("/v1/files", {
+      method: "POST",
+      body: encodePng(64, 64, 1),
+      headers: { "content-type": "image/png" },
+    });
+    const f = (await up.json()) as { file_id: string };
+    const run = await s.post("/v1/run/sandbox/avatar", {
+      image_url: f.file_id,
+      text: "hello there",
+      duration: 2,
+    });
+    expect(run.status).toBe(200);
+    const out = (await run.json()) as { video: { url: string } };
+    const id = /requests\/([^/]+)\/output/.exec(out.video.url)![1]!;
+    expect(await keys(`outputs/${id}/`)).toEqual([`outputs/${id}/0`]);
+  });
+
   test("a sandbox job's outputs are stored in the bucket and download with Range", async () => {
     const run = await s.post("/v1/run/sandbox/image", {
       prompt: "a cat",
