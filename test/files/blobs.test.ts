@@ -1,22 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import type { BlobStore } from "../../src/files/blobs.ts";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
 import { readBlob } from "../helpers/blobs.ts";
-import { startS3, type TestS3 } from "../helpers/s3.ts";
+import { storesUnderTest } from "../helpers/s3.ts";
 
-let s3: TestS3;
-beforeAll(async () => {
-  s3 = await startS3();
-});
-afterAll(() => s3.stop());
-
-const stores: [string, () => BlobStore][] = [
-  ["local directory", () => new LocalBlobStore(mkdtempSync(join(tmpdir(), "gengate-blobs-")))],
-  ["S3", () => s3.store()],
-];
+const stores = storesUnderTest();
 
 const bytesOf = (n: number, seed = 1) => new Uint8Array(n).map((_, i) => (i * 31 + seed) & 255);
 const text = async (body: Blob | ReadableStream<Uint8Array>) =>

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
 import { outputKey } from "../../src/files/blobs.ts";
 import { S3BlobStore } from "../../src/files/blobs-s3.ts";
@@ -61,6 +62,7 @@ describe("the S3 store down", () => {
       expect((await json<Err>(res)).error).toMatchObject({ code: "not_ready", type: "server_error" });
     }
     expect(spooled(blobs.spoolDir)).toEqual([]);
+    rmSync(dirname(blobs.spoolDir), { recursive: true, force: true }); // made again by the upload
     expect(logLines.some((l) => l.includes('"msg":"file store unreachable"'))).toBe(true);
     // A delete still removes the file (the row decides); its bytes stay behind, logged.
     expect((await t.request(`/v1/files/${file.file_id}`, { method: "DELETE" })).status).toBe(200);

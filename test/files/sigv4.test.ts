@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, createHmac } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
@@ -209,7 +209,10 @@ describe("every request of the S3 blob store is signed right (Bun.S3Client)", ()
       mkdtempSync(join(tmpdir(), "gengate-sigv4-")),
     );
   });
-  afterAll(() => server.stop(true));
+  afterAll(() => {
+    server.stop(true);
+    rmSync(store.spoolDir, { recursive: true, force: true });
+  });
 
   test("put, multipart upload, size, ranged read, list, delete: all verify, with the right scope and payload hashes", async () => {
     const small = new Uint8Array(1000).map((_, i) => i & 255);

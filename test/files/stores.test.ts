@@ -1,29 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, readdirSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { closeSync, openSync, readdirSync, writeSync } from "node:fs";
 import { type BlobStore, outputKey } from "../../src/files/blobs.ts";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { readBlob } from "../helpers/blobs.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 import { completedJobWithOutput } from "../helpers/outputs.ts";
-import { startS3, type TestS3 } from "../helpers/s3.ts";
+import { storesUnderTest } from "../helpers/s3.ts";
 
 // The files API (uploads, their refusals, downloads with Range, deletes, retention) on each blob
 // store: the same cases, through the in-process app, with the bytes in a local directory or S3.
 
-let s3: TestS3;
-beforeAll(async () => {
-  s3 = await startS3();
-});
-afterAll(() => s3.stop());
-
-const stores: [string, () => BlobStore][] = [
-  ["local directory", () => new LocalBlobStore(mkdtempSync(join(tmpdir(), "gengate-files-")))],
-  ["S3", () => s3.store()],
-];
+const stores = storesUnderTest();
 
 type Err = { error: { code: string } };
 

@@ -1,7 +1,10 @@
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StorageSettings } from "../../src/config/schema.ts";
+import type { BlobStore } from "../../src/files/blobs.ts";
+import { LocalBlobStore } from "../../src/files/blobs-local.ts";
 import { S3BlobStore } from "../../src/files/blobs-s3.ts";
 
 /** s3rver accepts only this key pair (and does not check SigV4 signatures: see test/files/sigv4.test.ts). */
@@ -84,4 +87,31 @@ export async function startS3(): Promise<TestS3> {
       rmSync(spools, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The blob stores a suite runs the same cases on (`describe.each`): a fresh local directory and a
+ * fresh prefix of an s3rver started for the file (hooks registered here, at the file's top level).
+ */
+export function storesUnderTest(): [string, () => BlobStore][] {
+  let s3: TestS3 | null = null;
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    s3 = await startS3();
+  });
+  afterAll(async () => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await s3?.stop();
+  });
+  return [
+    [
+      "local directory",
+      () => {
+        const dir = mkdtempSync(join(tmpdir(), "gengate-blobs-"));
+        dirs.push(dir);
+        return new LocalBlobStore(dir);
+      },
+    ],
+    ["S3", () => s3!.store()],
+  ];
 }
