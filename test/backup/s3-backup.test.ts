@@ -9,7 +9,7 @@ import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { startFunded } from "../helpers/api.ts";
 import { readBlob } from "../helpers/blobs.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
-import { tempDir } from "../helpers/server.ts";
+import { runGengate, tempDir } from "../helpers/server.ts";
 
 // Backup and restore of a server whose files are in an S3 bucket: the archive's files are read
 // from the bucket, and a restore puts them into an (empty) bucket prefix.
@@ -18,9 +18,11 @@ let s3: TestS3;
 let s: Awaited<ReturnType<typeof startFunded>>;
 let source: S3BlobStore;
 let work: string;
+let serveEnv: ReturnType<TestS3["serveEnv"]>;
 beforeAll(async () => {
   s3 = await startS3();
-  const { env, toml, prefix } = s3.serveEnv();
+  serveEnv = s3.serveEnv();
+  const { env, toml, prefix } = serveEnv;
   s = await startFunded(toml, "100", env);
   source = s3.store({ prefix });
   work = tempDir("gengate-s3-backup-");
@@ -84,5 +86,25 @@ describe("backup and restore with storage_url = s3://", () => {
       RestoreError,
     );
     expect(await keys(target)).toEqual([]);
+  });
+
+  test("the CLI: gengate backup and restore take storage_url from the environment and --config", async () => {
+    const config = join(work, "s3.toml");
+    writeFileSync(config, serveEnv.toml);
+    const archive = join(work, "cli.tar.gz");
+    const b = await runGengate(
+      ["backup", archive, "--data-dir", s.dataDir, "--config", config, "--json"],
+      serveEnv.env,
+    );
+    expect(b.stderr).toBe("");
+    expect(b.code).toBe(0);
+    expect((JSON.parse(b.stdout) as { files: number }).files).toBe((await keys(source)).length);
+    const target = s3.serveEnv();
+    const r = await runGengate(
+      ["restore", archive, "--data-dir", join(work, "cli-restored"), "--config", config, "--json"],
+      target.env,
+    );
+    expect(r.code).toBe(0);
+    expect(await keys(s3.store({ prefix: target.prefix }))).toEqual(await keys(source));
   });
 });
