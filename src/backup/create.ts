@@ -13,6 +13,8 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { currentSchemaVersion, openDatabase } from "../db/database.ts";
+import type { BlobStore } from "../files/blobs.ts";
+import { LocalBlobStore } from "../files/blobs-local.ts";
 import { TarWriter } from "../lib/tar.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { dataDirPaths, secretFiles } from "../server/datadir.ts";
@@ -57,10 +59,11 @@ interface StoreRow {
 /**
  * Writes one archive of a data dir (manifest.ts for the layout), consistent while the server runs:
  * 1. the database is copied with VACUUM INTO, one read transaction: a snapshot at one instant;
- * 2. every upload and output that snapshot references is copied, its size and SHA-256 checked
- *    against its row. Files are immutable once their row exists (written to a temp name, renamed,
- *    then the row committed), so the only change possible is deletion by the retention sweep or a
- *    DELETE; an open file stays readable after it is unlinked;
+ * 2. every upload and output that snapshot references is copied from the blob store (the data
+ *    dir's files/, or the S3 bucket of storage_url), its size and SHA-256 checked against its row.
+ *    Stored bytes are immutable once their row exists (committed whole, then the row), so the
+ *    only change possible is deletion by the retention sweep or a DELETE; an object is opened
+ *    before its entry is written (openStored), and stays readable once open;
  * 3. a referenced file that is gone (or damaged) is not archived and its row is removed from the
  *    snapshot the way the sweep removes it, so the restored database never points at absent bytes;
  * 4. the secrets, the amended snapshot and the manifest follow; the archive is written under a
@@ -73,10 +76,13 @@ export async function createBackup(
     gzip: boolean;
     /** Called once the snapshot is taken, before any file is read (tests race deletions here). */
     afterSnapshot?: () => Promise<void> | void;
+    /** Where the files are (storage_url); default the data dir's files/. */
+    blobs?: BlobStore;
   },
 ): Promise<BackupResult> {
   const started = performance.now();
   const paths = dataDirPaths(dataDir);
+  const blobs = options.blobs ?? new LocalBlobStore(paths.files);
   if (existsSync(target)) throw new BackupError(`backup target ${target} already exists`);
   if (!existsSync(dirname(target))) throw new BackupError(`directory ${dirname(target)} does not exist`);
   if (!existsSync(paths.database)) throw new BackupError(`no database at ${paths.database}`);
@@ -119,42 +125,34 @@ export async function createBackup(
     let bytes = 0;
     for (const row of rows) {
       const name = `files/${row.path}`;
-      let fd: number;
-      try {
-        fd = openSync(join(paths.files, row.path), "r");
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-        // The sweep commits before it unlinks: a row that is gone from the live database means
-        // the file was deleted on purpose after the snapshot.
+      const opened = await openStored(blobs, row.path);
+      if (opened === null) {
+        // The sweep commits before it removes the bytes: a row that is gone from the live database
+        // means the file was deleted on purpose after the snapshot.
         dropped.push({ path: name, kind: row.kind, reason: isLive(row) ? "missing" : "deleted" });
         continue;
       }
-      try {
-        const st = fstatSync(fd);
-        if (st.size !== Number(row.size)) {
-          dropped.push({ path: name, kind: row.kind, reason: "damaged" });
-          continue;
-        }
-        const hash = createHash("sha256");
-        const chunks = fileChunks(fd, st.size);
-        const hashed = (function* () {
-          for (const c of chunks) {
-            hash.update(c);
-            yield c;
-          }
-        })();
-        await tar.file({ name, size: st.size, mode: 0o600, mtime: Math.floor(st.mtimeMs / 1000) }, hashed);
-        const sha256 = hash.digest("hex");
-        if (sha256 !== row.sha256) {
-          // Already in the archive: it stays there under its real digest, is listed as dropped and
-          // not referenced by the database; restore leaves it out.
-          dropped.push({ path: name, kind: row.kind, reason: "damaged" });
-        }
-        entries.push({ path: name, kind: row.kind, size: st.size, sha256, mode: "0600" });
-        bytes += st.size;
-      } finally {
-        closeSync(fd);
+      if (opened.size !== Number(row.size)) {
+        await opened.chunks.return?.(undefined);
+        dropped.push({ path: name, kind: row.kind, reason: "damaged" });
+        continue;
       }
+      const hash = createHash("sha256");
+      const hashed = (async function* () {
+        for await (const c of opened.chunks) {
+          hash.update(c);
+          yield c;
+        }
+      })();
+      await tar.file({ name, size: opened.size, mode: 0o600, mtime: Math.floor(Date.now() / 1000) }, hashed);
+      const sha256 = hash.digest("hex");
+      if (sha256 !== row.sha256) {
+        // Already in the archive: it stays there under its real digest, is listed as dropped and
+        // not referenced by the database; restore leaves it out.
+        dropped.push({ path: name, kind: row.kind, reason: "damaged" });
+      }
+      entries.push({ path: name, kind: row.kind, size: opened.size, sha256, mode: "0600" });
+      bytes += opened.size;
     }
 
     if (dropped.length > 0) {
@@ -256,6 +254,36 @@ export async function createBackup(
     rmSync(`${snapshot}-wal`, { force: true });
     rmSync(`${snapshot}-shm`, { force: true });
   }
+}
+
+/**
+ * The stored bytes of a key, opened before the archive commits to an entry: its size, and its
+ * chunks with the first one already read, so the object is open (a local file stays readable once
+ * open; an S3 GET in flight serves the whole object) and a removal after that cannot cut the entry
+ * short. Null when nothing is stored under the key.
+ */
+async function openStored(
+  blobs: BlobStore,
+  key: string,
+): Promise<{ size: number; chunks: AsyncGenerator<Uint8Array> } | null> {
+  const size = await blobs.size(key);
+  if (size === null) return null;
+  const source = blobs.stream(key)[Symbol.asyncIterator]();
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await source.next();
+  } catch (err) {
+    if ((await blobs.size(key)) === null) return null; // removed between the two calls
+    throw err;
+  }
+  const chunks = (async function* () {
+    let n = first;
+    while (!n.done) {
+      yield n.value;
+      n = await source.next();
+    }
+  })();
+  return { size, chunks };
 }
 
 function sha256Of(bytes: Uint8Array): string {

@@ -14,6 +14,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { currentSchemaVersion } from "../db/database.ts";
 import { LATEST_SCHEMA_VERSION } from "../db/migrations.ts";
+import type { BlobStore } from "../files/blobs.ts";
 import { readTar, TarError } from "../lib/tar.ts";
 import { dataDirPaths, secretFiles } from "../server/datadir.ts";
 import {
@@ -45,7 +46,14 @@ const MANIFEST_MAX_BYTES = 256 * 1024 * 1024;
  * written and checked against the manifest, and the restored database must reference only files
  * the archive held. On any failure everything written is removed again and the dir is left as found.
  */
-export async function restoreBackup(archive: string, dataDir: string): Promise<RestoreResult> {
+export async function restoreBackup(
+  archive: string,
+  dataDir: string,
+  options: {
+    /** Where the files go (storage_url); default the data dir's files/. An S3 prefix must be empty. */
+    blobs?: BlobStore;
+  } = {},
+): Promise<RestoreResult> {
   if (!existsSync(archive) || !statSync(archive).isFile())
     throw new RestoreError(`no backup archive at ${archive}`);
   const kind = sniffArchive(archive);
@@ -65,6 +73,17 @@ export async function restoreBackup(archive: string, dataDir: string): Promise<R
       throw new RestoreError(`data dir ${paths.root} is not empty; restore needs an empty or new directory`);
   }
   chmodSync(paths.root, 0o700);
+  // Files go to the bucket when one is named; into the data dir (as before) otherwise.
+  const bucket = options.blobs?.kind === "s3" ? options.blobs : null;
+  if (bucket) {
+    for await (const o of bucket.list("")) {
+      if (created) rmSync(paths.root, { recursive: true, force: true });
+      throw new RestoreError(
+        `${bucket.location} is not empty (${o.key}); restore needs an empty bucket prefix`,
+      );
+    }
+  }
+  const inBucket = new Set<string>();
 
   const secretNames = new Set(secretFiles(paths).map((p) => basename(p)));
   const written = new Map<string, { size: number; sha256: string }>();
@@ -84,7 +103,8 @@ export async function restoreBackup(archive: string, dataDir: string): Promise<R
       }
       if (name !== DATABASE_NAME && !secretNames.has(name) && !STORE_PATH.test(name))
         throw new RestoreError(`unexpected entry ${name} in the archive`);
-      const target = join(paths.root, name);
+      const key = bucket && STORE_PATH.test(name) ? name.slice("files/".length) : null;
+      const target = key ? bucket!.tempPath(key) : join(paths.root, name);
       mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
       const fd = openSync(target, "wx", 0o600);
       const hash = createHash("sha256");
@@ -97,6 +117,10 @@ export async function restoreBackup(archive: string, dataDir: string): Promise<R
         }
       } finally {
         closeSync(fd);
+      }
+      if (key) {
+        inBucket.add(key);
+        await bucket!.commit(target, key, "application/octet-stream");
       }
       written.set(name, { size, sha256: hash.digest("hex") });
     }
@@ -123,7 +147,12 @@ export async function restoreBackup(archive: string, dataDir: string): Promise<R
 
     // Damaged files archived as found on disk are not referenced by the database: leave them out.
     for (const d of manifest.dropped) {
-      if (written.delete(d.path)) rmSync(join(paths.root, d.path), { force: true });
+      if (!written.delete(d.path)) continue;
+      if (bucket && STORE_PATH.test(d.path)) {
+        const key = d.path.slice("files/".length);
+        await bucket.delete([key]);
+        inBucket.delete(key);
+      } else rmSync(join(paths.root, d.path), { force: true });
     }
     checkDatabase(join(paths.root, DATABASE_NAME), written);
     if (existsSync(paths.files)) chmodSync(paths.files, 0o700);
@@ -143,6 +172,7 @@ export async function restoreBackup(archive: string, dataDir: string): Promise<R
       bytes,
     };
   } catch (err) {
+    if (bucket) await bucket.delete([...inBucket]).catch(() => {});
     for (const name of readdirSync(paths.root))
       rmSync(join(paths.root, name), { recursive: true, force: true });
     if (created) rmSync(paths.root, { recursive: true, force: true });

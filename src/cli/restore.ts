@@ -1,14 +1,24 @@
 import { resolve } from "node:path";
 import { restoreBackup } from "../backup/restore.ts";
-import { DEFAULT_DATA_DIR } from "../config/load.ts";
+import { DEFAULT_DATA_DIR, readConfigFile } from "../config/load.ts";
+import { storageSettingsFrom } from "../config/storage.ts";
+import { openBlobStore } from "../files/open-blobs.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
-/** `gengate restore ARCHIVE [--data-dir DIR]`: fills an empty or new data dir from a backup. */
+/**
+ * `gengate restore ARCHIVE [--data-dir DIR] [--config FILE]`: fills an empty or new data dir from a
+ * backup; the files go where `storage_url` (environment or config file) says: the data dir, or an
+ * empty S3 bucket prefix.
+ */
 export async function restoreCommand(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseArgs(argv, { values: ["data-dir"], booleans: ["json"] });
+  const { flags, positionals } = parseArgs(argv, { values: ["data-dir", "config"], booleans: ["json"] });
   if (positionals.length !== 1) throw new UsageError("restore needs exactly one ARCHIVE argument");
   const dataDir = flags["data-dir"] ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR;
-  const result = await restoreBackup(resolve(positionals[0]!), dataDir);
+  const configPath = flags.config ?? process.env.GENGATE_CONFIG ?? null;
+  const storage = storageSettingsFrom(process.env, configPath ? readConfigFile(configPath) : null);
+  const result = await restoreBackup(resolve(positionals[0]!), dataDir, {
+    blobs: openBlobStore(storage, dataDir),
+  });
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else
     process.stdout.write(

@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { readConfigFile, resolveServerSettings, type ServeFlags } from "../config/load.ts";
+import { storageSettingsFrom } from "../config/storage.ts";
 import { flushLogs, log } from "../lib/log.ts";
 import { reexecWithAllocatorTuning } from "../server/allocator.ts";
 import { startServer } from "../server/start.ts";
@@ -14,7 +15,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new Error(`serve takes no arguments (got "${positionals[0]}")`);
   const configPath = flags.config ?? process.env.GENGATE_CONFIG ?? null;
   const file = configPath ? readConfigFile(configPath) : null;
-  const settings = resolveServerSettings(flags as ServeFlags, process.env, file, configPath);
+  const settings = {
+    ...resolveServerSettings(flags as ServeFlags, process.env, file, configPath),
+    storage: storageSettingsFrom(process.env, file),
+  };
   const running = await startServer(settings);
   const { ctx } = running;
 

@@ -143,6 +143,26 @@ export const ConfigFile = T.Object(
           ),
           tls_cert: T.Optional(T.String({ minLength: 1, description: "PEM certificate (chain) file" })),
           tls_key: T.Optional(T.String({ minLength: 1, description: "PEM private key file" })),
+          storage_url: T.Optional(
+            T.String({ minLength: 1, description: "file: (the data dir, default) or s3://bucket/prefix" }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    storage: T.Optional(
+      T.Object(
+        {
+          s3: T.Optional(
+            T.Object(
+              {
+                endpoint: T.Optional(HttpBase),
+                region: T.Optional(T.String({ pattern: "^[a-z0-9-]{1,64}$" })),
+                path_style: T.Optional(T.Boolean({ description: "Bucket in the path, not the host name." })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -315,12 +335,31 @@ export interface ServerSettings {
   tls?: { cert: string; key: string } | null;
   /** database_url (docs/scale-out.md); absent: the data dir's SQLite database. */
   database?: DatabaseSettings;
+  /** Where stored files live (`storage_url`); absent: the data dir. */
+  storage?: StorageSettings;
 }
 
 /** Where the tables live: the data dir's SQLite file, or a PostgreSQL database. */
 export type DatabaseSettings =
   | { kind: "sqlite" }
   | { kind: "postgres"; url: string; password: string | null };
+
+/** `storage_url` and `[storage.s3]` resolved (src/config/storage.ts). */
+export type StorageSettings =
+  | { kind: "file" }
+  | {
+      kind: "s3";
+      bucket: string;
+      /** Prepended to every key: "" or ending in "/". */
+      prefix: string;
+      /** The S3 API's base URL; null: AWS's for the region. */
+      endpoint: string | null;
+      region: string;
+      /** Bucket in the path (most S3-compatible servers) rather than in the host name (AWS). */
+      pathStyle: boolean;
+      accessKeyId: string;
+      secretAccessKey: string;
+    };
 
 /** Settings re-read on SIGHUP. */
 export interface FxRefresh {

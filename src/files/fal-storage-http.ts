@@ -122,7 +122,7 @@ export function falStorageRoutes(ctx: AppContext) {
           throw new DomainError("conflict", "This upload URL has already been used.");
         receiving.add(params.fileId);
         try {
-          const up = await receiveUpload(request, ctx.files.root, {
+          const up = await receiveUpload(request, ctx.blobs, {
             maxBytes: ctx.live.limits.uploadMaxBytes,
             minFreeBytes: ctx.live.files.minFreeBytes,
             id: params.fileId,

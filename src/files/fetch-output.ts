@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { closeSync, openSync, rmSync, writeSync } from "node:fs";
+import { measureFile } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
+import { type BlobStore, outputKey } from "./blobs.ts";
 import type { StoredOutput } from "./output-store.ts";
 
 export const OUTPUT_MAX_BYTES = 2 * 1024 ** 3;
@@ -9,12 +10,13 @@ export const OUTPUT_FETCH_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * Copies an upstream's output URL into the store, streaming with a size cap and a timeout, so a
- * COMPLETED job never depends on an upstream link's lifetime. A failure is a ProviderError: the
- * job fails and its hold is released.
+ * COMPLETED job never depends on an upstream link's lifetime. The bytes go to a local temp file,
+ * are measured there (the settlement's delivered units) and then committed to the blob store whole.
+ * A failure is a ProviderError: the job fails and its hold is released.
  */
 export async function fetchOutputToStore(
   url: string,
-  root: string,
+  blobs: BlobStore,
   jobId: string,
   idx: number,
   fallbackType: string,
@@ -37,10 +39,8 @@ export async function fetchOutputToStore(
     throw new ProviderError("failed", `The upstream's output link answered ${res.status}.`);
   const declared = Number(res.headers.get("content-length") ?? "0");
   if (declared > maxBytes) throw new ProviderError("failed", `The output is larger than ${maxBytes} bytes.`);
-  const rel = join("outputs", jobId, String(idx));
-  const abs = join(root, rel);
-  mkdirSync(dirname(abs), { recursive: true, mode: 0o700 });
-  const tmp = `${abs}.${process.pid}.part`;
+  const key = outputKey(jobId, idx);
+  const tmp = blobs.tempPath(key);
   const fd = openSync(tmp, "w", 0o600);
   const hash = createHash("sha256");
   let size = 0;
@@ -52,7 +52,6 @@ export async function fetchOutputToStore(
       for (let off = 0; off < chunk.byteLength; ) off += writeSync(fd, chunk, off);
     }
     closeSync(fd);
-    renameSync(tmp, abs);
   } catch (err) {
     try {
       closeSync(fd);
@@ -64,5 +63,7 @@ export async function fetchOutputToStore(
     throw new ProviderError("failed", "The output download was interrupted.");
   }
   const contentType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim() || fallbackType;
-  return { idx, path: rel, contentType, size, sha256: hash.digest("hex") };
+  const measured = measureFile(tmp);
+  await blobs.commit(tmp, key, contentType); // the temp file is gone afterwards, stored or not
+  return { idx, path: key, contentType, size, sha256: hash.digest("hex"), measured };
 }

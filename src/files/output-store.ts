@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import type { Measured } from "../providers/measure.ts";
+import { type BlobStore, outputKey, outputPrefix } from "./blobs.ts";
 
 export interface StoredOutput {
   idx: number;
@@ -8,36 +8,31 @@ export interface StoredOutput {
   contentType: string;
   size: number;
   sha256: string;
+  /** The file measured before it was stored (outputs fetched from an upstream's link). */
+  measured?: Measured;
 }
 
 /**
- * Local store of job outputs under <data dir>/files/outputs/<job id>/<index>. Files are written
- * to a temp name and renamed, so a crash never leaves a half-written output under its real name.
+ * Job outputs in the blob store, under outputs/<job id>/<index>: each written whole (a temp name
+ * renamed locally, one PUT on S3), so a crash never leaves a half-written output under its key.
  */
 export class OutputStore {
-  constructor(readonly root: string) {}
+  constructor(readonly blobs: BlobStore) {}
 
-  write(jobId: string, idx: number, bytes: Uint8Array, contentType: string): StoredOutput {
-    const rel = join("outputs", jobId, String(idx));
-    const dir = join(this.root, "outputs", jobId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = join(dir, `.${idx}.${process.pid}.tmp`);
-    writeFileSync(tmp, bytes, { mode: 0o600 });
-    renameSync(tmp, join(this.root, rel));
+  async write(jobId: string, idx: number, bytes: Uint8Array, contentType: string): Promise<StoredOutput> {
+    const key = outputKey(jobId, idx);
+    await this.blobs.put(key, bytes, contentType);
     return {
       idx,
-      path: rel,
+      path: key,
       contentType,
       size: bytes.byteLength,
       sha256: createHash("sha256").update(bytes).digest("hex"),
     };
   }
 
-  absolute(rel: string): string {
-    return join(this.root, rel);
-  }
-
-  removeJob(jobId: string): void {
-    rmSync(join(this.root, "outputs", jobId), { recursive: true, force: true });
+  /** Removes what a job stored (its outputs failed or the job ended otherwise meanwhile). */
+  async removeJob(jobId: string): Promise<void> {
+    await this.blobs.deletePrefix(outputPrefix(jobId));
   }
 }

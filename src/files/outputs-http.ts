@@ -56,7 +56,7 @@ export function outputRoutes(ctx: AppContext) {
 
       const size = Number(file.size);
       // Checked before the download is counted: a failed download must not use up the cap.
-      const blob = storedFile(request, ctx.outputs.absolute(file.path), size, {
+      const blob = await storedFile(request, ctx.blobs, file.path, size, {
         request_id: params.id,
         index,
       });
@@ -83,9 +83,12 @@ export function outputRoutes(ctx: AppContext) {
         "cache-control": "private, max-age=3600",
       };
       if (range === null) {
-        return new Response(blob, { status: 200, headers: { ...headers, "content-length": String(size) } });
+        return new Response(blob.body(), {
+          status: 200,
+          headers: { ...headers, "content-length": String(size) },
+        });
       }
-      return new Response(blob.slice(range.start, range.end + 1), {
+      return new Response(blob.body(range), {
         status: 206,
         headers: {
           ...headers,

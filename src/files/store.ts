@@ -1,8 +1,8 @@
 import type { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { errorFields, log } from "../lib/log.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
+import type { BlobStore } from "./blobs.ts";
 
 export const FILE_ID = /^file_[0-9A-Za-z]{24}$/;
 
@@ -29,13 +29,13 @@ export interface ExpiringOutputs {
   deleteOutput(jobId: string, idx: bigint): void;
 }
 
-/** The files table and the bytes under <data dir>/files (uploads, and the bytes of job outputs). */
+/** The files table, and the removal of expired bytes (uploads, job outputs) from the blob store. */
 export class FileStore {
   private readonly s;
 
   constructor(
     private readonly db: Database,
-    readonly root: string,
+    private readonly blobs: BlobStore,
     private readonly outputs: ExpiringOutputs,
   ) {
     this.s = {
@@ -88,13 +88,34 @@ export class FileStore {
     return row && row.deleted_at === null && Number(row.expires_at) > now ? row : null;
   }
 
-  delete(row: FileRow, now = Date.now()): void {
-    if (this.s.markDeleted.run(now, row.id).changes === 1) rmSync(join(this.root, row.path), { force: true });
+  /** The local directory whose free space decides whether uploads are accepted (the spool). */
+  get root(): string {
+    return this.blobs.spoolDir;
+  }
+
+  /**
+   * Marks the file deleted, then removes its bytes. A store that cannot be reached leaves the bytes
+   * (unreferenced, logged): the row is what makes a file exist.
+   */
+  async delete(row: FileRow, now = Date.now()): Promise<void> {
+    if (this.s.markDeleted.run(now, row.id).changes === 1) await this.removeBytes([row.path]);
+  }
+
+  private async removeBytes(paths: string[]): Promise<void> {
+    try {
+      await this.blobs.delete(paths);
+    } catch (err) {
+      log("warn", "stored bytes not removed", {
+        store: this.blobs.location,
+        count: paths.length,
+        ...errorFields(err),
+      });
+    }
   }
 
   /**
    * Retention: removes expired uploads and outputs, rows and bytes, until none is left. Each batch
-   * of up to SWEEP_BATCH of each commits once, then its files are unlinked (a crash in between
+   * of up to SWEEP_BATCH of each commits once, then its bytes are removed (a crash in between
    * leaves unreferenced bytes, never a row without its file); the event loop gets a turn between
    * batches. Returns how many went.
    */
@@ -115,7 +136,7 @@ export class FileStore {
           return { files: f.length, outputs: o.length, paths };
         })
         .immediate(); // the write lock first: operator commands may write at the same time
-      for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
+      await this.removeBytes(gone.paths);
       files += gone.files;
       outputs += gone.outputs;
       if (gone.files < SWEEP_BATCH && gone.outputs < SWEEP_BATCH) return { files, outputs };

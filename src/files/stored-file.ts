@@ -1,32 +1,35 @@
-import { statSync } from "node:fs";
 import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
+import type { BlobBody, BlobStore } from "./blobs.ts";
+
+/** Stored bytes whose presence and size were checked: a response body, whole or one range. */
+export interface CheckedBlob {
+  body(range?: { start: number; end: number }): BlobBody;
+}
 
 /**
- * The bytes of a stored upload or output, checked before the response is built: Bun opens a
- * Bun.file body only after the handler has returned, so a missing file would otherwise fail outside
- * the app (a plain-text 500 that the access log records as 200). A row whose bytes are gone or of
- * another size is the operator's problem (a partial restore, a hand-deleted file): logged as an
- * error and answered 500 internal_error in the contract's shape.
+ * The bytes of a stored upload or output, checked before the response is built: a body (a Bun.file
+ * or an S3 stream) is opened only after the handler has returned, so a missing object would
+ * otherwise fail outside the app (a plain-text 500 that the access log records as 200). A row
+ * whose bytes are gone or of another size is the operator's problem (a partial restore, a
+ * hand-deleted file): logged as an error and answered 500 internal_error in the contract's shape.
+ * A store that cannot be reached is 503 not_ready (BlobStoreUnavailable, from `size`).
  */
-export function storedFile(
+export async function storedFile(
   request: Request,
-  absolutePath: string,
+  blobs: BlobStore,
+  key: string,
   expectedSize: number,
   what: Record<string, unknown>,
-): Bun.BunFile {
-  let size: number | null = null;
-  try {
-    size = statSync(absolutePath).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-  }
+): Promise<CheckedBlob> {
+  const size = await blobs.size(key);
   if (size !== expectedSize) {
     log("error", "stored file missing or damaged", {
       id: requestMeta(request)?.id,
       ...what,
-      path: absolutePath,
+      store: blobs.location,
+      path: key,
       expected_size: expectedSize,
       actual_size: size,
     });
@@ -35,5 +38,5 @@ export function storedFile(
       "The stored bytes of this file are missing on the server; the operator has been alerted.",
     );
   }
-  return Bun.file(absolutePath);
+  return { body: (range) => blobs.body(key, range) };
 }

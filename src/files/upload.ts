@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, renameSync, rmSync, statfsSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { DomainError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import { tooLarge } from "../lib/read-capped.ts";
+import { type BlobStore, uploadKey } from "./blobs.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "./magic.ts";
 
 const GC_EVERY_BYTES = 32 * 1024 * 1024;
@@ -13,7 +13,7 @@ const HEAD_BYTES = 256 * 1024;
 
 export interface ReceivedUpload {
   id: string;
-  /** Relative to the files root. */
+  /** Its key in the blob store. */
   path: string;
   contentType: string;
   size: number;
@@ -35,15 +35,18 @@ export function freeBytes(dir: string): number {
 }
 
 /**
- * Streams a raw upload to <root>/uploads/<id> without holding it in memory: chunks are hashed and
- * written one at a time (each write awaited, so a fast client cannot outrun the disk). The declared
- * Content-Type must be allowed and agree with the magic bytes; the size is checked from
- * Content-Length before reading and while reading. The bytes go to a temp name and are renamed
- * only when complete: an interrupted or refused upload leaves nothing behind.
+ * Streams a raw upload to uploads/<id> in the blob store without holding it in memory: chunks are
+ * hashed and written one at a time to a local temp file (synchronous writes, so a fast client
+ * cannot outrun the disk). The declared Content-Type must be allowed and agree with the magic
+ * bytes; the size is checked from Content-Length before reading and while reading. Only a
+ * complete, accepted upload is committed (renamed locally, uploaded to S3): an interrupted or
+ * refused upload leaves nothing behind. Spooling before an S3 upload costs a local copy but keeps
+ * every check ahead of the bucket, which sees no object, not even a partial multipart one, for a
+ * refused upload (Bun's S3 writer cannot abort a multipart upload it started).
  */
 export async function receiveUpload(
   request: Request,
-  root: string,
+  blobs: BlobStore,
   limits: UploadLimits,
 ): Promise<ReceivedUpload> {
   const contentType = normalizeContentType(request.headers.get("content-type"));
@@ -64,9 +67,8 @@ export async function receiveUpload(
   if (declared !== null && Number(declared) > limits.maxBytes) throw tooLarge(limits.maxBytes);
   if (declared !== null && Number(declared) === 0)
     throw new DomainError("validation_error", "The upload is empty.");
-  const dir = join(root, "uploads");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (freeBytes(dir) - Number(declared ?? 0) < limits.minFreeBytes) {
+  mkdirSync(blobs.spoolDir, { recursive: true, mode: 0o700 });
+  if (freeBytes(blobs.spoolDir) - Number(declared ?? 0) < limits.minFreeBytes) {
     throw new DomainError(
       "insufficient_storage",
       "The server is low on disk space and does not accept uploads now.",
@@ -75,7 +77,8 @@ export async function receiveUpload(
   if (!request.body) throw new DomainError("validation_error", "The upload is empty.");
 
   const id = limits.id ?? `file_${randomBase62(24)}`;
-  const tmp = join(dir, `.${id}.part`);
+  const key = uploadKey(id);
+  const tmp = blobs.tempPath(key);
   const hash = createHash("sha256");
   const head = new Uint8Array(HEAD_BYTES);
   let headLength = 0;
@@ -112,7 +115,6 @@ export async function receiveUpload(
     if (!checked) checkMagic(contentType, family, head.subarray(0, headLength));
     closeSync(fd);
     open = false;
-    renameSync(tmp, join(dir, id));
   } catch (err) {
     if (open) closeSync(fd);
     rmSync(tmp, { force: true });
@@ -120,9 +122,10 @@ export async function receiveUpload(
     // The client went away or the stream broke: nothing was stored.
     throw new DomainError("validation_error", "The upload was interrupted before it was complete.");
   }
+  await blobs.commit(tmp, key, contentType); // the temp file is gone afterwards, stored or not
   return {
     id,
-    path: join("uploads", id),
+    path: key,
     contentType,
     size,
     sha256: hash.digest("hex"),

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { Elysia, t } from "elysia";
 import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
 import { errors } from "../http/schemas.ts";
@@ -73,9 +72,9 @@ export function fileRoutes(ctx: AppContext) {
     )
     .delete(
       "/files/:id",
-      ({ request, params }) => {
+      async ({ request, params }) => {
         const f = ownedFile(ctx, requirePrincipal(ctx, request).accountId, params.id);
-        ctx.files.delete(f);
+        await ctx.files.delete(f);
         return { file_id: f.id, deleted: true as const };
       },
       {
@@ -92,7 +91,7 @@ export function fileRoutes(ctx: AppContext) {
     )
     .get(
       "/files/:id/content",
-      ({ request, params, query }) => {
+      async ({ request, params, query }) => {
         if (!FILE_ID.test(params.id))
           throw new DomainError("validation_error", "Malformed file_id.", { param: "file_id" });
         let file: FileRow | null = null;
@@ -116,10 +115,10 @@ export function fileRoutes(ctx: AppContext) {
           file = ctx.files.getLive(params.id, p.accountId);
         }
         if (!file) throw new DomainError("not_found", `No file ${params.id}.`);
-        const blob = storedFile(request, join(ctx.files.root, file.path), Number(file.size), {
+        const blob = await storedFile(request, ctx.blobs, file.path, Number(file.size), {
           file_id: file.id,
         });
-        return new Response(blob, {
+        return new Response(blob.body(), {
           headers: {
             "content-type": file.content_type,
             "content-length": String(file.size),

@@ -1,8 +1,7 @@
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import type { Principal } from "../accounts/accounts.ts";
 import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
 import { sniffImageSize } from "../lib/image-size.ts";
+import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload.ts";
@@ -41,7 +40,7 @@ export async function createAccountUpload(
   accountId: string,
   request: Request,
 ): Promise<FileRow> {
-  const up = await receiveUpload(request, ctx.files.root, {
+  const up = await receiveUpload(request, ctx.blobs, {
     maxBytes: ctx.live.limits.uploadMaxBytes,
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
@@ -51,7 +50,7 @@ export async function createAccountUpload(
 }
 
 /**
- * POST /v1/files: the raw bytes streamed to disk (a malformed Idempotency-Key is refused before),
+ * POST /v1/files: the raw bytes streamed to the blob store (a malformed Idempotency-Key is refused before),
  * then the files row and the key's record in one IMMEDIATE transaction. The fingerprint's body is
  * the upload's type and digest. A replay keeps the first upload and deletes the duplicate's bytes.
  * Returns the file's view as JSON text (201), or the stored answer to replay.
@@ -62,7 +61,7 @@ export async function createUpload(
   request: Request,
 ): Promise<Once<string>> {
   const key = idempotencyKeyOf(request);
-  const up = await receiveUpload(request, ctx.files.root, {
+  const up = await receiveUpload(request, ctx.blobs, {
     maxBytes: ctx.live.limits.uploadMaxBytes,
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
@@ -87,6 +86,12 @@ export async function createUpload(
       ),
     )
     .immediate();
-  if (outcome.replay) await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
+  if (outcome.replay) {
+    // The duplicate's bytes are not kept; a store that cannot be reached now leaves them (logged),
+    // the replayed answer stands.
+    await ctx.blobs
+      .delete([up.path])
+      .catch((err) => log("warn", "stored bytes not removed", { path: up.path, ...errorFields(err) }));
+  }
   return outcome;
 }

@@ -1,6 +1,8 @@
 import type { Database } from "bun:sqlite";
 import type { LiveSettings } from "../config/schema.ts";
 import { GroupCommit } from "../db/group-commit.ts";
+import type { BlobStore } from "../files/blobs.ts";
+import { LocalBlobStore } from "../files/blobs-local.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
@@ -28,6 +30,8 @@ import {
 export interface QueueOptions {
   baseUrl: string;
   filesRoot: string;
+  /** Where stored bytes live (src/files/blobs.ts); default: the local directory filesRoot. */
+  blobs?: BlobStore;
   /** Output link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   webhookPolicy: () => WebhookPolicy;
@@ -60,8 +64,9 @@ export function createQueueServices(db: Database, services: { ledger: Ledger }, 
   services.ledger.onCharge = (currency, modelId, micro) =>
     metrics.charged.inc([currency, modelId ?? ""], micro);
   const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook, countFinal]);
-  const outputs = new OutputStore(o.filesRoot);
-  const files = new FileStore(db, o.filesRoot, jobs);
+  const blobs = o.blobs ?? new LocalBlobStore(o.filesRoot);
+  const outputs = new OutputStore(blobs);
+  const files = new FileStore(db, blobs, jobs);
   const signer = new LinkSigner(o.linkSecrets);
 
   const viewCtx: ViewContext = {
@@ -99,6 +104,7 @@ export function createQueueServices(db: Database, services: { ledger: Ledger }, 
     metrics,
     events,
     jobs,
+    blobs,
     outputs,
     files,
     signer,

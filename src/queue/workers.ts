@@ -4,7 +4,7 @@ import type { OutputStore } from "../files/output-store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
 import { parseQuote } from "../pricing/quote.ts";
-import { bytesSource, type Measured, measureFile, measureMedia } from "../providers/measure.ts";
+import { bytesSource, type Measured, measureMedia } from "../providers/measure.ts";
 import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
 import { ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
@@ -215,11 +215,11 @@ export class WorkerPool {
     const rows: OutputRow[] = [];
     try {
       for (const [idx, o] of result.outputs.entries()) {
-        if (o.bytes) rows.push(this.o.outputs.write(job.id, idx, o.bytes, o.contentType));
+        if (o.bytes) rows.push(await this.o.outputs.write(job.id, idx, o.bytes, o.contentType));
         else if (o.url) {
           const copy = await fetchOutputToStore(
             o.url,
-            this.o.outputs.root,
+            this.o.outputs.blobs,
             job.id,
             idx,
             o.contentType,
@@ -234,7 +234,7 @@ export class WorkerPool {
     } catch (err) {
       if (signal.aborted && !(signal.reason instanceof DeadlineError)) return; // shutdown: recoverable
       log("error", "storing outputs failed", { request_id: job.id, ...errorFields(err) });
-      this.o.outputs.removeJob(job.id);
+      await this.removeOutputs(job.id);
       const why = err instanceof ProviderError ? err.message : "The outputs could not be stored.";
       jobs.fail(job.id, "generation_failed", why, Date.now());
       return;
@@ -257,12 +257,21 @@ export class WorkerPool {
       this.o.outputTtlMs(),
       Date.now(),
     );
-    if (!completed) this.o.outputs.removeJob(job.id); // failed meanwhile (deadline sweep): no orphans
+    if (!completed) await this.removeOutputs(job.id); // failed meanwhile (deadline sweep): no orphans
   }
 
-  /** Measures a delivered file: the bytes in hand, else the copy in the store. */
+  /** Removes a job's stored outputs; a store that cannot be reached leaves them (logged). */
+  private async removeOutputs(jobId: string): Promise<void> {
+    try {
+      await this.o.outputs.removeJob(jobId);
+    } catch (err) {
+      log("warn", "outputs not removed", { request_id: jobId, ...errorFields(err) });
+    }
+  }
+
+  /** Measures a delivered file: the bytes in hand, else as measured before it was stored. */
   private measure(o: MediaOutput, row: OutputRow) {
-    return o.bytes ? measureMedia(bytesSource(o.bytes)) : measureFile(this.o.outputs.absolute(row.path));
+    return o.bytes ? measureMedia(bytesSource(o.bytes)) : row.measured!;
   }
 }
 

@@ -4,6 +4,7 @@ import { buildCatalog, type Catalog, CatalogError } from "../catalog/catalog.ts"
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { ConfigFile, LiveSettings, ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import type { BlobStore } from "../files/blobs.ts";
 import { validateProviderModels } from "../providers/registry.ts";
 import { createQueueServices } from "../queue/runtime.ts";
 import type { AppContext } from "./context.ts";
@@ -45,6 +46,8 @@ export interface AppContextOptions extends LoadedLive {
   publicUrl: string;
   /** Where uploads and outputs are stored (<data dir>/files). */
   filesRoot: string;
+  /** The blob store the bytes go to (src/files/blobs.ts); default: the directory filesRoot. */
+  blobs?: BlobStore;
   /** Output and file link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   /** SHA-256 of the operator admin token. */
@@ -92,6 +95,7 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
   const queue = createQueueServices(db, services, {
     baseUrl: `${o.publicUrl}/v1`,
     filesRoot: o.filesRoot,
+    blobs: o.blobs,
     linkSecrets: o.linkSecrets,
     webhookPolicy: () => ctx.live.webhooks,
     live: o.live,

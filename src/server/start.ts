@@ -4,6 +4,7 @@ import { hashSecret } from "../accounts/keys.ts";
 import { refuseUnconvertedBackend } from "../config/load.ts";
 import type { ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import { openBlobStore } from "../files/open-blobs.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -98,6 +99,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     const paths = dataDirPaths(settings.dataDir);
     ensureWritableDataDir(paths);
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
+    const blobs = openBlobStore(settings.storage, paths.root, { atStart: true });
     const db = openDatabase(paths.database);
     try {
       migrate(db);
@@ -114,6 +116,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       settings,
       publicUrl: publicUrlOf(settings, server.port ?? settings.port),
       filesRoot: paths.files,
+      blobs,
       linkSecrets: linkSecrets(paths),
       adminTokenHash: hashSecret(admin.value),
     });

@@ -4,48 +4,19 @@ import { join } from "node:path";
 import { DOWNLOAD_CAP } from "../../src/files/outputs-http.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
+import { completedJobWithOutput } from "../helpers/outputs.ts";
 
 /** A completed job with one 1000-byte output, made through the real JobStore. */
-function withOutput() {
+async function withOutput() {
   const t = makeTestApp();
-  t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
-  const id = Bun.randomUUIDv7();
-  const hold = t.ctx.ledger.reserve({
-    accountId: t.account.id,
-    keyId: t.keyId,
-    modelId: "sandbox/image",
-    requestId: id,
-    source: "API",
-    quotedUsdMicro: 10n,
-  });
-  const job = t.ctx.jobs.insert({
-    id,
-    accountId: t.account.id,
-    keyId: t.keyId,
-    modelId: "sandbox/image",
-    kind: "image",
-    source: "API",
-    provider: "sandbox",
-    input: "{}",
-    quote: '{"amount_usd_micro":"10"}',
-    holdId: hold.id,
-    webhookUrl: null,
-    deadlineAt: Date.now() + 60_000,
-    createdAt: Date.now(),
-  });
-  t.ctx.jobs.markQueued(job);
-  t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
   const bytes = new Uint8Array(1000).map((_, i) => i % 251);
-  const stored = t.ctx.outputs.write(id, 0, bytes, "image/png");
-  t.ctx.jobs.complete(id, { images: [{ url: { $output: 0 } }] }, [stored], 10n, null, 3600_000, Date.now());
-  const link = (exp = Math.floor(Date.now() / 1000) + 3600, index = 0, rid = id) =>
-    `/v1/requests/${rid}/output/${index}?exp=${exp}&sig=${t.ctx.signer.sign(rid, index, exp)}`;
+  const { id, link } = await completedJobWithOutput(t, bytes);
   return { t, id, bytes, link };
 }
 
 describe("output downloads", () => {
   test("a signed link needs no key; headers are complete", async () => {
-    const { t, link, bytes } = withOutput();
+    const { t, link, bytes } = await withOutput();
     const res = await t.request(link(), { key: null });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
@@ -56,7 +27,7 @@ describe("output downloads", () => {
   });
 
   test("the owning key works without a signature; another account's key is 404; no key is 401", async () => {
-    const { t, id } = withOutput();
+    const { t, id } = await withOutput();
     expect((await t.request(`/v1/requests/${id}/output/0`)).status).toBe(200);
     const other = t.ctx.accounts.createAccount("other", "USD");
     expect((await t.request(`/v1/requests/${id}/output/0`, { key: other.key })).status).toBe(404);
@@ -73,7 +44,7 @@ describe("output downloads", () => {
     ["bytes=50-10", 416, "bytes */1000", 0],
     ["bytes=abc", 416, "bytes */1000", 0],
   ])("Range %s -> %i", async (range, status, contentRange, length) => {
-    const { t, link, bytes } = withOutput();
+    const { t, link, bytes } = await withOutput();
     const res = await t.request(link(), { key: null, headers: { range } });
     expect(res.status).toBe(status);
     expect(res.headers.get("content-range")).toBe(contentRange);
@@ -88,7 +59,7 @@ describe("output downloads", () => {
   });
 
   test("an expired link is 410; an edited index, id or expiry is 403", async () => {
-    const { t, link, id } = withOutput();
+    const { t, link, id } = await withOutput();
     expect((await t.request(link(Math.floor(Date.now() / 1000) - 5), { key: null })).status).toBe(410);
     const good = link();
     expect((await t.request(good.replace("/output/0", "/output/1"), { key: null })).status).toBe(403);
@@ -110,7 +81,7 @@ describe("output downloads", () => {
   });
 
   test("after a secret rotation, links signed with the previous secret stay valid", async () => {
-    const { t, link } = withOutput();
+    const { t, link } = await withOutput();
     const old = link();
     t.ctx.signer.setSecrets(["a-brand-new-secret-a-brand-new-secret", "test-secret-test-secret-test-secret"]);
     expect((await t.request(old, { key: null })).status).toBe(200);
@@ -120,7 +91,7 @@ describe("output downloads", () => {
   });
 
   test("bad indexes are clear 4xx", async () => {
-    const { t, id } = withOutput();
+    const { t, id } = await withOutput();
     expect((await t.request(`/v1/requests/${id}/output/-1`)).status).toBe(400);
     expect((await t.request(`/v1/requests/${id}/output/abc`)).status).toBe(400);
     expect((await t.request(`/v1/requests/${id}/output/7`)).status).toBe(404);
@@ -128,7 +99,7 @@ describe("output downloads", () => {
   });
 
   test(`the cap: exactly ${DOWNLOAD_CAP} full downloads under parallel load; ranges still served`, async () => {
-    const { t, link } = withOutput();
+    const { t, link } = await withOutput();
     const url = link();
     const results = await Promise.all(
       Array.from({ length: DOWNLOAD_CAP + 25 }, () => t.request(url, { key: null })),
@@ -143,7 +114,7 @@ describe("output downloads", () => {
   });
 
   test("retention: expired outputs and uploads are swept with their bytes", async () => {
-    const { t, id } = withOutput();
+    const { t, id } = await withOutput();
     const path = join(t.ctx.files.root, "outputs", id, "0");
     expect(existsSync(path)).toBe(true);
     expect(await t.ctx.files.sweep(Date.now() + 2 * 3600_000)).toEqual({ files: 0, outputs: 1 });

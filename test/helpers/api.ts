@@ -18,11 +18,12 @@ export async function creditDefaultAccount(s: TestServer, amountUsd: string): Pr
 export async function startFunded(
   configToml = "",
   creditUsd = "100",
+  env: Record<string, string> = {},
 ): Promise<TestServer & { post: Post; get: Get }> {
   const dir = tempDir();
   const config = join(dir, "gengate.toml");
   writeFileSync(config, configToml);
-  const s = await startServer({ args: ["--config", config] });
+  const s = await startServer({ args: ["--config", config], env });
   await creditDefaultAccount(s, creditUsd);
   const post: Post = (path, body, init = {}) =>
     s.fetch(path, {

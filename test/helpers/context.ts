@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
+import type { BlobStore } from "../../src/files/blobs.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
@@ -51,6 +52,8 @@ export function makeTestApp(
     sandbox?: boolean;
     now?: () => number;
     providers?: Record<string, unknown>;
+    /** Where the bytes go; default a local directory under the temp dir. */
+    blobs?: BlobStore;
   } = {},
 ) {
   const { ctx, defaultKey } = createAppContext({
@@ -61,6 +64,7 @@ export function makeTestApp(
     } as ConfigFile),
     version: "0.0.0-test",
     now: options.now,
+    blobs: options.blobs,
   });
   const { db } = ctx;
   const { key, account, keyId } = defaultKey!;

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { fileImageSize } from "../../src/files/references.ts";
 import { sniffImageSize } from "../../src/lib/image-size.ts";
 import { pollUntil } from "../helpers/api.ts";
+import { readBlob } from "../helpers/blobs.ts";
 import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { png } from "../providers/media-fixtures.ts";
@@ -140,10 +140,10 @@ describe("sandbox deliveries (seeded)", () => {
           expect(hold.status).toBe("released");
         } else {
           expect(job.status).toBe("COMPLETED");
-          const files = t.db
+          const paths = t.db
             .query<{ path: string }, [string]>("SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx")
-            .all(id)
-            .map((r) => new Uint8Array(readFileSync(t.ctx.outputs.absolute(r.path))));
+            .all(id);
+          const files = await Promise.all(paths.map((r) => readBlob(t.ctx.blobs, r.path)));
           const expected = expectedCharge(c, files);
           expect(hold.status).toBe("settled");
           expect(hold.charged_usd_micro).toBe(expected);

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import type { Provider } from "../../src/providers/types.ts";
 import { pollUntil } from "../helpers/api.ts";
+import { readBlob } from "../helpers/blobs.ts";
 import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
@@ -38,10 +38,10 @@ export function settlementHarness(o: {
       20_000,
     );
     const hold = t.ctx.ledger.getHold(job.hold_id)!;
-    const files = t.db
+    const paths = t.db
       .query<{ path: string }, [string]>("SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx")
-      .all(id)
-      .map((r) => new Uint8Array(readFileSync(t.ctx.outputs.absolute(r.path))));
+      .all(id);
+    const files = await Promise.all(paths.map((r) => readBlob(t.ctx.blobs, r.path)));
     return {
       status: job.status,
       error: job.error_message,
