@@ -3,12 +3,15 @@ import { connect, createServer, type Socket } from "node:net";
 /**
  * A TCP proxy on 127.0.0.1 in front of a server (PostgreSQL in test/db/), to play network faults
  * the server itself cannot: `cut()` drops every open connection (as a broken network does),
- * `down()` refuses new ones until `up()`. `url(url)` rewrites a database URL to go through it.
+ * `down()` refuses new ones until `up()`, `stall()` drops every byte until `up()` without closing
+ * anything (the peers hear nothing from each other; a close still passes, as a FIN would once the
+ * network heals). `url(url)` rewrites a database URL to go through it.
  */
 export interface TcpProxy {
   port: number;
   url(target: string): string;
   cut(): void;
+  stall(): void;
   down(): void;
   up(): void;
   close(): Promise<void>;
@@ -17,6 +20,7 @@ export interface TcpProxy {
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let refusing = false;
+  let stalled = false;
   const server = createServer((client) => {
     if (refusing) {
       client.destroy();
@@ -33,8 +37,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     };
     client.on("error", drop).on("close", drop);
     upstream.on("error", drop).on("close", drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    // Forwarded by hand (not pipe) so that stall() can drop the bytes while closes still pass.
+    client.on("data", (chunk) => stalled || upstream.write(chunk));
+    upstream.on("data", (chunk) => stalled || client.write(chunk));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
@@ -51,12 +56,16 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       return u.toString();
     },
     cut,
+    stall() {
+      stalled = true;
+    },
     down() {
       refusing = true;
       cut();
     },
     up() {
       refusing = false;
+      stalled = false;
     },
     close: () =>
       new Promise<void>((resolve) => {
