@@ -266,3 +266,69 @@ export function openBus(database: DatabaseSettings, sql: Sql): Bus {
   if (database.kind === "sqlite") return new LocalBus();
   return new PostgresBus({ settings: database, publisher: sql });
 }
+
+/**
+ * The "hint plus poll" wait, race-free: subscribe first, then check the database, then wait.
+ * `wait(ms)` resolves true at once if a matching notification (or a maybe-missed) arrived since the
+ * previous wait, else at the next one, and false after `ms` (poll again) or when `signal` aborts.
+ *
+ * ```ts
+ * const wake = new Wakeup(bus, "jobs.changed", (id) => id === jobId);
+ * try {
+ *   for (;;) {
+ *     const job = await jobs.get(jobId);
+ *     if (job.final || Date.now() > deadline) return job;
+ *     await wake.wait(1_000, signal); // the poll period is the guarantee
+ *   }
+ * } finally {
+ *   wake.close();
+ * }
+ * ```
+ */
+export class Wakeup {
+  #pending = false;
+  #resolve: ((woken: boolean) => void) | null = null;
+  readonly #unsubscribe: Unsubscribe;
+
+  constructor(bus: Bus, channel: string, match: (payload: string) => boolean = () => true) {
+    this.#unsubscribe = bus.subscribe(channel, (payload) => match(payload) && this.#wake(), {
+      onMaybeMissed: () => this.#wake(),
+    });
+  }
+
+  /** Resolves once the subscription hears other instances (see Bus.subscribe). */
+  get ready(): Promise<void> {
+    return this.#unsubscribe.ready;
+  }
+
+  wait(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#pending) {
+      this.#pending = false;
+      return Promise.resolve(true);
+    }
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (woken: boolean) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", aborted);
+        this.#resolve = null;
+        resolve(woken);
+      };
+      const aborted = () => done(false);
+      const timer = setTimeout(() => done(false), ms);
+      signal?.addEventListener("abort", aborted, { once: true });
+      this.#resolve = done;
+    });
+  }
+
+  /** Unsubscribes; a wait going on resolves false. */
+  close(): void {
+    this.#unsubscribe();
+    this.#resolve?.(false);
+  }
+
+  #wake(): void {
+    if (this.#resolve) this.#resolve(true);
+    else this.#pending = true;
+  }
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { BusUsageError, MAX_BUS_PAYLOAD_BYTES, PostgresBus } from "../../src/db/bus.ts";
+import { BusUsageError, MAX_BUS_PAYLOAD_BYTES, PostgresBus, Wakeup } from "../../src/db/bus.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import { openInstances, until } from "../helpers/instances.ts";
 import { dialects } from "../helpers/postgres.ts";
@@ -103,6 +103,36 @@ describe.each(dialects())("Bus on %s: one instance", (dialect) => {
   });
 });
 
+describe.each(dialects())("Wakeup on %s", (dialect) => {
+  test("a wake-up before the wait is kept; other payloads do not wake; timeouts, aborts and close resolve false", async () => {
+    const all = await openInstances(dialect, 1);
+    try {
+      const { bus } = all.list[0]!;
+      const wake = new Wakeup(bus, "jobs.changed", (id) => id === "job_1");
+      await wake.ready;
+      await bus.publish("jobs.changed", "job_1"); // between the caller's check and its wait
+      expect(await wake.wait(BOUND)).toBe(true);
+      await bus.publish("jobs.changed", "job_2");
+      expect(await wake.wait(30)).toBe(false); // not ours: the poll period ran out
+      const waiting = wake.wait(BOUND);
+      await bus.publish("jobs.changed", "job_1");
+      expect(await waiting).toBe(true);
+      const abort = new AbortController();
+      const aborted = wake.wait(BOUND, abort.signal);
+      abort.abort();
+      expect(await aborted).toBe(false);
+      expect(await wake.wait(BOUND, abort.signal)).toBe(false);
+      const closing = wake.wait(BOUND);
+      wake.close();
+      expect(await closing).toBe(false);
+      await bus.publish("jobs.changed", "job_1");
+      expect(await wake.wait(30)).toBe(false); // unsubscribed
+    } finally {
+      await all.close();
+    }
+  });
+});
+
 const pgOnly = dialects().filter((d) => d === "postgres");
 
 describe.each(pgOnly)("PostgresBus across instances (%s)", (dialect) => {
@@ -200,6 +230,23 @@ describe.each(pgOnly)("PostgresBus across instances (%s)", (dialect) => {
     await a.bus.publish("recover", "after");
     await until(() => got.includes("after"), BOUND, "delivery after the reconnect");
     sub();
+  });
+
+  test("a Wakeup wakes on another instance's publish, and after a reconnect (it may have missed one)", async () => {
+    const [a, b] = all.list as [(typeof all.list)[0], (typeof all.list)[0]];
+    const wake = new Wakeup(b.bus, "wakeup");
+    await wake.ready;
+    expect(await wake.wait(BOUND)).toBe(true); // the first LISTEN's maybe-missed
+    const waiting = wake.wait(BOUND);
+    await a.bus.publish("wakeup", "job_9");
+    expect(await waiting).toBe(true);
+    const afterReconnect = wake.wait(BOUND);
+    await a.sql.run(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE application_name = 'gengate-bus' AND datname = current_database() AND query ILIKE 'LISTEN%wakeup%'`,
+    );
+    expect(await afterReconnect).toBe(true);
+    wake.close();
   });
 
   test("a first LISTEN that cannot reach the server is retried; a network cut loses hints but onMaybeMissed says so", async () => {
