@@ -24,9 +24,11 @@ import { bunSqlOptions } from "./sql-postgres.ts";
 export interface Bus {
   /**
    * Sends `payload` to every subscriber of `channel` on every instance, this one included (its
-   * subscribers run before this returns). Call it after the change it announces has committed.
-   * Never rejects for a transport failure (logged: a hint may be lost); throws BusUsageError for a
-   * bad channel name or a payload over MAX_BUS_PAYLOAD_BYTES.
+   * subscribers run before this returns, even when the promise is not awaited). Call it after the
+   * change it announces has committed. Never rejects: a transport failure is logged (a hint may be
+   * lost; the others' polls catch up), so `void bus.publish(...)` is fine; after `close` it does
+   * nothing. Throws BusUsageError at once (not a rejection) for a bad channel name or a payload
+   * over MAX_BUS_PAYLOAD_BYTES.
    */
   publish(channel: string, payload?: string): Promise<void>;
   /**
@@ -38,7 +40,10 @@ export interface Bus {
    * Callbacks must be quick (set a flag, wake a waiter); one that throws is logged.
    */
   subscribe(channel: string, fn: (payload: string) => void, options?: SubscribeOptions): Unsubscribe;
-  /** Stops listening (subscribers get nothing more); publishing after close throws. */
+  /**
+   * Stops listening; subscribers get nothing more. Later publishes and subscribes do nothing
+   * (a request or a job finishing during shutdown must not fail for it).
+   */
   close(): Promise<void>;
 }
 
@@ -59,13 +64,12 @@ export const MAX_BUS_PAYLOAD_BYTES = 7900;
 /** Channel names: lower-case, short (PostgreSQL's channel is "gengate." + name, at most 63 bytes). */
 const CHANNEL = /^[a-z][a-z0-9_.-]{0,47}$/;
 
-/** A programming error: a bad channel name, a payload too long, a closed bus. */
+/** A programming error: a bad channel name or a payload too long. */
 export class BusUsageError extends Error {
   override readonly name = "BusUsageError";
 }
 
-function checkPublish(channel: string, payload: string, closed: boolean): void {
-  if (closed) throw new BusUsageError("the bus is closed");
+function checkPublish(channel: string, payload: string): void {
   checkChannel(channel);
   const bytes = Buffer.byteLength(payload, "utf8");
   if (bytes > MAX_BUS_PAYLOAD_BYTES) {
@@ -120,19 +124,23 @@ function guarded(channel: string, fn: () => void): void {
 }
 
 const READY: Promise<void> = Promise.resolve();
+const DONE: Promise<void> = Promise.resolve();
+const NOTHING: Unsubscribe = Object.assign(() => {}, { ready: READY });
 
 /** One instance (SQLite): publish calls the subscribers directly; nothing is ever missed. */
 export class LocalBus implements Bus {
   readonly #fanout = new Fanout();
   #closed = false;
 
-  async publish(channel: string, payload = ""): Promise<void> {
-    checkPublish(channel, payload, this.#closed);
-    this.#fanout.deliver(channel, payload);
+  publish(channel: string, payload = ""): Promise<void> {
+    checkPublish(channel, payload);
+    if (!this.#closed) this.#fanout.deliver(channel, payload);
+    return DONE;
   }
 
   subscribe(channel: string, fn: (payload: string) => void, options: SubscribeOptions = {}): Unsubscribe {
     checkChannel(channel);
+    if (this.#closed) return NOTHING;
     const { remove } = this.#fanout.add(channel, { fn, onMaybeMissed: options.onMaybeMissed });
     return Object.assign(() => void remove(), { ready: READY });
   }
@@ -185,9 +193,14 @@ export class PostgresBus implements Bus {
     this.#retryMs = options.retryMs ?? 250;
   }
 
-  async publish(channel: string, payload = ""): Promise<void> {
-    checkPublish(channel, payload, this.#closed);
+  publish(channel: string, payload = ""): Promise<void> {
+    checkPublish(channel, payload);
+    if (this.#closed) return DONE;
     this.#fanout.deliver(channel, payload);
+    return this.#notify(channel, payload);
+  }
+
+  async #notify(channel: string, payload: string): Promise<void> {
     try {
       await this.#publisher.run("SELECT pg_notify(?, ?)", [pgChannel(channel), `${this.#id}:${payload}`]);
     } catch (err) {
@@ -202,7 +215,7 @@ export class PostgresBus implements Bus {
 
   subscribe(channel: string, fn: (payload: string) => void, options: SubscribeOptions = {}): Unsubscribe {
     checkChannel(channel);
-    if (this.#closed) throw new BusUsageError("the bus is closed");
+    if (this.#closed) return NOTHING;
     const { first, remove } = this.#fanout.add(channel, { fn, onMaybeMissed: options.onMaybeMissed });
     if (first) this.#ready.set(channel, this.#listen(channel));
     return Object.assign(() => void remove(), { ready: this.#ready.get(channel)! });

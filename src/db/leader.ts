@@ -74,7 +74,7 @@ abstract class Terms implements Leadership {
 
   protected setLeading(name: string, leading: boolean): void {
     const term = this.terms.get(name);
-    if (!term || term.leading === leading) return;
+    if (!term || term.leading === leading || (leading && this.closed)) return;
     if (leading) term.controller = new AbortController();
     else term.controller.abort(new Error(`leadership of ${name} lost`));
     term.leading = leading;
