@@ -14,7 +14,7 @@ import { bunSqlOptions } from "./sql-postgres.ts";
  * - `PostgresBus` uses PostgreSQL's LISTEN/NOTIFY through Bun.sql's `listen()` (one dedicated
  *   connection, reconnected by Bun with backoff, every channel re-subscribed) and publishes with
  *   `pg_notify` through the application's pool. Measured on loopback: a notification reaches another
- *   client in about 0.3 ms (p50); after `pg_terminate_backend` of the listening connection it was
+ *   client in about 0.2 ms (p50); after `pg_terminate_backend` of the listening connection it was
  *   listening again within 0.4 s (test/db/bus.test.ts prints the figures).
  *
  * Both deliver a publish to this instance's own subscribers synchronously, inside `publish` (before
