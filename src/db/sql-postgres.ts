@@ -33,8 +33,7 @@ type Client = SQL | TransactionSQL | SavepointSQL;
  * `sum()` of BIGINT) to bigint, bool (a comparison) to 1n/0n, bytea (a Buffer) to a Uint8Array; a
  * boolean parameter is bound as 1/0. Constraint violations become SqlConstraintError.
  *
- * Connection settings are passed explicitly from the URL: Bun.sql otherwise lets PGDATABASE and
- * friends from the environment override parts of the URL.
+ * Connection settings are passed explicitly from the URL (bunSqlOptions).
  */
 export class PostgresSql implements Sql {
   readonly dialect = "postgres" as const;
@@ -47,28 +46,7 @@ export class PostgresSql implements Sql {
   ) {}
 
   static connect(settings: PostgresSettings): PostgresSql {
-    const u = new URL(settings.url);
-    const sslmode = u.searchParams.get("sslmode");
-    const client = new SQL({
-      adapter: "postgres",
-      hostname: decodeURIComponent(u.hostname).replace(/^\[(.*)\]$/, "$1"),
-      port: Number(u.port || 5432),
-      username: decodeURIComponent(u.username),
-      password: settings.password ?? (u.password ? decodeURIComponent(u.password) : ""),
-      database: decodeURIComponent(u.pathname.slice(1)),
-      // libpq's default: TLS when the server offers it.
-      tls: (sslmode ?? "prefer") as "prefer",
-      bigint: true,
-      max: settings.maxConnections ?? 10,
-      connectionTimeout: settings.connectTimeoutSeconds ?? 10,
-      connection: {
-        application_name: "gengate",
-        statement_timeout: settings.statementTimeoutMs ?? 30_000,
-        // A transaction left open (a bug, a stuck peer) must not hold its locks for ever.
-        idle_in_transaction_session_timeout: 60_000,
-      },
-    });
-    return new PostgresSql(client, 0, new Map());
+    return new PostgresSql(new SQL(bunSqlOptions(settings)), 0, new Map());
   }
 
   all<T>(query: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -131,6 +109,36 @@ export class PostgresSql implements Sql {
       throw mapPostgresError(err);
     }
   }
+}
+
+/**
+ * Bun.sql's options for `settings`, every connection setting passed explicitly from the URL
+ * (Bun.sql otherwise lets PGDATABASE and friends from the environment override parts of it).
+ * Also used by the bus's listening connection and the leadership session (src/db/bus.ts,
+ * src/db/leader.ts), which add or override `connection` parameters.
+ */
+export function bunSqlOptions(settings: PostgresSettings): SQL.PostgresOrMySQLOptions {
+  const u = new URL(settings.url);
+  const sslmode = u.searchParams.get("sslmode");
+  return {
+    adapter: "postgres",
+    hostname: decodeURIComponent(u.hostname).replace(/^\[(.*)\]$/, "$1"),
+    port: Number(u.port || 5432),
+    username: decodeURIComponent(u.username),
+    password: settings.password ?? (u.password ? decodeURIComponent(u.password) : ""),
+    database: decodeURIComponent(u.pathname.slice(1)),
+    // libpq's default: TLS when the server offers it.
+    tls: (sslmode ?? "prefer") as "prefer",
+    bigint: true,
+    max: settings.maxConnections ?? 10,
+    connectionTimeout: settings.connectTimeoutSeconds ?? 10,
+    connection: {
+      application_name: "gengate",
+      statement_timeout: settings.statementTimeoutMs ?? 30_000,
+      // A transaction left open (a bug, a stuck peer) must not hold its locks for ever.
+      idle_in_transaction_session_timeout: 60_000,
+    },
+  };
 }
 
 function bindable(p: SqlParam): unknown {

@@ -3,6 +3,7 @@ import { SchemaTooNewError } from "../../src/db/database.ts";
 import {
   migratePostgres,
   PG_LATEST_SCHEMA_VERSION,
+  PG_MIGRATIONS,
   postgresSchemaVersion,
 } from "../../src/db/migrate-postgres.ts";
 import type { Sql } from "../../src/db/sql.ts";
@@ -17,9 +18,12 @@ describe.each(pgOnly)("PostgreSQL migrations (%s)", () => {
     const pools = [0, 1, 2].map(() => PostgresSql.connect({ url: db.url, password: null }));
     try {
       const results = await Promise.all(pools.map((p) => migratePostgres(p)));
-      expect(results.flat()).toEqual([PG_LATEST_SCHEMA_VERSION]);
-      const rows = await pools[0]!.all<{ version: bigint }>("SELECT version FROM schema_migrations");
-      expect(rows).toEqual([{ version: BigInt(PG_LATEST_SCHEMA_VERSION) }]);
+      const versions = PG_MIGRATIONS.map((m) => m.version);
+      expect(results.flat().sort((a, b) => a - b)).toEqual(versions);
+      const rows = await pools[0]!.all<{ version: bigint }>(
+        "SELECT version FROM schema_migrations ORDER BY version",
+      );
+      expect(rows).toEqual(versions.map((v) => ({ version: BigInt(v) })));
       expect(await migratePostgres(pools[1]!)).toEqual([]);
       expect(await postgresSchemaVersion(pools[2]!)).toBe(PG_LATEST_SCHEMA_VERSION);
     } finally {
