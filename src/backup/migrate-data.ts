@@ -477,10 +477,16 @@ async function copyRows(
       for await (const batch of batches(src, t, per)) {
         const params: SqlParam[] = [];
         for (const r of batch) for (const c of t.columns) params.push(r[c] as SqlParam);
-        await tx.run(
-          `INSERT INTO ${q(t.name)} (${cols}) VALUES ${Array.from({ length: batch.length }, () => row).join(", ")}`,
-          params,
-        );
+        try {
+          await tx.run(
+            `INSERT INTO ${q(t.name)} (${cols}) VALUES ${Array.from({ length: batch.length }, () => row).join(", ")}`,
+            params,
+          );
+        } catch (err) {
+          throw new MigrateFailed(
+            `table ${t.name}: PostgreSQL refused rows ${n + 1}-${n + batch.length} (${(err as Error).message}); nothing was committed`,
+          );
+        }
         n += batch.length;
         if (performance.now() - last > 1000) {
           last = performance.now();
