@@ -158,7 +158,7 @@ export async function migrateData(options: MigrateOptions): Promise<MigrateRepor
     };
 
     if (options.mode === "verify") {
-      const v = await postgresSchemaVersion(target);
+      const v = await reach(options.target.url, () => postgresSchemaVersion(target!));
       if (v !== version)
         throw new MigrateRefused(`the target database's schema version is ${v}, the data dir's ${version}`);
       await checkColumns(target, tables);
@@ -176,7 +176,7 @@ export async function migrateData(options: MigrateOptions): Promise<MigrateRepor
           `${absent.length} files the source's rows reference are missing or of the wrong size in ${options.sourceBlobs.location} (first: ${absent[0]}); nothing copied`,
         );
       say("checking the target database and bucket");
-      await checkTargetEmpty(target, tables);
+      await reach(options.target.url, () => checkTargetEmpty(target!, tables));
       const present = moveFiles ? await targetObjects(toBlobs, files) : new Map<string, number>();
       report.files_already_present = present.size;
       for (const t of tables) report.tables.push({ table: t.name, rows: await count(srcSql, t.name) });
@@ -321,6 +321,19 @@ async function checkColumns(pg: Sql, tables: Table[]): Promise<void> {
 async function count(sql: Sql, table: string): Promise<number> {
   const row = await sql.get<{ n: bigint }>(`SELECT count(*) AS n FROM ${q(table)}`);
   return Number(row?.n ?? 0n);
+}
+
+/** The first call to the target: a connection failure says which database could not be reached. */
+async function reach<T>(url: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof MigrateRefused) throw err;
+    const u = new URL(url);
+    throw new MigrateFailed(
+      `cannot use the target database ${u.host}${u.pathname}: ${(err as Error).message ?? err}`,
+    );
+  }
 }
 
 /** Refuses a database that holds anything but an empty gengate schema (of a version this binary knows). */

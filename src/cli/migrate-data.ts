@@ -27,6 +27,16 @@ export const MIGRATE_USAGE =
  * summary to stdout (one JSON object with --json).
  */
 export async function migrateDataCommand(argv: string[]): Promise<number> {
+  try {
+    return await migrateDataWith(argv);
+  } catch (err) {
+    // A setting that does not parse (URL, config file, credentials) is bad usage here: exit 2.
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+async function migrateDataWith(argv: string[]): Promise<number> {
   const { flags, positionals } = parseArgs(argv, {
     values: ["to", "storage", "data-dir", "config"],
     booleans: ["dry-run", "verify-only", "json"],
@@ -52,8 +62,9 @@ export async function migrateDataCommand(argv: string[]): Promise<number> {
   const sourceStorage = sourceStorageFrom(env, file);
   let targetStorage: StorageSettings | null = null;
   if (flags.storage !== undefined) {
-    targetStorage = storageSettingsFrom({ ...env, GENGATE_STORAGE_URL: flags.storage }, file);
-    if (targetStorage.kind !== "s3")
+    const s3 = flags.storage.startsWith("s3://");
+    if (s3) targetStorage = storageSettingsFrom({ ...env, GENGATE_STORAGE_URL: flags.storage }, file);
+    if (targetStorage?.kind !== "s3")
       throw new UsageError(
         "--storage takes s3://bucket/prefix; leave it out to keep the files where the data dir has them",
       );
