@@ -11,7 +11,7 @@ import { runGengate, tempDir } from "./server.ts";
  * admin credits, redeem codes made by the CLI and one redeemed (a top-up), a paid order with its
  * payment notification and top-up, people (the owner's sign-up through the console), a session and
  * an invite, and webhook deliveries (to a closed local port, so they stay pending).
- * Made once per test process and copied for each caller (`copy()`), since a migration locks it.
+ * Made once per test process; each test migrates its own copy (`copy()`).
  */
 export interface PopulatedDataDir {
   dir: string;
@@ -20,16 +20,35 @@ export interface PopulatedDataDir {
   cleanup(): void;
 }
 
-let made: Promise<PopulatedDataDir> | null = null;
+let made: Promise<{ dir: string; remove(): void }> | null = null;
+let users = 0;
 
-export function populatedDataDir(): Promise<PopulatedDataDir> {
+/** A handle on the process's one populated data dir; each handle's `cleanup` removes its copies, the last one the dir. */
+export async function populatedDataDir(): Promise<PopulatedDataDir> {
   made ??= build();
-  return made;
+  users++;
+  const base = await made;
+  const copies: string[] = [];
+  return {
+    dir: base.dir,
+    copy() {
+      const to = tempDir("gengate-migrate-src-");
+      cpSync(base.dir, to, { recursive: true });
+      copies.push(to);
+      return to;
+    },
+    cleanup() {
+      for (const c of copies) rmSync(c, { recursive: true, force: true });
+      if (--users === 0) {
+        base.remove();
+        made = null;
+      }
+    },
+  };
 }
 
-async function build(): Promise<PopulatedDataDir> {
+async function build(): Promise<{ dir: string; remove(): void }> {
   const s = await startFunded('[webhooks]\nallow_private_cidrs = ["127.0.0.0/8"]\n', "100");
-  const copies: string[] = [];
   try {
     const dd = ["--data-dir", s.dataDir];
     // People and a session: the first start's owner invite, accepted through the console.
@@ -138,19 +157,11 @@ async function build(): Promise<PopulatedDataDir> {
     } finally {
       db.close();
     }
-    const dir = s.dataDir;
     return {
-      dir,
-      copy() {
-        const to = tempDir("gengate-migrate-src-");
-        cpSync(dir, to, { recursive: true });
-        copies.push(to);
-        return to;
-      },
-      cleanup() {
-        for (const c of copies) rmSync(c, { recursive: true, force: true });
+      dir: s.dataDir,
+      remove() {
         s.cleanup();
-        rmSync(dir, { recursive: true, force: true });
+        rmSync(s.dataDir, { recursive: true, force: true });
       },
     };
   } catch (err) {
