@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { closeSync, copyFileSync, existsSync, linkSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { currentSchemaVersion } from "../db/database.ts";
+import { currentSchemaVersion, migrate, openDatabase } from "../db/database.ts";
 import { migratePostgres, PG_LATEST_SCHEMA_VERSION, postgresSchemaVersion } from "../db/migrate-postgres.ts";
 import { LATEST_SCHEMA_VERSION } from "../db/migrations.ts";
 import type { Sql, SqlParam } from "../db/sql.ts";
@@ -88,8 +88,6 @@ export interface MigrateReport {
   duration_ms: number;
 }
 
-/** Tables a fresh PostgreSQL schema already fills (its migration inserts them); copied last. */
-const SEEDED: Record<string, string> = { storage_usage: "bytes <> 0" };
 /** Recorded by each side's own migrations, compared as a version, never copied. */
 const SKIPPED = new Set(["schema_migrations"]);
 
@@ -98,6 +96,8 @@ interface Table {
   columns: string[];
   pk: string[];
   deps: string[];
+  /** The digest of the rows a fresh schema's migrations put in it (storage_usage's zeros), else null. */
+  seed: string | null;
 }
 
 interface StoredFile {
@@ -283,8 +283,25 @@ async function sourceTables(sql: Sql): Promise<Table[]> {
         .sort((a, b) => Number(a.pk - b.pk))
         .map((c) => c.name),
       deps: [...new Set(fks.map((f) => f.table))].filter((t) => t !== name),
+      seed: null,
     });
   }
+  // The rows a fresh schema holds, from the same migrations in memory: such a table in the target
+  // is still "empty" when it holds just these; the copy replaces them with the source's.
+  const fresh = openDatabase(":memory:");
+  const freshSql = new SqliteSql(fresh);
+  try {
+    migrate(fresh);
+    for (const t of byName.values())
+      if ((await count(freshSql, t.name)) > 0) t.seed = (await tableDigest(freshSql, t)).sha256;
+  } finally {
+    freshSql.close();
+    fresh.close();
+  }
+  // A seeded table nothing references (storage_usage, kept by triggers on files and outputs) is copied
+  // last, over what the triggers summed while the other tables were copied.
+  const referenced = new Set([...byName.values()].flatMap((t) => t.deps));
+  const last = (t: Table) => t.seed !== null && !referenced.has(t.name);
   const ordered: Table[] = [];
   const done = new Set<string>();
   const visit = (t: Table, path: string[]) => {
@@ -298,8 +315,8 @@ async function sourceTables(sql: Sql): Promise<Table[]> {
     done.add(t.name);
     ordered.push(t);
   };
-  for (const t of byName.values()) if (!(t.name in SEEDED)) visit(t, []);
-  for (const t of byName.values()) if (t.name in SEEDED) visit(t, []);
+  for (const t of byName.values()) if (!last(t)) visit(t, []);
+  for (const t of byName.values()) if (last(t)) visit(t, []);
   return ordered;
 }
 
@@ -357,9 +374,10 @@ async function checkTargetEmpty(pg: PostgresSql, tables: Table[]): Promise<void>
     );
   for (const t of tables) {
     if (!present.includes(t.name)) continue;
-    const where = SEEDED[t.name] ? ` WHERE ${SEEDED[t.name]}` : "";
-    const row = await pg.get(`SELECT 1 AS x FROM ${q(t.name)}${where} LIMIT 1`);
-    if (row)
+    const filled = t.seed
+      ? (await tableDigest(pg, t)).sha256 !== t.seed
+      : (await pg.get(`SELECT 1 AS x FROM ${q(t.name)} LIMIT 1`)) !== null;
+    if (filled)
       throw new MigrateRefused(
         `the target database is not empty: table ${t.name} has rows (a finished copy? check it with --verify-only; else give an empty database)`,
       );
@@ -481,7 +499,7 @@ async function copyRows(
 ): Promise<void> {
   await pg.tx(async (tx) => {
     for (const t of tables) {
-      if (SEEDED[t.name]) await tx.run(`DELETE FROM ${q(t.name)}`);
+      if (t.seed) await tx.run(`DELETE FROM ${q(t.name)}`);
       const per = Math.max(1, Math.min(batchRows, Math.floor(30_000 / t.columns.length)));
       const cols = t.columns.map(q).join(", ");
       const row = `(${t.columns.map(() => "?").join(", ")})`;

@@ -11,6 +11,7 @@ import {
   MigrateRefused,
   migrateData,
 } from "../../src/backup/migrate-data.ts";
+import { migratePostgres } from "../../src/db/migrate-postgres.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
 import { LocalBlobStore } from "../../src/files/blobs-local.ts";
 import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
@@ -119,6 +120,19 @@ describe.skipIf(!hasPg)("migrate-data refuses, fails cleanly, and catches a tamp
     await expect(
       migrateData({ ...options, target: { url: foreign.url, password: null }, targetBlobs: s3.store() }),
     ).rejects.toThrow(/not gengate's \(customers\)/);
+
+    // A migrated schema is empty; its seeded storage_usage row counting bytes is not.
+    const migrated = await createTestDatabase();
+    dbs.push(migrated);
+    const other = { ...options, target: { url: migrated.url, password: null } };
+    await withPg(migrated.url, (pg) => migratePostgres(pg));
+    expect((await migrateData({ ...other, targetBlobs: s3.store(), mode: "dry-run" })).rows).toBeGreaterThan(
+      0,
+    );
+    await withPg(migrated.url, (pg) => pg.run("UPDATE storage_usage SET bytes = 1 WHERE kind = 'uploads'"));
+    await expect(migrateData({ ...other, targetBlobs: s3.store() })).rejects.toThrow(
+      /table storage_usage has rows/,
+    );
 
     const newer = await createTestDatabase();
     dbs.push(newer);
