@@ -13,7 +13,7 @@ import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { codeCommand } from "./code.ts";
-import { MIGRATE_USAGE, migrateDataCommand } from "./migrate-data.ts";
+import { migrateDataCommand } from "./migrate-data.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
 import { orderCommand } from "./order.ts";
 import { restoreCommand } from "./restore.ts";
@@ -48,7 +48,8 @@ Usage:
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
   gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)
   gengate restore ARCHIVE              (into an empty or new --data-dir)
-  ${MIGRATE_USAGE}
+  gengate migrate-data --to postgres://user@host/db [--storage s3://bucket/prefix] [--dry-run]
+                       [--verify-only] [--data-dir DIR] [--config FILE] [--json]
                                        (copies a stopped data dir into an empty PostgreSQL database
                                        and bucket, then verifies; exit 3: refused, nothing written)
   (operator commands take --data-dir DIR and --json; they work while the server runs)

@@ -3,7 +3,7 @@
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { migrateData } from "../../src/backup/migrate-data.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
@@ -173,4 +173,42 @@ describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
     expect(report.files_already_present).toBe(1);
     expect(report.verified).toBe(true);
   }, 60_000);
+
+  test("a data dir whose files are in a bucket already: bucket to bucket, or left in place", async () => {
+    const dataDir = source.copy();
+    const from = s3.store();
+    const peek = new Database(join(dataDir, "gengate.db"), { readonly: true });
+    const paths = peek
+      .query("SELECT path FROM files WHERE deleted_at IS NULL UNION ALL SELECT path FROM job_outputs")
+      .all() as { path: string }[];
+    peek.close();
+    for (const { path } of paths)
+      await from.put(path, readFileSync(join(dataDir, "files", path)), "application/octet-stream");
+    rmSync(join(dataDir, "files"), { recursive: true }); // nothing may be read from the data dir's files/
+    const [db1, db2] = [await createTestDatabase(), await createTestDatabase()];
+    dbs.push(db1, db2);
+    const to = s3.store();
+    const moved = await migrateData({
+      dataDir,
+      target: { url: db1.url, password: null },
+      sourceBlobs: from,
+      targetBlobs: to,
+      mode: "copy",
+    });
+    expect(moved).toMatchObject({ verified: true, files_copied: true, files: paths.length });
+    for (const { path } of paths)
+      expect(
+        Buffer.from(await to.read(path, 0, 10_000_000)).equals(
+          Buffer.from(await from.read(path, 0, 10_000_000)),
+        ),
+      ).toBe(true);
+    const kept = await migrateData({
+      dataDir,
+      target: { url: db2.url, password: null },
+      sourceBlobs: from,
+      targetBlobs: from,
+      mode: "copy",
+    });
+    expect(kept).toMatchObject({ verified: true, files_copied: false, storage: from.location });
+  }, 120_000);
 });
