@@ -2,62 +2,24 @@
 // re-run resumes), and verification catching a tampered target.
 
 import { Database } from "bun:sqlite";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  MigrateFailed,
-  type MigrateOptions,
-  MigrateRefused,
-  migrateData,
-} from "../../src/backup/migrate-data.ts";
+import { MigrateFailed, MigrateRefused, migrateData } from "../../src/backup/migrate-data.ts";
 import { migratePostgres } from "../../src/db/migrate-postgres.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
 import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
-import { type PopulatedDataDir, populatedDataDir } from "../helpers/populated-datadir.ts";
-import { createTestDatabase, dialects, type TestDatabase } from "../helpers/postgres.ts";
-import { startS3, type TestS3 } from "../helpers/s3.ts";
+import { migrationFixture } from "../helpers/populated-datadir.ts";
+import { dialects } from "../helpers/postgres.ts";
 import { startServer } from "../helpers/server.ts";
 
 const hasPg = dialects().includes("postgres");
 
 describe.skipIf(!hasPg)("migrate-data refuses, fails cleanly, and catches a tampered copy", () => {
-  let source: PopulatedDataDir;
-  let s3: TestS3;
-  const dbs: TestDatabase[] = [];
-  beforeAll(async () => {
-    [source, s3] = await Promise.all([populatedDataDir(), startS3()]);
-  }, 120_000);
-  afterAll(async () => {
-    for (const d of dbs) await d.drop();
-    source?.cleanup();
-    await s3?.stop();
-  });
-
-  async function setup(): Promise<{
-    dataDir: string;
-    db: TestDatabase;
-    target: S3BlobStore;
-    options: MigrateOptions;
-  }> {
-    const dataDir = source.copy();
-    const db = await createTestDatabase();
-    dbs.push(db);
-    const target = s3.store();
-    return {
-      dataDir,
-      db,
-      target,
-      options: {
-        dataDir,
-        target: { url: db.url, password: null },
-        sourceBlobs: new LocalBlobStore(join(dataDir, "files")),
-        targetBlobs: target,
-        mode: "copy",
-      },
-    };
-  }
+  const fixture = migrationFixture();
+  const setup = () => fixture.setup();
+  const s3 = { store: () => fixture.s3().store() };
+  const createTestDatabase = () => fixture.database();
 
   async function withPg<T>(url: string, fn: (pg: PostgresSql) => Promise<T>): Promise<T> {
     const pg = PostgresSql.connect({ url, password: null });
@@ -115,7 +77,6 @@ describe.skipIf(!hasPg)("migrate-data refuses, fails cleanly, and catches a tamp
     expect((await migrateData({ ...options, mode: "verify" })).verified).toBe(true);
 
     const foreign = await createTestDatabase();
-    dbs.push(foreign);
     await withPg(foreign.url, (pg) => pg.run("CREATE TABLE customers (id BIGINT)"));
     await expect(
       migrateData({ ...options, target: { url: foreign.url, password: null }, targetBlobs: s3.store() }),
@@ -123,7 +84,6 @@ describe.skipIf(!hasPg)("migrate-data refuses, fails cleanly, and catches a tamp
 
     // A migrated schema is empty; its seeded storage_usage row counting bytes is not.
     const migrated = await createTestDatabase();
-    dbs.push(migrated);
     const other = { ...options, target: { url: migrated.url, password: null } };
     await withPg(migrated.url, (pg) => migratePostgres(pg));
     expect((await migrateData({ ...other, targetBlobs: s3.store(), mode: "dry-run" })).rows).toBeGreaterThan(
@@ -135,7 +95,6 @@ describe.skipIf(!hasPg)("migrate-data refuses, fails cleanly, and catches a tamp
     );
 
     const newer = await createTestDatabase();
-    dbs.push(newer);
     await withPg(newer.url, async (pg) => {
       await pg.run(
         "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",

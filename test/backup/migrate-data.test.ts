@@ -2,43 +2,25 @@
 // a fresh PostgreSQL database and an s3rver bucket prefix, verified, then read back row by row.
 
 import { Database } from "bun:sqlite";
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { migrateData } from "../../src/backup/migrate-data.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
-import { type PopulatedDataDir, populatedDataDir } from "../helpers/populated-datadir.ts";
-import { createTestDatabase, dialects, type TestDatabase } from "../helpers/postgres.ts";
-import { startS3, type TestS3 } from "../helpers/s3.ts";
+import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import { migrationFixture } from "../helpers/populated-datadir.ts";
+import { dialects } from "../helpers/postgres.ts";
 
 const hasPg = dialects().includes("postgres");
 
 describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
-  let source: PopulatedDataDir;
-  let s3: TestS3;
-  const dbs: TestDatabase[] = [];
-  beforeAll(async () => {
-    [source, s3] = await Promise.all([populatedDataDir(), startS3()]);
-  }, 120_000);
-  afterAll(async () => {
-    for (const d of dbs) await d.drop();
-    source?.cleanup();
-    await s3?.stop();
-  });
+  const fixture = migrationFixture();
 
   test("every table and file copied, verified, and equal when read back", async () => {
-    const dataDir = source.copy();
-    const db = await createTestDatabase();
-    dbs.push(db);
+    const { dataDir, db, target, options } = await fixture.setup();
     const lines: string[] = [];
-    const target = s3.store();
     const report = await migrateData({
-      dataDir,
-      target: { url: db.url, password: null },
-      sourceBlobs: new LocalBlobStore(join(dataDir, "files")),
-      targetBlobs: target,
-      mode: "copy",
+      ...options,
       progress: (l) => lines.push(l),
       batchRows: 3, // several batches per table, also for composite keys
     });
@@ -128,17 +110,8 @@ describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
   }, 120_000);
 
   test("--dry-run writes nothing and says what it would copy", async () => {
-    const dataDir = source.copy();
-    const db = await createTestDatabase();
-    dbs.push(db);
-    const target = s3.store();
-    const report = await migrateData({
-      dataDir,
-      target: { url: db.url, password: null },
-      sourceBlobs: new LocalBlobStore(join(dataDir, "files")),
-      targetBlobs: target,
-      mode: "dry-run",
-    });
+    const { db, target, options } = await fixture.setup();
+    const report = await migrateData({ ...options, mode: "dry-run" });
     expect(report.verified).toBe(false);
     expect(report.rows).toBeGreaterThan(20);
     const pg = PostgresSql.connect({ url: db.url, password: null });
@@ -155,28 +128,19 @@ describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
   }, 60_000);
 
   test("objects an interrupted run left under gengate's keys are kept (a re-run resumes)", async () => {
-    const dataDir = source.copy();
-    const db = await createTestDatabase();
-    dbs.push(db);
-    const target = s3.store();
+    const { dataDir, target, options } = await fixture.setup();
     const peek = new Database(join(dataDir, "gengate.db"), { readonly: true });
     const { path } = peek.query("SELECT path FROM files LIMIT 1").get() as { path: string };
     peek.close();
     await target.put(path, readFileSync(join(dataDir, "files", path)), "image/png");
-    const report = await migrateData({
-      dataDir,
-      target: { url: db.url, password: null },
-      sourceBlobs: new LocalBlobStore(join(dataDir, "files")),
-      targetBlobs: target,
-      mode: "copy",
-    });
+    const report = await migrateData(options);
     expect(report.files_already_present).toBe(1);
     expect(report.verified).toBe(true);
   }, 60_000);
 
   test("a data dir whose files are in a bucket already: bucket to bucket, or left in place", async () => {
-    const dataDir = source.copy();
-    const from = s3.store();
+    const { dataDir, options } = await fixture.setup();
+    const from = fixture.s3().store();
     const peek = new Database(join(dataDir, "gengate.db"), { readonly: true });
     const paths = peek
       .query("SELECT path FROM files WHERE deleted_at IS NULL UNION ALL SELECT path FROM job_outputs")
@@ -185,16 +149,8 @@ describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
     for (const { path } of paths)
       await from.put(path, readFileSync(join(dataDir, "files", path)), "application/octet-stream");
     rmSync(join(dataDir, "files"), { recursive: true }); // nothing may be read from the data dir's files/
-    const [db1, db2] = [await createTestDatabase(), await createTestDatabase()];
-    dbs.push(db1, db2);
-    const to = s3.store();
-    const moved = await migrateData({
-      dataDir,
-      target: { url: db1.url, password: null },
-      sourceBlobs: from,
-      targetBlobs: to,
-      mode: "copy",
-    });
+    const to = options.targetBlobs as S3BlobStore;
+    const moved = await migrateData({ ...options, sourceBlobs: from });
     expect(moved).toMatchObject({ verified: true, files_copied: true, files: paths.length });
     for (const { path } of paths)
       expect(
@@ -202,12 +158,12 @@ describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
           Buffer.from(await from.read(path, 0, 10_000_000)),
         ),
       ).toBe(true);
+    const db2 = await fixture.database();
     const kept = await migrateData({
-      dataDir,
+      ...options,
       target: { url: db2.url, password: null },
       sourceBlobs: from,
       targetBlobs: from,
-      mode: "copy",
     });
     expect(kept).toMatchObject({ verified: true, files_copied: false, storage: from.location });
   }, 120_000);

@@ -1,8 +1,14 @@
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll } from "bun:test";
 import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { MigrateOptions } from "../../src/backup/migrate-data.ts";
+import { LocalBlobStore } from "../../src/files/blobs-local.ts";
+import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "./api.ts";
+import { createTestDatabase, type TestDatabase } from "./postgres.ts";
+import { startS3, type TestS3 } from "./s3.ts";
 import { runGengate, tempDir } from "./server.ts";
 
 /**
@@ -168,4 +174,67 @@ async function build(): Promise<{ dir: string; remove(): void }> {
     s.cleanup();
     throw err;
   }
+}
+
+export interface MigrationCase {
+  /** A fresh copy of the populated data dir. */
+  dataDir: string;
+  /** A fresh, empty PostgreSQL database. */
+  db: TestDatabase;
+  /** A fresh prefix of the s3rver bucket. */
+  target: S3BlobStore;
+  /** migrateData's options from the copy's files/ to them (mode "copy"). */
+  options: MigrateOptions;
+}
+
+export interface MigrationFixture {
+  s3(): TestS3;
+  /** A fresh, empty database, dropped after the file. */
+  database(): Promise<TestDatabase>;
+  /** A copy of the data dir, a database and a bucket prefix to migrate between. */
+  setup(): Promise<MigrationCase>;
+}
+
+/**
+ * What the migrate-data tests share: the populated data dir, an s3rver and databases dropped at the
+ * end (hooks registered in the calling describe block).
+ */
+export function migrationFixture(): MigrationFixture {
+  let source: PopulatedDataDir | null = null;
+  let s3: TestS3 | null = null;
+  const dbs: TestDatabase[] = [];
+  beforeAll(async () => {
+    [source, s3] = await Promise.all([populatedDataDir(), startS3()]);
+  }, 120_000);
+  afterAll(async () => {
+    for (const d of dbs) await d.drop();
+    source?.cleanup();
+    await s3?.stop();
+  });
+  const database = async () => {
+    const db = await createTestDatabase();
+    dbs.push(db);
+    return db;
+  };
+  return {
+    s3: () => s3!,
+    database,
+    async setup() {
+      const dataDir = source!.copy();
+      const db = await database();
+      const target = s3!.store();
+      return {
+        dataDir,
+        db,
+        target,
+        options: {
+          dataDir,
+          target: { url: db.url, password: null },
+          sourceBlobs: new LocalBlobStore(join(dataDir, "files")),
+          targetBlobs: target,
+          mode: "copy",
+        },
+      };
+    },
+  };
 }
