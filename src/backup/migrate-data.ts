@@ -505,20 +505,22 @@ async function copyRows(
       const row = `(${t.columns.map(() => "?").join(", ")})`;
       let n = 0;
       let last = performance.now();
-      for await (const batch of batches(src, t, per)) {
-        const params: SqlParam[] = [];
-        for (const r of batch) for (const c of t.columns) params.push(r[c] as SqlParam);
-        try {
-          await tx.run(
-            `INSERT INTO ${q(t.name)} (${cols}) VALUES ${Array.from({ length: batch.length }, () => row).join(", ")}`,
-            params,
-          );
-        } catch (err) {
-          throw new MigrateFailed(
-            `table ${t.name}: PostgreSQL refused rows ${n + 1}-${n + batch.length} (${(err as Error).message}); nothing was committed`,
-          );
+      for await (const page of batches(src, t, per)) {
+        for (const batch of bySize(page, t.columns)) {
+          const params: SqlParam[] = [];
+          for (const r of batch) for (const c of t.columns) params.push(r[c] as SqlParam);
+          try {
+            await tx.run(
+              `INSERT INTO ${q(t.name)} (${cols}) VALUES ${Array.from({ length: batch.length }, () => row).join(", ")}`,
+              params,
+            );
+          } catch (err) {
+            throw new MigrateFailed(
+              `table ${t.name}: PostgreSQL refused rows ${n + 1}-${n + batch.length} (${(err as Error).message}); nothing was committed`,
+            );
+          }
+          n += batch.length;
         }
-        n += batch.length;
         if (performance.now() - last > 1000) {
           last = performance.now();
           say(`rows: ${t.name} ${n}`);
@@ -536,6 +538,30 @@ async function copyRows(
       );
     }
   });
+}
+
+/** Bytes of text and blobs per INSERT, at most (a page of large job inputs is split into several). */
+const INSERT_BYTES = 4 * 1024 * 1024;
+
+/** A page of rows cut into runs of at most INSERT_BYTES of text and blobs (at least one row each). */
+export function* bySize(rows: Record<string, unknown>[], columns: string[]): Generator<Record<string, unknown>[]> {
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    let size = 0;
+    for (const c of columns) {
+      const v = rows[i]![c];
+      if (typeof v === "string") size += v.length;
+      else if (v instanceof Uint8Array) size += v.byteLength;
+    }
+    if (i > start && bytes + size > INSERT_BYTES) {
+      yield rows.slice(start, i);
+      start = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  if (start < rows.length) yield rows.slice(start);
 }
 
 /**
