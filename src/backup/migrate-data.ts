@@ -544,7 +544,10 @@ async function copyRows(
 const INSERT_BYTES = 4 * 1024 * 1024;
 
 /** A page of rows cut into runs of at most INSERT_BYTES of text and blobs (at least one row each). */
-export function* bySize(rows: Record<string, unknown>[], columns: string[]): Generator<Record<string, unknown>[]> {
+export function* bySize(
+  rows: Record<string, unknown>[],
+  columns: string[],
+): Generator<Record<string, unknown>[]> {
   let start = 0;
   let bytes = 0;
   for (let i = 0; i < rows.length; i++) {
