@@ -102,7 +102,7 @@ interface Table {
 
 interface StoredFile {
   path: string;
-  size: number;
+  size: bigint;
   sha256: string;
   content_type: string;
 }
@@ -117,7 +117,11 @@ export async function migrateData(options: MigrateOptions): Promise<MigrateRepor
   try {
     const srcSql = source.sql;
     const version = currentSchemaVersion(source.db);
-    if (version !== LATEST_SCHEMA_VERSION || PG_LATEST_SCHEMA_VERSION !== LATEST_SCHEMA_VERSION) {
+    if (PG_LATEST_SCHEMA_VERSION !== LATEST_SCHEMA_VERSION)
+      throw new Error(
+        `this gengate's schemas differ (SQLite ${LATEST_SCHEMA_VERSION}, PostgreSQL ${PG_LATEST_SCHEMA_VERSION})`,
+      );
+    if (version !== LATEST_SCHEMA_VERSION) {
       throw new MigrateRefused(
         version > LATEST_SCHEMA_VERSION
           ? `the data dir's schema version ${version} is newer than this gengate knows (${LATEST_SCHEMA_VERSION}); use the gengate that wrote it`
