@@ -13,6 +13,7 @@ import { VERSION } from "../server/version.ts";
 import { UsageError } from "./args.ts";
 import { backupCommand } from "./backup.ts";
 import { codeCommand } from "./code.ts";
+import { migrateDataCommand } from "./migrate-data.ts";
 import { accountCommand, fxCommand, keyCommand } from "./operator.ts";
 import { orderCommand } from "./order.ts";
 import { restoreCommand } from "./restore.ts";
@@ -47,6 +48,10 @@ Usage:
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
   gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)
   gengate restore ARCHIVE              (into an empty or new --data-dir)
+  gengate migrate-data --to postgres://user@host/db [--storage s3://bucket/prefix] [--dry-run]
+                       [--verify-only] [--data-dir DIR] [--config FILE] [--json]
+                                       (copies a stopped data dir into an empty PostgreSQL database
+                                       and bucket, then verifies; exit 3: refused, nothing written)
   (operator commands take --data-dir DIR and --json; they work while the server runs)
   (AMOUNT is a decimal in the account currency, e.g. 12.50; the API's fields are *_micro integers)
   gengate version
@@ -61,7 +66,8 @@ export async function runCli(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     // GENGATE_DATABASE_URL applies to every command that opens the database (docs/scale-out.md).
-    if (command && !["version", "--version", "help", "--help", "-h"].includes(command))
+    // migrate-data reads the data dir's SQLite file and names its target with --to.
+    if (command && !["version", "--version", "help", "--help", "-h", "migrate-data"].includes(command))
       refuseUnconvertedBackend(databaseSettings(process.env, null));
     switch (command) {
       case "serve":
@@ -70,6 +76,8 @@ export async function runCli(argv: string[]): Promise<number> {
         return await backupCommand(rest);
       case "restore":
         return await restoreCommand(rest);
+      case "migrate-data":
+        return await migrateDataCommand(rest);
       case "account":
         return accountCommand(rest);
       case "key":
