@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
@@ -70,39 +71,36 @@ export interface KeyChanges {
 }
 
 /** Account and key SQL, prepared once per database (the query cache holds only 20 statements). */
-export class AccountStore {
-  private readonly byHash;
-  private readonly insertAccount;
-  private readonly insertKey;
-  private readonly getAccountStmt;
-  private readonly getAccountByName;
-
-  constructor(private readonly db: Database) {
-    this.byHash = db.prepare<ApiKeyRow, [Uint8Array]>("SELECT * FROM api_keys WHERE hash = ?");
-    this.insertAccount = db.prepare(
+export class AccountStore extends SqlStore {
+  protected override s = {
+    byHash: this.q<ApiKeyRow, [Uint8Array]>("SELECT * FROM api_keys WHERE hash = ?"),
+    insertAccount: this.q(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES (?, ?, ?, 0, 0, ?)",
-    );
-    this.insertKey = db.prepare(
+    ),
+    insertKey: this.q(
       `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro,
          writes_per_minute, max_in_flight, created_at, created_by)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.getAccountStmt = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE id = ?");
-    this.getAccountByName = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE name = ?");
-    this.dataVersion = db.prepare<{ data_version: bigint }, []>("PRAGMA data_version");
+    ),
+    getAccount: this.q<Account, [string]>("SELECT * FROM accounts WHERE id = ?"),
+    getAccountByName: this.q<Account, [string]>("SELECT * FROM accounts WHERE name = ?"),
+  };
+
+  constructor(sql: Sql) {
+    super(sql);
   }
 
-  countAccounts(): number {
-    const row = this.db.query("SELECT count(*) AS n FROM accounts").get() as { n: bigint };
-    return Number(row.n);
+  async countAccounts(): Promise<number> {
+    const row = await this.q<{ n: bigint }, []>("SELECT count(*) AS n FROM accounts").get();
+    return Number(row!.n);
   }
 
   getAccount(id: string): Account | null {
-    return this.getAccountStmt.get(id);
+    return this.s.getAccount.get(id);
   }
 
   findAccountByName(name: string): Account | null {
-    return this.getAccountByName.get(name);
+    return this.s.getAccountByName.get(name);
   }
 
   /**
@@ -114,25 +112,23 @@ export class AccountStore {
     currency: Currency,
     options: { keyCreatedBy?: string | null } = {},
   ): { account: Account; keyId: string; key: string } {
-    return this.db
-      .transaction(() => {
-        if (this.findAccountByName(name)) {
+    return this.atomic(async (self) => {
+        if (self.findAccountByName(name)) {
           throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
         }
         const id = newId("acct");
-        this.insertAccount.run(id, name, currency, nowSeconds());
-        const { keyId, key } = this.createKeyInTx(id, {
+        self.s.insertAccount.run(id, name, currency, nowSeconds());
+        const { keyId, key } = self.createKeyInTx(id, {
           name: "Default",
           canManage: true,
           createdBy: options.keyCreatedBy ?? null,
         });
-        return { account: this.getAccount(id)!, keyId, key };
-      })
-      .immediate();
+        return { account: self.getAccount(id)!, keyId, key };
+      });
   }
 
   createKey(accountId: string, options: NewKeyOptions = {}): { keyId: string; key: string } {
-    return this.db.transaction(() => this.createKeyInTx(accountId, options)).immediate();
+    return this.atomic((self) => self.createKeyInTx(accountId, options));
   }
 
   private createKeyInTx(accountId: string, options: NewKeyOptions): { keyId: string; key: string } {
@@ -141,7 +137,7 @@ export class AccountStore {
     }
     const key = generateApiKey();
     const keyId = newId("key");
-    this.insertKey.run(
+    this.s.insertKey.run(
       keyId,
       accountId,
       options.name ?? "Key",
@@ -172,8 +168,7 @@ export class AccountStore {
       throw new DomainError("validation_error", "The alert threshold cannot be negative.", {
         param: "alert_threshold",
       });
-    const changed = this.db
-      .query(
+    const changed = this.q(
         `UPDATE accounts SET alert_threshold_micro = ?1,
            alert_armed = CASE WHEN ?1 IS NULL OR balance_micro - held_micro >= ?1 THEN 1 ELSE alert_armed END
          WHERE id = ?2`,
@@ -190,40 +185,35 @@ export class AccountStore {
   }
 
   listAccounts(limit: number, after: string | null): Account[] {
-    return this.db
-      .query<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
+    return this.q<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
       .all(after ?? "", limit);
   }
 
   /** Operator search: the account with this exact id, or names containing `text` (case-insensitive). */
   searchAccounts(text: string, limit: number): Account[] {
     const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return this.db
-      .query<Account, [string, string, number]>(
+    return this.q<Account, [string, string, number]>(
         "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
       )
       .all(text, like, limit);
   }
 
   listKeys(accountId: string): ApiKeyRow[] {
-    return this.db
-      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
+    return this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
       .all(accountId);
   }
 
   /** A key of this account (revoked ones included), or 404: another account's key id is unknown here. */
   getKey(accountId: string, keyId: string): ApiKeyRow {
-    const row = this.db
-      .query<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
+    const row = this.q<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
       .get(keyId, accountId);
     if (!row) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
     return row;
   }
 
   updateKey(accountId: string, keyId: string, changes: KeyChanges): ApiKeyRow {
-    return this.db
-      .transaction(() => {
-        const key = this.getKey(accountId, keyId);
+    return this.atomic(async (self) => {
+        const key = self.getKey(accountId, keyId);
         if (key.revoked_at !== null)
           throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
         const sets: string[] = [];
@@ -238,11 +228,10 @@ export class AccountStore {
         set("writes_per_minute", changes.writesPerMinute);
         set("max_in_flight", changes.maxInFlight);
         if (sets.length > 0)
-          this.db.query(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
-        this.invalidatePrincipals();
-        return this.getKey(accountId, keyId);
-      })
-      .immediate();
+          self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
+        self.invalidatePrincipals();
+        return self.getKey(accountId, keyId);
+      });
   }
 
   /**
@@ -250,14 +239,14 @@ export class AccountStore {
    * right cannot be revoked: the account would lock itself out of key management.
    */
   revokeKey(accountId: string, keyId: string): ApiKeyRow {
-    return this.db
-      .transaction(() => this.revokeInTx(this.getKey(accountId, keyId), { keepLastManageKey: true }))
-      .immediate();
+    return this.atomic(async (self) =>
+      self.revokeInTx(await self.getKey(accountId, keyId), { keepLastManageKey: true }),
+    );
   }
 
   /** Any account's key by id (revoked ones included), or null. For the operator, who sees every account. */
   findKey(keyId: string): ApiKeyRow | null {
-    return this.db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
+    return this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
   }
 
   /**
@@ -266,20 +255,17 @@ export class AccountStore {
    * new manage key (`key create --manage`). Unknown ids are 404; revoking twice returns the key as is.
    */
   revokeKeyAsOperator(keyId: string): ApiKeyRow {
-    return this.db
-      .transaction(() => {
-        const key = this.findKey(keyId);
+    return this.atomic(async (self) => {
+        const key = self.findKey(keyId);
         if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
-        return this.revokeInTx(key, { keepLastManageKey: false });
-      })
-      .immediate();
+        return self.revokeInTx(key, { keepLastManageKey: false });
+      });
   }
 
   private revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): ApiKeyRow {
     if (key.revoked_at !== null) return key;
     if (options.keepLastManageKey && key.can_manage === 1n) {
-      const others = this.db
-        .query<{ n: bigint }, [string, string]>(
+      const others = this.q<{ n: bigint }, [string, string]>(
           "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
         )
         .get(key.account_id, key.id)!;
@@ -291,7 +277,7 @@ export class AccountStore {
         );
       }
     }
-    this.db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
+    this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
     this.invalidatePrincipals();
     return this.findKey(key.id)!;
   }
@@ -309,7 +295,7 @@ export class AccountStore {
     this.forgetIfChangedElsewhere();
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = this.byHash.get(digest);
+    const row = this.s.byHash.get(digest);
     if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
     const principal = this.principalOf(row);
     if (this.principals.size >= 10_000) this.principals.clear();
@@ -318,7 +304,6 @@ export class AccountStore {
   }
 
   private readonly principals = new Map<string, { principal: Principal; until: number }>();
-  private readonly dataVersion;
   private seenDataVersion: bigint | null = null;
 
   /**
@@ -326,8 +311,10 @@ export class AccountStore {
    * SQLite's data_version moves whenever another connection commits, so the cache is dropped
    * then, and a key revoked from the command line is refused on the very next request.
    */
-  private forgetIfChangedElsewhere(): void {
-    const version = this.dataVersion.get()!.data_version;
+  private async forgetIfChangedElsewhere(): Promise<void> {
+    // SQLite only; across PostgreSQL instances key changes are announced by cache invalidation.
+    if (this.sql.dialect !== "sqlite") return;
+    const version = (await this.q<{ data_version: bigint }, []>("PRAGMA data_version").get())!.data_version;
     if (version !== this.seenDataVersion) {
       this.seenDataVersion = version;
       this.principals.clear();

@@ -157,7 +157,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/accounts",
       ({ body, set }) => {
-        const result = createAccountWithKey(ctx, ctx.db, {
+        const result = createAccountWithKey(ctx, {
           name: body.name,
           currency: body.currency ?? "USD",
           creditMicro: body.credit === undefined ? null : decimalFromInput(body.credit, "credit"),

@@ -11,21 +11,19 @@ import type { Services } from "../server/services.ts";
  */
 export function createAccountWithKey(
   s: Services,
-  db: { transaction: <T>(fn: () => T) => { immediate: () => T } },
   input: { name: string; currency: Currency; creditMicro?: bigint | null },
 ) {
-  return db
-    .transaction(() => {
-      const created = s.accounts.createAccount(input.name, input.currency);
-      if (input.creditMicro && input.creditMicro > 0n)
-        s.ledger.topUp(created.account.id, input.creditMicro, "initial credit");
-      return {
-        account: accountView(s.accounts.getAccount(created.account.id)!),
-        key_id: created.keyId,
-        key: created.key,
-      };
-    })
-    .immediate();
+  return s.sql.tx(async (tx) => {
+    const accounts = s.accounts.in(tx);
+    const created = await accounts.createAccount(input.name, input.currency);
+    if (input.creditMicro && input.creditMicro > 0n)
+      await s.ledger.in(tx).topUp(created.account.id, input.creditMicro, "initial credit");
+    return {
+      account: accountView((await accounts.getAccount(created.account.id))!),
+      key_id: created.keyId,
+      key: created.key,
+    };
+  });
 }
 
 /** An operator's credit (ADMIN): every one records its reason (CONTRACT.md, "Money"). */

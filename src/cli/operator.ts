@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import type { Currency } from "../accounts/accounts.ts";
 import {
@@ -15,6 +14,7 @@ import {
 } from "../admin/operations.ts";
 import { DEFAULT_DATA_DIR } from "../config/load.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import { SqliteSql } from "../db/sql-sqlite.ts";
 import { isFxCurrency } from "../fx/rates.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import { dataDirPaths } from "../server/datadir.ts";
@@ -25,12 +25,12 @@ import { parseArgs, UsageError } from "./args.ts";
  * Operator commands on the data dir's database directly. Safe while the server runs: SQLite in
  * WAL mode with a busy timeout, and every write an IMMEDIATE transaction, as in the server.
  */
-export function withServices<T>(
+export async function withServices<T>(
   dataDirFlag: string | undefined,
-  fn: (s: Services, db: Database) => T,
+  fn: (s: Services) => T | Promise<T>,
   publicUrl = process.env.GENGATE_PUBLIC_URL ?? "",
   options: ServicesOptions = {},
-): T {
+): Promise<T> {
   const paths = dataDirPaths(dataDirFlag ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR);
   if (!existsSync(paths.database)) {
     throw new UsageError(`no database at ${paths.database}; start the server once, or pass --data-dir`);
@@ -38,7 +38,12 @@ export function withServices<T>(
   const db = openDatabase(paths.database, { create: false });
   try {
     migrate(db);
-    return fn(createServices(db, publicUrl, undefined, options), db);
+    const sql = new SqliteSql(db);
+    try {
+      return await fn(createServices(sql, publicUrl, undefined, options));
+    } finally {
+      sql.close();
+    }
   } finally {
     db.close();
   }
@@ -69,8 +74,8 @@ export function accountCommand(argv: string[]): number {
     if (currency !== "USD" && currency !== "RUB")
       throw new UsageError(`--currency must be USD or RUB (got "${flags.currency}")`);
     const credit = flags.credit === undefined ? null : amountArg(flags.credit, "--credit");
-    const r = withServices(flags["data-dir"], (s, db) =>
-      createAccountWithKey(s, db, { name: flags.name!, currency: currency as Currency, creditMicro: credit }),
+    const r = withServices(flags["data-dir"], (s) =>
+      createAccountWithKey(s, { name: flags.name!, currency: currency as Currency, creditMicro: credit }),
     );
     print(
       flags.json === "true",

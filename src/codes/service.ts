@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { serviceIn } from "../db/store.ts";
 import type { Account, AccountStore, Currency } from "../accounts/accounts.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -137,12 +138,18 @@ export class CodeService {
   readonly store: RedeemCodeStore;
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: Sql,
     private readonly accounts: AccountStore,
     private readonly ledger: Ledger,
   ) {
-    this.store = new RedeemCodeStore(db);
+    this.store = new RedeemCodeStore(sql);
   }
+
+  /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
+  private atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
+    return this.sql.tx((tx) => fn(serviceIn(this, tx, ["store", "accounts", "ledger"]), tx));
+  }
+
 
   private now(): number {
     return this.ledger.clock();
@@ -179,9 +186,8 @@ export class CodeService {
       codes.push({ id: newId("rcode"), hash: codeHash(normaliseCode(text)!) });
     }
     const id = newTimeOrderedId("rbatch");
-    this.db
-      .transaction(() =>
-        this.store.insertBatch({
+    this.atomic(async (self, tx) =>
+        self.store.insertBatch({
           id,
           currency: input.currency,
           amount_micro: input.amountMicro,
@@ -191,8 +197,7 @@ export class CodeService {
           created_by: input.createdBy,
           codes,
         }),
-      )
-      .immediate();
+      );
     return { batch: batchView(this.store.batch(id, now)!), codes: texts };
   }
 
@@ -209,12 +214,10 @@ export class CodeService {
   /** Revokes every unused code of the batch (redeemed ones stay redeemed). Again: revokes nothing. */
   revokeBatch(id: string): { batch: BatchView; revoked: number } {
     const now = this.now();
-    const revoked = this.db
-      .transaction(() => {
-        if (!this.store.batch(id, now)) throw new DomainError("not_found", `No code batch ${id}.`);
-        return this.store.revokeUnused(id, now);
-      })
-      .immediate();
+    const revoked = this.atomic(async (self, tx) => {
+        if (!self.store.batch(id, now)) throw new DomainError("not_found", `No code batch ${id}.`);
+        return self.store.revokeUnused(id, now);
+      });
     return { batch: batchView(this.store.batch(id, now)!), revoked };
   }
 
@@ -245,12 +248,11 @@ export class CodeService {
     const normalised = normaliseCode(code);
     if (normalised === null) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
     const hash = codeHash(normalised);
-    return this.db
-      .transaction(() => {
-        const now = this.now();
-        const account = this.accounts.getAccount(accountId);
+    return this.atomic(async (self, tx) => {
+        const now = self.now();
+        const account = self.accounts.getAccount(accountId);
         if (!account) throw new DomainError("not_found", `No account ${accountId}.`);
-        const row = this.store.codeByHash(hash);
+        const row = self.store.codeByHash(hash);
         const usable =
           row !== null &&
           row.redeemed_at === null &&
@@ -264,17 +266,16 @@ export class CodeService {
             { param: "code" },
           );
         }
-        if (!this.store.markRedeemed(row.id, accountId, by, now))
+        if (!self.store.markRedeemed(row.id, accountId, by, now))
           throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
-        this.ledger.topUp(accountId, row.amount_micro, `redeem code ${row.batch_id}`, "TOPUP", row.id);
+        self.ledger.topUp(accountId, row.amount_micro, `redeem code ${row.batch_id}`, "TOPUP", row.id);
         return {
-          account: this.accounts.getAccount(accountId)!,
+          account: self.accounts.getAccount(accountId)!,
           codeId: row.id,
           amountMicro: row.amount_micro,
           currency: row.currency,
         };
-      })
-      .immediate();
+      });
   }
 
   /** 429 while the account has REDEEM_MAX_FAILURES failures in the last hour. */

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import type { Currency } from "../accounts/accounts.ts";
 
 export interface BatchRow {
@@ -54,50 +55,52 @@ const COUNTS = `b.*,
  * Owns the tables of migration 012: redeem_batches, redeem_codes (only SHA-256 digests of the
  * codes) and redeem_failures. Prepared SQL only; the service (service.ts) runs the transactions.
  */
-export class RedeemCodeStore {
-  private readonly s;
+export class RedeemCodeStore extends SqlStore {
 
-  constructor(private readonly db: Database) {
-    this.s = {
-      insertBatch: db.prepare(
+  protected override s = {
+      insertBatch: this.q(
         `INSERT INTO redeem_batches (id, currency, amount_micro, code_count, note, expires_at, created_at, created_by)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      insertCode: db.prepare("INSERT INTO redeem_codes (id, batch_id, code_hash) VALUES (?, ?, ?)"),
-      batch: db.prepare<BatchWithCounts, [number, string]>(
+      insertCode: this.q("INSERT INTO redeem_codes (id, batch_id, code_hash) VALUES (?, ?, ?)"),
+      batch: this.q<BatchWithCounts, [number, string]>(
         `SELECT ${COUNTS} FROM redeem_batches b WHERE b.id = ?2`,
       ),
-      batches: db.prepare<BatchWithCounts, [number, string | null, number]>(
+      batches: this.q<BatchWithCounts, [number, string | null, number]>(
         `SELECT ${COUNTS} FROM redeem_batches b
          WHERE (?2 IS NULL OR b.rowid < (SELECT rowid FROM redeem_batches WHERE id = ?2))
          ORDER BY b.rowid DESC LIMIT ?3`,
       ),
-      codeByHash: db.prepare<CodeRow, [Uint8Array]>(
+      codeByHash: this.q<CodeRow, [Uint8Array]>(
         `SELECT c.id, c.batch_id, c.revoked_at, c.redeemed_at, b.currency, b.amount_micro, b.expires_at
          FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id WHERE c.code_hash = ?`,
       ),
       // The one way a code is used: only if unredeemed, unrevoked and its batch unexpired.
-      markRedeemed: db.prepare<{ id: string }, [number, string, string, string, number]>(
+      markRedeemed: this.q<{ id: string }, [number, string, string, string, number]>(
         `UPDATE redeem_codes SET redeemed_at = ?1, redeemed_account_id = ?2, redeemed_by = ?3
          WHERE id = ?4 AND redeemed_at IS NULL AND revoked_at IS NULL
            AND (SELECT b.expires_at IS NULL OR b.expires_at > ?5 FROM redeem_batches b WHERE b.id = batch_id)
          RETURNING id`,
       ),
-      revokeUnused: db.prepare(
+      revokeUnused: this.q(
         "UPDATE redeem_codes SET revoked_at = ? WHERE batch_id = ? AND redeemed_at IS NULL AND revoked_at IS NULL",
       ),
-      markBatchRevoked: db.prepare("UPDATE redeem_batches SET revoked_at = ? WHERE id = ?"),
-      redeemedBy: db.prepare<RedeemedCode, [string, string]>(
+      markBatchRevoked: this.q("UPDATE redeem_batches SET revoked_at = ? WHERE id = ?"),
+      redeemedBy: this.q<RedeemedCode, [string, string]>(
         `SELECT c.id, c.batch_id, c.redeemed_at, c.redeemed_by, b.currency, b.amount_micro
          FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id
          WHERE c.id = ? AND c.redeemed_account_id = ?`,
       ),
-      failures: db.prepare<{ n: bigint; oldest: bigint | null }, [string, number]>(
+      failures: this.q<{ n: bigint; oldest: bigint | null }, [string, number]>(
         "SELECT count(*) AS n, min(at) AS oldest FROM redeem_failures WHERE account_id = ? AND at > ?",
       ),
-      insertFailure: db.prepare("INSERT INTO redeem_failures (account_id, at) VALUES (?, ?)"),
-      pruneFailures: db.prepare("DELETE FROM redeem_failures WHERE at <= ?"),
+      insertFailure: this.q("INSERT INTO redeem_failures (account_id, at) VALUES (?, ?)"),
+      pruneFailures: this.q("DELETE FROM redeem_failures WHERE at <= ?"),
     };
+
+  constructor(sql: Sql) {
+    super(sql);
+    
   }
 
   insertBatch(
@@ -157,11 +160,9 @@ export class RedeemCodeStore {
 
   /** Records one failed attempt and forgets those older than `pruneBefore` (all accounts). */
   recordFailure(accountId: string, at: number, pruneBefore: number): void {
-    this.db
-      .transaction(() => {
-        this.s.insertFailure.run(accountId, at);
-        this.s.pruneFailures.run(pruneBefore);
-      })
-      .immediate();
+    this.atomic(async (self) => {
+        self.s.insertFailure.run(accountId, at);
+        self.s.pruneFailures.run(pruneBefore);
+      });
   }
 }

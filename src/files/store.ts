@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { nextTurn } from "../lib/next-turn.ts";
@@ -25,35 +26,42 @@ const SWEEP_BATCH = 1000;
 
 /** The output records the retention sweep removes; the job store owns the job_outputs table. */
 export interface ExpiringOutputs {
-  expiredOutputs(now: number, limit: number): { job_id: string; idx: bigint; path: string }[];
-  deleteOutput(jobId: string, idx: bigint): void;
+  expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]>;
+  deleteOutput(jobId: string, idx: bigint): Promise<void>;
+  /** The same store over a transaction (SqlStore.in). */
+  in(tx: Sql): ExpiringOutputs;
 }
 
 /** The files table and the bytes under <data dir>/files (uploads, and the bytes of job outputs). */
-export class FileStore {
-  private readonly s;
+export class FileStore extends SqlStore {
 
-  constructor(
-    private readonly db: Database,
-    readonly root: string,
-    private readonly outputs: ExpiringOutputs,
-  ) {
-    this.s = {
-      insert: db.prepare(
+  protected override s = {
+      insert: this.q(
         `INSERT INTO files (id, account_id, key_id, content_type, size, sha256, path, width, height, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      get: db.prepare<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
-      markDeleted: db.prepare("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
-      expiredFiles: db.prepare<FileRow, [number]>(
+      get: this.q<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
+      markDeleted: this.q("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
+      expiredFiles: this.q<FileRow, [number]>(
         `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
       ),
       // Kept by triggers (migration 008) in the transactions that add and remove the rows.
-      usage: db.prepare<{ files: bigint | null; outputs: bigint | null }, []>(
+      usage: this.q<{ files: bigint | null; outputs: bigint | null }, []>(
         `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
                 (SELECT bytes FROM storage_usage WHERE kind = 'outputs') AS outputs`,
       ),
     };
+
+  constructor(
+    sql: Sql,
+    readonly root: string,
+    private outputs: ExpiringOutputs,
+  ) {
+    super(sql);
+  }
+
+  protected override bound(tx: Sql): void {
+    this.outputs = this.outputs.in(tx);
   }
 
   insert(row: Omit<FileRow, "deleted_at">): void {
@@ -102,19 +110,17 @@ export class FileStore {
     let files = 0;
     let outputs = 0;
     for (;;) {
-      const gone = this.db
-        .transaction(() => {
+      const gone = this.atomic(async (self) => {
           const paths: string[] = [];
-          const f = this.s.expiredFiles.all(now);
-          for (const row of f) if (this.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
-          const o = this.outputs.expiredOutputs(now, SWEEP_BATCH);
+          const f = self.s.expiredFiles.all(now);
+          for (const row of f) if (self.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
+          const o = self.outputs.expiredOutputs(now, SWEEP_BATCH);
           for (const row of o) {
-            this.outputs.deleteOutput(row.job_id, row.idx);
+            self.outputs.deleteOutput(row.job_id, row.idx);
             paths.push(row.path);
           }
           return { files: f.length, outputs: o.length, paths };
-        })
-        .immediate(); // the write lock first: operator commands may write at the same time
+        }); // the write lock first: operator commands may write at the same time
       for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
       files += gone.files;
       outputs += gone.outputs;

@@ -46,7 +46,7 @@ export async function createAccountUpload(
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
   const row = uploadRow(ctx, up, { accountId, keyId: null });
-  ctx.db.transaction(() => ctx.files.insert(row)).immediate();
+  await ctx.files.insert(row);
   return row;
 }
 
@@ -74,19 +74,17 @@ export async function createUpload(
           key,
           fingerprint: requestFingerprint(request, { content_type: up.contentType, sha256: up.sha256 }),
         };
-  const outcome = ctx.db
-    .transaction(() =>
-      ctx.idempotency.once(
-        principal.keyId,
-        claim,
-        () => {
-          ctx.files.insert(row);
-          return JSON.stringify(fileView(row));
-        },
-        (body) => ({ status: 201, body }),
-      ),
-    )
-    .immediate();
+  const outcome = await ctx.sql.tx((tx) =>
+    ctx.idempotency.in(tx).once(
+      principal.keyId,
+      claim,
+      async () => {
+        await ctx.files.in(tx).insert(row);
+        return JSON.stringify(fileView(row));
+      },
+      (body) => ({ status: 201, body }),
+    ),
+  );
   if (outcome.replay) await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
   return outcome;
 }

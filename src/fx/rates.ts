@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
 
 /** Account currencies other than USD, each with an operator-set USD rate. */
@@ -16,20 +17,20 @@ export interface FxRate {
  * The USD->currency rates, in micro-units of the currency per 1 USD. Only new reservations read
  * them: every hold stores the rate it was made at (see Ledger.reserve).
  */
-export class FxStore {
-  constructor(private readonly db: Database) {}
+export class FxStore extends SqlStore {
+  constructor(sql: Sql) {
+    super(sql);}
 
   get(currency: FxCurrency): FxRate | null {
-    return this.db.query<FxRate, [string]>("SELECT * FROM fx_rates WHERE currency = ?").get(currency);
+    return this.q<FxRate, [string]>("SELECT * FROM fx_rates WHERE currency = ?").get(currency);
   }
 
   list(): FxRate[] {
-    return this.db.query<FxRate, []>("SELECT * FROM fx_rates ORDER BY currency").all();
+    return this.q<FxRate, []>("SELECT * FROM fx_rates ORDER BY currency").all();
   }
 
   set(currency: FxCurrency, rateMicro: bigint, source: string): FxRate {
-    this.db
-      .query(
+    this.q(
         `INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (currency) DO UPDATE SET rate_micro = ?2, source = ?3, updated_at = ?4`,
       )

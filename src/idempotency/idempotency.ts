@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { createHash } from "node:crypto";
 import { DomainError } from "../lib/errors.ts";
 import { nextTurn } from "../lib/next-turn.ts";
@@ -79,12 +80,12 @@ export function replayResponse(
 export type Once<T> = { replay: StoredResponse; value?: undefined } | { replay: null; value: T };
 
 /** Settles a long operation's claimed key once its answer is known (null: it failed). */
-export type SettleClaim = (response: StoredResponse | null) => void;
+export type SettleClaim = (response: StoredResponse | null) => Promise<void>;
 
 /** A long operation's claim: the stored answer to replay, or how to settle the key afterwards. */
 export type Running = { replay: StoredResponse; settle?: undefined } | { replay: null; settle: SettleClaim };
 
-const NO_CLAIM: Running = { replay: null, settle: () => {} };
+const NO_CLAIM: Running = { replay: null, settle: async () => {} };
 
 /**
  * Idempotency-Key, scoped to the API key, kept 24 hours, storing only 2xx answers.
@@ -93,15 +94,10 @@ const NO_CLAIM: Running = { replay: null, settle: () => {} };
  * the second waits for the first's commit and replays it. Long operations (/run, chat) mark the
  * key `running` first; a duplicate arriving meanwhile is 409 idempotency_conflict.
  */
-export class IdempotencyStore {
-  private readonly s;
+export class IdempotencyStore extends SqlStore {
 
-  constructor(
-    private readonly db: Database,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.s = {
-      get: db.prepare<
+  protected override s = {
+      get: this.q<
         {
           fingerprint: string;
           state: string;
@@ -113,15 +109,22 @@ export class IdempotencyStore {
       >(
         "SELECT fingerprint, state, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?",
       ),
-      del: db.prepare("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
-      insert: db.prepare(
+      del: this.q("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
+      insert: this.q(
         "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
-      done: db.prepare(
+      done: this.q(
         "UPDATE idempotency SET state = 'done', status = ?, body = ? WHERE key_id = ? AND idem_key = ?",
       ),
-      purge: db.prepare(PURGE_SQL),
+      purge: this.q(PURGE_SQL),
     };
+
+  constructor(
+    sql: Sql,
+    private readonly now: () => number = Date.now,
+  ) {
+    super(sql);
+    
   }
 
   static validateKey(key: string): void {
@@ -175,17 +178,17 @@ export class IdempotencyStore {
    * of its value, so two identical requests racing each other produce one effect. Without a claim
    * it runs `work` alone. A throw from `work` stores nothing (only 2xx answers are kept).
    */
-  once<T>(
+  async once<T>(
     keyId: string,
     claim: IdempotencyClaim | null,
-    work: () => T,
-    answer: (value: T) => StoredResponse,
-  ): Once<T> {
-    if (claim === null) return { replay: null, value: work() };
+    work: () => Promise<T>,
+    answer: (value: T) => StoredResponse | Promise<StoredResponse>,
+  ): Promise<Once<T>> {
+    if (claim === null) return { replay: null, value: await work() };
     const replay = this.lookup(keyId, claim.key, claim.fingerprint);
     if (replay) return { replay };
-    const value = work();
-    this.store(keyId, claim.key, claim.fingerprint, answer(value));
+    const value = await work();
+    this.store(keyId, claim.key, claim.fingerprint, await answer(value));
     return { replay: null, value };
   }
 
@@ -204,14 +207,12 @@ export class IdempotencyStore {
 
   /** Long operations: claim the key before the work (its own transaction). */
   markRunning(keyId: string, idemKey: string, fp: string): StoredResponse | null {
-    return this.db
-      .transaction(() => {
-        const replay = this.lookup(keyId, idemKey, fp);
+    return this.atomic(async (self) => {
+        const replay = self.lookup(keyId, idemKey, fp);
         if (replay) return replay;
-        this.s.insert.run(keyId, idemKey, fp, "running", null, null, this.now());
+        self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now());
         return null;
-      })
-      .immediate();
+      });
   }
 
   /** Long operations: a 2xx answer is kept; anything else frees the key for a retry. */

@@ -1,9 +1,10 @@
-import type { Database } from "bun:sqlite";
 import type { Currency } from "../accounts/accounts.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { usdMicroToRubMicro } from "../pricing/fx.ts";
 import { monthOf } from "./month.ts";
 
@@ -61,7 +62,7 @@ export interface MovedRow extends BalanceRow {
  * (src/alerts/). `credit`: a top-up or a positive adjustment (what may re-arm the alert).
  */
 export interface BalanceWatcher {
-  moved(accountId: string, after: MovedRow, credit: boolean): void;
+  moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void>;
 }
 
 /** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
@@ -84,95 +85,95 @@ export interface LedgerOptions {
  * Each method is synchronous and runs in an IMMEDIATE transaction, or as a savepoint inside the
  * caller's transaction (so a job's final state and its settlement commit together).
  */
-export class Ledger {
+export class Ledger extends SqlStore {
   private readonly now: () => number;
-  private readonly s;
   /** Told of every charge, inside its transaction (the server's metrics count them). */
   onCharge: ((currency: Currency, modelId: string | null, chargeMicro: bigint) => void) | null = null;
   /** Low-balance alerts; no call (and no statement) for an account without a threshold. */
   balanceWatcher: BalanceWatcher | null = null;
 
   constructor(
-    private readonly db: Database,
+    sql: Sql,
     private readonly options: LedgerOptions,
   ) {
+    super(sql);
     this.now = options.now ?? nowSeconds;
-    this.s = {
-      account: db.prepare<{ currency: Currency } & BalanceRow, [string]>(
+  }
+
+  protected override s = {
+      account: this.q<{ currency: Currency } & BalanceRow, [string]>(
         "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
       ),
-      reserveFunds: db.prepare<MovedRow, [bigint, string, bigint]>(
+      reserveFunds: this.q<MovedRow, [bigint, string, bigint]>(
         `UPDATE accounts SET held_micro = held_micro + ?1
          WHERE id = ?2 AND balance_micro - held_micro >= ?3 ${MOVED}`,
       ),
-      moveFunds: db.prepare<MovedRow, [bigint, bigint, string]>(
+      moveFunds: this.q<MovedRow, [bigint, bigint, string]>(
         `UPDATE accounts SET balance_micro = balance_micro + ?1, held_micro = held_micro + ?2
          WHERE id = ?3 ${MOVED}`,
       ),
-      adjustFunds: db.prepare<MovedRow, [bigint, string]>(
+      adjustFunds: this.q<MovedRow, [bigint, string]>(
         `UPDATE accounts SET balance_micro = balance_micro + ?1
          WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
       ),
-      keyLimit: db.prepare<{ monthly_limit_micro: bigint | null }, [string]>(
+      keyLimit: this.q<{ monthly_limit_micro: bigint | null }, [string]>(
         "SELECT monthly_limit_micro FROM api_keys WHERE id = ?",
       ),
-      keySpent: db.prepare<{ s: bigint | null }, [string, string]>(
+      keySpent: this.q<{ s: bigint | null }, [string, string]>(
         "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
       ),
-      keyHeld: db.prepare<{ s: bigint | null }, [string]>(
+      keyHeld: this.q<{ s: bigint | null }, [string]>(
         "SELECT held_micro AS s FROM api_keys WHERE id = ?",
       ),
-      addKeyHeld: db.prepare("UPDATE api_keys SET held_micro = held_micro + ? WHERE id = ?"),
-      fxRate: db.prepare<{ rate_micro: bigint }, [string]>(
+      addKeyHeld: this.q("UPDATE api_keys SET held_micro = held_micro + ? WHERE id = ?"),
+      fxRate: this.q<{ rate_micro: bigint }, [string]>(
         "SELECT rate_micro FROM fx_rates WHERE currency = ?",
       ),
-      insertHold: db.prepare(
+      insertHold: this.q(
         `INSERT INTO holds (id, account_id, key_id, model_id, request_id, source, currency, amount_micro,
            quoted_usd_micro, fx_rate_micro, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
       ),
-      getHold: db.prepare<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
-      resolveHold: db.prepare<HoldRow, [string, bigint | null, bigint | null, number, string]>(
+      getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
+      resolveHold: this.q<HoldRow, [string, bigint | null, bigint | null, number, string]>(
         `UPDATE holds SET status = ?1, charged_micro = ?2, charged_usd_micro = ?3, resolved_at = ?4
          WHERE id = ?5 AND status = 'open' RETURNING *`,
       ),
-      insertEntry: db.prepare(
+      insertEntry: this.q(
         `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
            balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      addSpend: db.prepare(
+      addSpend: this.q(
         `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
          ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = spent_micro + ?4, calls = calls + 1`,
       ),
-    };
-  }
+  };
 
   /** Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached. */
   reserve(input: ReserveInput): HoldRow {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
-    return this.db
-      .transaction(() => {
-        const account = this.s.account.get(input.accountId);
+    return this.atomic(async (self) => {
+        const account = self.s.account.get(input.accountId);
         if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
-        const rate = account.currency === "USD" ? null : this.rateFor(account.currency);
+        const rate = account.currency === "USD" ? null : self.rateFor(account.currency);
         const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
 
-        if (input.keyId) this.checkKeyLimit(input.keyId, amount, account.currency);
-        const after = this.s.reserveFunds.get(amount, input.accountId, amount);
+        if (input.keyId) self.checkKeyLimit(input.keyId, amount, account.currency);
+        const after = self.s.reserveFunds.get(amount, input.accountId, amount);
         if (!after) {
           const available = account.balance_micro - account.held_micro;
           throw new DomainError(
             "insufficient_balance",
-            `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${this.options.billingUrl}.`,
-            { extra: { billing_url: this.options.billingUrl } },
+            `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${self.options.billingUrl}.`,
+            { extra: { billing_url: self.options.billingUrl } },
           );
         }
         const id = newTimeOrderedId("hold");
-        const now = this.now();
-        this.s.insertHold.run(
+        const now = self.now();
+        self.s.insertHold.run(
           id,
           input.accountId,
           input.keyId,
@@ -185,14 +186,14 @@ export class Ledger {
           rate,
           now,
         );
-        if (input.keyId) this.s.addKeyHeld.run(amount, input.keyId);
-        this.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
+        if (input.keyId) self.s.addKeyHeld.run(amount, input.keyId);
+        self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
           holdId: id,
           keyId: input.keyId,
           modelId: input.modelId,
           requestId: input.requestId,
         });
-        this.watch(input.accountId, after, false);
+        self.watch(input.accountId, after, false);
         // The row as inserted (not re-read: this runs on every submit).
         return {
           id,
@@ -211,8 +212,7 @@ export class Ledger {
           created_at: BigInt(now),
           resolved_at: null,
         };
-      })
-      .immediate();
+      });
   }
 
   /**
@@ -221,17 +221,16 @@ export class Ledger {
    */
   settle(holdId: string, actualUsdMicro: bigint): SettleResult {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
-    return this.db
-      .transaction(() => {
-        const hold = this.s.getHold.get(holdId);
+    return this.atomic(async (self) => {
+        const hold = self.s.getHold.get(holdId);
         if (!hold) throw new Error(`settle: no hold ${holdId}`);
         if (hold.status !== "open") return { changed: false, hold };
         const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
         const converted = hold.fx_rate_micro === null ? usd : usdMicroToRubMicro(usd, hold.fx_rate_micro);
         const charge = converted < hold.amount_micro ? converted : hold.amount_micro;
-        const now = this.now();
-        const resolved = this.s.resolveHold.get("settled", charge, usd, now, holdId);
-        if (!resolved) return { changed: false, hold: this.s.getHold.get(holdId)! };
+        const now = self.now();
+        const resolved = self.s.resolveHold.get("settled", charge, usd, now, holdId);
+        if (!resolved) return { changed: false, hold: self.s.getHold.get(holdId)! };
 
         // One instant for the whole settlement: the charge entry's day and the key_spend month
         // must name the same calendar month, even at a month's last second (docs/money.md).
@@ -242,33 +241,31 @@ export class Ledger {
           requestId: hold.request_id,
           at: now,
         };
-        if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-        let after = this.s.moveFunds.get(-charge, -charge, hold.account_id)!;
-        this.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
+        if (hold.key_id) self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
+        let after = self.s.moveFunds.get(-charge, -charge, hold.account_id)!;
+        self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
         const rest = hold.amount_micro - charge;
         if (rest > 0n) {
-          after = this.s.moveFunds.get(0n, -rest, hold.account_id)!;
-          this.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
+          after = self.s.moveFunds.get(0n, -rest, hold.account_id)!;
+          self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
         }
-        if (hold.key_id) this.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
-        this.watch(hold.account_id, after, false);
-        this.onCharge?.(hold.currency, hold.model_id, charge);
+        if (hold.key_id) self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+        self.watch(hold.account_id, after, false);
+        self.onCharge?.(hold.currency, hold.model_id, charge);
         return { changed: true, hold: resolved };
-      })
-      .immediate();
+      });
   }
 
   /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
   release(holdId: string, reason?: string): SettleResult {
-    return this.db
-      .transaction(() => {
-        const hold = this.s.getHold.get(holdId);
+    return this.atomic(async (self) => {
+        const hold = self.s.getHold.get(holdId);
         if (!hold) throw new Error(`release: no hold ${holdId}`);
-        const resolved = this.s.resolveHold.get("released", null, null, this.now(), holdId);
+        const resolved = self.s.resolveHold.get("released", null, null, self.now(), holdId);
         if (!resolved) return { changed: false, hold };
-        const after = this.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id)!;
-        if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-        this.entry(
+        const after = self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id)!;
+        if (hold.key_id) self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
+        self.entry(
           hold.account_id,
           "release",
           hold.source,
@@ -284,10 +281,9 @@ export class Ledger {
             reason,
           },
         );
-        this.watch(hold.account_id, after, false);
+        self.watch(hold.account_id, after, false);
         return { changed: true, hold: resolved };
-      })
-      .immediate();
+      });
   }
 
   /**
@@ -307,15 +303,13 @@ export class Ledger {
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
     if (source === "TOPUP" && !refId)
       throw new RangeError("topUp: a TOPUP credit must name its order or code");
-    return this.db
-      .transaction(() => {
-        this.requireAccount(accountId);
-        const after = this.s.moveFunds.get(amountMicro, 0n, accountId)!;
-        this.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
-        this.watch(accountId, after, true);
+    return this.atomic(async (self) => {
+        self.requireAccount(accountId);
+        const after = self.s.moveFunds.get(amountMicro, 0n, accountId)!;
+        self.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
+        self.watch(accountId, after, true);
         return after;
-      })
-      .immediate();
+      });
   }
 
   /**
@@ -327,10 +321,9 @@ export class Ledger {
       throw new DomainError("validation_error", "amount must not be 0.", { param: "amount" });
     if (deltaMicro > MAX_MICRO || -deltaMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount out of range.", { param: "amount" });
-    return this.db
-      .transaction(() => {
-        const account = this.requireAccount(accountId);
-        const after = this.s.adjustFunds.get(deltaMicro, accountId);
+    return this.atomic(async (self) => {
+        const account = self.requireAccount(accountId);
+        const after = self.s.adjustFunds.get(deltaMicro, accountId);
         if (!after) {
           throw new DomainError(
             "conflict",
@@ -339,11 +332,10 @@ export class Ledger {
           );
         }
         const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
-        this.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
-        this.watch(accountId, after, deltaMicro > 0n);
+        self.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
+        self.watch(accountId, after, deltaMicro > 0n);
         return after;
-      })
-      .immediate();
+      });
   }
 
   getHold(id: string): HoldRow | null {
@@ -368,8 +360,9 @@ export class Ledger {
   }
 
   /** One property read when the account has no threshold (the common case, and the hot path). */
-  private watch(accountId: string, after: MovedRow, credit: boolean): void {
-    if (after.alert_threshold_micro !== null) this.balanceWatcher?.moved(accountId, after, credit);
+  private async watch(accountId: string, after: MovedRow, credit: boolean): Promise<void> {
+    if (after.alert_threshold_micro !== null && this.balanceWatcher)
+      await this.balanceWatcher.moved(this.sql, accountId, after, credit);
   }
 
   private checkKeyLimit(keyId: string, amount: bigint, currency: Currency): void {

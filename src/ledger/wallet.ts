@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Source } from "./ledger.ts";
 
@@ -76,33 +77,35 @@ export const WALLET_SQL = {
 } as const;
 
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
-export class Wallet {
-  private readonly s;
+export class Wallet extends SqlStore {
 
-  constructor(private readonly db: Database) {
-    this.s = {
+  protected override s = {
       // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
       // Served by ledger_entries_charges (migration 010), a covering index: only the account's
       // charges in the range are read. Grouped by the integer day (cheaper than strftime).
-      chargesByDay: db.prepare<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
+      chargesByDay: this.q<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
         WALLET_SQL.chargesByDay,
       ),
-      bySource: db.prepare<EntryRow, [string, bigint, string, number]>(
+      bySource: this.q<EntryRow, [string, bigint, string, number]>(
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
          ORDER BY id DESC LIMIT ?4`,
       ),
-      creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
-      noKeyCharges: db.prepare<
+      creditsBySource: this.q<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
+      noKeyCharges: this.q<
         { model_id: string; spent_micro: bigint; calls: bigint },
         [string, number, number]
       >(WALLET_SQL.noKeyCharges),
       // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
-      credits: db.prepare<EntryRow, [string, bigint, string, number]>(
+      credits: this.q<EntryRow, [string, bigint, string, number]>(
         `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
            AND (?3 = '' OR kind = ?3)
          ORDER BY id DESC LIMIT ?4`,
       ),
     };
+
+  constructor(sql: Sql) {
+    super(sql);
+    
   }
 
   /**
@@ -143,8 +146,7 @@ export class Wallet {
 
   /** Newest first; `before` is the id of the last entry of the previous page. */
   entries(accountId: string, limit: number, before: bigint | null) {
-    const rows = this.db
-      .query<EntryRow, [string, bigint, number]>(
+    const rows = this.q<EntryRow, [string, bigint, number]>(
         "SELECT * FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
       )
       .all(accountId, before ?? 2n ** 62n, limit + 1);
@@ -200,8 +202,7 @@ export class Wallet {
    * per model, under key_id null.
    */
   spendRows(accountId: string, month: string): KeySpendRow[] {
-    const keyed = this.db
-      .query<KeySpendRow, [string, string]>(
+    const keyed = this.q<KeySpendRow, [string, string]>(
         `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
          FROM key_spend s JOIN api_keys k ON k.id = s.key_id
          WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
@@ -216,8 +217,7 @@ export class Wallet {
 
   /** The month's spend of the account: every key's (key_spend) and the charges without a key. */
   monthTotal(accountId: string, month: string): bigint {
-    const row = this.db
-      .query<{ s: bigint | null }, [string, string]>(
+    const row = this.q<{ s: bigint | null }, [string, string]>(
         "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
       )
       .get(accountId, month);

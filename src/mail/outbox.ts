@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 
 export type MailKind = "invite" | "password_reset" | "balance_low";
@@ -62,51 +63,53 @@ const MAX_ERROR_LENGTH = 500;
  * next_attempt_at forward, so no two senders take the same row) and records each outcome guarded
  * by that lease. Bodies may carry one-time links, so they are emptied when a row is finished.
  */
-export class MailOutbox {
+export class MailOutbox extends SqlStore {
   private readonly now: () => number;
-  private readonly s;
 
-  constructor(db: Database, options: { now?: () => number } = {}) {
-    this.now = options.now ?? Date.now;
-    this.s = {
-      insert: db.prepare<null, [string, string, string, string, string, string, string | null, number]>(
+  protected override s = {
+      insert: this.q<null, [string, string, string, string, string, string, string | null, number]>(
         `INSERT INTO mail_outbox (id, kind, to_addrs, subject, text_body, html_body, account_id, status,
            attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?8)`,
       ),
-      claim: db.prepare<MailRow, [number, number, number]>(
+      claim: this.q<MailRow, [number, number, number]>(
         `UPDATE mail_outbox SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?1
            ORDER BY next_attempt_at, created_at, id LIMIT ?3)
          RETURNING *`,
       ),
-      nextDue: db.prepare<{ t: bigint | null }, []>(
+      nextDue: this.q<{ t: bigint | null }, []>(
         "SELECT min(next_attempt_at) AS t FROM mail_outbox WHERE status = 'pending'",
       ),
-      finish: db.prepare<{ id: string }, [string, string | null, number, number | null, string, number]>(
+      finish: this.q<{ id: string }, [string, string | null, number, number | null, string, number]>(
         `UPDATE mail_outbox
          SET status = ?1, attempts = attempts + 1, last_error = ?2, last_attempt_at = ?3, sent_at = ?4,
              text_body = '', html_body = ''
          WHERE id = ?5 AND status = 'pending' AND next_attempt_at = ?6
          RETURNING id`,
       ),
-      retry: db.prepare<{ id: string }, [number, string | null, number, string, number]>(
+      retry: this.q<{ id: string }, [number, string | null, number, string, number]>(
         `UPDATE mail_outbox
          SET attempts = attempts + 1, next_attempt_at = ?1, last_error = ?2, last_attempt_at = ?3
          WHERE id = ?4 AND status = 'pending' AND next_attempt_at = ?5
          RETURNING id`,
       ),
-      recent: db.prepare<MailRow, [number]>(
+      recent: this.q<MailRow, [number]>(
         "SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?",
       ),
-      counts: db.prepare<{ status: MailStatus; n: bigint }, []>(
+      counts: this.q<{ status: MailStatus; n: bigint }, []>(
         "SELECT status, count(*) AS n FROM mail_outbox GROUP BY status",
       ),
-      purge: db.prepare<null, [number]>(
+      purge: this.q<null, [number]>(
         "DELETE FROM mail_outbox WHERE status != 'pending' AND created_at < ?",
       ),
     };
+
+  constructor(sql: Sql, options: { now?: () => number } = {}) {
+    super(sql);
+    this.now = options.now ?? Date.now;
+    
   }
 
   /** Records a message to send, due now. Synchronous, one INSERT: call it in the cause's transaction. */

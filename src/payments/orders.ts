@@ -4,7 +4,8 @@
  * once, and only from an open (or expired) state. Crediting and refunds call these inside the
  * service's own transaction, together with the ledger (src/payments/service.ts).
  */
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { PaymentCurrency, ProviderName } from "./provider.ts";
@@ -86,50 +87,52 @@ export interface OrderFilter {
 /** Open orders: the customer may still pay. Paid from one of these, or late from expired. */
 const PAYABLE = "('created', 'pending', 'expired')";
 
-export class OrderStore {
-  private readonly s;
+export class OrderStore extends SqlStore {
 
-  constructor(private readonly db: Database) {
-    this.s = {
-      insert: db.prepare<OrderRow, [string, string, string | null, string, string, bigint, number, number]>(
+  protected override s = {
+      insert: this.q<OrderRow, [string, string, string | null, string, string, bigint, number, number]>(
         `INSERT INTO orders (id, account_id, person_id, provider, currency, amount_micro, status, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, 'created', ?, ?) RETURNING *`,
       ),
-      get: db.prepare<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?"),
-      byRef: db.prepare<OrderRow, [string, string]>(
+      get: this.q<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?"),
+      byRef: this.q<OrderRow, [string, string]>(
         "SELECT * FROM orders WHERE provider = ? AND provider_ref = ?",
       ),
-      attach: db.prepare<OrderRow, [string, string, string]>(
+      attach: this.q<OrderRow, [string, string, string]>(
         `UPDATE orders SET status = 'pending', provider_ref = ?1, checkout_url = ?2
          WHERE id = ?3 AND status = 'created' RETURNING *`,
       ),
-      close: db.prepare<OrderRow, [string, string | null, string]>(
+      close: this.q<OrderRow, [string, string | null, string]>(
         `UPDATE orders SET status = ?1, failure = coalesce(?2, failure)
          WHERE id = ?3 AND status IN ('created', 'pending') RETURNING *`,
       ),
-      markPaid: db.prepare<OrderRow, [number, string, string]>(
+      markPaid: this.q<OrderRow, [number, string, string]>(
         `UPDATE orders SET status = 'paid', paid_at = ?1, provider_ref = coalesce(provider_ref, ?2)
          WHERE id = ?3 AND status IN ${PAYABLE} RETURNING *`,
       ),
-      pruneUnlinked: db.prepare(
+      pruneUnlinked: this.q(
         "DELETE FROM payment_notifications WHERE order_id IS NULL AND received_at < ?",
       ),
-      expireDue: db.prepare<{ id: string }, [number]>(
+      expireDue: this.q<{ id: string }, [number]>(
         `UPDATE orders SET status = 'expired'
          WHERE status IN ('created', 'pending') AND expires_at <= ? RETURNING id`,
       ),
-      refund: db.prepare<OrderRow, [bigint, string]>(
+      refund: this.q<OrderRow, [bigint, string]>(
         `UPDATE orders SET refunded_micro = refunded_micro + ?1
          WHERE id = ?2 AND status = 'paid' AND refunded_micro + ?1 <= amount_micro RETURNING *`,
       ),
-      log: db.prepare(
+      log: this.q(
         `INSERT INTO payment_notifications (provider, order_id, event_id, event_type, outcome, detail, received_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
-      notificationsOf: db.prepare<NotificationRow, [string]>(
+      notificationsOf: this.q<NotificationRow, [string]>(
         "SELECT * FROM payment_notifications WHERE order_id = ? ORDER BY id",
       ),
     };
+
+  constructor(sql: Sql) {
+    super(sql);
+    
   }
 
   create(input: {
@@ -245,7 +248,7 @@ export class OrderStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM orders ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.db.query<OrderRow, (string | number)[]>(sql).all(...args);
+    return this.q<OrderRow, (string | number)[]>(sql).all(...args);
   }
 
   notificationsOf(orderId: string): NotificationRow[] {
@@ -269,7 +272,7 @@ export class OrderStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM payment_notifications ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.db.query<NotificationRow, (string | number | bigint)[]>(sql).all(...args);
+    return this.q<NotificationRow, (string | number | bigint)[]>(sql).all(...args);
   }
 
   /** Paid totals per currency (the operator's reconciliation summary). */
@@ -280,8 +283,7 @@ export class OrderStore {
     paid: bigint;
     refunded: bigint;
   }[] {
-    return this.db
-      .query<
+    return this.q<
         { currency: PaymentCurrency; provider: ProviderName; orders: bigint; paid: bigint; refunded: bigint },
         []
       >(

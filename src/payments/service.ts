@@ -11,7 +11,8 @@
  *   at once find the order paid and credit nothing; the ledger's unique ref_id index backs this up.
  * - Every notification is logged with its outcome (payment_notifications).
  */
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { Stmt, serviceIn } from "../db/store.ts";
 import type { AccountStore } from "../accounts/accounts.ts";
 import { requireReason } from "../admin/operations.ts";
 import type { PaymentSettings } from "../config/schema.ts";
@@ -74,17 +75,24 @@ export class PaymentService {
   private readonly recent;
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: Sql,
     private readonly accounts: AccountStore,
     private readonly ledger: Ledger,
     private readonly options: PaymentServiceOptions,
   ) {
-    this.orders = new OrderStore(db);
+    this.orders = new OrderStore(sql);
     this.now = options.now ?? nowSeconds;
-    this.recent = db.prepare<{ n: bigint }, [string, number]>(
+    this.recent = new Stmt<{ n: bigint }, [string, number]>(
+      sql,
       "SELECT count(*) AS n FROM orders WHERE account_id = ? AND created_at > ?",
     );
   }
+
+  /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
+  private atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
+    return this.sql.tx((tx) => fn(serviceIn(this, tx, ["orders", "accounts", "ledger"]), tx));
+  }
+
 
   settings(): PaymentSettings {
     return this.options.settings();
@@ -273,8 +281,8 @@ export class PaymentService {
   /** What verified facts are worth for their order: credit once, or log why not. */
   private apply(facts: PaymentFacts): NotificationResult {
     const order = this.findOrder(facts);
-    const log = (outcome: NotificationOutcome, detail: string | null) => {
-      this.log(facts.provider, order?.id ?? null, facts.eventId, facts.eventType, outcome, detail);
+    const log = (outcome: NotificationOutcome, detail: string | null, via: PaymentService = this) => {
+      via.log(facts.provider, order?.id ?? null, facts.eventId, facts.eventType, outcome, detail);
       return { outcome, orderId: order?.id ?? null };
     };
     if (!facts.creditEvent && !facts.closes) return log("ignored", "an event that neither pays nor closes");
@@ -293,16 +301,15 @@ export class PaymentService {
       );
     }
     if (!facts.paid) return log("not_paid", "the provider does not report it paid (yet)");
-    return this.db
-      .transaction((): NotificationResult => {
-        const before = this.orders.get(order.id)!;
-        const paid = this.orders.markPaid(order.id, this.now(), facts.ref);
+    return this.atomic(async (self, tx): Promise<NotificationResult> => {
+        const before = self.orders.get(order.id)!;
+        const paid = self.orders.markPaid(order.id, self.now(), facts.ref);
         if (!paid) {
           return before.status === "paid"
-            ? log("duplicate", "already credited")
-            : log("mismatch", `the order is ${before.status}`);
+            ? log("duplicate", "already credited", self)
+            : log("mismatch", `the order is ${before.status}`, self);
         }
-        this.ledger.topUp(
+        self.ledger.topUp(
           order.account_id,
           order.amount_micro,
           `${PROVIDER_LABEL[facts.provider]} payment ${facts.ref}`,
@@ -310,10 +317,9 @@ export class PaymentService {
           order.id,
         );
         return before.status === "expired"
-          ? log("credited_late", "paid after the order expired: the money was taken, so it is credited")
-          : log("credited", null);
-      })
-      .immediate();
+          ? log("credited_late", "paid after the order expired: the money was taken, so it is credited", self)
+          : log("credited", null, self);
+      });
   }
 
   private findOrder(facts: PaymentFacts): OrderRow | null {
@@ -365,9 +371,8 @@ export class PaymentService {
    */
   refund(orderId: string, amountMicro: bigint | null, reasonText: string): OrderRow {
     const reason = requireReason(reasonText, "A refund");
-    return this.db
-      .transaction(() => {
-        const order = this.orders.get(orderId);
+    return this.atomic(async (self, tx) => {
+        const order = self.orders.get(orderId);
         if (!order) throw new DomainError("not_found", `No order ${orderId}.`, { param: "order_id" });
         if (order.status !== "paid")
           throw new DomainError(
@@ -385,11 +390,10 @@ export class PaymentService {
             `At most ${formatMicro(left)} ${order.currency} of ${order.id} can still be refunded.`,
             { param: "amount" },
           );
-        const updated = this.orders.addRefund(order.id, amount);
+        const updated = self.orders.addRefund(order.id, amount);
         if (!updated) throw new DomainError("conflict", `Order ${order.id} changed; try again.`);
-        this.ledger.adjust(order.account_id, -amount, `refund of ${order.id}: ${reason}`, order.id);
+        self.ledger.adjust(order.account_id, -amount, `refund of ${order.id}: ${reason}`, order.id);
         return updated;
-      })
-      .immediate();
+      });
   }
 }

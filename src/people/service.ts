@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { AccountStore, Currency } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
+import { serviceIn } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId, newTimeOrderedId } from "../lib/ids.ts";
 import { base32Encode, newTotpSecret, otpauthUrl, verifyTotp } from "../lib/totp.ts";
@@ -51,10 +53,11 @@ export interface PeopleServiceOptions {
  */
 export interface PeopleNotifier {
   invite(
+    tx: Sql,
     to: string,
     invite: { url: string; expiresAt: number; accountId: string | null; role: Role },
-  ): boolean;
-  passwordReset(to: string, url: string): boolean;
+  ): Promise<boolean>;
+  passwordReset(tx: Sql, to: string, url: string): Promise<boolean>;
   /** Whether links can be mailed at all ([smtp] is set). */
   enabled(): boolean;
 }
@@ -137,6 +140,11 @@ export class PeopleService {
   private readonly cost: { memoryCost: number; timeCost: number } | null;
   private dummyHash: Promise<string> | null = null;
   private readonly notify: PeopleNotifier | null;
+
+  /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
+  private atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
+    return this.store.transaction((tx) => fn(serviceIn(this, tx, ["store", "accounts"]), tx));
+  }
 
   constructor(
     db: ConstructorParameters<typeof PeopleStore>[0],
@@ -360,12 +368,12 @@ export class PeopleService {
 
   /** Points the session at another account of the person; another account is 404. */
   switchAccount(sessionId: string, personId: string, accountId: string): ConsoleSession {
-    return this.store.transaction(() => {
-      if (!this.store.membership(accountId, personId))
+    return this.atomic(async (self, tx) => {
+      if (!self.store.membership(accountId, personId))
         throw new DomainError("not_found", "No such account.", { param: "account_id" });
-      if (!this.store.setSessionAccount(sessionId, personId, accountId))
+      if (!self.store.setSessionAccount(sessionId, personId, accountId))
         throw new DomainError("not_found", "No such session.", { param: "session_id" });
-      return this.consoleSession(this.store.sessionById(sessionId)!, this.store.personById(personId)!);
+      return self.consoleSession(self.store.sessionById(sessionId)!, self.store.personById(personId)!);
     });
   }
 
@@ -532,39 +540,39 @@ export class PeopleService {
     }
     const passwordHash = existing ? null : await this.hashPassword(o.password);
     const now = this.seconds();
-    const result = this.store.transaction(() => {
+    const result = this.atomic(async (self, tx) => {
       // Re-read inside the transaction: a concurrent sign-up with the same email loses here.
-      const again = this.store.personByEmail(o.email);
+      const again = self.store.personByEmail(o.email);
       if (!existing && again) throw new DomainError("unauthorized", SIGNIN_FAILED);
       existing = again;
-      const personId = existing?.id ?? newTimeOrderedId("person", this.now());
+      const personId = existing?.id ?? newTimeOrderedId("person", self.now());
       if (!existing)
-        this.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
+        self.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
       let invite = o.invite;
       if (invite) {
-        invite = this.store.consumeInvite(invite.token_hash, personId, now);
+        invite = self.store.consumeInvite(invite.token_hash, personId, now);
         if (!invite) throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
-        if (invite.operator === 1n) this.store.setOperator(personId);
+        if (invite.operator === 1n) self.store.setOperator(personId);
       }
       let accountId: string;
       let keyId: string | null = null;
       let key: string | null = null;
       if (o.newAccount || !invite?.account_id) {
-        const created = this.accounts.createAccount(this.accountNameFor(o.email), this.console().currency, {
+        const created = self.accounts.createAccount(self.accountNameFor(o.email), self.console().currency, {
           keyCreatedBy: personId,
         });
         accountId = created.account.id;
         keyId = created.keyId;
         key = created.key;
-        this.store.addMembership(accountId, personId, "owner", now);
+        self.store.addMembership(accountId, personId, "owner", now);
       } else {
         accountId = invite.account_id;
-        if (!this.accounts.getAccount(accountId))
+        if (!self.accounts.getAccount(accountId))
           throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
-        this.store.addMembership(accountId, personId, invite.role, now);
+        self.store.addMembership(accountId, personId, invite.role, now);
       }
-      const person = this.store.personById(personId)!;
-      return { session: this.openSession(person, o.client, accountId), accountId, keyId, key };
+      const person = self.store.personById(personId)!;
+      return { session: self.openSession(person, o.client, accountId), accountId, keyId, key };
     });
     this.store.clearFailures(subjects[0]!);
     return result;
@@ -587,23 +595,23 @@ export class PeopleService {
       throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
     const role: Role = accountId === null ? "owner" : (input.role ?? "member");
     const createdBy = input.createdBy ?? null;
-    return this.store.transaction(() => {
-      if (accountId !== null && !this.accounts.getAccount(accountId))
+    return this.atomic(async (self, tx) => {
+      if (accountId !== null && !self.accounts.getAccount(accountId))
         throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
       if (createdBy !== null) {
-        const creator = this.store.personById(createdBy);
+        const creator = self.store.personById(createdBy);
         if (!creator) throw new DomainError("not_found", "No such person.", { param: "created_by" });
         if (creator.operator !== 1n) {
           if (input.operator) throw new DomainError("forbidden", "Only operators invite operators.");
-          if (accountId === null || this.store.membership(accountId, createdBy)?.role !== "owner")
+          if (accountId === null || self.store.membership(accountId, createdBy)?.role !== "owner")
             throw new DomainError("forbidden", "Only the account's owners invite members.");
         }
       }
       const token = newToken();
-      const now = this.seconds();
+      const now = self.seconds();
       const expiresAt = now + INVITE_TTL_SECONDS;
-      const id = newTimeOrderedId("inv", this.now());
-      this.store.insertInvite({
+      const id = newTimeOrderedId("inv", self.now());
+      self.store.insertInvite({
         id,
         tokenHash: hashSecret(token),
         email,
@@ -614,10 +622,10 @@ export class PeopleService {
         now,
         expiresAt,
       });
-      const url = `${this.publicUrl}/console/invite/${token}`;
+      const url = `${self.publicUrl}/console/invite/${token}`;
       // Only to the invite's own email; an invite without one is handed over by hand.
       const mailed =
-        email !== null && (this.notify?.invite(email, { url, expiresAt, accountId, role }) ?? false);
+        email !== null && ((await self.notify?.invite(tx, email, { url, expiresAt, accountId, role })) ?? false);
       return { url, expiresAt, id, mailed };
     });
   }
@@ -690,9 +698,9 @@ export class PeopleService {
     const token = newToken();
     const now = this.seconds();
     const url = `${this.publicUrl}/console/reset/${token}`;
-    return this.store.transaction(() => {
-      this.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
-      return { url, mailed: this.notify?.passwordReset(person.email, url) ?? false };
+    return this.atomic(async (self, tx) => {
+      self.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
+      return { url, mailed: (await self.notify?.passwordReset(tx, person.email, url)) ?? false };
     });
   }
 
@@ -731,15 +739,15 @@ export class PeopleService {
     this.checkNewPassword(password);
     if (!this.resetLinkValid(token)) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
     const hash = await this.hashPassword(password);
-    this.store.transaction(() => {
-      const now = this.seconds();
-      const reset = this.store.consumeReset(hashSecret(token), now);
+    this.atomic(async (self, tx) => {
+      const now = self.seconds();
+      const reset = self.store.consumeReset(hashSecret(token), now);
       if (!reset) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
-      this.store.setPassword(reset.person_id, hash, now);
-      this.store.expireResetsOf(reset.person_id, now);
-      this.store.revokeSessionsOf(reset.person_id, now, null);
-      const person = this.store.personById(reset.person_id)!;
-      this.store.clearFailures(`email:${person.email}`);
+      self.store.setPassword(reset.person_id, hash, now);
+      self.store.expireResetsOf(reset.person_id, now);
+      self.store.revokeSessionsOf(reset.person_id, now, null);
+      const person = self.store.personById(reset.person_id)!;
+      self.store.clearFailures(`email:${person.email}`);
     });
   }
 
@@ -757,11 +765,11 @@ export class PeopleService {
       });
     this.checkNewPassword(next, "new_password");
     const hash = await this.hashPassword(next);
-    this.store.transaction(() => {
-      const now = this.seconds();
-      this.store.setPassword(personId, hash, now);
-      this.store.expireResetsOf(personId, now);
-      this.store.revokeSessionsOf(personId, now, keepSessionId);
+    this.atomic(async (self, tx) => {
+      const now = self.seconds();
+      self.store.setPassword(personId, hash, now);
+      self.store.expireResetsOf(personId, now);
+      self.store.revokeSessionsOf(personId, now, keepSessionId);
     });
   }
 
@@ -795,20 +803,20 @@ export class PeopleService {
 
   /** Confirms the pending secret with a code; returns 10 one-time recovery codes (shown once). */
   enableTwoFactor(personId: string, code: string): { recoveryCodes: string[] } {
-    return this.store.transaction(() => {
-      const person = this.requirePerson(personId);
+    return this.atomic(async (self, tx) => {
+      const person = self.requirePerson(personId);
       if (person.totp_enabled_at !== null)
         throw new DomainError("conflict", "Two-factor sign-in is already on.");
       if (!person.totp_secret)
         throw new DomainError("conflict", "Start two-factor set-up first.", { param: "code" });
-      const step = verifyTotp(person.totp_secret, String(code ?? ""), this.seconds());
+      const step = verifyTotp(person.totp_secret, String(code ?? ""), self.seconds());
       if (step === null)
         throw new DomainError("validation_error", "The code is incorrect; check the time on your device.", {
           param: "code",
         });
-      this.store.enableTotp(personId, this.seconds(), step);
+      self.store.enableTotp(personId, self.seconds(), step);
       const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-      this.store.replaceRecoveryCodes(
+      self.store.replaceRecoveryCodes(
         personId,
         codes.map((c) => hashSecret(normalizeRecoveryCode(c))),
       );
@@ -821,9 +829,9 @@ export class PeopleService {
     const person = this.requirePerson(personId);
     if (!(await this.verifyPassword(String(password ?? ""), person.password_hash)))
       throw new DomainError("unauthorized", "The password is incorrect.", { param: "password" });
-    this.store.transaction(() => {
-      this.store.setTotpSecret(personId, null);
-      this.store.replaceRecoveryCodes(personId, []);
+    this.atomic(async (self, tx) => {
+      self.store.setTotpSecret(personId, null);
+      self.store.replaceRecoveryCodes(personId, []);
     });
   }
 
@@ -838,8 +846,9 @@ export class PeopleService {
     }));
   }
 
-  listMembers(accountId: string): MemberView[] {
-    return this.store.membersOf(accountId).map((m) => ({
+  async listMembers(accountId: string, tx?: Sql): Promise<MemberView[]> {
+    const store = tx ? this.store.in(tx) : this.store;
+    return (await store.membersOf(accountId)).map((m) => ({
       personId: m.person_id,
       email: m.email,
       role: m.role,
@@ -865,9 +874,9 @@ export class PeopleService {
 
   /** Removes a member (owners; or a person leaving). The last owner cannot be removed. */
   removeMember(accountId: string, personId: string, by: ConsoleSession): void {
-    this.store.transaction(() => {
-      this.requireOwnerOrSelf(accountId, personId, by, true);
-      if (!this.store.removeMembership(accountId, personId))
+    this.atomic(async (self, tx) => {
+      self.requireOwnerOrSelf(accountId, personId, by, true);
+      if (!self.store.removeMembership(accountId, personId))
         throw new DomainError("conflict", "An account keeps at least one owner.", { param: "person_id" });
     });
   }
@@ -876,9 +885,9 @@ export class PeopleService {
   setRole(accountId: string, personId: string, role: Role, by: ConsoleSession): void {
     if (role !== "owner" && role !== "member")
       throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
-    this.store.transaction(() => {
-      this.requireOwnerOrSelf(accountId, personId, by, false);
-      if (!this.store.setRole(accountId, personId, role))
+    this.atomic(async (self, tx) => {
+      self.requireOwnerOrSelf(accountId, personId, by, false);
+      if (!self.store.setRole(accountId, personId, role))
         throw new DomainError("conflict", "An account keeps at least one owner.", { param: "role" });
     });
   }

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import type { Currency } from "../accounts/accounts.ts";
 import type { Role } from "./types.ts";
 
@@ -75,46 +76,38 @@ export interface ResetRow {
   used_at: bigint | null;
 }
 
-export class PeopleStore {
-  private readonly personByEmailStmt;
-  private readonly personByIdStmt;
-  private readonly sessionByHashStmt;
-  private readonly touchSessionStmt;
-  private readonly membershipStmt;
-  private readonly countFailuresStmt;
-  private readonly insertFailureStmt;
+export class PeopleStore extends SqlStore {
 
-  constructor(private readonly db: Database) {
-    this.personByEmailStmt = db.prepare<PersonRow, [string]>("SELECT * FROM people WHERE email = ?");
-    this.personByIdStmt = db.prepare<PersonRow, [string]>("SELECT * FROM people WHERE id = ?");
-    this.sessionByHashStmt = db.prepare<SessionRow, [Uint8Array]>(
+  protected override s = {
+    personByEmail: this.q<PersonRow, [string]>("SELECT * FROM people WHERE email = ?"),
+    personById: this.q<PersonRow, [string]>("SELECT * FROM people WHERE id = ?"),
+    sessionByHash: this.q<SessionRow, [Uint8Array]>(
       "SELECT * FROM sessions WHERE token_hash = ?",
-    );
-    this.touchSessionStmt = db.prepare(
+    ),
+    touchSession: this.q(
       "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?",
-    );
-    this.membershipStmt = db.prepare<MembershipRow, [string, string]>(
+    ),
+    membership: this.q<MembershipRow, [string, string]>(
       "SELECT * FROM memberships WHERE account_id = ? AND person_id = ?",
-    );
-    this.countFailuresStmt = db.prepare<{ n: bigint; oldest: bigint | null }, [string, number]>(
+    ),
+    countFailures: this.q<{ n: bigint; oldest: bigint | null }, [string, number]>(
       "SELECT count(*) AS n, min(at_ms) AS oldest FROM signin_failures WHERE subject = ? AND at_ms > ?",
-    );
-    this.insertFailureStmt = db.prepare("INSERT INTO signin_failures (subject, at_ms) VALUES (?, ?)");
-  }
+    ),
+    insertFailure: this.q("INSERT INTO signin_failures (subject, at_ms) VALUES (?, ?)"),
+  };
 
-  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+  constructor(sql: Sql) {
+    super(sql);
   }
 
   // --- people -------------------------------------------------------------------------------
 
   personByEmail(email: string): PersonRow | null {
-    return this.personByEmailStmt.get(email);
+    return this.s.personByEmail.get(email);
   }
 
   personById(id: string): PersonRow | null {
-    return this.personByIdStmt.get(id);
+    return this.s.personById.get(id);
   }
 
   insertPerson(p: {
@@ -124,41 +117,36 @@ export class PeopleStore {
     operator: boolean;
     now: number;
   }): void {
-    this.db
-      .query(
+    this.q(
         "INSERT INTO people (id, email, password_hash, operator, created_at, password_changed_at) VALUES (?, ?, ?, ?, ?, ?)",
       )
       .run(p.id, p.email, p.passwordHash, p.operator ? 1 : 0, p.now, p.passwordHash === null ? null : p.now);
   }
 
   setPassword(personId: string, passwordHash: string, now: number): void {
-    this.db
-      .query("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?")
+    this.q("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?")
       .run(passwordHash, now, personId);
   }
 
   setOperator(personId: string): void {
-    this.db.query("UPDATE people SET operator = 1 WHERE id = ?").run(personId);
+    this.q("UPDATE people SET operator = 1 WHERE id = ?").run(personId);
   }
 
   /** A pending secret (two-factor not yet on), or null to turn two-factor off. */
   setTotpSecret(personId: string, secret: string | null): void {
-    this.db
-      .query("UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?")
+    this.q("UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?")
       .run(secret, personId);
   }
 
   enableTotp(personId: string, now: number, step: number): void {
-    this.db
-      .query("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?")
+    this.q("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?")
       .run(now, step, personId);
   }
 
   /** Records `step` as used; false when it (or a later step) was already used: a replay. */
   useTotpStep(personId: string, step: number): boolean {
     return (
-      this.db
-        .query(
+      this.q(
           "UPDATE people SET totp_last_step = ? WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)",
         )
         .run(step, personId, step).changes === 1
@@ -167,8 +155,7 @@ export class PeopleStore {
 
   /** Oldest first; `after` is the last id of the previous page. */
   listPeople(limit: number, after: string | null): PersonRow[] {
-    return this.db
-      .query<PersonRow, [string, number]>(
+    return this.q<PersonRow, [string, number]>(
         `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
          ORDER BY rowid LIMIT ?`,
       )
@@ -178,14 +165,13 @@ export class PeopleStore {
   // --- memberships --------------------------------------------------------------------------
 
   membership(accountId: string, personId: string): MembershipRow | null {
-    return this.membershipStmt.get(accountId, personId);
+    return this.s.membership.get(accountId, personId);
   }
 
   /** Adds the person to the account; an existing membership is kept as it is (false). */
   addMembership(accountId: string, personId: string, role: Role, now: number): boolean {
     return (
-      this.db
-        .query(
+      this.q(
           "INSERT INTO memberships (account_id, person_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         )
         .run(accountId, personId, role, now).changes === 1
@@ -194,8 +180,7 @@ export class PeopleStore {
 
   /** The person's accounts, oldest membership first. */
   accountsOf(personId: string): AccountMembershipRow[] {
-    return this.db
-      .query<AccountMembershipRow, [string]>(
+    return this.q<AccountMembershipRow, [string]>(
         `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
          WHERE m.person_id = ? ORDER BY m.created_at, m.rowid`,
       )
@@ -203,8 +188,7 @@ export class PeopleStore {
   }
 
   membersOf(accountId: string): MemberRow[] {
-    return this.db
-      .query<MemberRow, [string]>(
+    return this.q<MemberRow, [string]>(
         `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
          WHERE m.account_id = ? ORDER BY m.created_at, m.rowid`,
       )
@@ -213,8 +197,7 @@ export class PeopleStore {
 
   countOwners(accountId: string): number {
     return Number(
-      this.db
-        .query<{ n: bigint }, [string]>(
+      this.q<{ n: bigint }, [string]>(
           "SELECT count(*) AS n FROM memberships WHERE account_id = ? AND role = 'owner'",
         )
         .get(accountId)!.n,
@@ -227,8 +210,7 @@ export class PeopleStore {
    */
   setRole(accountId: string, personId: string, role: Role): boolean {
     return (
-      this.db
-        .query(
+      this.q(
           `UPDATE memberships SET role = ?1 WHERE account_id = ?2 AND person_id = ?3
              AND (?1 = 'owner' OR role = 'member'
                   OR (SELECT count(*) FROM memberships WHERE account_id = ?2 AND role = 'owner') > 1)`,
@@ -240,8 +222,7 @@ export class PeopleStore {
   /** Removes a membership; an owner only while another owner remains (same rule as setRole). */
   removeMembership(accountId: string, personId: string): boolean {
     return (
-      this.db
-        .query(
+      this.q(
           `DELETE FROM memberships WHERE account_id = ?1 AND person_id = ?2
              AND (role = 'member' OR (SELECT count(*) FROM memberships WHERE account_id = ?1 AND role = 'owner') > 1)`,
         )
@@ -251,8 +232,7 @@ export class PeopleStore {
 
   membershipsByPeople(personIds: string[]): MembershipRow[] {
     if (personIds.length === 0) return [];
-    return this.db
-      .query<MembershipRow, string[]>(
+    return this.q<MembershipRow, string[]>(
         `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
       )
       .all(...personIds);
@@ -271,8 +251,7 @@ export class PeopleStore {
     now: number;
     expiresAt: number;
   }): void {
-    this.db
-      .query(
+    this.q(
         `INSERT INTO invites (id, token_hash, email, account_id, role, operator, created_by, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -290,15 +269,13 @@ export class PeopleStore {
   }
 
   inviteByHash(tokenHash: Uint8Array): InviteRow | null {
-    return this.db
-      .query<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?")
+    return this.q<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?")
       .get(tokenHash);
   }
 
   /** Compare-and-swap: marks a live invite used; null when it is unknown, used, revoked or expired. */
   consumeInvite(tokenHash: Uint8Array, personId: string, now: number): InviteRow | null {
-    return this.db
-      .query<InviteRow, [number, string, Uint8Array, number]>(
+    return this.q<InviteRow, [number, string, Uint8Array, number]>(
         `UPDATE invites SET used_at = ?1, used_by = ?2
          WHERE token_hash = ?3 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?4 RETURNING *`,
       )
@@ -307,8 +284,7 @@ export class PeopleStore {
 
   /** Newest first; `after` is the last id of the previous page. */
   listInvites(limit: number, after: string | null): InviteRow[] {
-    return this.db
-      .query<InviteRow, [string, number]>(
+    return this.q<InviteRow, [string, number]>(
         `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
          ORDER BY rowid DESC LIMIT ?`,
       )
@@ -317,22 +293,20 @@ export class PeopleStore {
 
   /** Revokes an unused invite; false when it is unknown or already used. */
   revokeInvite(id: string, now: number): InviteRow | null {
-    return this.db
-      .query<InviteRow, [number, string]>(
+    return this.q<InviteRow, [number, string]>(
         "UPDATE invites SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *",
       )
       .get(now, id);
   }
 
   inviteById(id: string): InviteRow | null {
-    return this.db.query<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id);
+    return this.q<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id);
   }
 
   // --- password resets ----------------------------------------------------------------------
 
   insertReset(tokenHash: Uint8Array, personId: string, now: number, expiresAt: number): void {
-    this.db
-      .query(
+    this.q(
         "INSERT INTO password_resets (token_hash, person_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
       )
       .run(tokenHash, personId, now, expiresAt);
@@ -340,8 +314,7 @@ export class PeopleStore {
 
   /** Reset links made for the person since `since` (epoch seconds): the forgot page's mail limit. */
   countResetsSince(personId: string, since: number): number {
-    const row = this.db
-      .query<{ n: bigint }, [string, number]>(
+    const row = this.q<{ n: bigint }, [string, number]>(
         "SELECT count(*) AS n FROM password_resets WHERE person_id = ? AND created_at >= ?",
       )
       .get(personId, since)!;
@@ -349,15 +322,13 @@ export class PeopleStore {
   }
 
   resetByHash(tokenHash: Uint8Array): ResetRow | null {
-    return this.db
-      .query<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?")
+    return this.q<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?")
       .get(tokenHash);
   }
 
   /** Compare-and-swap: marks a live reset used; null when unknown, used or expired. */
   consumeReset(tokenHash: Uint8Array, now: number): ResetRow | null {
-    return this.db
-      .query<ResetRow, [number, Uint8Array, number]>(
+    return this.q<ResetRow, [number, Uint8Array, number]>(
         "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING *",
       )
       .get(now, tokenHash, now);
@@ -365,8 +336,7 @@ export class PeopleStore {
 
   /** Older unused links of the person stop working once a newer one is used or a password is set. */
   expireResetsOf(personId: string, now: number): void {
-    this.db
-      .query("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL")
+    this.q("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL")
       .run(now, personId);
   }
 
@@ -383,8 +353,7 @@ export class PeopleStore {
     userAgent: string | null;
     ip: string | null;
   }): void {
-    this.db
-      .query(
+    this.q(
         `INSERT INTO sessions (id, token_hash, person_id, account_id, csrf_token, created_at, last_seen_at,
            expires_at, user_agent, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -403,22 +372,21 @@ export class PeopleStore {
   }
 
   sessionByHash(tokenHash: Uint8Array): SessionRow | null {
-    return this.sessionByHashStmt.get(tokenHash);
+    return this.s.sessionByHash.get(tokenHash);
   }
 
   sessionById(id: string): SessionRow | null {
-    return this.db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id);
+    return this.q<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id);
   }
 
   /** Moves last_seen_at forward only when it is older than `before` (at most one write a minute). */
   touchSession(id: string, now: number, before: number): void {
-    this.touchSessionStmt.run(now, id, before);
+    this.s.touchSession.run(now, id, before);
   }
 
   setSessionAccount(id: string, personId: string, accountId: string): boolean {
     return (
-      this.db
-        .query("UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL")
+      this.q("UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL")
         .run(accountId, id, personId).changes === 1
     );
   }
@@ -429,19 +397,17 @@ export class PeopleStore {
         ? "UPDATE sessions SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL"
         : "UPDATE sessions SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL AND person_id = ?3";
     const args: [number, string, ...string[]] = personId === undefined ? [now, id] : [now, id, personId];
-    return this.db.query(sql).run(...args).changes === 1;
+    return this.q(sql).run(...args).changes === 1;
   }
 
   /** Revokes every live session of the person except `exceptId`; returns how many. */
   revokeSessionsOf(personId: string, now: number, exceptId: string | null): number {
-    return this.db
-      .query("UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?")
+    return this.q("UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?")
       .run(now, personId, exceptId ?? "").changes;
   }
 
   liveSessionsOf(personId: string, now: number, idleSince: number): SessionRow[] {
-    return this.db
-      .query<SessionRow, [string, number, number]>(
+    return this.q<SessionRow, [string, number, number]>(
         `SELECT * FROM sessions WHERE person_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
          ORDER BY last_seen_at DESC`,
       )
@@ -451,16 +417,15 @@ export class PeopleStore {
   // --- recovery codes -----------------------------------------------------------------------
 
   replaceRecoveryCodes(personId: string, hashes: Uint8Array[]): void {
-    this.db.query("DELETE FROM recovery_codes WHERE person_id = ?").run(personId);
-    const insert = this.db.query("INSERT INTO recovery_codes (person_id, code_hash) VALUES (?, ?)");
+    this.q("DELETE FROM recovery_codes WHERE person_id = ?").run(personId);
+    const insert = this.q("INSERT INTO recovery_codes (person_id, code_hash) VALUES (?, ?)");
     for (const h of hashes) insert.run(personId, h);
   }
 
   /** Compare-and-swap: true once per code. */
   useRecoveryCode(personId: string, codeHash: Uint8Array, now: number): boolean {
     return (
-      this.db
-        .query(
+      this.q(
           "UPDATE recovery_codes SET used_at = ? WHERE person_id = ? AND code_hash = ? AND used_at IS NULL",
         )
         .run(now, personId, codeHash).changes === 1
@@ -469,8 +434,7 @@ export class PeopleStore {
 
   unusedRecoveryCodes(personId: string): number {
     return Number(
-      this.db
-        .query<{ n: bigint }, [string]>(
+      this.q<{ n: bigint }, [string]>(
           "SELECT count(*) AS n FROM recovery_codes WHERE person_id = ? AND used_at IS NULL",
         )
         .get(personId)!.n,
@@ -481,18 +445,18 @@ export class PeopleStore {
 
   /** Failures of `subject` after `sinceMs`, and the oldest of them (when the window frees up). */
   failures(subject: string, sinceMs: number): { count: number; oldestMs: number | null } {
-    const row = this.countFailuresStmt.get(subject, sinceMs)!;
+    const row = this.s.countFailures.get(subject, sinceMs)!;
     return { count: Number(row.n), oldestMs: row.oldest === null ? null : Number(row.oldest) };
   }
 
   recordFailure(subjects: string[], atMs: number, pruneBeforeMs: number): void {
-    this.transaction(() => {
-      for (const s of subjects) this.insertFailureStmt.run(s, atMs);
-      this.db.query("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs);
+    return this.atomic(async (self) => {
+      for (const s of subjects) self.s.insertFailure.run(s, atMs);
+      self.q("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs);
     });
   }
 
   clearFailures(subject: string): void {
-    this.db.query("DELETE FROM signin_failures WHERE subject = ?").run(subject);
+    this.q("DELETE FROM signin_failures WHERE subject = ?").run(subject);
   }
 }

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import type { StoredOutput } from "../files/output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
@@ -90,7 +91,7 @@ export const SWEEP_SQL = {
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
-export type FinalStateHook = (job: JobRow) => void;
+export type FinalStateHook = (tx: Sql, job: JobRow) => Promise<void> | void;
 
 /**
  * The job state machine, enforced here and nowhere else. Every transition is a compare-and-swap
@@ -98,49 +99,70 @@ export type FinalStateHook = (job: JobRow) => void;
  * the same transaction as its settlement (charge or release of the job's hold) and its hooks, so
  * no job is settled twice or ends without a settlement. Listeners are told after the commit.
  */
-export class JobStore {
-  private readonly s;
-  private seq: bigint;
+export class JobStore extends SqlStore {
+  /** The last sequence number given (shared by every view of this store). */
+  private readonly seq = { last: 0n };
+  private readonly index = new QueueIndex([]);
+  /** The sequence and the queue index, read once at start. */
+  private readonly ready: Promise<void>;
 
   constructor(
-    private readonly db: Database,
-    private readonly ledger: Ledger,
+    sql: Sql,
+    private ledger: Ledger,
     private readonly events: JobEvents,
     private readonly finalHooks: FinalStateHook[] = [],
   ) {
-    this.s = {
-      insert: db.prepare(
+    super(sql);
+    this.ready = this.load();
+  }
+
+  private async load(): Promise<void> {
+    this.seq.last = (await this.s.maxSeq.get())?.s ?? 0n;
+    for (const row of await this.s.queued.all()) this.index.add(row);
+  }
+
+  /** Resolves once the store read its sequence and queue index (at start). */
+  whenReady(): Promise<void> {
+    return this.ready;
+  }
+
+  protected override bound(tx: Sql): void {
+    this.ledger = this.ledger.in(tx);
+  }
+
+  protected override s = {
+      insert: this.q(
         `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      get: db.prepare<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
-      getOwned: db.prepare<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
-      openForKey: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
-      addOpen: db.prepare("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-      openForPerson: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
-      addPersonOpen: db.prepare("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
-      byPerson: db.prepare<JobRow, [string, string, string, number]>(
+      get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
+      getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
+      openForKey: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
+      addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
+      openForPerson: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
+      addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
+      byPerson: this.q<JobRow, [string, string, string, number]>(
         `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
       ),
-      queued: db.prepare<{ provider: string; model_id: string; seq: bigint }, []>(
+      queued: this.q<{ provider: string; model_id: string; seq: bigint }, []>(
         "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
       ),
-      nextQueued: db.prepare<JobRow, [string, number, string]>(
+      nextQueued: this.q<JobRow, [string, number, string]>(
         `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
            AND model_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY seq LIMIT 1`,
       ),
-      claim: db.prepare<JobRow, [string, number, number, string]>(
+      claim: this.q<JobRow, [string, number, number, string]>(
         `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
            started_at = coalesce(started_at, ?3)
          WHERE id = ?4 AND status = 'IN_QUEUE' RETURNING *`,
       ),
-      renew: db.prepare(
+      renew: this.q(
         "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
       ),
-      setUpstream: db.prepare("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
-      toFinal: db.prepare<
+      setUpstream: this.q("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
+      toFinal: this.q<
         JobRow,
         [string, string | null, string | null, string | null, string | null, number, string, string]
       >(
@@ -148,50 +170,45 @@ export class JobStore {
            completed_at = ?6, lease_owner = NULL, lease_until = NULL
          WHERE id = ?7 AND status IN (SELECT value FROM json_each(?8)) RETURNING *`,
       ),
-      requeue: db.prepare<JobRow, [number, string]>(
+      requeue: this.q<JobRow, [number, string]>(
         `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
          WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
       ),
-      expiredLeases: db.prepare<JobRow, [number]>(SWEEP_SQL.expiredLeases),
-      pastDeadline: db.prepare<JobRow, [number]>(SWEEP_SQL.pastDeadline),
-      insertOutput: db.prepare(
+      expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
+      pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
+      insertOutput: this.q(
         `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      outputIndexes: db.prepare<{ idx: bigint }, [string]>(
+      outputIndexes: this.q<{ idx: bigint }, [string]>(
         "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
       ),
-      outputFile: db.prepare<OutputFileRow, [string, number]>(
+      outputFile: this.q<OutputFileRow, [string, number]>(
         `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
          WHERE o.job_id = ? AND o.idx = ?`,
       ),
       // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
-      countDownload: db.prepare<{ downloads: bigint }, [string, number, number]>(
+      countDownload: this.q<{ downloads: bigint }, [string, number, number]>(
         "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
       ),
-      expiredOutputs: db.prepare<{ job_id: string; idx: bigint; path: string }, [number, number]>(
+      expiredOutputs: this.q<{ job_id: string; idx: bigint; path: string }, [number, number]>(
         "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
       ),
-      deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
-      logCount: db.prepare<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
-      insertLog: db.prepare("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
-      logs: db.prepare<{ at: bigint; level: string; message: string }, [string]>(
+      deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
+      logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
+      insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+      logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
         "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
       ),
-      maxSeq: db.prepare<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
-      lastJobAt: db.prepare<{ created_at: bigint }, [string]>(
+      maxSeq: this.q<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
+      lastJobAt: this.q<{ created_at: bigint }, [string]>(
         "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
       ),
-      outputRows: db.prepare<
+      outputRows: this.q<
         { idx: bigint; content_type: string; size: bigint; expires_at: bigint },
         [string]
       >("SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx"),
-    };
-    this.seq = this.s.maxSeq.get()?.s ?? 0n;
-    this.index = new QueueIndex(this.s.queued.all());
-  }
-
-  private readonly index: QueueIndex;
+  };
 
   /** Call after the submit transaction committed: the job is now visible in the queue. */
   markQueued(job: JobRow): void {
@@ -204,11 +221,12 @@ export class JobStore {
    */
   insert(j: NewJob): JobRow {
     // Only the server inserts jobs, so the next sequence number is kept in memory.
-    this.seq += 1n;
+    await this.ready;
+    const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
     this.s.insert.run(
       j.id,
-      this.seq,
+      seq,
       j.accountId,
       j.keyId,
       j.modelId,
@@ -232,7 +250,7 @@ export class JobStore {
     if (j.personId) this.s.addPersonOpen.run(1, j.personId);
     return {
       id: j.id,
-      seq: this.seq,
+      seq,
       account_id: j.accountId,
       key_id: j.keyId,
       person_id: j.personId ?? null,
@@ -301,13 +319,11 @@ export class JobStore {
     leaseMs: number,
     now: number,
   ): JobRow | null {
-    const claimed = this.db
-      .transaction(() => {
-        const next = this.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
+    const claimed = this.atomic(async (self) => {
+        const next = self.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
         if (!next) return null;
-        return this.s.claim.get(owner, now + leaseMs, now, next.id);
-      })
-      .immediate();
+        return self.s.claim.get(owner, now + leaseMs, now, next.id);
+      });
     if (claimed) {
       this.index.remove(claimed);
       this.events.changed(claimed.id);
@@ -336,9 +352,8 @@ export class JobStore {
     outputTtlMs: number,
     now: number,
   ): boolean {
-    const job = this.db
-      .transaction(() => {
-        const row = this.s.toFinal.get(
+    const job = this.atomic(async (self) => {
+        const row = self.s.toFinal.get(
           "COMPLETED",
           JSON.stringify(output),
           actualUnits,
@@ -349,16 +364,15 @@ export class JobStore {
           '["IN_PROGRESS"]',
         );
         if (!row) return null;
-        if (row.key_id) this.s.addOpen.run(-1, row.key_id);
-        if (row.person_id) this.s.addPersonOpen.run(-1, row.person_id);
+        if (row.key_id) self.s.addOpen.run(-1, row.key_id);
+        if (row.person_id) self.s.addPersonOpen.run(-1, row.person_id);
         for (const o of outputs) {
-          this.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
+          self.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
         }
-        this.ledger.settle(row.hold_id, chargeUsdMicro);
-        for (const hook of this.finalHooks) hook(row);
+        self.ledger.settle(row.hold_id, chargeUsdMicro);
+        for (const hook of self.finalHooks) await hook(self.sql, row);
         return row;
-      })
-      .immediate();
+      });
     if (job) this.events.changed(id);
     return job !== null;
   }
@@ -381,17 +395,15 @@ export class JobStore {
     message: string | null,
     now: number,
   ): boolean {
-    const job = this.db
-      .transaction(() => {
-        const row = this.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
+    const job = this.atomic(async (self) => {
+        const row = self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
         if (!row) return null;
-        if (row.key_id) this.s.addOpen.run(-1, row.key_id);
-        if (row.person_id) this.s.addPersonOpen.run(-1, row.person_id);
-        this.ledger.release(row.hold_id, code ?? to.toLowerCase());
-        for (const hook of this.finalHooks) hook(row);
+        if (row.key_id) self.s.addOpen.run(-1, row.key_id);
+        if (row.person_id) self.s.addPersonOpen.run(-1, row.person_id);
+        self.ledger.release(row.hold_id, code ?? to.toLowerCase());
+        for (const hook of self.finalHooks) await hook(self.sql, row);
         return row;
-      })
-      .immediate();
+      });
     if (job) {
       this.index.remove(job);
       this.events.changed(id);
@@ -447,11 +459,9 @@ export class JobStore {
     filter("key_id", o.keyId);
     filter("source", o.source);
     args.push(o.limit);
-    return this.db
-      .query<JobRow, (string | number)[]>(
-        `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
-      )
-      .all(...args);
+    return this.q<JobRow, (string | number)[]>(
+      `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
+    ).all(...args);
   }
 
   /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */

@@ -1,6 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { LiveSettings } from "../config/schema.ts";
 import { GroupCommit } from "../db/group-commit.ts";
+import type { Sql } from "../db/sql.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
@@ -36,16 +36,16 @@ export interface QueueOptions {
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
-export function createQueueServices(db: Database, services: { ledger: Ledger }, o: QueueOptions) {
+export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: QueueOptions) {
   const events = new JobEvents();
-  const outbox = new WebhookOutbox(db, {});
-  const webhookSecrets = new WebhookSecretStore(db);
+  const outbox = new WebhookOutbox(sql, {});
+  const webhookSecrets = new WebhookSecretStore(sql);
   // Inside the final-state transaction: a delivery exists exactly when the final state committed.
   // The dispatcher starts later (background); until then a wake-up is a no-op and its timer finds the row.
   const webhookWaker = { wake: () => {} };
-  const enqueueWebhook = (job: JobRow) => {
+  const enqueueWebhook = async (tx: Sql, job: JobRow) => {
     if (job.webhook_url) {
-      outbox.enqueue({
+      await outbox.in(tx).enqueue({
         requestId: job.id,
         accountId: job.account_id,
         url: job.webhook_url,
@@ -56,12 +56,12 @@ export function createQueueServices(db: Database, services: { ledger: Ledger }, 
   };
   // Counted inside the final-state transaction, like the webhook: its commit is the event.
   const metrics = new Metrics();
-  const countFinal = (job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
+  const countFinal = (_tx: Sql, job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
   services.ledger.onCharge = (currency, modelId, micro) =>
     metrics.charged.inc([currency, modelId ?? ""], micro);
-  const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook, countFinal]);
+  const jobs = new JobStore(sql, services.ledger, events, [enqueueWebhook, countFinal]);
   const outputs = new OutputStore(o.filesRoot);
-  const files = new FileStore(db, o.filesRoot, jobs);
+  const files = new FileStore(sql, o.filesRoot, jobs);
   const signer = new LinkSigner(o.linkSecrets);
 
   const viewCtx: ViewContext = {
@@ -108,8 +108,8 @@ export function createQueueServices(db: Database, services: { ledger: Ledger }, 
     outbox,
     webhookSecrets,
     webhookWaker,
-    idempotency: new IdempotencyStore(db),
-    submits: new GroupCommit(db),
+    idempotency: new IdempotencyStore(sql),
+    submits: new GroupCommit(sql),
     rateLimiter: new WriteRateLimiter(),
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
   };

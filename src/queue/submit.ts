@@ -1,3 +1,4 @@
+import type { Sql } from "../db/sql.ts";
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
@@ -121,9 +122,10 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const now = Date.now();
   const deadline = now + model.time_limit_seconds * 1000;
   const id = Bun.randomUUIDv7();
-  const insert = (): JobRow => {
+  const insert = async (tx: Sql): Promise<JobRow> => {
+    const jobs = ctx.jobs.in(tx);
     // Keyed openers count their key (as before, one statement); keyless ones their person.
-    const open = keyId !== null ? ctx.jobs.openForKey(keyId) : ctx.jobs.openForPerson(personId!);
+    const open = keyId !== null ? await jobs.openForKey(keyId) : await jobs.openForPerson(personId!);
     if (open >= who.maxInFlight) {
       const what = inRequest ? "calls" : "jobs";
       throw new DomainError(
@@ -134,7 +136,7 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
         { retryAfterSeconds: 1 },
       );
     }
-    const hold = ctx.ledger.reserve({
+    const hold = await ctx.ledger.in(tx).reserve({
       accountId: who.accountId,
       keyId,
       modelId: model.id,
@@ -142,7 +144,7 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
       source: who.source,
       quotedUsdMicro: r.quote.amount_usd_micro,
     });
-    return ctx.jobs.insert({
+    return jobs.insert({
       id,
       accountId: who.accountId,
       keyId,
@@ -165,8 +167,8 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const opened: Once<JobRow> =
     claim === null
       ? { replay: null, value: await ctx.submits.run(insert) }
-      : await ctx.submits.run(() =>
-          ctx.idempotency.once(keyId!, claim, insert, (job) => r.answer!(ctx, job)),
+      : await ctx.submits.run((tx) =>
+          ctx.idempotency.in(tx).once(keyId!, claim, () => insert(tx), (job) => r.answer!(ctx, job)),
         );
   if (opened.replay === null && !inRequest) {
     ctx.jobs.markQueued(opened.value);

@@ -4,6 +4,7 @@ import { hashSecret } from "../accounts/keys.ts";
 import { refuseUnconvertedBackend } from "../config/load.ts";
 import type { ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import { SqliteSql } from "../db/sql-sqlite.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -107,8 +108,9 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     }
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const { ctx, shutdown, defaultKey, ownerInvite } = createAppContext({
-      db,
+    const { ctx, shutdown, defaultKey, ownerInvite } = await createAppContext({
+      sql: new SqliteSql(db),
+      sqlite: db,
       live,
       catalog,
       settings,

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 
 export type WebhookEvent = "COMPLETED" | "FAILED" | "CANCELLED";
 /** Events about an account rather than a request; their body is stored when enqueued. */
@@ -65,30 +66,27 @@ const MAX_ERROR_LENGTH = 500;
  * lease and record each attempt's outcome, guarded by that lease so a late result of an attempt
  * whose lease lapsed (and was re-claimed) cannot overwrite a newer one.
  */
-export class WebhookOutbox {
+export class WebhookOutbox extends SqlStore {
   private readonly now: () => number;
-  private readonly s;
 
-  constructor(db: Database, options: WebhookOutboxOptions = {}) {
-    this.now = options.now ?? Date.now;
-    this.s = {
-      insert: db.prepare<null, [string, string, string, string, string, number]>(
+  protected override s = {
+      insert: this.q<null, [string, string, string, string, string, number]>(
         `INSERT OR IGNORE INTO webhook_deliveries
            (id, request_id, account_id, url, event, status, attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
       ),
-      insertAccountEvent: db.prepare<null, [string, string, string, string, string, number]>(
+      insertAccountEvent: this.q<null, [string, string, string, string, string, number]>(
         `INSERT OR IGNORE INTO webhook_deliveries
            (id, request_id, account_id, url, event, payload, status, attempts, next_attempt_at, created_at)
          VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
       ),
-      forRequest: db.prepare<DeliveryRow, [string]>(
+      forRequest: this.q<DeliveryRow, [string]>(
         `SELECT * FROM webhook_deliveries WHERE request_id = ?
          ORDER BY created_at DESC, rowid DESC LIMIT 1`,
       ),
       // One statement, so two dispatchers (or processes) can never claim the same row: once
       // next_attempt_at moves past now, the row is no longer due for anyone else.
-      claim: db.prepare<DeliveryRow, [number, number, number]>(
+      claim: this.q<DeliveryRow, [number, number, number]>(
         `UPDATE webhook_deliveries SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM webhook_deliveries
@@ -96,10 +94,10 @@ export class WebhookOutbox {
            ORDER BY next_attempt_at, created_at, id LIMIT ?3)
          RETURNING *`,
       ),
-      nextDue: db.prepare<{ t: bigint | null }, []>(
+      nextDue: this.q<{ t: bigint | null }, []>(
         "SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'",
       ),
-      finish: db.prepare<
+      finish: this.q<
         { id: string },
         [string, number | null, string | null, number, number | null, string, number]
       >(
@@ -109,7 +107,7 @@ export class WebhookOutbox {
          WHERE id = ?6 AND status = 'pending' AND next_attempt_at = ?7
          RETURNING id`,
       ),
-      retry: db.prepare<{ id: string }, [number, number | null, string | null, number, string, number]>(
+      retry: this.q<{ id: string }, [number, number | null, string | null, number, string, number]>(
         `UPDATE webhook_deliveries
          SET attempts = attempts + 1, next_attempt_at = ?1, last_status = ?2, last_error = ?3,
              last_attempt_at = ?4
@@ -117,6 +115,11 @@ export class WebhookOutbox {
          RETURNING id`,
       ),
     };
+
+  constructor(sql: Sql, options: WebhookOutboxOptions = {}) {
+    super(sql);
+    this.now = options.now ?? Date.now;
+    
   }
 
   /** The webhook-id: stable per request and event, so a retried enqueue is the same delivery. */
