@@ -251,6 +251,7 @@ process.exit(0);
  */
 async function consolePhase() {
   const { openDatabase } = await import("../src/db/database.ts");
+  const { SqliteSql } = await import("../src/db/sql-sqlite.ts");
   const { createServices } = await import("../src/server/services.ts");
   const { JobStore } = await import("../src/queue/jobs.ts");
   const { JobEvents } = await import("../src/queue/events.ts");
@@ -261,34 +262,35 @@ async function consolePhase() {
   const REQUESTS = 10_000;
   const db = openDatabase(join(dataDir, "gengate.db"));
   let clock = Math.floor(Date.now() / 1000);
-  const s = createServices(db, first.url, () => clock);
-  const jobs = new JobStore(db, s.ledger, new JobEvents());
-  const account = s.accounts.listAccounts(1, null)[0]!;
-  const keys = [s.accounts.listKeys(account.id)[0]!.id];
+  const sql = new SqliteSql(db);
+  const s = createServices(sql, first.url, () => clock);
+  const jobs = new JobStore(sql, s.ledger, new JobEvents());
+  const account = (await s.accounts.listAccounts(1, null))[0]!;
+  const keys = [(await s.accounts.listKeys(account.id))[0]!.id];
   for (let k = 1; k < 6; k++) {
     keys.push(
-      s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n }).keyId,
+      (await s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n })).keyId,
     );
   }
   const models = ["sandbox/image", "sandbox/speech", "sandbox/video"];
   const now = clock;
   const t0 = performance.now();
-  db.transaction(() => {
+  db.transaction(async () => {
     for (let i = 0; i < REQUESTS; i++) {
       clock = now - Math.floor(((REQUESTS - i) * 60 * 86_400) / REQUESTS); // oldest first, 60 days
       const id = Bun.randomUUIDv7();
       const keyId = keys[i % keys.length]!;
       const modelId = models[i % models.length]!;
       const quote = BigInt(1_000 + (i % 97) * 10);
-      const hold = s.ledger.reserve({
+      const hold = (await s.ledger.reserve({
         accountId: account.id,
         keyId,
         modelId,
         requestId: id,
         source: "API",
         quotedUsdMicro: quote,
-      });
-      jobs.insert({
+      }));
+      (await jobs.insert({
         id,
         accountId: account.id,
         keyId,
@@ -303,8 +305,8 @@ async function consolePhase() {
         deadlineAt: clock * 1000 + 60_000,
         createdAt: clock * 1000,
         runningUntil: clock * 1000 + 60_000,
-      });
-      jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
+      }));
+      (await jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000));
     }
   })();
   db.close();

@@ -95,49 +95,49 @@ export class AccountStore extends SqlStore {
     return Number(row!.n);
   }
 
-  getAccount(id: string): Account | null {
-    return this.s.getAccount.get(id);
+  async getAccount(id: string): Promise<Account | null> {
+    return (await this.s.getAccount.get(id));
   }
 
-  findAccountByName(name: string): Account | null {
-    return this.s.getAccountByName.get(name);
+  async findAccountByName(name: string): Promise<Account | null> {
+    return (await this.s.getAccountByName.get(name));
   }
 
   /**
    * Creates an account and its Default key (which has the manage right) in one transaction.
    * Returns the key in clear: the only moment it exists outside the caller's hands.
    */
-  createAccount(
+  async createAccount(
     name: string,
     currency: Currency,
     options: { keyCreatedBy?: string | null } = {},
-  ): { account: Account; keyId: string; key: string } {
-    return this.atomic(async (self) => {
-        if (self.findAccountByName(name)) {
+  ): Promise<{ account: Account; keyId: string; key: string }> {
+    return (await this.atomic(async (self) => {
+        if ((await self.findAccountByName(name))) {
           throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
         }
         const id = newId("acct");
-        self.s.insertAccount.run(id, name, currency, nowSeconds());
-        const { keyId, key } = self.createKeyInTx(id, {
+        (await self.s.insertAccount.run(id, name, currency, nowSeconds()));
+        const { keyId, key } = (await self.createKeyInTx(id, {
           name: "Default",
           canManage: true,
           createdBy: options.keyCreatedBy ?? null,
-        });
-        return { account: self.getAccount(id)!, keyId, key };
-      });
+        }));
+        return { account: (await self.getAccount(id))!, keyId, key };
+      }));
   }
 
-  createKey(accountId: string, options: NewKeyOptions = {}): { keyId: string; key: string } {
-    return this.atomic((self) => self.createKeyInTx(accountId, options));
+  async createKey(accountId: string, options: NewKeyOptions = {}): Promise<{ keyId: string; key: string }> {
+    return (await this.atomic(async (self) => (await self.createKeyInTx(accountId, options))));
   }
 
-  private createKeyInTx(accountId: string, options: NewKeyOptions): { keyId: string; key: string } {
-    if (!this.getAccount(accountId)) {
+  private async createKeyInTx(accountId: string, options: NewKeyOptions): Promise<{ keyId: string; key: string }> {
+    if (!(await this.getAccount(accountId))) {
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     }
     const key = generateApiKey();
     const keyId = newId("key");
-    this.s.insertKey.run(
+    (await this.s.insertKey.run(
       keyId,
       accountId,
       options.name ?? "Key",
@@ -149,13 +149,13 @@ export class AccountStore extends SqlStore {
       options.maxInFlight ?? null,
       nowSeconds(),
       options.createdBy ?? null,
-    );
+    ));
     return { keyId, key };
   }
 
   /** Whether the key of this account was created by this person (404 for another account's key). */
-  isKeyCreatedBy(accountId: string, keyId: string, personId: string): boolean {
-    return this.getKey(accountId, keyId).created_by === personId;
+  async isKeyCreatedBy(accountId: string, keyId: string, personId: string): Promise<boolean> {
+    return (await this.getKey(accountId, keyId)).created_by === personId;
   }
 
   /**
@@ -163,57 +163,57 @@ export class AccountStore extends SqlStore {
    * the available balance at or above the new threshold (or clears it) re-arms the alert; below
    * it, the armed state is kept (docs/billing.md "Low-balance alerts").
    */
-  setAlertThreshold(accountId: string, thresholdMicro: bigint | null): void {
+  async setAlertThreshold(accountId: string, thresholdMicro: bigint | null): Promise<void> {
     if (thresholdMicro !== null && thresholdMicro < 0n)
       throw new DomainError("validation_error", "The alert threshold cannot be negative.", {
         param: "alert_threshold",
       });
-    const changed = this.q(
+    const changed = (await this.q(
         `UPDATE accounts SET alert_threshold_micro = ?1,
            alert_armed = CASE WHEN ?1 IS NULL OR balance_micro - held_micro >= ?1 THEN 1 ELSE alert_armed END
          WHERE id = ?2`,
       )
-      .run(thresholdMicro, accountId).changes;
+      .run(thresholdMicro, accountId)).changes;
     if (changed === 0)
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   }
 
-  getAlertThreshold(accountId: string): bigint | null {
-    const a = this.getAccount(accountId);
+  async getAlertThreshold(accountId: string): Promise<bigint | null> {
+    const a = (await this.getAccount(accountId));
     if (!a) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return a.alert_threshold_micro;
   }
 
-  listAccounts(limit: number, after: string | null): Account[] {
-    return this.q<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
-      .all(after ?? "", limit);
+  async listAccounts(limit: number, after: string | null): Promise<Account[]> {
+    return (await this.q<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
+      .all(after ?? "", limit));
   }
 
   /** Operator search: the account with this exact id, or names containing `text` (case-insensitive). */
-  searchAccounts(text: string, limit: number): Account[] {
+  async searchAccounts(text: string, limit: number): Promise<Account[]> {
     const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return this.q<Account, [string, string, number]>(
+    return (await this.q<Account, [string, string, number]>(
         "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
       )
-      .all(text, like, limit);
+      .all(text, like, limit));
   }
 
-  listKeys(accountId: string): ApiKeyRow[] {
-    return this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
-      .all(accountId);
+  async listKeys(accountId: string): Promise<ApiKeyRow[]> {
+    return (await this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
+      .all(accountId));
   }
 
   /** A key of this account (revoked ones included), or 404: another account's key id is unknown here. */
-  getKey(accountId: string, keyId: string): ApiKeyRow {
-    const row = this.q<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
-      .get(keyId, accountId);
+  async getKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
+    const row = (await this.q<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
+      .get(keyId, accountId));
     if (!row) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
     return row;
   }
 
-  updateKey(accountId: string, keyId: string, changes: KeyChanges): ApiKeyRow {
-    return this.atomic(async (self) => {
-        const key = self.getKey(accountId, keyId);
+  async updateKey(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKeyRow> {
+    return (await this.atomic(async (self) => {
+        const key = (await self.getKey(accountId, keyId));
         if (key.revoked_at !== null)
           throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
         const sets: string[] = [];
@@ -228,25 +228,25 @@ export class AccountStore extends SqlStore {
         set("writes_per_minute", changes.writesPerMinute);
         set("max_in_flight", changes.maxInFlight);
         if (sets.length > 0)
-          self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
+          (await self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId));
         self.invalidatePrincipals();
         return self.getKey(accountId, keyId);
-      });
+      }));
   }
 
   /**
    * Revokes a key at once (the next request with it is 401). The last live key with the manage
    * right cannot be revoked: the account would lock itself out of key management.
    */
-  revokeKey(accountId: string, keyId: string): ApiKeyRow {
-    return this.atomic(async (self) =>
+  async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
+    return (await this.atomic(async (self) =>
       self.revokeInTx(await self.getKey(accountId, keyId), { keepLastManageKey: true }),
-    );
+    ));
   }
 
   /** Any account's key by id (revoked ones included), or null. For the operator, who sees every account. */
-  findKey(keyId: string): ApiKeyRow | null {
-    return this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
+  async findKey(keyId: string): Promise<ApiKeyRow | null> {
+    return (await this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId));
   }
 
   /**
@@ -254,21 +254,21 @@ export class AccountStore extends SqlStore {
    * included, so a leaked Default key can always be stopped. The operator can give the account a
    * new manage key (`key create --manage`). Unknown ids are 404; revoking twice returns the key as is.
    */
-  revokeKeyAsOperator(keyId: string): ApiKeyRow {
-    return this.atomic(async (self) => {
-        const key = self.findKey(keyId);
+  async revokeKeyAsOperator(keyId: string): Promise<ApiKeyRow> {
+    return (await this.atomic(async (self) => {
+        const key = (await self.findKey(keyId));
         if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
         return self.revokeInTx(key, { keepLastManageKey: false });
-      });
+      }));
   }
 
-  private revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): ApiKeyRow {
+  private async revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): Promise<ApiKeyRow> {
     if (key.revoked_at !== null) return key;
     if (options.keepLastManageKey && key.can_manage === 1n) {
-      const others = this.q<{ n: bigint }, [string, string]>(
+      const others = (await this.q<{ n: bigint }, [string, string]>(
           "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
         )
-        .get(key.account_id, key.id)!;
+        .get(key.account_id, key.id))!;
       if (others.n === 0n) {
         throw new DomainError(
           "conflict",
@@ -277,25 +277,25 @@ export class AccountStore extends SqlStore {
         );
       }
     }
-    this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
+    (await this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id));
     this.invalidatePrincipals();
-    return this.findKey(key.id)!;
+    return (await this.findKey(key.id))!;
   }
 
   /**
    * Resolves a presented key. The lookup is by SHA-256 (an index probe reveals nothing about the
    * key), and the stored digest is compared again in constant time. Revoked keys resolve to null.
    */
-  authenticate(presented: string): Principal | null {
+  async authenticate(presented: string): Promise<Principal | null> {
     if (!looksLikeApiKey(presented)) return null;
     const digest = hashSecret(presented);
     // Cached by digest (never the key) for a few seconds: a lookup per request was a tenth of
     // the CPU of a status read. Every key change in this process clears the cache at once.
     const cacheKey = digest.toString("base64");
-    this.forgetIfChangedElsewhere();
+    (await this.forgetIfChangedElsewhere());
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = this.s.byHash.get(digest);
+    const row = (await this.s.byHash.get(digest));
     if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
     const principal = this.principalOf(row);
     if (this.principals.size >= 10_000) this.principals.clear();

@@ -83,13 +83,13 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
   }
 
   /** Sets (or clears, with null) the alert URL. The caller has checked it with the webhook URL policy. */
-  setUrl(accountId: string, url: string | null): void {
-    if (this.s.setUrl.run(url, accountId).changes === 0)
+  async setUrl(accountId: string, url: string | null): Promise<void> {
+    if ((await this.s.setUrl.run(url, accountId)).changes === 0)
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   }
 
-  private fire(accountId: string, after: MovedRow, threshold: bigint): void {
-    const account = this.s.disarm.get(accountId);
+  private async fire(accountId: string, after: MovedRow, threshold: bigint): Promise<void> {
+    const account = (await this.s.disarm.get(accountId));
     if (!account) return; // disarmed already (by a concurrent movement of this transaction's past)
     const now = this.now();
     const payload: BalanceLowPayload = {
@@ -103,17 +103,17 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
       time: new Date(now).toISOString(),
     };
     if (account.alert_url) {
-      this.deps.webhooks.in(this.sql).enqueueAccountEvent({
+      (await this.deps.webhooks.in(this.sql).enqueueAccountEvent({
         id: `msg_${newTimeOrderedId("alert", now)}`,
         accountId,
         url: account.alert_url,
         event: "BALANCE_LOW",
         payload: JSON.stringify(payload),
-      });
+      }));
       this.wakeWebhooks();
     }
     if (this.deps.mailer.enabled()) {
-      this.deps.mailer.queue(
+      (await this.deps.mailer.queue(
         this.sql,
         "balance_low",
         await this.deps.owners(this.sql, accountId),
@@ -127,7 +127,7 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
           billingUrl: this.deps.billingUrl,
         }),
         accountId,
-      );
+      ));
     }
   }
 }

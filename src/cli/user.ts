@@ -13,7 +13,7 @@ const USER_USAGE = `usage: gengate user invite --email E [--account ACCOUNT_ID] 
  * (docs/console.md). The links start with {public_url}, found as `gengate serve` finds it
  * (--public-url, GENGATE_PUBLIC_URL, the config file's server.public_url, else host and port).
  */
-export function userCommand(argv: string[]): number {
+export async function userCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== "invite" && sub !== "reset-password") throw new UsageError(USER_USAGE);
   const { flags, positionals } = parseArgs(rest, {
@@ -42,18 +42,18 @@ export function userCommand(argv: string[]): number {
     if (role !== undefined && role !== "owner" && role !== "member")
       throw new UsageError(`--role must be owner or member (got "${role}")`);
     if (role !== undefined && !flags.account) throw new UsageError("--role needs --account ACCOUNT_ID");
-    const invite = withServices(
+    const invite = (await withServices(
       settings.dataDir,
-      (s) =>
-        s.people.createInvite({
+      async (s) =>
+        (await s.people.createInvite({
           email: flags.email,
           accountId: flags.account ?? null,
           role,
           operator: flags.operator === "true",
-        }),
+        })),
       publicUrl,
       services,
-    );
+    ));
     const what = flags.account ? `to join ${flags.account} as ${role ?? "member"}` : "to create an account";
     process.stdout.write(
       json
@@ -63,12 +63,12 @@ export function userCommand(argv: string[]): number {
     return 0;
   }
 
-  const reset = withServices(
+  const reset = (await withServices(
     settings.dataDir,
-    (s) => s.people.requestPasswordReset(flags.email!),
+    async (s) => (await s.people.requestPasswordReset(flags.email!)),
     publicUrl,
     services,
-  );
+  ));
   // The operator may know whether the email exists: an unknown one is an error here (not in the console).
   if (!reset) throw new DomainError("not_found", `no person with email ${flags.email.trim().toLowerCase()}`);
   process.stdout.write(

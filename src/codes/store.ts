@@ -103,14 +103,14 @@ export class RedeemCodeStore extends SqlStore {
     
   }
 
-  insertBatch(
+  async insertBatch(
     b: Omit<BatchRow, "code_count" | "revoked_at" | "expires_at" | "created_at"> & {
       expires_at: number | null;
       created_at: number;
       codes: { id: string; hash: Uint8Array }[];
     },
-  ): void {
-    this.s.insertBatch.run(
+  ): Promise<void> {
+    (await this.s.insertBatch.run(
       b.id,
       b.currency,
       b.amount_micro,
@@ -119,50 +119,50 @@ export class RedeemCodeStore extends SqlStore {
       b.expires_at,
       b.created_at,
       b.created_by,
-    );
-    for (const c of b.codes) this.s.insertCode.run(c.id, b.id, c.hash);
+    ));
+    for (const c of b.codes) (await this.s.insertCode.run(c.id, b.id, c.hash));
   }
 
-  batch(id: string, now: number): BatchWithCounts | null {
-    return this.s.batch.get(now, id);
+  async batch(id: string, now: number): Promise<BatchWithCounts | null> {
+    return (await this.s.batch.get(now, id));
   }
 
   /** Newest first (insertion order); `before`: the last id of the previous page. */
-  batches(now: number, limit: number, before: string | null): BatchWithCounts[] {
-    return this.s.batches.all(now, before, limit);
+  async batches(now: number, limit: number, before: string | null): Promise<BatchWithCounts[]> {
+    return (await this.s.batches.all(now, before, limit));
   }
 
-  codeByHash(hash: Uint8Array): CodeRow | null {
-    return this.s.codeByHash.get(hash);
+  async codeByHash(hash: Uint8Array): Promise<CodeRow | null> {
+    return (await this.s.codeByHash.get(hash));
   }
 
   /** Compare-and-swap: true when this call used the code (it was unredeemed, unrevoked, unexpired). */
-  markRedeemed(codeId: string, accountId: string, by: string, now: number): boolean {
-    return this.s.markRedeemed.get(now, accountId, by, codeId, now) !== null;
+  async markRedeemed(codeId: string, accountId: string, by: string, now: number): Promise<boolean> {
+    return (await this.s.markRedeemed.get(now, accountId, by, codeId, now)) !== null;
   }
 
   /** The code `codeId` if `accountId` redeemed it (its receipt); null otherwise, whoever asks. */
-  redeemedBy(codeId: string, accountId: string): RedeemedCode | null {
-    return this.s.redeemedBy.get(codeId, accountId);
+  async redeemedBy(codeId: string, accountId: string): Promise<RedeemedCode | null> {
+    return (await this.s.redeemedBy.get(codeId, accountId));
   }
 
   /** Revokes the batch's codes that are neither redeemed nor revoked; returns how many. */
-  revokeUnused(batchId: string, now: number): number {
-    const n = this.s.revokeUnused.run(now, batchId).changes;
-    this.s.markBatchRevoked.run(now, batchId);
+  async revokeUnused(batchId: string, now: number): Promise<number> {
+    const n = (await this.s.revokeUnused.run(now, batchId)).changes;
+    (await this.s.markBatchRevoked.run(now, batchId));
     return n;
   }
 
-  failures(accountId: string, since: number): { count: number; oldest: number | null } {
-    const row = this.s.failures.get(accountId, since)!;
+  async failures(accountId: string, since: number): Promise<{ count: number; oldest: number | null }> {
+    const row = (await this.s.failures.get(accountId, since))!;
     return { count: Number(row.n), oldest: row.oldest === null ? null : Number(row.oldest) };
   }
 
   /** Records one failed attempt and forgets those older than `pruneBefore` (all accounts). */
-  recordFailure(accountId: string, at: number, pruneBefore: number): void {
-    this.atomic(async (self) => {
-        self.s.insertFailure.run(accountId, at);
-        self.s.pruneFailures.run(pruneBefore);
-      });
+  async recordFailure(accountId: string, at: number, pruneBefore: number): Promise<void> {
+    (await this.atomic(async (self) => {
+        (await self.s.insertFailure.run(accountId, at));
+        (await self.s.pruneFailures.run(pruneBefore));
+      }));
   }
 }

@@ -25,8 +25,8 @@ export class GroupCommit {
     private readonly maxBatch = 256,
   ) {}
 
-  run<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
-    if (this.sql.dialect === "postgres") return this.sql.tx(work);
+  async run<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    if (this.sql.dialect === "postgres") return (await this.sql.tx(work));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve, reject } as Pending<unknown>);
       if (this.queue.length >= this.maxBatch) void this.flush();

@@ -14,16 +14,16 @@ export class Stmt<R = unknown, P extends readonly SqlParam[] = SqlParam[]> {
     private readonly plain: string = order ? text.replace(NUMBERED, "?") : text,
   ) {}
 
-  get(...params: P): Promise<R | null> {
-    return this.sql.get<R>(this.plain, this.params(params));
+  async get(...params: P): Promise<R | null> {
+    return (await this.sql.get<R>(this.plain, this.params(params)));
   }
 
-  all(...params: P): Promise<R[]> {
-    return this.sql.all<R>(this.plain, this.params(params));
+  async all(...params: P): Promise<R[]> {
+    return (await this.sql.all<R>(this.plain, this.params(params)));
   }
 
-  run(...params: P): Promise<{ changes: number }> {
-    return this.sql.run(this.plain, this.params(params));
+  async run(...params: P): Promise<{ changes: number }> {
+    return (await this.sql.run(this.plain, this.params(params)));
   }
 
   /** The same statement on another Sql (a transaction). */
@@ -70,14 +70,14 @@ export abstract class SqlStore {
     view.sql = tx;
     const s: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(this.s)) s[k] = v.on(tx);
-    view.s = s as this["s"];
+    (view as unknown as { s: unknown }).s = s;
     view.bound(tx);
     return view;
   }
 
   /** Runs `fn` in one transaction on this store's Sql (a savepoint when bound to a transaction). */
-  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-    return this.sql.tx(fn);
+  async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    return (await this.sql.tx(fn));
   }
 
   /** Re-binds the stores this one writes through in the same transaction (JobStore's ledger). */
@@ -88,8 +88,8 @@ export abstract class SqlStore {
    * transaction when this store is bound to one (so a failing step rolls back only itself, as
    * bun:sqlite's nested transactions did).
    */
-  protected atomic<T>(fn: (self: this) => Promise<T>): Promise<T> {
-    return this.sql.tx((tx) => fn(this.in(tx)));
+  protected async atomic<T>(fn: (self: this) => Promise<T>): Promise<T> {
+    return (await this.sql.tx(async (tx) => (await fn(this.in(tx)))));
   }
 }
 
@@ -97,11 +97,11 @@ export abstract class SqlStore {
  * A view of a service whose stores are bound to `tx` (each `store.in(tx)`), for a service method
  * whose body runs several stores in one transaction: `this.atomic(async (self, tx) => ...)`.
  */
-export function serviceIn<T extends object>(service: T, tx: Sql, stores: readonly (keyof T)[]): T {
+export function serviceIn<T extends object>(service: T, tx: Sql, stores: readonly string[]): T {
   const view = Object.create(service) as T;
   for (const k of stores) {
-    const store = service[k] as unknown as SqlStore | null;
-    if (store) (view as Record<keyof T, unknown>)[k] = store.in(tx);
+    const store = (service as Record<string, unknown>)[k] as SqlStore | null;
+    if (store) (view as Record<string, unknown>)[k] = store.in(tx);
   }
   return view;
 }

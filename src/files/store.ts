@@ -64,8 +64,8 @@ export class FileStore extends SqlStore {
     this.outputs = this.outputs.in(tx);
   }
 
-  insert(row: Omit<FileRow, "deleted_at">): void {
-    this.s.insert.run(
+  async insert(row: Omit<FileRow, "deleted_at">): Promise<void> {
+    (await this.s.insert.run(
       row.id,
       row.account_id,
       row.key_id,
@@ -77,27 +77,27 @@ export class FileStore extends SqlStore {
       row.height,
       row.created_at,
       row.expires_at,
-    );
+    ));
   }
 
   /** A live file of this account: unknown, deleted, expired and foreign files are all null. */
-  getLive(id: string, accountId: string, now = Date.now()): FileRow | null {
+  async getLive(id: string, accountId: string, now = Date.now()): Promise<FileRow | null> {
     if (!FILE_ID.test(id)) return null;
-    const row = this.s.get.get(id);
+    const row = (await this.s.get.get(id));
     if (!row || row.account_id !== accountId || row.deleted_at !== null || Number(row.expires_at) <= now)
       return null;
     return row;
   }
 
   /** Any live file by id (for signed content links, already bound to the id by the signature). */
-  getById(id: string, now = Date.now()): FileRow | null {
+  async getById(id: string, now = Date.now()): Promise<FileRow | null> {
     if (!FILE_ID.test(id)) return null;
-    const row = this.s.get.get(id);
+    const row = (await this.s.get.get(id));
     return row && row.deleted_at === null && Number(row.expires_at) > now ? row : null;
   }
 
-  delete(row: FileRow, now = Date.now()): void {
-    if (this.s.markDeleted.run(now, row.id).changes === 1) rmSync(join(this.root, row.path), { force: true });
+  async delete(row: FileRow, now = Date.now()): Promise<void> {
+    if ((await this.s.markDeleted.run(now, row.id)).changes === 1) rmSync(join(this.root, row.path), { force: true });
   }
 
   /**
@@ -110,17 +110,17 @@ export class FileStore extends SqlStore {
     let files = 0;
     let outputs = 0;
     for (;;) {
-      const gone = this.atomic(async (self) => {
+      const gone = (await this.atomic(async (self) => {
           const paths: string[] = [];
-          const f = self.s.expiredFiles.all(now);
-          for (const row of f) if (self.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
-          const o = self.outputs.expiredOutputs(now, SWEEP_BATCH);
+          const f = (await self.s.expiredFiles.all(now));
+          for (const row of f) if ((await self.s.markDeleted.run(now, row.id)).changes === 1) paths.push(row.path);
+          const o = (await self.outputs.expiredOutputs(now, SWEEP_BATCH));
           for (const row of o) {
-            self.outputs.deleteOutput(row.job_id, row.idx);
+            (await self.outputs.deleteOutput(row.job_id, row.idx));
             paths.push(row.path);
           }
           return { files: f.length, outputs: o.length, paths };
-        }); // the write lock first: operator commands may write at the same time
+        })); // the write lock first: operator commands may write at the same time
       for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
       files += gone.files;
       outputs += gone.outputs;
@@ -129,8 +129,8 @@ export class FileStore extends SqlStore {
     }
   }
 
-  usageBytes(): { files: number; outputs: number } {
-    const u = this.s.usage.get()!;
+  async usageBytes(): Promise<{ files: number; outputs: number }> {
+    const u = (await this.s.usage.get())!;
     return { files: Number(u.files ?? 0n), outputs: Number(u.outputs ?? 0n) };
   }
 }

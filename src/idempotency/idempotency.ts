@@ -139,11 +139,11 @@ export class IdempotencyStore extends SqlStore {
    * Looks the key up (call inside the caller's transaction). Returns the stored answer to replay,
    * or null when the operation should run. Throws 409 on another body or a still-running first try.
    */
-  lookup(keyId: string, idemKey: string, fp: string): StoredResponse | null {
-    const row = this.s.get.get(keyId, idemKey);
+  async lookup(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
+    const row = (await this.s.get.get(keyId, idemKey));
     if (!row) return null;
     if (Number(row.created_at) < this.now() - IDEMPOTENCY_TTL_MS) {
-      this.s.del.run(keyId, idemKey);
+      (await this.s.del.run(keyId, idemKey));
       return null;
     }
     if (row.fingerprint !== fp) {
@@ -167,9 +167,9 @@ export class IdempotencyStore extends SqlStore {
   }
 
   /** Stores a finished 2xx answer (inside the same transaction as the work, for short operations). */
-  store(keyId: string, idemKey: string, fp: string, response: StoredResponse): void {
-    this.s.del.run(keyId, idemKey);
-    this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now());
+  async store(keyId: string, idemKey: string, fp: string, response: StoredResponse): Promise<void> {
+    (await this.s.del.run(keyId, idemKey));
+    (await this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now()));
   }
 
   /**
@@ -181,14 +181,14 @@ export class IdempotencyStore extends SqlStore {
   async once<T>(
     keyId: string,
     claim: IdempotencyClaim | null,
-    work: () => Promise<T>,
+    work: () => T | Promise<T>,
     answer: (value: T) => StoredResponse | Promise<StoredResponse>,
   ): Promise<Once<T>> {
     if (claim === null) return { replay: null, value: await work() };
-    const replay = this.lookup(keyId, claim.key, claim.fingerprint);
+    const replay = (await this.lookup(keyId, claim.key, claim.fingerprint));
     if (replay) return { replay };
     const value = await work();
-    this.store(keyId, claim.key, claim.fingerprint, await answer(value));
+    (await this.store(keyId, claim.key, claim.fingerprint, await answer(value)));
     return { replay: null, value };
   }
 
@@ -198,29 +198,29 @@ export class IdempotencyStore extends SqlStore {
    * once when the answer is known: a 2xx answer is kept, anything else frees the key for a retry.
    * Without a claim, `settle` does nothing (and nothing is allocated).
    */
-  claimRunning(keyId: string, claim: IdempotencyClaim | null): Running {
+  async claimRunning(keyId: string, claim: IdempotencyClaim | null): Promise<Running> {
     if (claim === null) return NO_CLAIM;
-    const replay = this.markRunning(keyId, claim.key, claim.fingerprint);
+    const replay = (await this.markRunning(keyId, claim.key, claim.fingerprint));
     if (replay) return { replay };
-    return { replay: null, settle: (response) => this.settleRunning(keyId, claim.key, response) };
+    return { replay: null, settle: async (response) => (await this.settleRunning(keyId, claim.key, response)) };
   }
 
   /** Long operations: claim the key before the work (its own transaction). */
-  markRunning(keyId: string, idemKey: string, fp: string): StoredResponse | null {
-    return this.atomic(async (self) => {
-        const replay = self.lookup(keyId, idemKey, fp);
+  async markRunning(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
+    return (await this.atomic(async (self) => {
+        const replay = (await self.lookup(keyId, idemKey, fp));
         if (replay) return replay;
-        self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now());
+        (await self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now()));
         return null;
-      });
+      }));
   }
 
   /** Long operations: a 2xx answer is kept; anything else frees the key for a retry. */
-  settleRunning(keyId: string, idemKey: string, response: StoredResponse | null): void {
+  async settleRunning(keyId: string, idemKey: string, response: StoredResponse | null): Promise<void> {
     if (response && response.status >= 200 && response.status < 300) {
-      this.s.done.run(response.status, response.body, keyId, idemKey);
+      (await this.s.done.run(response.status, response.body, keyId, idemKey));
     } else {
-      this.s.del.run(keyId, idemKey);
+      (await this.s.del.run(keyId, idemKey));
     }
   }
 
@@ -232,7 +232,7 @@ export class IdempotencyStore extends SqlStore {
     const before = this.now() - IDEMPOTENCY_TTL_MS;
     let total = 0;
     for (;;) {
-      const n = this.s.purge.run(before).changes;
+      const n = (await this.s.purge.run(before)).changes;
       total += n;
       if (n < PURGE_BATCH) return total;
       await nextTurn();

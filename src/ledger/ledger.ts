@@ -151,18 +151,18 @@ export class Ledger extends SqlStore {
   };
 
   /** Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached. */
-  reserve(input: ReserveInput): HoldRow {
+  async reserve(input: ReserveInput): Promise<HoldRow> {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
-    return this.atomic(async (self) => {
-        const account = self.s.account.get(input.accountId);
+    return (await this.atomic(async (self) => {
+        const account = (await self.s.account.get(input.accountId));
         if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
-        const rate = account.currency === "USD" ? null : self.rateFor(account.currency);
+        const rate = account.currency === "USD" ? null : (await self.rateFor(account.currency));
         const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
 
-        if (input.keyId) self.checkKeyLimit(input.keyId, amount, account.currency);
-        const after = self.s.reserveFunds.get(amount, input.accountId, amount);
+        if (input.keyId) (await self.checkKeyLimit(input.keyId, amount, account.currency));
+        const after = (await self.s.reserveFunds.get(amount, input.accountId, amount));
         if (!after) {
           const available = account.balance_micro - account.held_micro;
           throw new DomainError(
@@ -173,7 +173,7 @@ export class Ledger extends SqlStore {
         }
         const id = newTimeOrderedId("hold");
         const now = self.now();
-        self.s.insertHold.run(
+        (await self.s.insertHold.run(
           id,
           input.accountId,
           input.keyId,
@@ -185,15 +185,15 @@ export class Ledger extends SqlStore {
           input.quotedUsdMicro,
           rate,
           now,
-        );
-        if (input.keyId) self.s.addKeyHeld.run(amount, input.keyId);
-        self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
+        ));
+        if (input.keyId) (await self.s.addKeyHeld.run(amount, input.keyId));
+        (await self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
           holdId: id,
           keyId: input.keyId,
           modelId: input.modelId,
           requestId: input.requestId,
-        });
-        self.watch(input.accountId, after, false);
+        }));
+        (await self.watch(input.accountId, after, false));
         // The row as inserted (not re-read: this runs on every submit).
         return {
           id,
@@ -212,25 +212,25 @@ export class Ledger extends SqlStore {
           created_at: BigInt(now),
           resolved_at: null,
         };
-      });
+      }));
   }
 
   /**
    * Charges the actual price (micro-USD, converted with the rate fixed in the hold) capped at the
    * hold, and releases the rest. A hold that is no longer open is left alone: `changed` is false.
    */
-  settle(holdId: string, actualUsdMicro: bigint): SettleResult {
+  async settle(holdId: string, actualUsdMicro: bigint): Promise<SettleResult> {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
-    return this.atomic(async (self) => {
-        const hold = self.s.getHold.get(holdId);
+    return (await this.atomic(async (self) => {
+        const hold = (await self.s.getHold.get(holdId));
         if (!hold) throw new Error(`settle: no hold ${holdId}`);
         if (hold.status !== "open") return { changed: false, hold };
         const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
         const converted = hold.fx_rate_micro === null ? usd : usdMicroToRubMicro(usd, hold.fx_rate_micro);
         const charge = converted < hold.amount_micro ? converted : hold.amount_micro;
         const now = self.now();
-        const resolved = self.s.resolveHold.get("settled", charge, usd, now, holdId);
-        if (!resolved) return { changed: false, hold: self.s.getHold.get(holdId)! };
+        const resolved = (await self.s.resolveHold.get("settled", charge, usd, now, holdId));
+        if (!resolved) return { changed: false, hold: (await self.s.getHold.get(holdId))! };
 
         // One instant for the whole settlement: the charge entry's day and the key_spend month
         // must name the same calendar month, even at a month's last second (docs/money.md).
@@ -241,31 +241,31 @@ export class Ledger extends SqlStore {
           requestId: hold.request_id,
           at: now,
         };
-        if (hold.key_id) self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-        let after = self.s.moveFunds.get(-charge, -charge, hold.account_id)!;
-        self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
+        if (hold.key_id) (await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id));
+        let after = (await self.s.moveFunds.get(-charge, -charge, hold.account_id))!;
+        (await self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx));
         const rest = hold.amount_micro - charge;
         if (rest > 0n) {
-          after = self.s.moveFunds.get(0n, -rest, hold.account_id)!;
-          self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
+          after = (await self.s.moveFunds.get(0n, -rest, hold.account_id))!;
+          (await self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx));
         }
-        if (hold.key_id) self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
-        self.watch(hold.account_id, after, false);
+        if (hold.key_id) (await self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge));
+        (await self.watch(hold.account_id, after, false));
         self.onCharge?.(hold.currency, hold.model_id, charge);
         return { changed: true, hold: resolved };
-      });
+      }));
   }
 
   /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
-  release(holdId: string, reason?: string): SettleResult {
-    return this.atomic(async (self) => {
-        const hold = self.s.getHold.get(holdId);
+  async release(holdId: string, reason?: string): Promise<SettleResult> {
+    return (await this.atomic(async (self) => {
+        const hold = (await self.s.getHold.get(holdId));
         if (!hold) throw new Error(`release: no hold ${holdId}`);
-        const resolved = self.s.resolveHold.get("released", null, null, self.now(), holdId);
+        const resolved = (await self.s.resolveHold.get("released", null, null, self.now(), holdId));
         if (!resolved) return { changed: false, hold };
-        const after = self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id)!;
-        if (hold.key_id) self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-        self.entry(
+        const after = (await self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id))!;
+        if (hold.key_id) (await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id));
+        (await self.entry(
           hold.account_id,
           "release",
           hold.source,
@@ -280,10 +280,10 @@ export class Ledger extends SqlStore {
             requestId: hold.request_id,
             reason,
           },
-        );
-        self.watch(hold.account_id, after, false);
+        ));
+        (await self.watch(hold.account_id, after, false));
         return { changed: true, hold: resolved };
-      });
+      }));
   }
 
   /**
@@ -292,38 +292,38 @@ export class Ledger extends SqlStore {
    * second credit for the same cause fail its transaction (migration 011). Callers that credit a
    * cause mark it used by a conditional update in the same transaction, before calling this.
    */
-  topUp(
+  async topUp(
     accountId: string,
     amountMicro: bigint,
     reason: string | null,
     source: "ADMIN" | "TOPUP" = "ADMIN",
     refId: string | null = null,
-  ): BalanceRow {
+  ): Promise<BalanceRow> {
     if (amountMicro <= 0n || amountMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
     if (source === "TOPUP" && !refId)
       throw new RangeError("topUp: a TOPUP credit must name its order or code");
-    return this.atomic(async (self) => {
-        self.requireAccount(accountId);
-        const after = self.s.moveFunds.get(amountMicro, 0n, accountId)!;
-        self.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
-        self.watch(accountId, after, true);
+    return (await this.atomic(async (self) => {
+        (await self.requireAccount(accountId));
+        const after = (await self.s.moveFunds.get(amountMicro, 0n, accountId))!;
+        (await self.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId }));
+        (await self.watch(accountId, after, true));
         return after;
-      });
+      }));
   }
 
   /**
    * A signed correction by the operator, with a reason. It may not take the balance below what is
    * held by open jobs (409 conflict): holds must stay covered.
    */
-  adjust(accountId: string, deltaMicro: bigint, reason: string, refId: string | null = null): BalanceRow {
+  async adjust(accountId: string, deltaMicro: bigint, reason: string, refId: string | null = null): Promise<BalanceRow> {
     if (deltaMicro === 0n)
       throw new DomainError("validation_error", "amount must not be 0.", { param: "amount" });
     if (deltaMicro > MAX_MICRO || -deltaMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount out of range.", { param: "amount" });
-    return this.atomic(async (self) => {
-        const account = self.requireAccount(accountId);
-        const after = self.s.adjustFunds.get(deltaMicro, accountId);
+    return (await this.atomic(async (self) => {
+        const account = (await self.requireAccount(accountId));
+        const after = (await self.s.adjustFunds.get(deltaMicro, accountId));
         if (!after) {
           throw new DomainError(
             "conflict",
@@ -332,21 +332,21 @@ export class Ledger extends SqlStore {
           );
         }
         const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
-        self.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
-        self.watch(accountId, after, deltaMicro > 0n);
+        (await self.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId }));
+        (await self.watch(accountId, after, deltaMicro > 0n));
         return after;
-      });
+      }));
   }
 
-  getHold(id: string): HoldRow | null {
-    return this.s.getHold.get(id);
+  async getHold(id: string): Promise<HoldRow | null> {
+    return (await this.s.getHold.get(id));
   }
 
   /** Spent this month + held by open jobs, for a key, in the account currency. */
-  keyUsage(keyId: string): { spent: bigint; held: bigint } {
+  async keyUsage(keyId: string): Promise<{ spent: bigint; held: bigint }> {
     return {
-      spent: this.s.keySpent.get(keyId, monthOf(this.now()))?.s ?? 0n,
-      held: this.s.keyHeld.get(keyId)?.s ?? 0n,
+      spent: (await this.s.keySpent.get(keyId, monthOf(this.now())))?.s ?? 0n,
+      held: (await this.s.keyHeld.get(keyId))?.s ?? 0n,
     };
   }
 
@@ -365,10 +365,10 @@ export class Ledger extends SqlStore {
       await this.balanceWatcher.moved(this.sql, accountId, after, credit);
   }
 
-  private checkKeyLimit(keyId: string, amount: bigint, currency: Currency): void {
-    const limit = this.s.keyLimit.get(keyId)?.monthly_limit_micro ?? null;
+  private async checkKeyLimit(keyId: string, amount: bigint, currency: Currency): Promise<void> {
+    const limit = (await this.s.keyLimit.get(keyId))?.monthly_limit_micro ?? null;
     if (limit === null) return;
-    const { spent, held } = this.keyUsage(keyId);
+    const { spent, held } = (await this.keyUsage(keyId));
     if (spent + held + amount > limit) {
       throw new DomainError(
         "key_limit_reached",
@@ -377,8 +377,8 @@ export class Ledger extends SqlStore {
     }
   }
 
-  private rateFor(currency: Currency): bigint {
-    const row = this.s.fxRate.get(currency);
+  private async rateFor(currency: Currency): Promise<bigint> {
+    const row = (await this.s.fxRate.get(currency));
     if (!row) {
       throw new DomainError(
         "unpriceable",
@@ -388,13 +388,13 @@ export class Ledger extends SqlStore {
     return row.rate_micro;
   }
 
-  private requireAccount(accountId: string) {
-    const account = this.s.account.get(accountId);
+  private async requireAccount(accountId: string) {
+    const account = (await this.s.account.get(accountId));
     if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return account;
   }
 
-  private entry(
+  private async entry(
     accountId: string,
     kind: EntryKind,
     source: Source,
@@ -413,8 +413,8 @@ export class Ledger extends SqlStore {
       /** The entry's time (epoch seconds); default: now. */
       at?: number;
     },
-  ): void {
-    this.s.insertEntry.run(
+  ): Promise<void> {
+    (await this.s.insertEntry.run(
       accountId,
       kind,
       source,
@@ -430,6 +430,6 @@ export class Ledger extends SqlStore {
       refs.reason ?? null,
       refs.at ?? this.now(),
       refs.refId ?? null,
-    );
+    ));
   }
 }

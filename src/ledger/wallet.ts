@@ -112,8 +112,8 @@ export class Wallet extends SqlStore {
    * Charges between two instants (epoch seconds, `from` included, `to` excluded), summed per UTC
    * day, key and model: the one query every usage figure of the console is built from.
    */
-  chargesByDay(accountId: string, fromSeconds: number, toSeconds: number): ChargeBucket[] {
-    return this.s.chargesByDay.all(accountId, fromSeconds, toSeconds).map(({ d, ...r }) => ({
+  async chargesByDay(accountId: string, fromSeconds: number, toSeconds: number): Promise<ChargeBucket[]> {
+    return (await this.s.chargesByDay.all(accountId, fromSeconds, toSeconds)).map(({ d, ...r }) => ({
       day: new Date(Number(d) * 86_400_000).toISOString().slice(0, 10),
       ...r,
     }));
@@ -123,33 +123,33 @@ export class Wallet extends SqlStore {
    * Entries newest first, all of them or those of one source; `before` is the id of the previous
    * page's last entry. Up to `limit` rows and the next page's cursor (null on the last page).
    */
-  list(
+  async list(
     accountId: string,
     o: { limit: number; before?: bigint | null; source?: WalletSource | null },
-  ): { rows: EntryRow[]; next: bigint | null } {
+  ): Promise<{ rows: EntryRow[]; next: bigint | null }> {
     const before = o.before ?? 2n ** 62n;
     // ADMIN and TOPUP label credits only (reserve takes API or STUDIO): read them from the small
     // credits index instead of walking every job entry of the account.
     if (o.source === "ADMIN" || o.source === "TOPUP") {
-      return page(this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
+      return page((await this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1)), o.limit);
     }
-    return page(this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
+    return page((await this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1)), o.limit);
   }
 
   /** Credits newest first: top-ups (`kind` "topup") or top-ups and operator adjustments (null). */
-  credits(
+  async credits(
     accountId: string,
     o: { limit: number; before?: bigint | null; kind?: "topup" | "adjustment" | null },
-  ): { rows: EntryRow[]; next: bigint | null } {
-    return page(this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1), o.limit);
+  ): Promise<{ rows: EntryRow[]; next: bigint | null }> {
+    return page((await this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1)), o.limit);
   }
 
   /** Newest first; `before` is the id of the last entry of the previous page. */
-  entries(accountId: string, limit: number, before: bigint | null) {
-    const rows = this.q<EntryRow, [string, bigint, number]>(
+  async entries(accountId: string, limit: number, before: bigint | null) {
+    const rows = (await this.q<EntryRow, [string, bigint, number]>(
         "SELECT * FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
       )
-      .all(accountId, before ?? 2n ** 62n, limit + 1);
+      .all(accountId, before ?? 2n ** 62n, limit + 1));
     const page = rows.slice(0, limit);
     return {
       data: page.map(entryView),
@@ -158,8 +158,8 @@ export class Wallet extends SqlStore {
   }
 
   /** Spend of one calendar month, per key and per model (key_spend is kept with every charge). */
-  spend(accountId: string, month: string) {
-    const rows = this.spendRows(accountId, month);
+  async spend(accountId: string, month: string) {
+    const rows = (await this.spendRows(accountId, month));
     const byKey = new Map<
       string | null,
       { key_id: string | null; name: string; spent_micro: bigint; calls: bigint }
@@ -201,29 +201,29 @@ export class Wallet extends SqlStore {
    * them): key_spend per key and model, then the month's charges without a key (the studio's),
    * per model, under key_id null.
    */
-  spendRows(accountId: string, month: string): KeySpendRow[] {
-    const keyed = this.q<KeySpendRow, [string, string]>(
+  async spendRows(accountId: string, month: string): Promise<KeySpendRow[]> {
+    const keyed = (await this.q<KeySpendRow, [string, string]>(
         `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
          FROM key_spend s JOIN api_keys k ON k.id = s.key_id
          WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
       )
-      .all(accountId, month);
+      .all(accountId, month));
     const [from, to] = monthRange(month);
-    const noKey = this.s.noKeyCharges
-      .all(accountId, from, to)
+    const noKey = (await this.s.noKeyCharges
+      .all(accountId, from, to))
       .map((r) => ({ key_id: null, key_name: NO_KEY_NAME, ...r }));
     return [...keyed, ...noKey];
   }
 
   /** The month's spend of the account: every key's (key_spend) and the charges without a key. */
-  monthTotal(accountId: string, month: string): bigint {
-    const row = this.q<{ s: bigint | null }, [string, string]>(
+  async monthTotal(accountId: string, month: string): Promise<bigint> {
+    const row = (await this.q<{ s: bigint | null }, [string, string]>(
         "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
       )
-      .get(accountId, month);
+      .get(accountId, month));
     const [from, to] = monthRange(month);
     let noKey = 0n;
-    for (const r of this.s.noKeyCharges.all(accountId, from, to)) noKey += r.spent_micro;
+    for (const r of (await this.s.noKeyCharges.all(accountId, from, to))) noKey += r.spent_micro;
     return (row?.s ?? 0n) + noKey;
   }
 }
@@ -259,4 +259,4 @@ function entryView(e: EntryRow) {
     created_at: rfc3339(e.created_at)!,
   };
 }
-export type EntryView = ReturnType<typeof entryView>;
+export type EntryView = Awaited<ReturnType<typeof entryView>>;

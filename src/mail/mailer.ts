@@ -59,8 +59,8 @@ export function peopleMail(mailer: Mailer, accounts: AccountStore): PeopleNotifi
         invite.accountId,
       );
     },
-    passwordReset(tx, to, url) {
-      return mailer.queue(tx, "password_reset", [to], passwordResetMessage(url));
+    async passwordReset(tx, to, url) {
+      return (await mailer.queue(tx, "password_reset", [to], passwordResetMessage(url)));
     },
     enabled: () => mailer.enabled(),
   };

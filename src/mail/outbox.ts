@@ -113,11 +113,11 @@ export class MailOutbox extends SqlStore {
   }
 
   /** Records a message to send, due now. Synchronous, one INSERT: call it in the cause's transaction. */
-  enqueue(kind: MailKind, to: string[], message: MailMessage, accountId: string | null = null): string {
+  async enqueue(kind: MailKind, to: string[], message: MailMessage, accountId: string | null = null): Promise<string> {
     if (to.length === 0) throw new RangeError("mail: no recipient");
     const now = this.now();
     const id = newTimeOrderedId("mail", now);
-    this.s.insert.run(
+    (await this.s.insert.run(
       id,
       kind,
       JSON.stringify(to),
@@ -126,15 +126,15 @@ export class MailOutbox extends SqlStore {
       message.html,
       accountId,
       now,
-    );
+    ));
     return id;
   }
 
   /** Leases up to `limit` due messages until now + leaseMs, oldest first. */
-  claimDue(now: number, limit: number, leaseMs: number): ClaimedMail[] {
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<ClaimedMail[]> {
     if (limit <= 0) return [];
     const lease = now + leaseMs;
-    const rows = this.s.claim.all(now, lease, limit);
+    const rows = (await this.s.claim.all(now, lease, limit));
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return rows.map((r) => ({
       id: r.id,
@@ -148,28 +148,28 @@ export class MailOutbox extends SqlStore {
     }));
   }
 
-  nextDueAt(): number | null {
-    const t = this.s.nextDue.get()?.t ?? null;
+  async nextDueAt(): Promise<number | null> {
+    const t = (await this.s.nextDue.get())?.t ?? null;
     return t === null ? null : Number(t);
   }
 
   /** Accepted by the SMTP server. False when the lease was lost. */
-  markSent(c: ClaimedMail, now: number): boolean {
-    return this.s.finish.get("sent", null, now, now, c.id, c.lease) !== null;
+  async markSent(c: ClaimedMail, now: number): Promise<boolean> {
+    return (await this.s.finish.get("sent", null, now, now, c.id, c.lease)) !== null;
   }
 
   /** Given up (attempts exhausted or refused for good), with the reason. False when the lease was lost. */
-  markFailed(c: ClaimedMail, now: number, error: string): boolean {
-    return this.s.finish.get("failed", clip(error), now, null, c.id, c.lease) !== null;
+  async markFailed(c: ClaimedMail, now: number, error: string): Promise<boolean> {
+    return (await this.s.finish.get("failed", clip(error), now, null, c.id, c.lease)) !== null;
   }
 
-  markRetry(c: ClaimedMail, now: number, error: string, nextAt: number): boolean {
-    return this.s.retry.get(nextAt, clip(error), now, c.id, c.lease) !== null;
+  async markRetry(c: ClaimedMail, now: number, error: string, nextAt: number): Promise<boolean> {
+    return (await this.s.retry.get(nextAt, clip(error), now, c.id, c.lease)) !== null;
   }
 
   /** The newest messages, for the operator page. */
-  recent(limit: number): MailView[] {
-    return this.s.recent.all(limit).map((r) => ({
+  async recent(limit: number): Promise<MailView[]> {
+    return (await this.s.recent.all(limit)).map((r) => ({
       id: r.id,
       kind: r.kind,
       to: JSON.parse(r.to_addrs) as string[],
@@ -185,15 +185,15 @@ export class MailOutbox extends SqlStore {
     }));
   }
 
-  counts(): Record<MailStatus, number> {
+  async counts(): Promise<Record<MailStatus, number>> {
     const out: Record<MailStatus, number> = { pending: 0, sent: 0, failed: 0 };
-    for (const r of this.s.counts.all()) out[r.status] = Number(r.n);
+    for (const r of (await this.s.counts.all())) out[r.status] = Number(r.n);
     return out;
   }
 
   /** Deletes finished rows created before `before` (epoch ms); pending ones stay. */
-  purgeFinished(before: number): number {
-    return this.s.purge.run(before).changes;
+  async purgeFinished(before: number): Promise<number> {
+    return (await this.s.purge.run(before)).changes;
   }
 }
 

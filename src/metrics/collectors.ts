@@ -140,7 +140,7 @@ export async function renderMetrics(src: ScrapeSources): Promise<string> {
   out.family("gengate_database_bytes", "gauge", "Size of the SQLite database files: main and WAL.");
   out.sample({ file: "main" }, onDisk ? fileSize(dbPath) : 0);
   out.sample({ file: "wal" }, onDisk ? fileSize(`${dbPath}-wal`) : 0);
-  const used = src.files.usageBytes();
+  const used = await src.files.usageBytes();
   out.family("gengate_storage_bytes", "gauge", "Bytes in the file store: uploads and job outputs.");
   out.sample({ kind: "uploads" }, used.files);
   out.sample({ kind: "outputs" }, used.outputs);

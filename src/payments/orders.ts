@@ -135,7 +135,7 @@ export class OrderStore extends SqlStore {
     
   }
 
-  create(input: {
+  async create(input: {
     accountId: string;
     personId: string | null;
     provider: ProviderName;
@@ -143,8 +143,8 @@ export class OrderStore extends SqlStore {
     amountMicro: bigint;
     now: number;
     ttlSeconds: number;
-  }): OrderRow {
-    return this.s.insert.get(
+  }): Promise<OrderRow> {
+    return (await this.s.insert.get(
       newTimeOrderedId("ord"),
       input.accountId,
       input.personId,
@@ -153,61 +153,61 @@ export class OrderStore extends SqlStore {
       input.amountMicro,
       input.now,
       input.now + input.ttlSeconds,
-    )!;
+    ))!;
   }
 
-  get(id: string): OrderRow | null {
-    return ORDER_ID.test(id) ? this.s.get.get(id) : null;
+  async get(id: string): Promise<OrderRow | null> {
+    return ORDER_ID.test(id) ? (await this.s.get.get(id)) : null;
   }
 
   /** The order only if it belongs to the account (another account's id reads as missing). */
-  getOwned(id: string, accountId: string): OrderRow | null {
-    const o = this.get(id);
+  async getOwned(id: string, accountId: string): Promise<OrderRow | null> {
+    const o = (await this.get(id));
     return o && o.account_id === accountId ? o : null;
   }
 
-  byProviderRef(provider: ProviderName, ref: string): OrderRow | null {
-    return this.s.byRef.get(provider, ref);
+  async byProviderRef(provider: ProviderName, ref: string): Promise<OrderRow | null> {
+    return (await this.s.byRef.get(provider, ref));
   }
 
   /** created -> pending with the provider's checkout; null if the order is no longer created. */
-  attachCheckout(id: string, ref: string, url: string): OrderRow | null {
-    return this.s.attach.get(ref, url, id);
+  async attachCheckout(id: string, ref: string, url: string): Promise<OrderRow | null> {
+    return (await this.s.attach.get(ref, url, id));
   }
 
   /** created/pending -> failed, expired or canceled; null if it was not open. */
-  close(
+  async close(
     id: string,
     status: "failed" | "expired" | "canceled",
     failure: string | null = null,
-  ): OrderRow | null {
-    return this.s.close.get(status, failure, id);
+  ): Promise<OrderRow | null> {
+    return (await this.s.close.get(status, failure, id));
   }
 
   /** created/pending/expired -> paid; null if it was paid already (or failed/canceled). */
-  markPaid(id: string, at: number, ref: string): OrderRow | null {
-    return this.s.markPaid.get(at, ref, id);
+  async markPaid(id: string, at: number, ref: string): Promise<OrderRow | null> {
+    return (await this.s.markPaid.get(at, ref, id));
   }
 
   /** Open orders past their expiry become expired; returns their ids. */
-  expireDue(now: number): string[] {
-    return this.s.expireDue.all(now).map((r) => r.id);
+  async expireDue(now: number): Promise<string[]> {
+    return (await this.s.expireDue.all(now)).map((r) => r.id);
   }
 
   /**
    * Forgets notifications that name no order of ours and arrived before `before` (epoch s), so
    * forged or stray deliveries cannot grow the log for ever; those about an order are kept with it.
    */
-  pruneUnlinked(before: number): number {
-    return this.s.pruneUnlinked.run(before).changes;
+  async pruneUnlinked(before: number): Promise<number> {
+    return (await this.s.pruneUnlinked.run(before)).changes;
   }
 
   /** Adds a refund, never above what was paid; null when it would be (or the order is not paid). */
-  addRefund(id: string, amountMicro: bigint): OrderRow | null {
-    return this.s.refund.get(amountMicro, id);
+  async addRefund(id: string, amountMicro: bigint): Promise<OrderRow | null> {
+    return (await this.s.refund.get(amountMicro, id));
   }
 
-  log(entry: {
+  async log(entry: {
     provider: ProviderName;
     orderId: string | null;
     eventId: string | null;
@@ -215,8 +215,8 @@ export class OrderStore extends SqlStore {
     outcome: NotificationOutcome;
     detail: string | null;
     at: number;
-  }): void {
-    this.s.log.run(
+  }): Promise<void> {
+    (await this.s.log.run(
       entry.provider,
       entry.orderId,
       entry.eventId?.slice(0, 200) ?? null,
@@ -224,10 +224,10 @@ export class OrderStore extends SqlStore {
       entry.outcome,
       entry.detail?.slice(0, 500) ?? null,
       entry.at,
-    );
+    ));
   }
 
-  list(f: OrderFilter): OrderRow[] {
+  async list(f: OrderFilter): Promise<OrderRow[]> {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (f.accountId) {
@@ -248,18 +248,18 @@ export class OrderStore extends SqlStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM orders ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.q<OrderRow, (string | number)[]>(sql).all(...args);
+    return (await this.q<OrderRow, (string | number)[]>(sql).all(...args));
   }
 
-  notificationsOf(orderId: string): NotificationRow[] {
-    return this.s.notificationsOf.all(orderId);
+  async notificationsOf(orderId: string): Promise<NotificationRow[]> {
+    return (await this.s.notificationsOf.all(orderId));
   }
 
-  notifications(f: {
+  async notifications(f: {
     outcome?: NotificationOutcome | null;
     before?: bigint | null;
     limit: number;
-  }): NotificationRow[] {
+  }): Promise<NotificationRow[]> {
     const where: string[] = [];
     const args: (string | number | bigint)[] = [];
     if (f.outcome) {
@@ -272,25 +272,25 @@ export class OrderStore extends SqlStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM payment_notifications ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.q<NotificationRow, (string | number | bigint)[]>(sql).all(...args);
+    return (await this.q<NotificationRow, (string | number | bigint)[]>(sql).all(...args));
   }
 
   /** Paid totals per currency (the operator's reconciliation summary). */
-  paidTotals(): {
+  async paidTotals(): Promise<{
     currency: PaymentCurrency;
     provider: ProviderName;
     orders: bigint;
     paid: bigint;
     refunded: bigint;
-  }[] {
-    return this.q<
+  }[]> {
+    return (await this.q<
         { currency: PaymentCurrency; provider: ProviderName; orders: bigint; paid: bigint; refunded: bigint },
         []
       >(
         `SELECT currency, provider, count(*) AS orders, sum(amount_micro) AS paid, sum(refunded_micro) AS refunded
          FROM orders WHERE status = 'paid' GROUP BY currency, provider ORDER BY currency, provider`,
       )
-      .all();
+      .all());
   }
 }
 

@@ -113,7 +113,7 @@ export class JobStore extends SqlStore {
     private readonly finalHooks: FinalStateHook[] = [],
   ) {
     super(sql);
-    this.ready = this.load();
+    this.ready = this.load().then(() => undefined);
   }
 
   private async load(): Promise<void> {
@@ -219,12 +219,12 @@ export class JobStore extends SqlStore {
    * Inserts a queued job (or, with `runningUntil`, one its request runs). Call inside the submit
    * transaction, after the hold was placed.
    */
-  insert(j: NewJob): JobRow {
+  async insert(j: NewJob): Promise<JobRow> {
     // Only the server inserts jobs, so the next sequence number is kept in memory.
     await this.ready;
     const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
-    this.s.insert.run(
+    (await this.s.insert.run(
       j.id,
       seq,
       j.accountId,
@@ -245,9 +245,9 @@ export class JobStore extends SqlStore {
       j.runningUntil ?? null,
       running ? j.createdAt : null,
       j.personId ?? null,
-    );
-    if (j.keyId) this.s.addOpen.run(1, j.keyId);
-    if (j.personId) this.s.addPersonOpen.run(1, j.personId);
+    ));
+    if (j.keyId) (await this.s.addOpen.run(1, j.keyId));
+    if (j.personId) (await this.s.addPersonOpen.run(1, j.personId));
     return {
       id: j.id,
       seq,
@@ -279,30 +279,30 @@ export class JobStore extends SqlStore {
     };
   }
 
-  get(id: string): JobRow | null {
-    return this.s.get.get(id);
+  async get(id: string): Promise<JobRow | null> {
+    return (await this.s.get.get(id));
   }
 
   /** A job of this account, or null: another account's job is indistinguishable from none. */
-  getOwned(id: string, accountId: string): JobRow | null {
-    return this.s.getOwned.get(id, accountId);
+  async getOwned(id: string, accountId: string): Promise<JobRow | null> {
+    return (await this.s.getOwned.get(id, accountId));
   }
 
-  openForKey(keyId: string): number {
-    return Number(this.s.openForKey.get(keyId)?.n ?? 0n);
+  async openForKey(keyId: string): Promise<number> {
+    return Number((await this.s.openForKey.get(keyId))?.n ?? 0n);
   }
 
   /** A person's open studio jobs (people.open_jobs), over every account. */
-  openForPerson(personId: string): number {
-    return Number(this.s.openForPerson.get(personId)?.n ?? 0n);
+  async openForPerson(personId: string): Promise<number> {
+    return Number((await this.s.openForPerson.get(personId))?.n ?? 0n);
   }
 
   /**
    * A person's studio jobs in one account, newest first (index jobs_by_person); `before` is the
    * id of the previous page's last job.
    */
-  listByPerson(accountId: string, personId: string, limit: number, before: string | null): JobRow[] {
-    return this.s.byPerson.all(personId, before ?? "~", accountId, limit);
+  async listByPerson(accountId: string, personId: string, limit: number, before: string | null): Promise<JobRow[]> {
+    return (await this.s.byPerson.all(personId, before ?? "~", accountId, limit));
   }
 
   /** 0-based position among queued jobs of the same model, live at each read. */
@@ -312,18 +312,18 @@ export class JobStore extends SqlStore {
   }
 
   /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */
-  claimNext(
+  async claimNext(
     provider: string,
     busyModels: string[],
     owner: string,
     leaseMs: number,
     now: number,
-  ): JobRow | null {
-    const claimed = this.atomic(async (self) => {
-        const next = self.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
+  ): Promise<JobRow | null> {
+    const claimed = (await this.atomic(async (self) => {
+        const next = (await self.s.nextQueued.get(provider, now, JSON.stringify(busyModels)));
         if (!next) return null;
         return self.s.claim.get(owner, now + leaseMs, now, next.id);
-      });
+      }));
     if (claimed) {
       this.index.remove(claimed);
       this.events.changed(claimed.id);
@@ -331,19 +331,19 @@ export class JobStore extends SqlStore {
     return claimed;
   }
 
-  renewLease(id: string, owner: string, until: number): boolean {
-    return this.s.renew.run(until, id, owner).changes === 1;
+  async renewLease(id: string, owner: string, until: number): Promise<boolean> {
+    return (await this.s.renew.run(until, id, owner)).changes === 1;
   }
 
-  setUpstreamId(id: string, upstreamId: string): void {
-    this.s.setUpstream.run(upstreamId, id);
+  async setUpstreamId(id: string, upstreamId: string): Promise<void> {
+    (await this.s.setUpstream.run(upstreamId, id));
   }
 
   /**
    * IN_PROGRESS -> COMPLETED: outputs recorded, hold settled at `chargeUsdMicro` (capped at the
    * hold by the ledger), hooks run, all in one transaction. False if the job was not IN_PROGRESS.
    */
-  complete(
+  async complete(
     id: string,
     output: unknown,
     outputs: OutputRow[],
@@ -351,9 +351,9 @@ export class JobStore extends SqlStore {
     actualUnits: string | null,
     outputTtlMs: number,
     now: number,
-  ): boolean {
-    const job = this.atomic(async (self) => {
-        const row = self.s.toFinal.get(
+  ): Promise<boolean> {
+    const job = (await this.atomic(async (self) => {
+        const row = (await self.s.toFinal.get(
           "COMPLETED",
           JSON.stringify(output),
           actualUnits,
@@ -362,48 +362,48 @@ export class JobStore extends SqlStore {
           now,
           id,
           '["IN_PROGRESS"]',
-        );
+        ));
         if (!row) return null;
-        if (row.key_id) self.s.addOpen.run(-1, row.key_id);
-        if (row.person_id) self.s.addPersonOpen.run(-1, row.person_id);
+        if (row.key_id) (await self.s.addOpen.run(-1, row.key_id));
+        if (row.person_id) (await self.s.addPersonOpen.run(-1, row.person_id));
         for (const o of outputs) {
-          self.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
+          (await self.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs));
         }
-        self.ledger.settle(row.hold_id, chargeUsdMicro);
+        (await self.ledger.settle(row.hold_id, chargeUsdMicro));
         for (const hook of self.finalHooks) await hook(self.sql, row);
         return row;
-      });
+      }));
     if (job) this.events.changed(id);
     return job !== null;
   }
 
   /** IN_QUEUE|IN_PROGRESS -> FAILED, releasing the hold (nothing charged). */
-  fail(id: string, code: string, message: string, now: number): boolean {
-    return this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now);
+  async fail(id: string, code: string, message: string, now: number): Promise<boolean> {
+    return (await this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now));
   }
 
   /** IN_QUEUE -> CANCELLED, releasing the hold. False if the job had left IN_QUEUE. */
-  cancel(id: string, now: number): boolean {
-    return this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now);
+  async cancel(id: string, now: number): Promise<boolean> {
+    return (await this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now));
   }
 
-  private finish(
+  private async finish(
     id: string,
     to: JobStatus,
     from: JobStatus[],
     code: string | null,
     message: string | null,
     now: number,
-  ): boolean {
-    const job = this.atomic(async (self) => {
-        const row = self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
+  ): Promise<boolean> {
+    const job = (await this.atomic(async (self) => {
+        const row = (await self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from)));
         if (!row) return null;
-        if (row.key_id) self.s.addOpen.run(-1, row.key_id);
-        if (row.person_id) self.s.addPersonOpen.run(-1, row.person_id);
-        self.ledger.release(row.hold_id, code ?? to.toLowerCase());
+        if (row.key_id) (await self.s.addOpen.run(-1, row.key_id));
+        if (row.person_id) (await self.s.addPersonOpen.run(-1, row.person_id));
+        (await self.ledger.release(row.hold_id, code ?? to.toLowerCase()));
         for (const hook of self.finalHooks) await hook(self.sql, row);
         return row;
-      });
+      }));
     if (job) {
       this.index.remove(job);
       this.events.changed(id);
@@ -412,8 +412,8 @@ export class JobStore extends SqlStore {
   }
 
   /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
-  requeue(id: string, notBefore: number): boolean {
-    const row = this.s.requeue.get(notBefore, id);
+  async requeue(id: string, notBefore: number): Promise<boolean> {
+    const row = (await this.s.requeue.get(notBefore, id));
     if (row) {
       this.index.add(row);
       this.events.changed(id);
@@ -423,20 +423,20 @@ export class JobStore extends SqlStore {
   }
 
   /** Running jobs whose lease lapsed, oldest submit first. */
-  expiredLeases(now: number): JobRow[] {
-    return bySeq(this.s.expiredLeases.all(now));
+  async expiredLeases(now: number): Promise<JobRow[]> {
+    return bySeq((await this.s.expiredLeases.all(now)));
   }
 
   /** Open jobs past their model's time limit, oldest submit first. */
-  pastDeadline(now: number): JobRow[] {
-    return bySeq(this.s.pastDeadline.all(now));
+  async pastDeadline(now: number): Promise<JobRow[]> {
+    return bySeq((await this.s.pastDeadline.all(now)));
   }
 
   /**
    * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job.
    * Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
    */
-  list(
+  async list(
     accountId: string,
     o: {
       limit: number;
@@ -446,7 +446,7 @@ export class JobStore extends SqlStore {
       keyId?: string;
       source?: "API" | "STUDIO";
     },
-  ): JobRow[] {
+  ): Promise<JobRow[]> {
     const where = ["account_id = ?", "id < ?"];
     const args: (string | number)[] = [accountId, o.before ?? "~"];
     const filter = (column: string, value: string | undefined) => {
@@ -459,52 +459,52 @@ export class JobStore extends SqlStore {
     filter("key_id", o.keyId);
     filter("source", o.source);
     args.push(o.limit);
-    return this.q<JobRow, (string | number)[]>(
+    return (await this.q<JobRow, (string | number)[]>(
       `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
-    ).all(...args);
+    ).all(...args));
   }
 
   /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */
-  lastJobAt(keyId: string): bigint | null {
-    return this.s.lastJobAt.get(keyId)?.created_at ?? null;
+  async lastJobAt(keyId: string): Promise<bigint | null> {
+    return (await this.s.lastJobAt.get(keyId))?.created_at ?? null;
   }
 
   /** A job's stored outputs in index order: what each is, for previews (links come from the views). */
-  outputRows(jobId: string): { idx: bigint; content_type: string; size: bigint; expires_at: bigint }[] {
-    return this.s.outputRows.all(jobId);
+  async outputRows(jobId: string): Promise<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }[]> {
+    return (await this.s.outputRows.all(jobId));
   }
 
-  appendLog(id: string, level: string, message: string, now: number): void {
-    const n = this.s.logCount.get(id)!.n;
+  async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
+    const n = (await this.s.logCount.get(id))!.n;
     if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
-    this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
+    (await this.s.insertLog.run(id, n, now, level, message.slice(0, 2000)));
   }
 
-  logs(id: string) {
-    return this.s.logs.all(id);
+  async logs(id: string) {
+    return (await this.s.logs.all(id));
   }
 
   /** The indexes of a job's stored outputs, in order. */
-  outputIndexes(jobId: string): number[] {
-    return this.s.outputIndexes.all(jobId).map(({ idx }) => Number(idx));
+  async outputIndexes(jobId: string): Promise<number[]> {
+    return (await this.s.outputIndexes.all(jobId)).map(({ idx }) => Number(idx));
   }
 
   /** One stored output with the account of its job, or null. */
-  outputFile(jobId: string, idx: number): OutputFileRow | null {
-    return this.s.outputFile.get(jobId, idx);
+  async outputFile(jobId: string, idx: number): Promise<OutputFileRow | null> {
+    return (await this.s.outputFile.get(jobId, idx));
   }
 
   /** Counts one full download unless the output already reached `cap`; false when it had. */
-  countDownload(jobId: string, idx: number, cap: number): boolean {
-    return this.s.countDownload.get(jobId, idx, cap) !== null;
+  async countDownload(jobId: string, idx: number, cap: number): Promise<boolean> {
+    return (await this.s.countDownload.get(jobId, idx, cap)) !== null;
   }
 
   /** Up to `limit` outputs past their retention (the caller deletes them and their bytes). */
-  expiredOutputs(now: number, limit: number): { job_id: string; idx: bigint; path: string }[] {
-    return this.s.expiredOutputs.all(now, limit);
+  async expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]> {
+    return (await this.s.expiredOutputs.all(now, limit));
   }
 
-  deleteOutput(jobId: string, idx: bigint): void {
-    this.s.deleteOutput.run(jobId, idx);
+  async deleteOutput(jobId: string, idx: bigint): Promise<void> {
+    (await this.s.deleteOutput.run(jobId, idx));
   }
 }

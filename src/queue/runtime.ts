@@ -67,29 +67,29 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
   const viewCtx: ViewContext = {
     baseUrl: o.baseUrl,
     queuePosition: (job) => jobs.queuePosition(job),
-    logs: (id) => jobs.logs(id),
-    hold: (id) => services.ledger.getHold(id),
-    webhook: (job) => {
+    logs: async (id) => (await jobs.logs(id)),
+    hold: async (id) => (await services.ledger.getHold(id)),
+    webhook: async (job) => {
       if (!job.webhook_url) return null;
-      const d = outbox.deliveryFor(job.id);
+      const d = (await outbox.deliveryFor(job.id));
       return { url: job.webhook_url, status: d?.status ?? "not_sent", attempts: d?.attempts ?? 0 };
     },
-    outputUrls: (job) => {
+    outputUrls: async (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.
       const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
-      return jobs
-        .outputIndexes(job.id)
+      return (await jobs
+        .outputIndexes(job.id))
         .map(
           (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
         );
     },
   };
   const views = {
-    queued: (job: JobRow) => queuedRequestView(job, viewCtx),
-    status: (job: JobRow, withLogs: boolean) => statusView(job, viewCtx, withLogs),
-    record: (job: JobRow) => recordView(job, viewCtx),
-    listItem: (job: JobRow) => listItemView(job, viewCtx),
-    output: (job: JobRow) => renderOutput(job, viewCtx),
+    queued: async (job: JobRow) => (await queuedRequestView(job, viewCtx)),
+    status: async (job: JobRow, withLogs: boolean) => (await statusView(job, viewCtx, withLogs)),
+    record: async (job: JobRow) => (await recordView(job, viewCtx)),
+    listItem: async (job: JobRow) => (await listItemView(job, viewCtx)),
+    output: async (job: JobRow) => (await renderOutput(job, viewCtx)),
   };
   const providers = new Map<string, Provider>();
   const circuits = new Map<string, CircuitBreaker>();
@@ -114,4 +114,4 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
   };
 }
-export type QueueServices = ReturnType<typeof createQueueServices>;
+export type QueueServices = Awaited<ReturnType<typeof createQueueServices>>;

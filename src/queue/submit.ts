@@ -69,7 +69,7 @@ export interface NewJobRequest {
    * claim their key around the whole call instead (IdempotencyStore.claimRunning) and pass null.
    */
   idempotency: IdempotencyClaim | null;
-  answer?: (ctx: AppContext, job: JobRow) => StoredResponse;
+  answer?: (ctx: AppContext, job: JobRow) => StoredResponse | Promise<StoredResponse>;
 }
 
 /**
@@ -167,8 +167,8 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const opened: Once<JobRow> =
     claim === null
       ? { replay: null, value: await ctx.submits.run(insert) }
-      : await ctx.submits.run((tx) =>
-          ctx.idempotency.in(tx).once(keyId!, claim, () => insert(tx), (job) => r.answer!(ctx, job)),
+      : await ctx.submits.run(async (tx) =>
+          (await ctx.idempotency.in(tx).once(keyId!, claim, async () => (await insert(tx)), async (job) => (await r.answer!(ctx, job)))),
         );
   if (opened.replay === null && !inRequest) {
     ctx.jobs.markQueued(opened.value);
@@ -188,8 +188,8 @@ export interface SubmitInput {
 }
 
 /** The answer a /queue submit stores under its Idempotency-Key: the queued request, 202. */
-function queuedAnswer(ctx: AppContext, job: JobRow): StoredResponse {
-  return { status: 202, body: JSON.stringify(ctx.views.queued(job)) };
+async function queuedAnswer(ctx: AppContext, job: JobRow): Promise<StoredResponse> {
+  return { status: 202, body: JSON.stringify((await ctx.views.queued(job))) };
 }
 
 /**
@@ -215,7 +215,7 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<J
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
   validateModelInput(model, input);
-  const files = resolveFileRefs(ctx.files, s.who.accountId, input);
+  const files = (await resolveFileRefs(ctx.files, s.who.accountId, input));
   // Per-megapixel upscales are priced on an uploaded image's measured size.
   const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });
   const webhookUrl = webhookRaw ? (await ctx.checkWebhookUrl(webhookRaw)).toString() : null;
@@ -254,7 +254,7 @@ export async function waitForFinal(
 ): Promise<JobRow> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const job = ctx.jobs.get(id)!;
+    const job = (await ctx.jobs.get(id))!;
     const left = deadline - Date.now();
     if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
     await ctx.events.waitForChange(id, left, signal);

@@ -69,4 +69,4 @@ export function createServices(
     alerts,
   };
 }
-export type Services = ReturnType<typeof createServices>;
+export type Services = Awaited<ReturnType<typeof createServices>>;

@@ -121,8 +121,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     });
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
-    if (ctx.live.fxRefresh && !ctx.fx.get("RUB")) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
-    const background = startBackground(ctx);
+    if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
+    const background = (await startBackground(ctx));
     const app = createApp(ctx);
     const handle = app.fetch;
     server.reload({

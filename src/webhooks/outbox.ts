@@ -132,41 +132,41 @@ export class WebhookOutbox extends SqlStore {
    * transaction that writes the job's final state, so the delivery exists if and only if that
    * state committed, and survives restarts. A second call for the same request and event is a no-op.
    */
-  enqueue(input: EnqueueInput): void {
-    this.s.insert.run(
+  async enqueue(input: EnqueueInput): Promise<void> {
+    (await this.s.insert.run(
       WebhookOutbox.deliveryId(input.requestId, input.event),
       input.requestId,
       input.accountId,
       input.url,
       input.event,
       this.now(),
-    );
+    ));
   }
 
   /**
    * Records an account-level delivery (a low-balance alert) with its body, due now. Like enqueue:
    * synchronous, one INSERT, inside the transaction of its cause. `id` is the webhook-id.
    */
-  enqueueAccountEvent(input: {
+  async enqueueAccountEvent(input: {
     id: string;
     accountId: string;
     url: string;
     event: AccountEvent;
     payload: string;
-  }): void {
-    this.s.insertAccountEvent.run(
+  }): Promise<void> {
+    (await this.s.insertAccountEvent.run(
       input.id,
       input.accountId,
       input.url,
       input.event,
       input.payload,
       this.now(),
-    );
+    ));
   }
 
   /** The request's latest delivery, or null when none was owed (yet). */
-  deliveryFor(requestId: string): DeliveryState | null {
-    const row = this.s.forRequest.get(requestId);
+  async deliveryFor(requestId: string): Promise<DeliveryState | null> {
+    const row = (await this.s.forRequest.get(requestId));
     if (!row) return null;
     return {
       url: row.url,
@@ -178,11 +178,11 @@ export class WebhookOutbox extends SqlStore {
   }
 
   /** Leases up to `limit` due deliveries until now + leaseMs, oldest due first. */
-  claimDue(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const lease = now + leaseMs;
     // RETURNING order is unspecified; launch the batch oldest first.
-    const rows = this.s.claim.all(now, lease, limit);
+    const rows = (await this.s.claim.all(now, lease, limit));
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return rows.map((r) => ({
       id: r.id,
@@ -197,30 +197,30 @@ export class WebhookOutbox extends SqlStore {
   }
 
   /** Earliest next_attempt_at of a pending delivery (leases included), or null. */
-  nextDueAt(): number | null {
-    const t = this.s.nextDue.get()?.t ?? null;
+  async nextDueAt(): Promise<number | null> {
+    const t = (await this.s.nextDue.get())?.t ?? null;
     return t === null ? null : Number(t);
   }
 
   /** A 2xx: done. False when the lease was lost (another attempt owns the row now). */
-  markDelivered(c: ClaimedDelivery, now: number, status: number): boolean {
-    return this.s.finish.get("delivered", status, null, now, now, c.id, c.lease) !== null;
+  async markDelivered(c: ClaimedDelivery, now: number, status: number): Promise<boolean> {
+    return (await this.s.finish.get("delivered", status, null, now, now, c.id, c.lease)) !== null;
   }
 
   /** Final failure (410, schedule exhausted, record gone). False when the lease was lost. */
-  markFailed(c: ClaimedDelivery, now: number, status: number | null, error: string | null): boolean {
-    return this.s.finish.get("failed", status, clip(error), now, null, c.id, c.lease) !== null;
+  async markFailed(c: ClaimedDelivery, now: number, status: number | null, error: string | null): Promise<boolean> {
+    return (await this.s.finish.get("failed", status, clip(error), now, null, c.id, c.lease)) !== null;
   }
 
   /** Another attempt at `nextAt`. False when the lease was lost. */
-  markRetry(
+  async markRetry(
     c: ClaimedDelivery,
     now: number,
     status: number | null,
     error: string | null,
     nextAt: number,
-  ): boolean {
-    return this.s.retry.get(nextAt, status, clip(error), now, c.id, c.lease) !== null;
+  ): Promise<boolean> {
+    return (await this.s.retry.get(nextAt, status, clip(error), now, c.id, c.lease)) !== null;
   }
 }
 

@@ -54,32 +54,32 @@ export class WebhookSecretStore extends SqlStore {
   }
 
   /** The account's current secret, created on first use. */
-  get(accountId: string): string {
-    const row = this.s.get.get(accountId);
+  async get(accountId: string): Promise<string> {
+    const row = (await this.s.get.get(accountId));
     if (row) return row.secret;
-    this.s.create.run(accountId, newWebhookSecret(), this.now());
-    return this.s.get.get(accountId)!.secret;
+    (await this.s.create.run(accountId, newWebhookSecret(), this.now()));
+    return (await this.s.get.get(accountId))!.secret;
   }
 
   /** Replaces the secret; the previous one keeps signing during the overlap. Returns the new one. */
-  rotate(accountId: string): string {
-    return this.atomic(async (self) => {
+  async rotate(accountId: string): Promise<string> {
+    return (await this.atomic(async (self) => {
         const fresh = newWebhookSecret();
         const now = self.now();
-        if (!self.s.get.get(accountId)) {
+        if (!(await self.s.get.get(accountId))) {
           // Nobody has seen a secret yet, so there is nothing to overlap with.
-          self.s.create.run(accountId, fresh, now);
+          (await self.s.create.run(accountId, fresh, now));
         } else {
-          self.s.rotate.run(fresh, now + self.overlapMs, now, accountId);
+          (await self.s.rotate.run(fresh, now + self.overlapMs, now, accountId));
         }
         return fresh;
-      });
+      }));
   }
 
   /** Secrets to sign with right now: the current one, then the previous one during the overlap. */
-  signingSecrets(accountId: string): string[] {
-    const current = this.get(accountId);
-    const row = this.s.get.get(accountId)!;
+  async signingSecrets(accountId: string): Promise<string[]> {
+    const current = (await this.get(accountId));
+    const row = (await this.s.get.get(accountId))!;
     const out = [current];
     if (row.previous_secret && row.previous_until !== null && Number(row.previous_until) > this.now()) {
       out.push(row.previous_secret);

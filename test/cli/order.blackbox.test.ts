@@ -1,3 +1,4 @@
+import { sqlOf } from "../helpers/sql.ts";
 // `gengate order list|refund` on a data dir (the server may be running): a paid order is prepared
 // through the real stores, then listed and refunded by the binary (or the sources).
 import { afterAll, describe, expect, test } from "bun:test";
@@ -10,13 +11,13 @@ import { runGengate, tempDir } from "../helpers/server.ts";
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function preparePaidOrder(): { orderId: string; accountId: string } {
+async function preparePaidOrder(): Promise<{ orderId: string; accountId: string }> {
   const db = openDatabase(dataDirPaths(dir).database);
   try {
     migrate(db);
-    const s = createServices(db, "http://gengate.test");
-    const { account } = s.accounts.createAccount("buyer", "USD");
-    const order = s.payments.orders.create({
+    const s = createServices(sqlOf(db), "http://gengate.test");
+    const { account } = (await s.accounts.createAccount("buyer", "USD"));
+    const order = (await s.payments.orders.create({
       accountId: account.id,
       personId: null,
       provider: "stripe",
@@ -24,11 +25,11 @@ function preparePaidOrder(): { orderId: string; accountId: string } {
       amountMicro: 30_000_000n,
       now: Math.floor(Date.now() / 1000),
       ttlSeconds: 3600,
+    }));
+    await s.sql.tx(async (tx) => {
+      await s.payments.orders.in(tx).markPaid(order.id, Math.floor(Date.now() / 1000), "cs_test_cli");
+      await s.ledger.in(tx).topUp(account.id, 30_000_000n, "Stripe payment cs_test_cli", "TOPUP", order.id);
     });
-    db.transaction(() => {
-      s.payments.orders.markPaid(order.id, Math.floor(Date.now() / 1000), "cs_test_cli");
-      s.ledger.topUp(account.id, 30_000_000n, "Stripe payment cs_test_cli", "TOPUP", order.id);
-    }).immediate();
     return { orderId: order.id, accountId: account.id };
   } finally {
     db.close();
@@ -37,7 +38,7 @@ function preparePaidOrder(): { orderId: string; accountId: string } {
 
 describe("gengate order", () => {
   test("list and refund; over-refunds and bad input are refused with one line", async () => {
-    const { orderId, accountId } = preparePaidOrder();
+    const { orderId, accountId } = (await preparePaidOrder());
     const dd = ["--data-dir", dir];
     const list = await runGengate(["order", "list", "--json", ...dd]);
     expect(list.code).toBe(0);

@@ -1,3 +1,4 @@
+import { sqlOf } from "../helpers/sql.ts";
 import { afterAll, describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { dataDirPaths } from "../../src/server/datadir.ts";
@@ -17,7 +18,7 @@ function peopleOf(dataDir: string) {
   migrate(db);
   return {
     db,
-    people: createServices(db, "http://unused.test", undefined, {
+    people: createServices(sqlOf(db), "http://unused.test", undefined, {
       passwordCost: { memoryCost: 1024, timeCost: 1 },
     }).people,
   };
@@ -30,7 +31,7 @@ describe("gengate user", () => {
     expect(s.ownerInvite).toMatch(new RegExp(`^${s.url}/console/invite/[A-Za-z0-9_-]{43}$`));
     expect(s.output()).toContain("Console sign-up link");
     const { db, people } = peopleOf(s.dataDir);
-    const info = people.inviteInfo(tokenOf(s.ownerInvite!));
+    const info = (await people.inviteInfo(tokenOf(s.ownerInvite!)));
     expect(info).toEqual({ email: null, accountName: "default", role: "owner", personExists: false });
     db.close();
     expect(await s.stop()).toBe(0);

@@ -45,7 +45,7 @@ export function testContextOptions(config: ConfigFile = {} as ConfigFile) {
  * An in-process gengate on an in-memory database: the real app, routes and services, without
  * a socket. Black-box tests that need a process use startServer() in ./server.ts instead.
  */
-export function makeTestApp(
+export async function makeTestApp(
   options: {
     models?: unknown[];
     sandbox?: boolean;
@@ -53,7 +53,7 @@ export function makeTestApp(
     providers?: Record<string, unknown>;
   } = {},
 ) {
-  const { ctx, defaultKey } = createAppContext({
+  const { ctx, defaultKey } = (await createAppContext({
     ...testContextOptions({
       models: options.models ?? [],
       catalog: { sandbox: options.sandbox ?? true },
@@ -61,8 +61,8 @@ export function makeTestApp(
     } as ConfigFile),
     version: "0.0.0-test",
     now: options.now,
-  });
-  const { db } = ctx;
+  }));
+  const db = ctx.sqlite!;
   const { key, account, keyId } = defaultKey!;
   const app = createApp(ctx);
   const request = (path: string, init: RequestInit & { key?: string | null } = {}) => {

@@ -1,3 +1,4 @@
+import { sqlOf } from "../helpers/sql.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { IdempotencyStore } from "../../src/idempotency/idempotency.ts";
 
@@ -5,7 +6,7 @@ import { IdempotencyStore } from "../../src/idempotency/idempotency.ts";
 export function store() {
   const db = openDatabase(":memory:");
   migrate(db);
-  return { db, idem: new IdempotencyStore(db) };
+  return { db, idem: new IdempotencyStore(sqlOf(db)) };
 }
 
 /** A POST request, with an Idempotency-Key header when `key` is given. */
