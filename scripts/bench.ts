@@ -46,7 +46,7 @@ async function spawnAndWait(
     if (m) {
       clearTimeout(timeout);
       // Keep draining stdout so the child never blocks on a full pipe.
-      (async () => {
+      void (async () => {
         for (;;) if ((await reader.read()).done) break;
       })();
       return { proc, match: m };
@@ -269,7 +269,8 @@ async function consolePhase() {
   const keys = [(await s.accounts.listKeys(account.id))[0]!.id];
   for (let k = 1; k < 6; k++) {
     keys.push(
-      (await s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n })).keyId,
+      (await s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n }))
+        .keyId,
     );
   }
   const models = ["sandbox/image", "sandbox/speech", "sandbox/video"];
@@ -282,15 +283,15 @@ async function consolePhase() {
       const keyId = keys[i % keys.length]!;
       const modelId = models[i % models.length]!;
       const quote = BigInt(1_000 + (i % 97) * 10);
-      const hold = (await s.ledger.reserve({
+      const hold = await s.ledger.reserve({
         accountId: account.id,
         keyId,
         modelId,
         requestId: id,
         source: "API",
         quotedUsdMicro: quote,
-      }));
-      (await jobs.insert({
+      });
+      await jobs.insert({
         id,
         accountId: account.id,
         keyId,
@@ -305,8 +306,8 @@ async function consolePhase() {
         deadlineAt: clock * 1000 + 60_000,
         createdAt: clock * 1000,
         runningUntil: clock * 1000 + 60_000,
-      }));
-      (await jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000));
+      });
+      await jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
     }
   })();
   db.close();

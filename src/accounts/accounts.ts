@@ -96,11 +96,11 @@ export class AccountStore extends SqlStore {
   }
 
   async getAccount(id: string): Promise<Account | null> {
-    return (await this.s.getAccount.get(id));
+    return await this.s.getAccount.get(id);
   }
 
   async findAccountByName(name: string): Promise<Account | null> {
-    return (await this.s.getAccountByName.get(name));
+    return await this.s.getAccountByName.get(name);
   }
 
   /**
@@ -112,32 +112,35 @@ export class AccountStore extends SqlStore {
     currency: Currency,
     options: { keyCreatedBy?: string | null } = {},
   ): Promise<{ account: Account; keyId: string; key: string }> {
-    return (await this.atomic(async (self) => {
-        if ((await self.findAccountByName(name))) {
-          throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
-        }
-        const id = newId("acct");
-        (await self.s.insertAccount.run(id, name, currency, nowSeconds()));
-        const { keyId, key } = (await self.createKeyInTx(id, {
-          name: "Default",
-          canManage: true,
-          createdBy: options.keyCreatedBy ?? null,
-        }));
-        return { account: (await self.getAccount(id))!, keyId, key };
-      }));
+    return await this.atomic(async (self) => {
+      if (await self.findAccountByName(name)) {
+        throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
+      }
+      const id = newId("acct");
+      await self.s.insertAccount.run(id, name, currency, nowSeconds());
+      const { keyId, key } = await self.createKeyInTx(id, {
+        name: "Default",
+        canManage: true,
+        createdBy: options.keyCreatedBy ?? null,
+      });
+      return { account: (await self.getAccount(id))!, keyId, key };
+    });
   }
 
   async createKey(accountId: string, options: NewKeyOptions = {}): Promise<{ keyId: string; key: string }> {
-    return (await this.atomic(async (self) => (await self.createKeyInTx(accountId, options))));
+    return await this.atomic(async (self) => await self.createKeyInTx(accountId, options));
   }
 
-  private async createKeyInTx(accountId: string, options: NewKeyOptions): Promise<{ keyId: string; key: string }> {
+  private async createKeyInTx(
+    accountId: string,
+    options: NewKeyOptions,
+  ): Promise<{ keyId: string; key: string }> {
     if (!(await this.getAccount(accountId))) {
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     }
     const key = generateApiKey();
     const keyId = newId("key");
-    (await this.s.insertKey.run(
+    await this.s.insertKey.run(
       keyId,
       accountId,
       options.name ?? "Key",
@@ -149,7 +152,7 @@ export class AccountStore extends SqlStore {
       options.maxInFlight ?? null,
       nowSeconds(),
       options.createdBy ?? null,
-    ));
+    );
     return { keyId, key };
   }
 
@@ -168,70 +171,73 @@ export class AccountStore extends SqlStore {
       throw new DomainError("validation_error", "The alert threshold cannot be negative.", {
         param: "alert_threshold",
       });
-    const changed = (await this.q(
+    const changed = (
+      await this.q(
         `UPDATE accounts SET alert_threshold_micro = ?1,
            alert_armed = CASE WHEN ?1 IS NULL OR balance_micro - held_micro >= ?1 THEN 1 ELSE alert_armed END
          WHERE id = ?2`,
-      )
-      .run(thresholdMicro, accountId)).changes;
+      ).run(thresholdMicro, accountId)
+    ).changes;
     if (changed === 0)
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   }
 
   async getAlertThreshold(accountId: string): Promise<bigint | null> {
-    const a = (await this.getAccount(accountId));
+    const a = await this.getAccount(accountId);
     if (!a) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return a.alert_threshold_micro;
   }
 
   async listAccounts(limit: number, after: string | null): Promise<Account[]> {
-    return (await this.q<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
-      .all(after ?? "", limit));
+    return await this.q<Account, [string, number]>(
+      "SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?",
+    ).all(after ?? "", limit);
   }
 
   /** Operator search: the account with this exact id, or names containing `text` (case-insensitive). */
   async searchAccounts(text: string, limit: number): Promise<Account[]> {
     const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return (await this.q<Account, [string, string, number]>(
-        "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
-      )
-      .all(text, like, limit));
+    return await this.q<Account, [string, string, number]>(
+      "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
+    ).all(text, like, limit);
   }
 
   async listKeys(accountId: string): Promise<ApiKeyRow[]> {
-    return (await this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
-      .all(accountId));
+    return await this.q<ApiKeyRow, [string]>(
+      "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid",
+    ).all(accountId);
   }
 
   /** A key of this account (revoked ones included), or 404: another account's key id is unknown here. */
   async getKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
-    const row = (await this.q<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
-      .get(keyId, accountId));
+    const row = await this.q<ApiKeyRow, [string, string]>(
+      "SELECT * FROM api_keys WHERE id = ? AND account_id = ?",
+    ).get(keyId, accountId);
     if (!row) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
     return row;
   }
 
   async updateKey(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKeyRow> {
-    return (await this.atomic(async (self) => {
-        const key = (await self.getKey(accountId, keyId));
-        if (key.revoked_at !== null)
-          throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
-        const sets: string[] = [];
-        const values: (string | bigint | number | null)[] = [];
-        const set = (column: string, value: string | bigint | number | null | undefined) => {
-          if (value === undefined) return;
-          sets.push(`${column} = ?`);
-          values.push(value);
-        };
-        set("name", changes.name);
-        set("monthly_limit_micro", changes.monthlyLimitMicro);
-        set("writes_per_minute", changes.writesPerMinute);
-        set("max_in_flight", changes.maxInFlight);
-        if (sets.length > 0)
-          (await self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId));
-        self.invalidatePrincipals();
-        return self.getKey(accountId, keyId);
-      }));
+    return await this.atomic(async (self) => {
+      const key = await self.getKey(accountId, keyId);
+      if (key.revoked_at !== null)
+        throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
+      const sets: string[] = [];
+      const values: (string | bigint | number | null)[] = [];
+      const set = (column: string, value: string | bigint | number | null | undefined) => {
+        if (value === undefined) return;
+        sets.push(`${column} = ?`);
+        values.push(value);
+      };
+      set("name", changes.name);
+      set("monthly_limit_micro", changes.monthlyLimitMicro);
+      set("writes_per_minute", changes.writesPerMinute);
+      set("max_in_flight", changes.maxInFlight);
+      if (sets.length > 0)
+        await self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
+      self.invalidatePrincipals();
+      return self.getKey(accountId, keyId);
+    });
   }
 
   /**
@@ -239,14 +245,14 @@ export class AccountStore extends SqlStore {
    * right cannot be revoked: the account would lock itself out of key management.
    */
   async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
-    return (await this.atomic(async (self) =>
+    return await this.atomic(async (self) =>
       self.revokeInTx(await self.getKey(accountId, keyId), { keepLastManageKey: true }),
-    ));
+    );
   }
 
   /** Any account's key by id (revoked ones included), or null. For the operator, who sees every account. */
   async findKey(keyId: string): Promise<ApiKeyRow | null> {
-    return (await this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId));
+    return await this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
   }
 
   /**
@@ -255,20 +261,19 @@ export class AccountStore extends SqlStore {
    * new manage key (`key create --manage`). Unknown ids are 404; revoking twice returns the key as is.
    */
   async revokeKeyAsOperator(keyId: string): Promise<ApiKeyRow> {
-    return (await this.atomic(async (self) => {
-        const key = (await self.findKey(keyId));
-        if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
-        return self.revokeInTx(key, { keepLastManageKey: false });
-      }));
+    return await this.atomic(async (self) => {
+      const key = await self.findKey(keyId);
+      if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
+      return self.revokeInTx(key, { keepLastManageKey: false });
+    });
   }
 
   private async revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): Promise<ApiKeyRow> {
     if (key.revoked_at !== null) return key;
     if (options.keepLastManageKey && key.can_manage === 1n) {
       const others = (await this.q<{ n: bigint }, [string, string]>(
-          "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
-        )
-        .get(key.account_id, key.id))!;
+        "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
+      ).get(key.account_id, key.id))!;
       if (others.n === 0n) {
         throw new DomainError(
           "conflict",
@@ -277,7 +282,7 @@ export class AccountStore extends SqlStore {
         );
       }
     }
-    (await this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id));
+    await this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
     this.invalidatePrincipals();
     return (await this.findKey(key.id))!;
   }
@@ -292,10 +297,10 @@ export class AccountStore extends SqlStore {
     // Cached by digest (never the key) for a few seconds: a lookup per request was a tenth of
     // the CPU of a status read. Every key change in this process clears the cache at once.
     const cacheKey = digest.toString("base64");
-    (await this.forgetIfChangedElsewhere());
+    await this.forgetIfChangedElsewhere();
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = (await this.s.byHash.get(digest));
+    const row = await this.s.byHash.get(digest);
     if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
     const principal = this.principalOf(row);
     if (this.principals.size >= 10_000) this.principals.clear();

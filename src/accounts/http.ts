@@ -33,7 +33,7 @@ export function requireManage(p: Principal, what = "manage keys"): void {
 
 /** GET /v1/account's body: the account, this month and its spend. */
 export async function accountBody(ctx: AppContext, accountId: string) {
-  const account = (await ctx.accounts.getAccount(accountId));
+  const account = await ctx.accounts.getAccount(accountId);
   if (!account) throw new DomainError("unauthorized", "The key's account no longer exists.");
   const month = ctx.ledger.currentMonth();
   return {
@@ -64,8 +64,8 @@ function keyChanges(body: {
 export function accountRoutes(ctx: AppContext) {
   const KeyIdParams = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
   return new Elysia({ prefix: "/v1", detail: { security: [{ apiKey: [] }] } })
-    .derive(async ({ request }) => ({ principal: (await requirePrincipal(ctx, request)) }))
-    .get("/account", async ({ principal }) => (await accountBody(ctx, principal.accountId)), {
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
+    .get("/account", async ({ principal }) => await accountBody(ctx, principal.accountId), {
       detail: {
         tags: ["Account"],
         summary: "Get the account",
@@ -77,7 +77,7 @@ export function accountRoutes(ctx: AppContext) {
       "/account/ledger",
       async ({ principal, query }) => {
         const page = paging(query, sequenceCursor);
-        return (await ctx.wallet.entries(principal.accountId, page.limit, page.cursor));
+        return await ctx.wallet.entries(principal.accountId, page.limit, page.cursor);
       },
       {
         query: LedgerQuery,
@@ -98,7 +98,7 @@ export function accountRoutes(ctx: AppContext) {
           throw new DomainError("validation_error", `month must be YYYY-MM (got "${query.month}").`, {
             param: "month",
           });
-        return (await ctx.wallet.spend(principal.accountId, month));
+        return await ctx.wallet.spend(principal.accountId, month);
       },
       {
         query: SpendQuery,
@@ -110,28 +110,32 @@ export function accountRoutes(ctx: AppContext) {
         response: { 200: SpendSchema, ...errors(400, 401) },
       },
     )
-    .get("/keys", async ({ principal }) => ({ data: (await ctx.accounts.listKeys(principal.accountId)).map(keyView) }), {
-      detail: {
-        tags: ["Keys"],
-        summary: "List keys",
-        description: "Keys of the account, revoked ones included. Needs the manage right.",
+    .get(
+      "/keys",
+      async ({ principal }) => ({ data: (await ctx.accounts.listKeys(principal.accountId)).map(keyView) }),
+      {
+        detail: {
+          tags: ["Keys"],
+          summary: "List keys",
+          description: "Keys of the account, revoked ones included. Needs the manage right.",
+        },
+        beforeHandle: ({ principal }) => requireManage(principal),
+        response: { 200: KeyListSchema, ...errors(401, 403) },
       },
-      beforeHandle: ({ principal }) => requireManage(principal),
-      response: { 200: KeyListSchema, ...errors(401, 403) },
-    })
+    )
     .post(
       "/keys",
       async ({ principal, body, set }) => {
         const changes = keyChanges(body);
-        const { keyId, key } = (await ctx.accounts.createKey(principal.accountId, {
+        const { keyId, key } = await ctx.accounts.createKey(principal.accountId, {
           name: changes.name ?? "Key",
           canManage: body.can_manage ?? false,
           monthlyLimitMicro: changes.monthlyLimitMicro,
           writesPerMinute: changes.writesPerMinute,
           maxInFlight: changes.maxInFlight,
-        }));
+        });
         set.status = 201;
-        return { ...keyView((await ctx.accounts.getKey(principal.accountId, keyId))), key };
+        return { ...keyView(await ctx.accounts.getKey(principal.accountId, keyId)), key };
       },
       {
         body: CreateKeyBody,
@@ -148,7 +152,7 @@ export function accountRoutes(ctx: AppContext) {
     .patch(
       "/keys/:id",
       async ({ principal, params, body }) =>
-        keyView((await ctx.accounts.updateKey(principal.accountId, params.id, keyChanges(body)))),
+        keyView(await ctx.accounts.updateKey(principal.accountId, params.id, keyChanges(body))),
       {
         params: KeyIdParams,
         body: UpdateKeyBody,
@@ -164,7 +168,7 @@ export function accountRoutes(ctx: AppContext) {
     )
     .delete(
       "/keys/:id",
-      async ({ principal, params }) => keyView((await ctx.accounts.revokeKey(principal.accountId, params.id))),
+      async ({ principal, params }) => keyView(await ctx.accounts.revokeKey(principal.accountId, params.id)),
       {
         params: KeyIdParams,
         beforeHandle: ({ principal }) => requireManage(principal),

@@ -138,7 +138,7 @@ export function adminRoutes(ctx: AppContext) {
       "/accounts",
       async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(ACCOUNT_ID));
-        const rows = (await ctx.accounts.listAccounts(limit + 1, cursor));
+        const rows = await ctx.accounts.listAccounts(limit + 1, cursor);
         const page = rows.slice(0, limit);
         return {
           data: page.map(accountView),
@@ -157,11 +157,11 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/accounts",
       async ({ body, set }) => {
-        const result = (await createAccountWithKey(ctx, {
+        const result = await createAccountWithKey(ctx, {
           name: body.name,
           currency: body.currency ?? "USD",
           creditMicro: body.credit === undefined ? null : decimalFromInput(body.credit, "credit"),
-        }));
+        });
         set.status = 201;
         return result;
       },
@@ -184,7 +184,7 @@ export function adminRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/accounts/:id", async ({ params }) => (await showAccount(ctx, params.id)), {
+    .get("/accounts/:id", async ({ params }) => await showAccount(ctx, params.id), {
       params: AccountId,
       detail: {
         summary: "Get an account",
@@ -195,7 +195,7 @@ export function adminRoutes(ctx: AppContext) {
         ...errors(400, 401, 404),
       },
     })
-    .get("/accounts/:id/keys", async ({ params }) => ({ data: (await listAccountKeys(ctx, params.id)) }), {
+    .get("/accounts/:id/keys", async ({ params }) => ({ data: await listAccountKeys(ctx, params.id) }), {
       params: AccountId,
       detail: {
         summary: "List an account's keys",
@@ -203,7 +203,7 @@ export function adminRoutes(ctx: AppContext) {
       },
       response: { 200: KeyListSchema, ...errors(400, 401, 404) },
     })
-    .delete("/keys/:id", async ({ params }) => (await revokeKeyAsOperator(ctx, params.id)), {
+    .delete("/keys/:id", async ({ params }) => await revokeKeyAsOperator(ctx, params.id), {
       params: KeyId,
       detail: {
         summary: "Revoke a key",
@@ -215,9 +215,9 @@ export function adminRoutes(ctx: AppContext) {
     .get(
       "/accounts/:id/ledger",
       async ({ params, query }) => {
-        (await requireAccount(ctx, params.id));
+        await requireAccount(ctx, params.id);
         const page = paging(query, sequenceCursor);
-        return (await ctx.wallet.entries(params.id, page.limit, page.cursor));
+        return await ctx.wallet.entries(params.id, page.limit, page.cursor);
       },
       {
         params: AccountId,
@@ -229,7 +229,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/accounts/:id/credit",
       async ({ params, body }) =>
-        (await creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason)),
+        await creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason),
       {
         params: AccountId,
         body: t.Object(
@@ -247,7 +247,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/accounts/:id/adjust",
       async ({ params, body }) =>
-        (await adjustAccount(ctx, params.id, decimalFromInput(body.amount, "amount", true), body.reason)),
+        await adjustAccount(ctx, params.id, decimalFromInput(body.amount, "amount", true), body.reason),
       {
         params: AccountId,
         body: t.Object(
@@ -265,7 +265,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/accounts/:id/keys",
       async ({ params, body, set }) => {
-        (await requireAccount(ctx, params.id));
+        await requireAccount(ctx, params.id);
         set.status = 201;
         return createKeyFor(ctx, params.id, {
           name: body.name,
@@ -296,12 +296,12 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/users/invite",
       async ({ body, set }) => {
-        const invite = (await ctx.people.createInvite({
+        const invite = await ctx.people.createInvite({
           email: body.email,
           accountId: body.account_id ?? null,
           role: body.role,
           operator: body.operator ?? false,
-        }));
+        });
         set.status = 201;
         return { url: invite.url, expires_at: rfc3339(invite.expiresAt)!, mailed: invite.mailed };
       },
@@ -329,7 +329,7 @@ export function adminRoutes(ctx: AppContext) {
     .post(
       "/users/reset-password",
       async ({ body }) => {
-        const reset = (await ctx.people.requestPasswordReset(body.email));
+        const reset = await ctx.people.requestPasswordReset(body.email);
         if (!reset) throw new DomainError("not_found", "No person with this email.", { param: "email" });
         return { url: reset.url, mailed: reset.mailed };
       },
@@ -350,7 +350,7 @@ export function adminRoutes(ctx: AppContext) {
       "/people",
       async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(PERSON_ID));
-        const rows = (await ctx.people.listPeople({ limit: limit + 1, after: cursor }));
+        const rows = await ctx.people.listPeople({ limit: limit + 1, after: cursor });
         const page = rows.slice(0, limit);
         return {
           data: page.map(personView),
@@ -374,7 +374,7 @@ export function adminRoutes(ctx: AppContext) {
       "/invites",
       async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(INVITE_ID));
-        const rows = (await ctx.people.listInvites({ limit: limit + 1, after: cursor }));
+        const rows = await ctx.people.listInvites({ limit: limit + 1, after: cursor });
         const page = rows.slice(0, limit);
         return {
           data: page.map(inviteView),
@@ -397,7 +397,7 @@ export function adminRoutes(ctx: AppContext) {
     .delete(
       "/invites/:id",
       async ({ params }) => {
-        (await ctx.people.revokeInvite(params.id));
+        await ctx.people.revokeInvite(params.id);
         return inviteView((await ctx.people.getInvite(params.id))!);
       },
       {
@@ -455,7 +455,7 @@ export function adminRoutes(ctx: AppContext) {
             param: "currency",
           });
         }
-        return (await setFxRate(ctx, params.currency, body.rate, "admin"));
+        return await setFxRate(ctx, params.currency, body.rate, "admin");
       },
       {
         params: t.Object({ currency: t.String({ maxLength: 8 }) }),

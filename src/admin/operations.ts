@@ -13,7 +13,7 @@ export async function createAccountWithKey(
   s: Services,
   input: { name: string; currency: Currency; creditMicro?: bigint | null },
 ) {
-  return (await s.sql.tx(async (tx) => {
+  return await s.sql.tx(async (tx) => {
     const accounts = s.accounts.in(tx);
     const created = await accounts.createAccount(input.name, input.currency);
     if (input.creditMicro && input.creditMicro > 0n)
@@ -23,12 +23,12 @@ export async function createAccountWithKey(
       key_id: created.keyId,
       key: created.key,
     };
-  }));
+  });
 }
 
 /** An operator's credit (ADMIN): every one records its reason (CONTRACT.md, "Money"). */
 export async function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string) {
-  (await s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit")));
+  await s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
   return accountView((await s.accounts.getAccount(accountId))!);
 }
 
@@ -44,7 +44,7 @@ export function requireReason(reason: string | null | undefined, what = "An adju
 }
 
 export async function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
-  (await s.ledger.adjust(accountId, deltaMicro, requireReason(reason)));
+  await s.ledger.adjust(accountId, deltaMicro, requireReason(reason));
   return accountView((await s.accounts.getAccount(accountId))!);
 }
 
@@ -53,17 +53,17 @@ export async function createKeyFor(
   accountId: string,
   input: { name?: string; monthlyLimitMicro?: bigint | null; canManage?: boolean },
 ) {
-  const { keyId, key } = (await s.accounts.createKey(accountId, {
+  const { keyId, key } = await s.accounts.createKey(accountId, {
     name: input.name ?? "Key",
     monthlyLimitMicro: input.monthlyLimitMicro ?? null,
     canManage: input.canManage ?? false,
-  }));
-  return { ...keyView((await s.accounts.getKey(accountId, keyId))), key_id: keyId, key };
+  });
+  return { ...keyView(await s.accounts.getKey(accountId, keyId)), key_id: keyId, key };
 }
 
 /** An account as the operator sees it: the client's view (this month's spend included) and its keys. */
 export async function showAccount(s: Services, accountId: string) {
-  const account = (await requireAccount(s, accountId));
+  const account = await requireAccount(s, accountId);
   const month = s.ledger.currentMonth();
   return {
     ...accountView(account),
@@ -74,22 +74,22 @@ export async function showAccount(s: Services, accountId: string) {
 }
 
 export async function listAccountKeys(s: Services, accountId: string) {
-  (await requireAccount(s, accountId));
+  await requireAccount(s, accountId);
   return (await s.accounts.listKeys(accountId)).map(keyView);
 }
 
 /** Any account's key; the last manage key included (see AccountStore.revokeKeyAsOperator). */
 export async function revokeKeyAsOperator(s: Services, keyId: string) {
-  const key = (await s.accounts.revokeKeyAsOperator(keyId));
+  const key = await s.accounts.revokeKeyAsOperator(keyId);
   return { ...keyView(key), account_id: key.account_id };
 }
 
 export async function setFxRate(s: Services, currency: FxCurrency, rateText: string, source: string) {
-  return fxView((await s.fx.set(currency, parseRate(rateText), source)));
+  return fxView(await s.fx.set(currency, parseRate(rateText), source));
 }
 
 export async function requireAccount(s: Services, accountId: string) {
-  const account = (await s.accounts.getAccount(accountId));
+  const account = await s.accounts.getAccount(accountId);
   if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account;
 }

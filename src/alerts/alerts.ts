@@ -1,6 +1,6 @@
+import type { Currency } from "../accounts/accounts.ts";
 import type { Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
-import type { Currency } from "../accounts/accounts.ts";
 import type { BalanceWatcher, MovedRow } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
@@ -55,12 +55,12 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
   private readonly now: () => number;
 
   protected override s = {
-      disarm: this.q<Disarmed, [string]>(
-        "UPDATE accounts SET alert_armed = 0 WHERE id = ? AND alert_armed = 1 RETURNING name, currency, alert_url",
-      ),
-      arm: this.q<null, [string]>("UPDATE accounts SET alert_armed = 1 WHERE id = ? AND alert_armed = 0"),
-      setUrl: this.q<null, [string | null, string]>("UPDATE accounts SET alert_url = ? WHERE id = ?"),
-    };
+    disarm: this.q<Disarmed, [string]>(
+      "UPDATE accounts SET alert_armed = 0 WHERE id = ? AND alert_armed = 1 RETURNING name, currency, alert_url",
+    ),
+    arm: this.q<null, [string]>("UPDATE accounts SET alert_armed = 1 WHERE id = ? AND alert_armed = 0"),
+    setUrl: this.q<null, [string | null, string]>("UPDATE accounts SET alert_url = ? WHERE id = ?"),
+  };
 
   constructor(
     sql: Sql,
@@ -68,7 +68,6 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
   ) {
     super(sql);
     this.now = deps.now ?? Date.now;
-    
   }
 
   async moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void> {
@@ -89,7 +88,7 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
   }
 
   private async fire(accountId: string, after: MovedRow, threshold: bigint): Promise<void> {
-    const account = (await this.s.disarm.get(accountId));
+    const account = await this.s.disarm.get(accountId);
     if (!account) return; // disarmed already (by a concurrent movement of this transaction's past)
     const now = this.now();
     const payload: BalanceLowPayload = {
@@ -103,17 +102,17 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
       time: new Date(now).toISOString(),
     };
     if (account.alert_url) {
-      (await this.deps.webhooks.in(this.sql).enqueueAccountEvent({
+      await this.deps.webhooks.in(this.sql).enqueueAccountEvent({
         id: `msg_${newTimeOrderedId("alert", now)}`,
         accountId,
         url: account.alert_url,
         event: "BALANCE_LOW",
         payload: JSON.stringify(payload),
-      }));
+      });
       this.wakeWebhooks();
     }
     if (this.deps.mailer.enabled()) {
-      (await this.deps.mailer.queue(
+      await this.deps.mailer.queue(
         this.sql,
         "balance_low",
         await this.deps.owners(this.sql, accountId),
@@ -127,7 +126,7 @@ export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
           billingUrl: this.deps.billingUrl,
         }),
         accountId,
-      ));
+      );
     }
   }
 }

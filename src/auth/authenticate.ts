@@ -26,7 +26,7 @@ export interface KeyAuthDeps {
 /** Resolves the caller of an API route or throws 401 `unauthorized`. */
 export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Promise<Principal> {
   const credential = credentialFrom(request.headers.get("authorization"));
-  const principal = credential ? (await ctx.accounts.authenticate(credential)) : null;
+  const principal = credential ? await ctx.accounts.authenticate(credential) : null;
   if (!principal) throw new DomainError("unauthorized", UNAUTHORIZED_MESSAGE);
   const meta = requestMeta(request);
   if (meta) meta.keyPrefix = principal.keyPrefix;
@@ -45,7 +45,7 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Like requirePrincipal, but a request without credentials is anonymous rather than an error. */
 export async function optionalPrincipal(ctx: KeyAuthDeps, request: Request): Promise<Principal | null> {
-  return request.headers.has("authorization") ? (await requirePrincipal(ctx, request)) : null;
+  return request.headers.has("authorization") ? await requirePrincipal(ctx, request) : null;
 }
 
 /** Operator API: `Authorization: Bearer <admin token>`, compared as SHA-256 digests in constant time. */

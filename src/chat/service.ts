@@ -83,7 +83,7 @@ export async function finishChat(ctx: AppContext, started: StartedChat, outcome:
     outcome.usage.prompt_tokens,
     outcome.usage.completion_tokens,
   );
-  const completed = (await ctx.jobs.complete(
+  const completed = await ctx.jobs.complete(
     started.job.id,
     { text: outcome.content, finish_reason: outcome.finishReason, usage: outcome.usage },
     [],
@@ -91,7 +91,7 @@ export async function finishChat(ctx: AppContext, started: StartedChat, outcome:
     String(outcome.usage.prompt_tokens + outcome.usage.completion_tokens),
     ctx.live.files.retentionMs,
     Date.now(),
-  ));
+  );
   // Only the deadline sweep can close a chat job first (it released the hold): the reply is sent,
   // uncharged, and the operator sees why.
   if (!completed)
@@ -105,12 +105,12 @@ export async function failChat(ctx: AppContext, started: StartedChat, err: unkno
   const message = err instanceof ProviderError ? err.message : "The upstream call failed.";
   if (!(err instanceof ProviderError))
     log("error", "chat provider error", { request_id: started.job.id, ...errorFields(err) });
-  (await ctx.jobs.fail(
+  await ctx.jobs.fail(
     started.job.id,
     err instanceof ProviderError && err.kind === "capacity" ? "capacity_unavailable" : "submit_failed",
     message,
     Date.now(),
-  ));
+  );
   if (err instanceof ProviderError && err.kind === "capacity") {
     return new DomainError("capacity_unavailable", `${message} Nothing was charged; retry later.`, {
       retryAfterSeconds: (err.retryAfterMs ?? 2000) / 1000,
@@ -154,8 +154,8 @@ export async function completeChat(
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
   const running =
     who.keyId === null
-      ? (await ctx.idempotency.claimRunning("", null))
-      : (await ctx.idempotency.claimRunning(who.keyId, claim));
+      ? await ctx.idempotency.claimRunning("", null)
+      : await ctx.idempotency.claimRunning(who.keyId, claim);
   if (running.replay) return { kind: "replay", stored: running.replay };
   const settleIdem = running.settle;
   try {
@@ -198,19 +198,19 @@ export async function completeChat(
     try {
       first = await iterator.next();
     } catch (err) {
-      throw (await failChat(ctx, started, err));
+      throw await failChat(ctx, started, err);
     }
 
     if (!req.stream) {
       try {
         for (let r = first; !r.done; r = await iterator.next()) take(r.value);
       } catch (err) {
-        throw (await failChat(ctx, started, err));
+        throw await failChat(ctx, started, err);
       }
       const u = usage ?? fallbackUsage(started, content);
-      (await finishChat(ctx, started, { content, finishReason: finish, usage: u }));
+      await finishChat(ctx, started, { content, finishReason: finish, usage: u });
       const body = completionBody(wire, content, finish, u);
-      (await settleIdem({ status: 200, body }));
+      await settleIdem({ status: 200, body });
       return { kind: "json", body };
     }
 
@@ -233,19 +233,19 @@ export async function completeChat(
         } catch (err) {
           if (client.signal.aborted || clientSignal.aborted) return; // cancel() settles
           settled = true;
-          send(errorEvent((await failChat(ctx, started, err))));
+          send(errorEvent(await failChat(ctx, started, err)));
           send(DONE_EVENT);
-          (await settleIdem(null));
+          await settleIdem(null);
           controller.close();
           return;
         }
         const u = usage ?? fallbackUsage(started, content);
         settled = true;
-        (await finishChat(ctx, started, { content, finishReason: finish, usage: u }));
+        await finishChat(ctx, started, { content, finishReason: finish, usage: u });
         send(chunkEvent(wire, {}, finish));
         if (req.includeUsage) send(usageEvent(wire, u));
         send(DONE_EVENT);
-        (await settleIdem({ status: 200, body: transcript }));
+        await settleIdem({ status: 200, body: transcript });
         controller.close();
       },
       async cancel() {
@@ -253,17 +253,17 @@ export async function completeChat(
         client.abort(new Error("client disconnected"));
         if (settled) return;
         settled = true;
-        (await finishChat(ctx, started, {
+        await finishChat(ctx, started, {
           content,
           finishReason: "client_disconnected",
           usage: fallbackUsage(started, content),
-        }));
-        (await settleIdem(null));
+        });
+        await settleIdem(null);
       },
     });
     return { kind: "stream", body };
   } catch (err) {
-    (await settleIdem(null));
+    await settleIdem(null);
     throw err;
   }
 }

@@ -34,22 +34,22 @@ export async function codeCommand(argv: string[]): Promise<number> {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (!flags.amount) throw new UsageError("code create needs --amount AMOUNT");
     if (!flags.currency) throw new UsageError("code create needs --currency USD|RUB");
-    const made = (await withServices(flags["data-dir"], async (s) => {
+    const made = await withServices(flags["data-dir"], async (s) => {
       try {
-        return (await s.codes.createBatchFrom({
+        return await s.codes.createBatchFrom({
           amount: flags.amount!,
           currency: flags.currency!,
           count: flags.count,
           expires: flags.expires,
           note: flags.note,
-        }));
+        });
       } catch (err) {
         // A bad flag value is a usage error (exit 2), named by its flag.
         if (err instanceof DomainError && err.code === "validation_error")
           throw new UsageError(`--${err.param === "expires_at" ? "expires" : err.param}: ${err.message}`);
         throw err;
       }
-    }));
+    });
     const b = made.batch;
     print(
       flags.json === "true",
@@ -61,14 +61,17 @@ export async function codeCommand(argv: string[]): Promise<number> {
   if (sub === "list") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const data = (await withServices(flags["data-dir"], async (s) => (await s.codes.listBatches(MAX_BATCH_SIZE))));
+    const data = await withServices(
+      flags["data-dir"],
+      async (s) => await s.codes.listBatches(MAX_BATCH_SIZE),
+    );
     print(flags.json === "true", { data }, data.length ? data.map(batchLine).join("\n") : "no code batches");
     return 0;
   }
   if (sub === "revoke") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length !== 1) throw new UsageError("usage: gengate code revoke BATCH_ID");
-    const r = (await withServices(flags["data-dir"], async (s) => (await s.codes.revokeBatch(positionals[0]!))));
+    const r = await withServices(flags["data-dir"], async (s) => await s.codes.revokeBatch(positionals[0]!));
     print(
       flags.json === "true",
       { ...r.batch, revoked_now: r.revoked },

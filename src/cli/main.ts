@@ -71,17 +71,17 @@ export async function runCli(argv: string[]): Promise<number> {
       case "restore":
         return await restoreCommand(rest);
       case "account":
-        return accountCommand(rest);
+        return await accountCommand(rest);
       case "key":
-        return keyCommand(rest);
+        return await keyCommand(rest);
       case "fx":
-        return fxCommand(rest);
+        return await fxCommand(rest);
       case "code":
-        return codeCommand(rest);
+        return await codeCommand(rest);
       case "order":
-        return orderCommand(rest);
+        return await orderCommand(rest);
       case "user":
-        return userCommand(rest);
+        return await userCommand(rest);
       case "secret":
         return secretCommand(rest);
       case "version":

@@ -74,9 +74,15 @@ export async function accountCommand(argv: string[]): Promise<number> {
     if (currency !== "USD" && currency !== "RUB")
       throw new UsageError(`--currency must be USD or RUB (got "${flags.currency}")`);
     const credit = flags.credit === undefined ? null : amountArg(flags.credit, "--credit");
-    const r = (await withServices(flags["data-dir"], async (s) =>
-      (await createAccountWithKey(s, { name: flags.name!, currency: currency as Currency, creditMicro: credit })),
-    ));
+    const r = await withServices(
+      flags["data-dir"],
+      async (s) =>
+        await createAccountWithKey(s, {
+          name: flags.name!,
+          currency: currency as Currency,
+          creditMicro: credit,
+        }),
+    );
     print(
       flags.json === "true",
       { account_id: r.account.id, key: r.key, key_id: r.key_id },
@@ -90,11 +96,11 @@ export async function accountCommand(argv: string[]): Promise<number> {
       throw new UsageError("usage: gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]");
     const [id, amountText] = positionals as [string, string];
     const amount = amountArg(amountText, "AMOUNT");
-    const a = (await withServices(flags["data-dir"], async (s) => {
-      (await requireAccount(s, id));
+    const a = await withServices(flags["data-dir"], async (s) => {
+      await requireAccount(s, id);
       // CONTRACT.md's form has no --reason; the entry still records one, naming where it came from.
       return creditAccount(s, id, amount, flags.reason ?? "credit from the CLI");
-    }));
+    });
     print(
       flags.json === "true",
       a,
@@ -115,10 +121,10 @@ export async function accountCommand(argv: string[]): Promise<number> {
         "AMOUNT must be a signed decimal other than 0 with at most 6 places, e.g. -5 or 2.50",
       );
     const reason = requireReason(flags.reason);
-    const a = (await withServices(flags["data-dir"], async (s) => {
-      (await requireAccount(s, id));
+    const a = await withServices(flags["data-dir"], async (s) => {
+      await requireAccount(s, id);
       return adjustAccount(s, id, delta, reason);
-    }));
+    });
     print(
       flags.json === "true",
       a,
@@ -128,7 +134,10 @@ export async function accountCommand(argv: string[]): Promise<number> {
   }
   if (sub === "list") {
     const { flags } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
-    const rows = (await withServices(flags["data-dir"], async (s) => (await s.accounts.listAccounts(1000, null))));
+    const rows = await withServices(
+      flags["data-dir"],
+      async (s) => await s.accounts.listAccounts(1000, null),
+    );
     const data = rows.map((a) => ({
       id: a.id,
       name: a.name,
@@ -148,7 +157,7 @@ export async function accountCommand(argv: string[]): Promise<number> {
   if (sub === "show") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length !== 1) throw new UsageError("usage: gengate account show ACCOUNT_ID");
-    const a = (await withServices(flags["data-dir"], async (s) => (await showAccount(s, positionals[0]!))));
+    const a = await withServices(flags["data-dir"], async (s) => await showAccount(s, positionals[0]!));
     const m = (v: string) => `${formatMicro(BigInt(v))} ${a.currency}`;
     print(
       flags.json === "true",
@@ -190,17 +199,20 @@ export async function keyCommand(argv: string[]): Promise<number> {
     const { flags, positionals } = parseArgs(rest, { values: ["account", "data-dir"], booleans: ["json"] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (!flags.account) throw new UsageError("key list needs --account ACCOUNT_ID");
-    const { keys, currency } = (await withServices(flags["data-dir"], async (s) => ({
-      keys: (await listAccountKeys(s, flags.account!)),
+    const { keys, currency } = await withServices(flags["data-dir"], async (s) => ({
+      keys: await listAccountKeys(s, flags.account!),
       currency: (await s.accounts.getAccount(flags.account!))!.currency,
-    })));
+    }));
     print(flags.json === "true", { data: keys }, keys.map((k) => keyLine(k, currency)).join("\n"));
     return 0;
   }
   if (sub === "revoke") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length !== 1) throw new UsageError("usage: gengate key revoke KEY_ID");
-    const k = (await withServices(flags["data-dir"], async (s) => (await revokeKeyAsOperator(s, positionals[0]!))));
+    const k = await withServices(
+      flags["data-dir"],
+      async (s) => await revokeKeyAsOperator(s, positionals[0]!),
+    );
     print(
       flags.json === "true",
       k,
@@ -224,14 +236,14 @@ async function keyCreate(rest: string[]): Promise<number> {
   if (!flags.account) throw new UsageError("key create needs --account ACCOUNT_ID");
   const limit =
     flags["monthly-limit"] === undefined ? null : amountArg(flags["monthly-limit"], "--monthly-limit");
-  const k = (await withServices(flags["data-dir"], async (s) => {
-    (await requireAccount(s, flags.account!));
+  const k = await withServices(flags["data-dir"], async (s) => {
+    await requireAccount(s, flags.account!);
     return createKeyFor(s, flags.account!, {
       name: flags.name,
       monthlyLimitMicro: limit,
       canManage: flags.manage === "true",
     });
-  }));
+  });
   print(
     flags.json === "true",
     { key_id: k.key_id, key: k.key, monthly_limit_micro: k.monthly_limit_micro, can_manage: k.can_manage },
@@ -249,7 +261,7 @@ export async function fxCommand(argv: string[]): Promise<number> {
   const [currency, rate] = positionals as [string, string];
   const cur = currency.toUpperCase();
   if (!isFxCurrency(cur)) throw new UsageError(`currency must be RUB (got "${currency}")`);
-  const r = (await withServices(flags["data-dir"], async (s) => (await setFxRate(s, cur, rate, "cli"))));
+  const r = await withServices(flags["data-dir"], async (s) => await setFxRate(s, cur, rate, "cli"));
   print(flags.json === "true", r, `USD->${r.currency} rate set to ${formatMicro(BigInt(r.rate_micro))}`);
   return 0;
 }

@@ -28,16 +28,16 @@ export async function orderCommand(argv: string[]): Promise<number> {
       throw new UsageError(`--status must be one of ${ORDER_STATUSES.join(", ")}`);
     if (flags.provider && !isProviderName(flags.provider))
       throw new UsageError("--provider must be stripe or yookassa");
-    const data = (await withServices(flags["data-dir"], async (s) =>
-      (await s.payments.orders
-        .list({
+    const data = await withServices(flags["data-dir"], async (s) =>
+      (
+        await s.payments.orders.list({
           limit: 10_000,
           status: (flags.status as OrderStatus | undefined) ?? null,
           provider: (flags.provider as "stripe" | "yookassa" | undefined) ?? null,
           accountId: flags.account ?? null,
-        }))
-        .map(orderView),
-    ));
+        })
+      ).map(orderView),
+    );
     process.stdout.write(
       flags.json === "true"
         ? `${JSON.stringify({ data })}\n`
@@ -59,7 +59,10 @@ export async function orderCommand(argv: string[]): Promise<number> {
         throw new UsageError("--amount must be a decimal above 0 with at most 6 places, e.g. 12.50");
     }
     const o = orderView(
-      (await withServices(flags["data-dir"], async (s) => (await s.payments.refund(positionals[0]!, amount, flags.reason!)))),
+      await withServices(
+        flags["data-dir"],
+        async (s) => await s.payments.refund(positionals[0]!, amount, flags.reason!),
+      ),
     );
     process.stdout.write(
       flags.json === "true"

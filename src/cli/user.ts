@@ -42,18 +42,18 @@ export async function userCommand(argv: string[]): Promise<number> {
     if (role !== undefined && role !== "owner" && role !== "member")
       throw new UsageError(`--role must be owner or member (got "${role}")`);
     if (role !== undefined && !flags.account) throw new UsageError("--role needs --account ACCOUNT_ID");
-    const invite = (await withServices(
+    const invite = await withServices(
       settings.dataDir,
       async (s) =>
-        (await s.people.createInvite({
+        await s.people.createInvite({
           email: flags.email,
           accountId: flags.account ?? null,
           role,
           operator: flags.operator === "true",
-        })),
+        }),
       publicUrl,
       services,
-    ));
+    );
     const what = flags.account ? `to join ${flags.account} as ${role ?? "member"}` : "to create an account";
     process.stdout.write(
       json
@@ -63,12 +63,12 @@ export async function userCommand(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const reset = (await withServices(
+  const reset = await withServices(
     settings.dataDir,
-    async (s) => (await s.people.requestPasswordReset(flags.email!)),
+    async (s) => await s.people.requestPasswordReset(flags.email!),
     publicUrl,
     services,
-  ));
+  );
   // The operator may know whether the email exists: an unknown one is an error here (not in the console).
   if (!reset) throw new DomainError("not_found", `no person with email ${flags.email.trim().toLowerCase()}`);
   process.stdout.write(

@@ -37,13 +37,13 @@ export function codeAdminRoutes(ctx: AppContext) {
     .post(
       "/code-batches",
       async ({ body, set }) => {
-        const { batch, codes } = (await ctx.codes.createBatchFrom({
+        const { batch, codes } = await ctx.codes.createBatchFrom({
           amount: body.amount,
           currency: body.currency,
           count: body.count,
           expires: body.expires_at,
           note: body.note,
-        }));
+        });
         set.status = 201;
         return { batch_id: batch.id, codes, batch };
       },
@@ -78,7 +78,7 @@ export function codeAdminRoutes(ctx: AppContext) {
       "/code-batches",
       async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(BATCH_ID));
-        const rows = (await ctx.codes.listBatches(limit + 1, cursor));
+        const rows = await ctx.codes.listBatches(limit + 1, cursor);
         const page = rows.slice(0, limit);
         return { data: page, next_cursor: rows.length > limit ? page[page.length - 1]!.id : null };
       },
@@ -94,7 +94,7 @@ export function codeAdminRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/code-batches/:id", async ({ params }) => (await ctx.codes.getBatch(params.id)), {
+    .get("/code-batches/:id", async ({ params }) => await ctx.codes.getBatch(params.id), {
       params: t.Object({ id: t.String({ pattern: BATCH_ID.source }) }),
       detail: { summary: "Get a redeem code batch" },
       response: { 200: BatchSchema, ...errors(400, 401, 404) },
@@ -102,7 +102,7 @@ export function codeAdminRoutes(ctx: AppContext) {
     .post(
       "/code-batches/:id/revoke",
       async ({ params }) => {
-        const { batch, revoked } = (await ctx.codes.revokeBatch(params.id));
+        const { batch, revoked } = await ctx.codes.revokeBatch(params.id);
         return { ...batch, revoked_now: revoked };
       },
       {

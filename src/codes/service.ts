@@ -1,6 +1,6 @@
+import type { Account, AccountStore, Currency } from "../accounts/accounts.ts";
 import type { Sql } from "../db/sql.ts";
 import { serviceIn } from "../db/store.ts";
-import type { Account, AccountStore, Currency } from "../accounts/accounts.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId, newTimeOrderedId } from "../lib/ids.ts";
@@ -147,9 +147,10 @@ export class CodeService {
 
   /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
   private async atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
-    return (await this.sql.tx(async (tx) => (await fn(serviceIn(this, tx, ["store", "accounts", "ledger"]), tx))));
+    return await this.sql.tx(
+      async (tx) => await fn(serviceIn(this, tx, ["store", "accounts", "ledger"]), tx),
+    );
   }
-
 
   private now(): number {
     return this.ledger.clock();
@@ -157,7 +158,7 @@ export class CodeService {
 
   /** createBatch from text fields (CLI, admin API, console). */
   async createBatchFrom(input: BatchInput): Promise<{ batch: BatchView; codes: string[] }> {
-    return (await this.createBatch(parseBatchInput(input, this.now())));
+    return await this.createBatch(parseBatchInput(input, this.now()));
   }
 
   /** Makes a batch of `count` codes. The codes are returned once; only their digests are kept. */
@@ -186,18 +187,18 @@ export class CodeService {
       codes.push({ id: newId("rcode"), hash: codeHash(normaliseCode(text)!) });
     }
     const id = newTimeOrderedId("rbatch");
-    (await this.atomic(async (self, tx) =>
-        self.store.insertBatch({
-          id,
-          currency: input.currency,
-          amount_micro: input.amountMicro,
-          note,
-          expires_at: input.expiresAt,
-          created_at: now,
-          created_by: input.createdBy,
-          codes,
-        }),
-      ));
+    await this.atomic(async (self) =>
+      self.store.insertBatch({
+        id,
+        currency: input.currency,
+        amount_micro: input.amountMicro,
+        note,
+        expires_at: input.expiresAt,
+        created_at: now,
+        created_by: input.createdBy,
+        codes,
+      }),
+    );
     return { batch: batchView((await this.store.batch(id, now))!), codes: texts };
   }
 
@@ -206,7 +207,7 @@ export class CodeService {
   }
 
   async getBatch(id: string): Promise<BatchView> {
-    const b = (await this.store.batch(id, this.now()));
+    const b = await this.store.batch(id, this.now());
     if (!b) throw new DomainError("not_found", `No code batch ${id}.`);
     return batchView(b);
   }
@@ -214,10 +215,10 @@ export class CodeService {
   /** Revokes every unused code of the batch (redeemed ones stay redeemed). Again: revokes nothing. */
   async revokeBatch(id: string): Promise<{ batch: BatchView; revoked: number }> {
     const now = this.now();
-    const revoked = (await this.atomic(async (self, tx) => {
-        if (!(await self.store.batch(id, now))) throw new DomainError("not_found", `No code batch ${id}.`);
-        return self.store.revokeUnused(id, now);
-      }));
+    const revoked = await this.atomic(async (self) => {
+      if (!(await self.store.batch(id, now))) throw new DomainError("not_found", `No code batch ${id}.`);
+      return self.store.revokeUnused(id, now);
+    });
     return { batch: batchView((await this.store.batch(id, now))!), revoked };
   }
 
@@ -232,13 +233,13 @@ export class CodeService {
   async redeem(accountId: string, code: string, by: string): Promise<Redeemed> {
     // Nothing typed is a form error, not a wrong code: not counted.
     if (!code.trim()) throw new DomainError("validation_error", "Enter a code.", { param: "code" });
-    (await this.checkThrottle(accountId));
+    await this.checkThrottle(accountId);
     try {
-      return (await this.redeemOnce(accountId, code, by));
+      return await this.redeemOnce(accountId, code, by);
     } catch (err) {
       if (err instanceof DomainError && (err.code === "invalid_code" || err.code === "currency_mismatch")) {
         const now = this.now();
-        (await this.store.recordFailure(accountId, now, now - REDEEM_WINDOW_SECONDS));
+        await this.store.recordFailure(accountId, now, now - REDEEM_WINDOW_SECONDS);
       }
       throw err;
     }
@@ -248,40 +249,40 @@ export class CodeService {
     const normalised = normaliseCode(code);
     if (normalised === null) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
     const hash = codeHash(normalised);
-    return (await this.atomic(async (self, tx) => {
-        const now = self.now();
-        const account = (await self.accounts.getAccount(accountId));
-        if (!account) throw new DomainError("not_found", `No account ${accountId}.`);
-        const row = (await self.store.codeByHash(hash));
-        const usable =
-          row !== null &&
-          row.redeemed_at === null &&
-          row.revoked_at === null &&
-          (row.expires_at === null || row.expires_at > BigInt(now));
-        if (!row || !usable) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
-        if (row.currency !== account.currency) {
-          throw new DomainError(
-            "currency_mismatch",
-            `This code is for ${row.currency} accounts; this account is in ${account.currency}.`,
-            { param: "code" },
-          );
-        }
-        if (!(await self.store.markRedeemed(row.id, accountId, by, now)))
-          throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
-        (await self.ledger.topUp(accountId, row.amount_micro, `redeem code ${row.batch_id}`, "TOPUP", row.id));
-        return {
-          account: (await self.accounts.getAccount(accountId))!,
-          codeId: row.id,
-          amountMicro: row.amount_micro,
-          currency: row.currency,
-        };
-      }));
+    return await this.atomic(async (self) => {
+      const now = self.now();
+      const account = await self.accounts.getAccount(accountId);
+      if (!account) throw new DomainError("not_found", `No account ${accountId}.`);
+      const row = await self.store.codeByHash(hash);
+      const usable =
+        row !== null &&
+        row.redeemed_at === null &&
+        row.revoked_at === null &&
+        (row.expires_at === null || row.expires_at > BigInt(now));
+      if (!row || !usable) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
+      if (row.currency !== account.currency) {
+        throw new DomainError(
+          "currency_mismatch",
+          `This code is for ${row.currency} accounts; this account is in ${account.currency}.`,
+          { param: "code" },
+        );
+      }
+      if (!(await self.store.markRedeemed(row.id, accountId, by, now)))
+        throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
+      await self.ledger.topUp(accountId, row.amount_micro, `redeem code ${row.batch_id}`, "TOPUP", row.id);
+      return {
+        account: (await self.accounts.getAccount(accountId))!,
+        codeId: row.id,
+        amountMicro: row.amount_micro,
+        currency: row.currency,
+      };
+    });
   }
 
   /** 429 while the account has REDEEM_MAX_FAILURES failures in the last hour. */
   private async checkThrottle(accountId: string): Promise<void> {
     const now = this.now();
-    const f = (await this.store.failures(accountId, now - REDEEM_WINDOW_SECONDS));
+    const f = await this.store.failures(accountId, now - REDEEM_WINDOW_SECONDS);
     if (f.count < REDEEM_MAX_FAILURES || f.oldest === null) return;
     const retry = Math.max(1, f.oldest + REDEEM_WINDOW_SECONDS - now);
     throw new DomainError(

@@ -81,9 +81,14 @@ function revokeForm(b: BatchView, c: PageContext): SafeHtml {
 </form>`;
 }
 
-async function codesPage(c: PageContext, kit: ConsoleKit, state: CodesState = {}, status = 200): Promise<Response> {
+async function codesPage(
+  c: PageContext,
+  kit: ConsoleKit,
+  state: CodesState = {},
+  status = 200,
+): Promise<Response> {
   requireOperator(c.session);
-  const batches = (await kit.ctx.codes.listBatches(100));
+  const batches = await kit.ctx.codes.listBatches(100);
   const f = state.form ?? { amount: "", currency: "USD", count: "1", expires: "", note: "" };
   const body = html`<h1>Redeem codes</h1>
 ${notice(state.done ?? null)}
@@ -129,9 +134,9 @@ export function adminCodesPages(kit: ConsoleKit) {
       PATH,
       kit.page(async (c) => {
         const revoked = c.url.searchParams.get("revoked") ?? "";
-        return (await codesPage(c, kit, {
+        return await codesPage(c, kit, {
           done: /^[0-9]{1,4}$/.test(revoked) ? `${revoked} unused code(s) revoked.` : null,
-        }));
+        });
       }),
     )
     .post(
@@ -146,9 +151,9 @@ export function adminCodesPages(kit: ConsoleKit) {
           note: field(c.form, "note").slice(0, NOTE_MAX_LENGTH + 1),
         };
         try {
-          const made = (await kit.ctx.codes.createBatchFrom({ ...form, createdBy: c.session.personId }));
+          const made = await kit.ctx.codes.createBatchFrom({ ...form, createdBy: c.session.personId });
           // The answer to the POST, never a redirect: a reload does not show the codes again.
-          return codesPage(c, kit, { made });
+          return await codesPage(c, kit, { made });
         } catch (err) {
           const s = shown(err);
           if (!s) throw err;
@@ -160,7 +165,7 @@ export function adminCodesPages(kit: ConsoleKit) {
       `${PATH}/:id/revoke`,
       kit.page(async (c) => {
         requireOperator(c.session);
-        const b = (await kit.ctx.codes.getBatch(batchParam(c)));
+        const b = await kit.ctx.codes.getBatch(batchParam(c));
         return adminPage(
           c,
           "Revoke codes",
@@ -173,7 +178,7 @@ export function adminCodesPages(kit: ConsoleKit) {
       `${PATH}/:id/revoke`,
       kit.action(async (c) => {
         requireOperator(c.session);
-        const { revoked } = (await kit.ctx.codes.revokeBatch(batchParam(c)));
+        const { revoked } = await kit.ctx.codes.revokeBatch(batchParam(c));
         return redirect(`${PATH}?revoked=${revoked}`);
       }),
     );

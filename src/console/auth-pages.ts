@@ -85,8 +85,13 @@ ${s.signupOpen ? html`<p>No account yet? <a href="/console/signup">Sign up</a></
 }
 
 /** The page that shows a new key once (after sign-up, or an invite that made an account). */
-async function newKeyPage(kit: ConsoleKit, created: NewSession, key: string, heading: string): Promise<SafeHtml> {
-  return (await kit.layoutFor(created.session, {
+async function newKeyPage(
+  kit: ConsoleKit,
+  created: NewSession,
+  key: string,
+  heading: string,
+): Promise<SafeHtml> {
+  return await kit.layoutFor(created.session, {
     title: heading,
     active: null,
     body: html`<h1>${heading}</h1>
@@ -100,7 +105,7 @@ cannot be shown again (you can always create another on the Keys page).</p>
   </div>
 </div>
 <p><a class="button" href="/console">Continue to Overview</a></p>`,
-  }));
+  });
 }
 
 function withCookie(kit: ConsoleKit, res: Response, created: NewSession): Response {
@@ -225,7 +230,7 @@ export function authPages(kit: ConsoleKit) {
             );
             return withCookie(
               kit,
-              htmlResponse((await newKeyPage(kit, made.session, made.key, "Your account is ready"))),
+              htmlResponse(await newKeyPage(kit, made.session, made.key, "Your account is ready")),
               made.session,
             );
           } catch (err) {
@@ -241,7 +246,7 @@ export function authPages(kit: ConsoleKit) {
         "/console/invite/:token",
         kit.publicPage(async (c) => {
           const token = tokenParam(c);
-          const info = (await kit.people.inviteInfo(token));
+          const info = await kit.people.inviteInfo(token);
           if (!info) throw new DomainError("not_found", LINK_INVALID);
           return invitePage(token, info, null, "");
         }),
@@ -250,7 +255,7 @@ export function authPages(kit: ConsoleKit) {
         "/console/invite/:token",
         kit.publicAction(async (c) => {
           const token = tokenParam(c);
-          const info = (await kit.people.inviteInfo(token));
+          const info = await kit.people.inviteInfo(token);
           if (!info) throw new DomainError("not_found", LINK_INVALID);
           const email = field(c.form, "email").trim();
           try {
@@ -264,7 +269,7 @@ export function authPages(kit: ConsoleKit) {
             if (accepted.key) {
               return withCookie(
                 kit,
-                htmlResponse((await newKeyPage(kit, accepted.session, accepted.key, "Welcome to gengate"))),
+                htmlResponse(await newKeyPage(kit, accepted.session, accepted.key, "Welcome to gengate")),
                 accepted.session,
               );
             }
@@ -316,7 +321,7 @@ export function authPages(kit: ConsoleKit) {
         // link nobody receives would only be a live secret). The answer is the same for every email.
         kit.publicAction(async (c) => {
           const mail = kit.ctx.mailer.enabled();
-          (await kit.people.forgotPassword(field(c.form, "email").slice(0, 320)));
+          await kit.people.forgotPassword(field(c.form, "email").slice(0, 320));
           return forgotPage(true, mail);
         }),
       )
@@ -324,7 +329,7 @@ export function authPages(kit: ConsoleKit) {
       .post(
         "/console/logout",
         kit.action(async (c) => {
-          (await kit.people.signOut(c.session.sessionId));
+          await kit.people.signOut(c.session.sessionId);
           return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
         }),
       )
@@ -332,7 +337,7 @@ export function authPages(kit: ConsoleKit) {
         "/console/account",
         kit.action(async (c) => {
           const accountId = field(c.form, "account");
-          (await kit.people.switchAccount(c.session.sessionId, c.session.personId, accountId));
+          await kit.people.switchAccount(c.session.sessionId, c.session.personId, accountId);
           return redirect("/console");
         }),
       )

@@ -70,7 +70,7 @@ export function consoleRoutes(ctx: AppContext) {
     if (!ctx.live.console.enabled) return errorResponse(new DomainError("not_found", "No such route."));
     let session: ConsoleSession | null = null;
     try {
-      session = (await kit.session(request, { ip: null, userAgent: null }));
+      session = await kit.session(request, { ip: null, userAgent: null });
     } catch {}
     const url = new URL(request.url);
     if (!session && isSafeMethod(request.method) && !url.pathname.startsWith("/console/assets/")) {
@@ -80,7 +80,7 @@ export function consoleRoutes(ctx: AppContext) {
       );
     }
     const err = new DomainError("not_found", `There is no console page at ${url.pathname}.`);
-    return withSecurityHeaders((await kit.errorPage(err, request, session)));
+    return withSecurityHeaders(await kit.errorPage(err, request, session));
   };
   return (
     new Elysia({ detail: { hide: true } })

@@ -39,7 +39,7 @@ const DONE: Record<string, string> = {
 /** The key behind a route's :id, of the session's account (404 otherwise), that this person may manage (403). */
 async function manageableKey(kit: ConsoleKit, s: AccountSession, id: string | undefined): Promise<ApiKeyRow> {
   if (!id || !KEY_ID.test(id)) throw new DomainError("not_found", "There is no such key in this account.");
-  const key = (await kit.ctx.accounts.getKey(s.accountId, id));
+  const key = await kit.ctx.accounts.getKey(s.accountId, id);
   if (!mayManage(s, key)) {
     throw new DomainError("forbidden", "Members can change only the keys they created; ask an owner.");
   }
@@ -104,10 +104,15 @@ function keyRow(s: AccountSession, k: KeyFigures, row: ApiKeyRow, currency: stri
 </tr>`;
 }
 
-async function keysPage(kit: ConsoleKit, c: PageContext, s: AccountSession, state: KeysState = {}): Promise<SafeHtml> {
+async function keysPage(
+  kit: ConsoleKit,
+  c: PageContext,
+  s: AccountSession,
+  state: KeysState = {},
+): Promise<SafeHtml> {
   const account = (await kit.ctx.accounts.getAccount(s.accountId))!;
   const rows = new Map((await kit.ctx.accounts.listKeys(s.accountId)).map((k) => [k.id, k]));
-  const figures = (await keyFigures(kit.ctx, s.accountId));
+  const figures = await keyFigures(kit.ctx, s.accountId);
   const created = state.created
     ? html`<section class="notice warn" aria-labelledby="new-key-title">
   <h2 id="new-key-title">Key "${state.created.name}" created</h2>
@@ -158,7 +163,7 @@ export function keysPages(kit: ConsoleKit) {
         "/console/keys",
         kit.page(async (c) => {
           const s = requireAccount(c.session);
-          return (await keysPage(kit, c, s, { notice: DONE[c.url.searchParams.get("done") ?? ""] ?? null }));
+          return await keysPage(kit, c, s, { notice: DONE[c.url.searchParams.get("done") ?? ""] ?? null });
         }),
       )
       .post(
@@ -168,17 +173,17 @@ export function keysPages(kit: ConsoleKit) {
           const form = { name: field(c.form, "name"), limit: field(c.form, "monthly_limit") };
           try {
             const name = keyName(form.name);
-            const { key } = (await kit.ctx.accounts.createKey(s.accountId, {
+            const { key } = await kit.ctx.accounts.createKey(s.accountId, {
               name,
               monthlyLimitMicro: limitInput(form.limit),
               canManage: s.role === "owner" && field(c.form, "manage") === "1",
               createdBy: s.personId,
-            }));
+            });
             // Answered directly (no redirect): the key never goes into a URL; the page is no-store.
-            return keysPage(kit, c, s, { created: { name, key } });
+            return await keysPage(kit, c, s, { created: { name, key } });
           } catch (err) {
             if (!(err instanceof DomainError) || err.code !== "validation_error") throw err;
-            return htmlResponse((await keysPage(kit, c, s, { error: err.message, form })), 400);
+            return htmlResponse(await keysPage(kit, c, s, { error: err.message, form }), 400);
           }
         }),
       )
@@ -187,21 +192,21 @@ export function keysPages(kit: ConsoleKit) {
         "/console/keys/:id/limit",
         kit.page(async (c) => {
           const s = requireAccount(c.session);
-          return (await limitPage(kit, c, s, (await manageableKey(kit, s, c.params.id))));
+          return await limitPage(kit, c, s, await manageableKey(kit, s, c.params.id));
         }),
       )
       .post(
         "/console/keys/:id/limit",
         kit.action(async (c) => {
           const s = requireAccount(c.session);
-          const key = (await manageableKey(kit, s, c.params.id));
+          const key = await manageableKey(kit, s, c.params.id);
           const text = field(c.form, "monthly_limit");
           try {
-            (await kit.ctx.accounts.updateKey(s.accountId, key.id, { monthlyLimitMicro: limitInput(text) }));
+            await kit.ctx.accounts.updateKey(s.accountId, key.id, { monthlyLimitMicro: limitInput(text) });
           } catch (err) {
             if (!(err instanceof DomainError) || !["validation_error", "conflict"].includes(err.code))
               throw err;
-            return htmlResponse((await limitPage(kit, c, s, key, err.message, text)), httpStatus(err.code));
+            return htmlResponse(await limitPage(kit, c, s, key, err.message, text), httpStatus(err.code));
           }
           return redirect("/console/keys?done=limit");
         }),
@@ -211,7 +216,7 @@ export function keysPages(kit: ConsoleKit) {
         "/console/keys/:id/revoke",
         kit.page(async (c) => {
           const s = requireAccount(c.session);
-          const key = (await manageableKey(kit, s, c.params.id));
+          const key = await manageableKey(kit, s, c.params.id);
           return c.layout({
             title: "Revoke key",
             active: "keys",
@@ -230,13 +235,13 @@ ${key.revoked_at !== null ? html`<p class="notice">This key is already revoked.<
         "/console/keys/:id/revoke",
         kit.action(async (c) => {
           const s = requireAccount(c.session);
-          const key = (await manageableKey(kit, s, c.params.id));
+          const key = await manageableKey(kit, s, c.params.id);
           try {
-            (await kit.ctx.accounts.revokeKey(s.accountId, key.id));
+            await kit.ctx.accounts.revokeKey(s.accountId, key.id);
           } catch (err) {
             // The account's last manage key: the service's own message, on the keys page.
             if (!(err instanceof DomainError) || err.code !== "conflict") throw err;
-            return htmlResponse((await keysPage(kit, c, s, { error: err.message })), 409);
+            return htmlResponse(await keysPage(kit, c, s, { error: err.message }), 409);
           }
           return redirect("/console/keys?done=revoked");
         }),

@@ -189,11 +189,11 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
     async session(request, client) {
       const token = sessionToken(request);
       if (!token) return null;
-      return (await ctx.people.resolveSession(token, client));
+      return await ctx.people.resolveSession(token, client);
     },
 
     async layoutFor(session, page) {
-      const accounts = (await ctx.people.accountsOf(session.personId));
+      const accounts = await ctx.people.accountsOf(session.personId);
       return layout({ ...page, session, accounts });
     },
 
@@ -217,7 +217,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
       let pageHtml: SafeHtml;
       try {
         pageHtml = session
-          ? (await kit.layoutFor(session, { title, body }))
+          ? await kit.layoutFor(session, { title, body })
           : layout({ title, body, session: null, narrow: true });
       } catch {
         pageHtml = layout({ title, body, session: null, narrow: true });
@@ -227,11 +227,16 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
 
     page: (handler) =>
       wrap(true, false, (base, session) =>
-        handler({ ...base, session: session!, layout: async (p) => (await kit.layoutFor(session!, p)) }),
+        handler({ ...base, session: session!, layout: async (p) => await kit.layoutFor(session!, p) }),
       ),
     action: (handler) =>
       wrap(true, true, (base, session, form) =>
-        handler({ ...base, session: session!, form: form!, layout: async (p) => (await kit.layoutFor(session!, p)) }),
+        handler({
+          ...base,
+          session: session!,
+          form: form!,
+          layout: async (p) => await kit.layoutFor(session!, p),
+        }),
       ),
     publicPage: (handler) => wrap(false, false, (base) => handler(base)),
     publicAction: (handler) => wrap(false, true, (base, _s, form) => handler({ ...base, form: form! })),
@@ -269,7 +274,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
           );
         }
         const client = clientOf(c);
-        session = (await kit.session(request, client));
+        session = await kit.session(request, client);
         const url = new URL(request.url);
         if (signedIn && !session) {
           const next = isSafeMethod(request.method) ? safeNext(url.pathname + url.search) : null;
@@ -299,7 +304,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
           ctx.payments.checkoutOrigins(),
         );
       } catch (err) {
-        return withSecurityHeaders((await kit.errorPage(err, request, session)));
+        return withSecurityHeaders(await kit.errorPage(err, request, session));
       }
     };
   }

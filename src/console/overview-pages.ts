@@ -90,7 +90,7 @@ export function overviewPages(kit: ConsoleKit) {
       return c.layout({
         title: "Overview",
         active: "overview",
-        body: overviewBody((await overview(kit.ctx, s.accountId))),
+        body: overviewBody(await overview(kit.ctx, s.accountId)),
       });
     }),
   );

@@ -32,7 +32,7 @@ interface Receipt {
 }
 
 async function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Promise<Receipt> {
-  const order = (await ownOrder(kit, s, id));
+  const order = await ownOrder(kit, s, id);
   if (order.status !== "paid" || order.paid_at === null) throw new DomainError("not_found", NO_RECEIPT);
   return {
     id: order.id,
@@ -47,7 +47,7 @@ async function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Pro
 }
 
 async function codeReceipt(kit: ConsoleKit, s: AccountSession, id: string): Promise<Receipt> {
-  const code = CODE_ID.test(id) ? (await kit.ctx.codes.store.redeemedBy(id, s.accountId)) : null;
+  const code = CODE_ID.test(id) ? await kit.ctx.codes.store.redeemedBy(id, s.accountId) : null;
   if (!code) throw new DomainError("not_found", NO_RECEIPT);
   return {
     id: code.id,
@@ -64,11 +64,11 @@ async function codeReceipt(kit: ConsoleKit, s: AccountSession, id: string): Prom
 async function receiptPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   const s = requireOwner(c.session);
   const id = c.params.id ?? "";
-  const r = id.startsWith("rcode_") ? (await codeReceipt(kit, s, id)) : (await orderReceipt(kit, s, id));
+  const r = id.startsWith("rcode_") ? await codeReceipt(kit, s, id) : await orderReceipt(kit, s, id);
   const account = (await kit.ctx.accounts.getAccount(s.accountId))!;
   const host = new URL(kit.ctx.publicUrl).host;
   return htmlResponse(
-    (await c.layout({
+    await c.layout({
       title: `Receipt ${r.id}`,
       active: "billing",
       body: html`<p class="no-print"><a href="/console/billing">← Billing</a> · Print this page with your browser's Print command (the navigation is left out).</p>
@@ -86,13 +86,13 @@ async function receiptPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
 </dl>
 <p class="hint">${formatMoney(r.amountMicro, r.currency)} of prepaid credit for generation requests.</p>
 </article>`,
-    })),
+    }),
   );
 }
 
 export function receiptPages(kit: ConsoleKit) {
   return new Elysia().get(
     "/console/billing/receipts/:id",
-    kit.page(async (c) => (await receiptPage(c, kit))),
+    kit.page(async (c) => await receiptPage(c, kit)),
   );
 }

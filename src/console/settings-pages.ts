@@ -289,9 +289,9 @@ ${urlForm}
 
 async function accountPage(kit: ConsoleKit, c: PageContext, state: AccountState): Promise<SafeHtml> {
   const s = requireAccount(c.session);
-  const account = (await kit.ctx.accounts.getAccount(s.accountId));
+  const account = await kit.ctx.accounts.getAccount(s.accountId);
   if (!account) throw new DomainError("not_found", "No such account.");
-  const members = (await kit.people.listMembers(s.accountId));
+  const members = await kit.people.listMembers(s.accountId);
   return c.layout({
     title: "Settings",
     active: "settings",
@@ -309,7 +309,7 @@ ${thresholdSection(s, account, state, kit.ctx.mailer.enabled())}`,
 /** The account page again with a service's refusal (last owner, bad email...) and its status. */
 async function accountError(kit: ConsoleKit, c: ActionContext, err: unknown): Promise<Response> {
   if (!(err instanceof DomainError) || !["validation_error", "conflict"].includes(err.code)) throw err;
-  return htmlResponse((await accountPage(kit, c, { error: err.message })), httpStatus(err.code));
+  return htmlResponse(await accountPage(kit, c, { error: err.message }), httpStatus(err.code));
 }
 
 /**
@@ -443,7 +443,7 @@ session, this one included.</p>
 }
 
 async function securityPage(kit: ConsoleKit, c: PageContext, state: SecurityState): Promise<SafeHtml> {
-  const sessions = (await kit.people.listSessions(c.session.personId));
+  const sessions = await kit.people.listSessions(c.session.personId);
   return c.layout({
     title: "Settings",
     active: "settings",
@@ -468,14 +468,14 @@ async function securityError(
   if (!(err instanceof DomainError) || !["validation_error", "unauthorized", "conflict"].includes(err.code))
     throw err;
   return htmlResponse(
-    (await securityPage(kit, c, { ...extra, error: { section, message: err.message } })),
+    await securityPage(kit, c, { ...extra, error: { section, message: err.message } }),
     httpStatus(err.code),
   );
 }
 
 /** The pending (not yet confirmed) two-factor secret of the person, to show the set-up again. */
 async function pendingSetup(kit: ConsoleKit, c: PageContext): Promise<SecurityState["setup"]> {
-  return (await kit.people.pendingTwoFactor(c.session.personId));
+  return await kit.people.pendingTwoFactor(c.session.personId);
 }
 
 // ---- routes -------------------------------------------------------------------------------------
@@ -486,11 +486,11 @@ export function settingsPages(kit: ConsoleKit) {
     new Elysia()
       .get(
         ACCOUNT_PATH,
-        kit.page(async (c) => (await accountPage(kit, c, {}))),
+        kit.page(async (c) => await accountPage(kit, c, {})),
       )
       .get(
         SECURITY_PATH,
-        kit.page(async (c) => (await securityPage(kit, c, {}))),
+        kit.page(async (c) => await securityPage(kit, c, {})),
       )
       // ---- members (owners)
       .post(
@@ -502,13 +502,13 @@ export function settingsPages(kit: ConsoleKit) {
           if (!email)
             return accountError(kit, c, new DomainError("validation_error", "Enter an email address."));
           try {
-            const made = (await kit.people.createInvite({
+            const made = await kit.people.createInvite({
               email,
               accountId: s.accountId,
               role,
               createdBy: s.personId,
-            }));
-            return (await accountPage(kit, c, {
+            });
+            return await accountPage(kit, c, {
               invite: {
                 url: made.url,
                 email: email.toLowerCase(),
@@ -516,7 +516,7 @@ export function settingsPages(kit: ConsoleKit) {
                 expiresAt: made.expiresAt,
                 mailed: made.mailed,
               },
-            }));
+            });
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -529,7 +529,7 @@ export function settingsPages(kit: ConsoleKit) {
           const personId = idParam(c.params, "personId", "member");
           const role = roleField(field(c.form, "role"));
           try {
-            (await kit.people.setRole(s.accountId, personId, role, s));
+            await kit.people.setRole(s.accountId, personId, role, s);
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -552,7 +552,7 @@ export function settingsPages(kit: ConsoleKit) {
             });
           }
           try {
-            (await kit.people.removeMember(s.accountId, personId, s));
+            await kit.people.removeMember(s.accountId, personId, s);
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -564,7 +564,9 @@ export function settingsPages(kit: ConsoleKit) {
         `${ACCOUNT_PATH}/webhook-secret/reveal`,
         kit.action(async (c) => {
           const s = requireOwner(c.session);
-          return (await accountPage(kit, c, { secret: { value: (await secrets().get(s.accountId)), rotated: false } }));
+          return await accountPage(kit, c, {
+            secret: { value: await secrets().get(s.accountId), rotated: false },
+          });
         }),
       )
       .post(
@@ -574,7 +576,9 @@ export function settingsPages(kit: ConsoleKit) {
           if (field(c.form, "confirm") !== "yes") {
             return c.layout({ title: "Rotate the webhook secret", active: "settings", body: rotateForm(s) });
           }
-          return (await accountPage(kit, c, { secret: { value: (await secrets().rotate(s.accountId)), rotated: true } }));
+          return await accountPage(kit, c, {
+            secret: { value: await secrets().rotate(s.accountId), rotated: true },
+          });
         }),
       )
       // ---- alert threshold (owners)
@@ -600,7 +604,7 @@ export function settingsPages(kit: ConsoleKit) {
               );
             }
           }
-          (await kit.ctx.accounts.setAlertThreshold(s.accountId, micro));
+          await kit.ctx.accounts.setAlertThreshold(s.accountId, micro);
           return redirect(`${ACCOUNT_PATH}?done=threshold`);
         }),
       )
@@ -618,12 +622,12 @@ export function settingsPages(kit: ConsoleKit) {
               if (!(err instanceof DomainError) || err.code !== "bad_webhook_url") throw err;
               const message = err.message.replace(/^webhook_url/, "The alert URL");
               return htmlResponse(
-                (await accountPage(kit, c, { alertUrl: { value: value.slice(0, 2048), error: message } })),
+                await accountPage(kit, c, { alertUrl: { value: value.slice(0, 2048), error: message } }),
                 400,
               );
             }
           }
-          (await kit.ctx.alerts.setUrl(s.accountId, url));
+          await kit.ctx.alerts.setUrl(s.accountId, url);
           return redirect(`${ACCOUNT_PATH}?done=alert-url`);
         }),
       )
@@ -649,7 +653,7 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/two-factor/begin`,
         kit.action(async (c) => {
           try {
-            return securityPage(kit, c, { setup: (await kit.people.beginTwoFactor(c.session.personId)) });
+            return await securityPage(kit, c, { setup: await kit.people.beginTwoFactor(c.session.personId) });
           } catch (err) {
             return securityError(kit, c, "two-factor", err);
           }
@@ -659,13 +663,17 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/two-factor/enable`,
         kit.action(async (c) => {
           try {
-            const { recoveryCodes } = (await kit.people.enableTwoFactor(
+            const { recoveryCodes } = await kit.people.enableTwoFactor(
               c.session.personId,
               field(c.form, "code").trim(),
-            ));
-            return securityPage(kit, { ...c, session: { ...c.session, twoFactor: true } }, { recoveryCodes });
+            );
+            return await securityPage(
+              kit,
+              { ...c, session: { ...c.session, twoFactor: true } },
+              { recoveryCodes },
+            );
           } catch (err) {
-            return securityError(kit, c, "two-factor", err, { setup: (await pendingSetup(kit, c)) });
+            return securityError(kit, c, "two-factor", err, { setup: await pendingSetup(kit, c) });
           }
         }),
       )
@@ -684,14 +692,14 @@ export function settingsPages(kit: ConsoleKit) {
       .post(
         `${SECURITY_PATH}/sessions/revoke-others`,
         kit.action(async (c) => {
-          (await kit.people.signOutEverywhere(c.session.personId, c.session.sessionId));
+          await kit.people.signOutEverywhere(c.session.personId, c.session.sessionId);
           return redirect(`${SECURITY_PATH}?done=others`);
         }),
       )
       .post(
         `${SECURITY_PATH}/sessions/revoke-all`,
         kit.action(async (c) => {
-          (await kit.people.signOutEverywhere(c.session.personId));
+          await kit.people.signOutEverywhere(c.session.personId);
           return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
         }),
       )
@@ -699,7 +707,7 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/sessions/:sessionId/revoke`,
         kit.action(async (c) => {
           const sessionId = idParam(c.params, "sessionId", "session");
-          (await kit.people.revokeSession(c.session.personId, sessionId));
+          await kit.people.revokeSession(c.session.personId, sessionId);
           if (sessionId === c.session.sessionId)
             return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
           return redirect(`${SECURITY_PATH}?done=session`);

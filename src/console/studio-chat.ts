@@ -81,16 +81,25 @@ function conversationOf(text: string): string[] {
 }
 
 /** What the ledger charged for a studio chat reply of this person (0 for anyone else's). */
-async function chargedFor(ctx: AppContext, s: AccountSession, id: string): Promise<{ micro: bigint; currency: string }> {
-  const job = (await ctx.jobs.getOwned(id, s.accountId));
+async function chargedFor(
+  ctx: AppContext,
+  s: AccountSession,
+  id: string,
+): Promise<{ micro: bigint; currency: string }> {
+  const job = await ctx.jobs.getOwned(id, s.accountId);
   if (!job || job.person_id !== s.personId || job.kind !== "text") return { micro: 0n, currency: "" };
   const p = (await requestDetail(ctx, s.accountId, id)).price;
   return { micro: p.charged_micro ?? 0n, currency: p.currency };
 }
 
 /** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
-export async function costEvent(ctx: AppContext, s: AccountSession, id: string, earlier: string[]): Promise<string> {
-  const own = (await chargedFor(ctx, s, id));
+export async function costEvent(
+  ctx: AppContext,
+  s: AccountSession,
+  id: string,
+  earlier: string[],
+): Promise<string> {
+  const own = await chargedFor(ctx, s, id);
   const currency = own.currency || (await ctx.accounts.getAccount(s.accountId))!.currency;
   let total = own.micro;
   for (const e of earlier) if (e !== id) total += (await chargedFor(ctx, s, e)).micro;
@@ -126,7 +135,7 @@ function withCost(
       },
       async flush(controller) {
         // The API's stream settles the call before it ends, so the ledger has the charge now.
-        if (id) controller.enqueue(enc.encode((await costEvent(ctx, s, id, earlier))));
+        if (id) controller.enqueue(enc.encode(await costEvent(ctx, s, id, earlier)));
       },
     }),
   );
@@ -140,17 +149,17 @@ export async function chatEstimateBox(
   messages: unknown | null,
 ): Promise<SafeHtml> {
   const base = { form: "studio-chat-form", empty: "type a message" };
-  if (messages === null) return (await estimateBox(ctx, s, base));
+  if (messages === null) return await estimateBox(ctx, s, base);
   try {
-    const e = (await studioChatEstimate(ctx, s.accountId, modelId, { messages }));
-    return (await estimateBox(ctx, s, {
+    const e = await studioChatEstimate(ctx, s.accountId, modelId, { messages });
+    return await estimateBox(ctx, s, {
       ...base,
       estimate: e.estimate,
       detail: `the most this reply can cost: ${e.input_tokens} prompt tokens and up to ${e.output_tokens} reply tokens; it is charged what its tokens cost`,
-    }));
+    });
   } catch (err) {
     if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
-    return (await estimateBox(ctx, s, { ...base, error: err.message }));
+    return await estimateBox(ctx, s, { ...base, error: err.message });
   }
 }
 
@@ -172,7 +181,7 @@ export async function chatView(ctx: AppContext, s: AccountSession, modelId: stri
   <textarea id="studio-chat-message" name="message" rows="3" required
     hx-post="/console/studio/chat/estimate" hx-trigger="input changed delay:400ms, chat-updated"
     hx-include="closest form" hx-target="#studio-estimate-box" hx-swap="outerHTML"></textarea>
-  ${(await chatEstimateBox(ctx, s, modelId, null))}
+  ${await chatEstimateBox(ctx, s, modelId, null)}
   <div class="button-row"><button type="submit">Send</button></div>
 </form>
 <p><span id="studio-chat-total-label">Conversation total</span>
@@ -194,9 +203,11 @@ export function studioChatRoutes(kit: ConsoleKit) {
           messages = field(c.form, "message").trim() === "" ? null : conversationOfForm(c.form);
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
-          return htmlResponse((await estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message })));
+          return htmlResponse(
+            await estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }),
+          );
         }
-        return htmlResponse((await chatEstimateBox(kit.ctx, s, modelId, messages)));
+        return htmlResponse(await chatEstimateBox(kit.ctx, s, modelId, messages));
       }),
     )
     .post(
@@ -221,7 +232,7 @@ export function studioChatRoutes(kit: ConsoleKit) {
           );
           if (!streamed) {
             if (answer.kind !== "json") throw new Error(`studio chat answered ${answer.kind}, not JSON`);
-            return replyPage(kit.ctx, c, s, modelId, messages, answer.body);
+            return await replyPage(kit.ctx, c, s, modelId, messages, answer.body);
           }
           if (answer.kind !== "stream") throw new Error(`studio chat answered ${answer.kind}, not a stream`);
           return new Response(withCost(kit.ctx, s, answer.body, earlier), { headers: SSE_HEADERS });
@@ -249,7 +260,7 @@ async function replyPage(
 ): Promise<SafeHtml> {
   const completion = JSON.parse(body) as { id: string; choices: { message: { content: string } }[] };
   const id = completion.id.replace(/^chatcmpl-/, "");
-  const own = (await chargedFor(ctx, s, id));
+  const own = await chargedFor(ctx, s, id);
   const asked = Array.isArray(messages) ? (messages[messages.length - 1] as { content?: unknown }) : null;
   return c.layout({
     title: "Studio chat",

@@ -36,7 +36,11 @@ export interface EstimateState {
 }
 
 /** The estimate box: the element labelled `Estimate` and the available balance beside it. */
-export async function estimateBox(ctx: AppContext, s: AccountSession, state: EstimateState): Promise<SafeHtml> {
+export async function estimateBox(
+  ctx: AppContext,
+  s: AccountSession,
+  state: EstimateState,
+): Promise<SafeHtml> {
   const form = state.form ?? "studio-form";
   const account = (await ctx.accounts.getAccount(s.accountId))!;
   const available = account.balance_micro - account.held_micro;

@@ -44,10 +44,10 @@ export async function studioHistory(
 ): Promise<SafeHtml> {
   const here = `/console/studio?model=${encodeURIComponent(modelId)}`;
   const cursor = before && UUID_PATTERN.test(before) ? before : null;
-  const { items, next_cursor } = (await studioRuns(kit.ctx, s.accountId, s.personId, {
+  const { items, next_cursor } = await studioRuns(kit.ctx, s.accountId, s.personId, {
     limit: HISTORY_PAGE,
     cursor,
-  }));
+  });
   return html`<section id="studio-history" aria-labelledby="studio-history-title">
 <h2 id="studio-history-title">Your runs</h2>
 ${

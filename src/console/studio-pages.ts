@@ -135,7 +135,7 @@ export interface StudioState {
 /** The estimate of a form's current values, or the reason there is none. */
 async function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Record<string, unknown>) {
   try {
-    return { estimate: (await studioEstimate(kit.ctx, s.accountId, model.id, input)), error: null };
+    return { estimate: await studioEstimate(kit.ctx, s.accountId, model.id, input), error: null };
   } catch (err) {
     if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
     const where = fieldOfParam(model, err.param);
@@ -144,8 +144,13 @@ async function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, inpu
 }
 
 /** A media model's form: its fields, the Estimate, Run. */
-async function mediaForm(kit: ConsoleKit, s: AccountSession, model: Model, state: StudioState): Promise<SafeHtml> {
-  const est = (await estimateOf(kit, s, model, state.values ?? {}));
+async function mediaForm(
+  kit: ConsoleKit,
+  s: AccountSession,
+  model: Model,
+  state: StudioState,
+): Promise<SafeHtml> {
+  const est = await estimateOf(kit, s, model, state.values ?? {});
   const errors: FieldErrors = { ...state.errors };
   if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
   return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
@@ -153,7 +158,7 @@ async function mediaForm(kit: ConsoleKit, s: AccountSession, model: Model, state
   ${csrfField(s)}
   <input type="hidden" name="model_id" value="${model.id}">
   ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
-  ${(await estimateBox(kit.ctx, s, est))}
+  ${await estimateBox(kit.ctx, s, est)}
   <div class="button-row">
     <button type="submit">Run</button>
     <button type="submit" class="secondary" formaction="/console/studio/estimate">Update estimate</button>
@@ -188,9 +193,9 @@ export async function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
-${model.kind === "text" ? (await chatView(kit.ctx, s, model.id)) : (await mediaForm(kit, s, model, state))}
+${model.kind === "text" ? await chatView(kit.ctx, s, model.id) : await mediaForm(kit, s, model, state)}
 ${codeSection(kit, model, values)}
-${(await studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id))}`,
+${await studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });
 }
 
@@ -212,7 +217,7 @@ export function studioPages(kit: ConsoleKit) {
       "/console/studio",
       kit.page(async (c) => {
         const s = requireAccount(c.session);
-        return (await studioPage(kit, c, s, chosenModel(kit.ctx, c.url.searchParams.get("model"))));
+        return await studioPage(kit, c, s, chosenModel(kit.ctx, c.url.searchParams.get("model")));
       }),
     )
     .post(
@@ -226,8 +231,10 @@ export function studioPages(kit: ConsoleKit) {
         const first = Object.entries(errors)[0];
         const est = first
           ? { estimate: null, error: `${first[0]}: ${first[1]}` }
-          : (await estimateOf(kit, s, model, input));
-        return htmlResponse(html`${(await estimateBox(kit.ctx, s, est))}${codeSection(kit, model, input, true)}`);
+          : await estimateOf(kit, s, model, input);
+        return htmlResponse(
+          html`${await estimateBox(kit.ctx, s, est)}${codeSection(kit, model, input, true)}`,
+        );
       }),
     )
     .post(

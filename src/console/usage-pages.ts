@@ -33,7 +33,7 @@ async function read(kit: ConsoleKit, accountId: string, url: URL) {
   const period = choice<Period>(url, "period", ["day", "month"]);
   const by = choice<By>(url, "by", ["model", "key"]);
   const range = period === "day" ? lastDays(kit.ctx, USAGE_DAYS) : lastMonths(kit.ctx, USAGE_MONTHS);
-  return { period, by, u: (await usage(kit.ctx, accountId, range)) };
+  return { period, by, u: await usage(kit.ctx, accountId, range) };
 }
 
 /** "2026-11-05" or "2026-11" -> epoch seconds of its first instant (UTC), for the chart's x axis. */
@@ -121,7 +121,7 @@ export function usagePages(kit: ConsoleKit) {
       "/console/usage",
       kit.page(async (c) => {
         const s = requireAccount(c.session);
-        const { period, by, u } = (await read(kit, s.accountId, c.url));
+        const { period, by, u } = await read(kit, s.accountId, c.url);
         return c.layout({ title: "Usage", active: "usage", body: usageBody(u, period, by) });
       }),
     )
@@ -129,7 +129,7 @@ export function usagePages(kit: ConsoleKit) {
       "/console/usage.csv",
       kit.page(async (c) => {
         const s = requireAccount(c.session);
-        const { u } = (await read(kit, s.accountId, c.url));
+        const { u } = await read(kit, s.accountId, c.url);
         return csvResponse(`usage-${u.from}-${u.to}.csv`, usageCsv(u));
       }),
     );

@@ -77,7 +77,7 @@ export function walletPages(kit: ConsoleKit) {
         const s = requireAccount(c.session);
         const source = parseWalletSource(c.url.searchParams.get("source"));
         const cursor = c.url.searchParams.get("cursor");
-        const page = (await walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source }));
+        const page = await walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
         const q = source ? `source=${source}&` : "";
         const options = WALLET_SOURCES.map(
           (x) => html`<option value="${x}"${x === source ? html` selected` : null}>${x}</option>`,
@@ -111,7 +111,7 @@ ${page.entries.length ? entriesTable("wallet", "Wallet entries", page.entries, p
       kit.page(async (c) => {
         const s = requireAccount(c.session);
         const source = c.url.searchParams.get("source");
-        const text = (await walletCsv(kit.ctx, s.accountId, { source }));
+        const text = await walletCsv(kit.ctx, s.accountId, { source });
         return csvResponse(`wallet${source ? `-${source}` : ""}.csv`, text);
       }),
     );

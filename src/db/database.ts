@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
-import type { Sql } from "./sql.ts";
 import { nowSeconds } from "../lib/time.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations.ts";
+import type { Sql } from "./sql.ts";
 
 export class SchemaTooNewError extends Error {}
 

@@ -26,7 +26,7 @@ export class GroupCommit {
   ) {}
 
   async run<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
-    if (this.sql.dialect === "postgres") return (await this.sql.tx(work));
+    if (this.sql.dialect === "postgres") return await this.sql.tx(work);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve, reject } as Pending<unknown>);
       if (this.queue.length >= this.maxBatch) void this.flush();

@@ -15,15 +15,15 @@ export class Stmt<R = unknown, P extends readonly SqlParam[] = SqlParam[]> {
   ) {}
 
   async get(...params: P): Promise<R | null> {
-    return (await this.sql.get<R>(this.plain, this.params(params)));
+    return await this.sql.get<R>(this.plain, this.params(params));
   }
 
   async all(...params: P): Promise<R[]> {
-    return (await this.sql.all<R>(this.plain, this.params(params)));
+    return await this.sql.all<R>(this.plain, this.params(params));
   }
 
   async run(...params: P): Promise<{ changes: number }> {
-    return (await this.sql.run(this.plain, this.params(params)));
+    return await this.sql.run(this.plain, this.params(params));
   }
 
   /** The same statement on another Sql (a transaction). */
@@ -77,7 +77,7 @@ export abstract class SqlStore {
 
   /** Runs `fn` in one transaction on this store's Sql (a savepoint when bound to a transaction). */
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-    return (await this.sql.tx(fn));
+    return await this.sql.tx(fn);
   }
 
   /** Re-binds the stores this one writes through in the same transaction (JobStore's ledger). */
@@ -89,7 +89,7 @@ export abstract class SqlStore {
    * bun:sqlite's nested transactions did).
    */
   protected async atomic<T>(fn: (self: this) => Promise<T>): Promise<T> {
-    return (await this.sql.tx(async (tx) => (await fn(this.in(tx)))));
+    return await this.sql.tx(async (tx) => await fn(this.in(tx)));
   }
 }
 

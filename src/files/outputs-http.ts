@@ -24,7 +24,7 @@ export function outputRoutes(ctx: AppContext) {
         });
       }
       const index = Number(params.index);
-      const principal = (await optionalPrincipal(ctx, request));
+      const principal = await optionalPrincipal(ctx, request);
       const signed = query.exp !== undefined || query.sig !== undefined;
       let allowed = false;
       if (signed) {
@@ -42,7 +42,7 @@ export function outputRoutes(ctx: AppContext) {
           );
         allowed = valid;
       }
-      const file = (await ctx.jobs.outputFile(params.id, index));
+      const file = await ctx.jobs.outputFile(params.id, index);
       if (!allowed) {
         // Without a valid signature only the owning key may download.
         if (!principal) {

@@ -20,7 +20,11 @@ function* strings(value: unknown, path: string): Generator<[string, string]> {
  * another account's file is 400 unknown_file naming the field, so the job never starts with an
  * input it cannot fetch. Returns the files by id (for pricing and the provider).
  */
-export async function resolveFileRefs(files: FileStore, accountId: string, input: unknown): Promise<Map<string, FileRow>> {
+export async function resolveFileRefs(
+  files: FileStore,
+  accountId: string,
+  input: unknown,
+): Promise<Map<string, FileRow>> {
   const found = new Map<string, FileRow>();
   for (const [path, value] of strings(input, "input")) {
     if (!value.startsWith(PREFIX)) continue;

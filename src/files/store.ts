@@ -1,7 +1,7 @@
-import type { Sql } from "../db/sql.ts";
-import { SqlStore } from "../db/store.ts";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
 
@@ -34,23 +34,22 @@ export interface ExpiringOutputs {
 
 /** The files table and the bytes under <data dir>/files (uploads, and the bytes of job outputs). */
 export class FileStore extends SqlStore {
-
   protected override s = {
-      insert: this.q(
-        `INSERT INTO files (id, account_id, key_id, content_type, size, sha256, path, width, height, created_at, expires_at)
+    insert: this.q(
+      `INSERT INTO files (id, account_id, key_id, content_type, size, sha256, path, width, height, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      get: this.q<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
-      markDeleted: this.q("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
-      expiredFiles: this.q<FileRow, [number]>(
-        `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
-      ),
-      // Kept by triggers (migration 008) in the transactions that add and remove the rows.
-      usage: this.q<{ files: bigint | null; outputs: bigint | null }, []>(
-        `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
+    ),
+    get: this.q<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
+    markDeleted: this.q("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
+    expiredFiles: this.q<FileRow, [number]>(
+      `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
+    ),
+    // Kept by triggers (migration 008) in the transactions that add and remove the rows.
+    usage: this.q<{ files: bigint | null; outputs: bigint | null }, []>(
+      `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
                 (SELECT bytes FROM storage_usage WHERE kind = 'outputs') AS outputs`,
-      ),
-    };
+    ),
+  };
 
   constructor(
     sql: Sql,
@@ -65,7 +64,7 @@ export class FileStore extends SqlStore {
   }
 
   async insert(row: Omit<FileRow, "deleted_at">): Promise<void> {
-    (await this.s.insert.run(
+    await this.s.insert.run(
       row.id,
       row.account_id,
       row.key_id,
@@ -77,13 +76,13 @@ export class FileStore extends SqlStore {
       row.height,
       row.created_at,
       row.expires_at,
-    ));
+    );
   }
 
   /** A live file of this account: unknown, deleted, expired and foreign files are all null. */
   async getLive(id: string, accountId: string, now = Date.now()): Promise<FileRow | null> {
     if (!FILE_ID.test(id)) return null;
-    const row = (await this.s.get.get(id));
+    const row = await this.s.get.get(id);
     if (!row || row.account_id !== accountId || row.deleted_at !== null || Number(row.expires_at) <= now)
       return null;
     return row;
@@ -92,12 +91,13 @@ export class FileStore extends SqlStore {
   /** Any live file by id (for signed content links, already bound to the id by the signature). */
   async getById(id: string, now = Date.now()): Promise<FileRow | null> {
     if (!FILE_ID.test(id)) return null;
-    const row = (await this.s.get.get(id));
+    const row = await this.s.get.get(id);
     return row && row.deleted_at === null && Number(row.expires_at) > now ? row : null;
   }
 
   async delete(row: FileRow, now = Date.now()): Promise<void> {
-    if ((await this.s.markDeleted.run(now, row.id)).changes === 1) rmSync(join(this.root, row.path), { force: true });
+    if ((await this.s.markDeleted.run(now, row.id)).changes === 1)
+      rmSync(join(this.root, row.path), { force: true });
   }
 
   /**
@@ -110,17 +110,18 @@ export class FileStore extends SqlStore {
     let files = 0;
     let outputs = 0;
     for (;;) {
-      const gone = (await this.atomic(async (self) => {
-          const paths: string[] = [];
-          const f = (await self.s.expiredFiles.all(now));
-          for (const row of f) if ((await self.s.markDeleted.run(now, row.id)).changes === 1) paths.push(row.path);
-          const o = (await self.outputs.expiredOutputs(now, SWEEP_BATCH));
-          for (const row of o) {
-            (await self.outputs.deleteOutput(row.job_id, row.idx));
-            paths.push(row.path);
-          }
-          return { files: f.length, outputs: o.length, paths };
-        })); // the write lock first: operator commands may write at the same time
+      const gone = await this.atomic(async (self) => {
+        const paths: string[] = [];
+        const f = await self.s.expiredFiles.all(now);
+        for (const row of f)
+          if ((await self.s.markDeleted.run(now, row.id)).changes === 1) paths.push(row.path);
+        const o = await self.outputs.expiredOutputs(now, SWEEP_BATCH);
+        for (const row of o) {
+          await self.outputs.deleteOutput(row.job_id, row.idx);
+          paths.push(row.path);
+        }
+        return { files: f.length, outputs: o.length, paths };
+      }); // the write lock first: operator commands may write at the same time
       for (const path of gone.paths) rmSync(join(this.root, path), { force: true });
       files += gone.files;
       outputs += gone.outputs;

@@ -33,7 +33,7 @@ async function ownedFile(ctx: { files: FileStore }, accountId: string, id: strin
     throw new DomainError("validation_error", 'file_id must look like "file_" + 24 letters and digits.', {
       param: "file_id",
     });
-  const f = (await ctx.files.getLive(id, accountId));
+  const f = await ctx.files.getLive(id, accountId);
   if (!f) throw new DomainError("not_found", `No file ${id}.`, { param: "file_id" });
   return f;
 }
@@ -44,7 +44,7 @@ export function fileRoutes(ctx: AppContext) {
     .post(
       "/files",
       async ({ request }) => {
-        const created = await createUpload(ctx, (await requirePrincipal(ctx, request)), request);
+        const created = await createUpload(ctx, await requirePrincipal(ctx, request), request);
         if (created.replay) return replayResponse(created.replay, 200);
         return new Response(created.value, { status: 201, headers: { "content-type": "application/json" } });
       },
@@ -64,7 +64,8 @@ export function fileRoutes(ctx: AppContext) {
     )
     .get(
       "/files/:id",
-      async ({ request, params }) => fileView((await ownedFile(ctx, (await requirePrincipal(ctx, request)).accountId, params.id))),
+      async ({ request, params }) =>
+        fileView(await ownedFile(ctx, (await requirePrincipal(ctx, request)).accountId, params.id)),
       {
         params: IdParams,
         detail: { summary: "Get a file", description: "Metadata of an uploaded file of this account." },
@@ -74,8 +75,8 @@ export function fileRoutes(ctx: AppContext) {
     .delete(
       "/files/:id",
       async ({ request, params }) => {
-        const f = (await ownedFile(ctx, (await requirePrincipal(ctx, request)).accountId, params.id));
-        (await ctx.files.delete(f));
+        const f = await ownedFile(ctx, (await requirePrincipal(ctx, request)).accountId, params.id);
+        await ctx.files.delete(f);
         return { file_id: f.id, deleted: true as const };
       },
       {
@@ -108,12 +109,12 @@ export function fileRoutes(ctx: AppContext) {
             throw new DomainError("forbidden", "The link's signature is not valid.");
           }
           if (exp < now) throw new DomainError("expired", "This signed link has expired.");
-          file = (await ctx.files.getById(params.id));
+          file = await ctx.files.getById(params.id);
         } else {
-          const p = (await optionalPrincipal(ctx, request));
+          const p = await optionalPrincipal(ctx, request);
           if (!p)
             throw new DomainError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
-          file = (await ctx.files.getLive(params.id, p.accountId));
+          file = await ctx.files.getLive(params.id, p.accountId);
         }
         if (!file) throw new DomainError("not_found", `No file ${params.id}.`);
         const blob = storedFile(request, join(ctx.files.root, file.path), Number(file.size), {

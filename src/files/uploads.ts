@@ -74,16 +74,17 @@ export async function createUpload(
           key,
           fingerprint: requestFingerprint(request, { content_type: up.contentType, sha256: up.sha256 }),
         };
-  const outcome = await ctx.sql.tx(async (tx) =>
-    (await ctx.idempotency.in(tx).once(
-      principal.keyId,
-      claim,
-      async () => {
-        await ctx.files.in(tx).insert(row);
-        return JSON.stringify(fileView(row));
-      },
-      (body) => ({ status: 201, body }),
-    )),
+  const outcome = await ctx.sql.tx(
+    async (tx) =>
+      await ctx.idempotency.in(tx).once(
+        principal.keyId,
+        claim,
+        async () => {
+          await ctx.files.in(tx).insert(row);
+          return JSON.stringify(fileView(row));
+        },
+        (body) => ({ status: 201, body }),
+      ),
   );
   if (outcome.replay) await rm(join(ctx.files.root, up.path), { force: true }); // the duplicate's bytes are not kept
   return outcome;

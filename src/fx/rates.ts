@@ -19,22 +19,22 @@ export interface FxRate {
  */
 export class FxStore extends SqlStore {
   constructor(sql: Sql) {
-    super(sql);}
+    super(sql);
+  }
 
   async get(currency: FxCurrency): Promise<FxRate | null> {
-    return (await this.q<FxRate, [string]>("SELECT * FROM fx_rates WHERE currency = ?").get(currency));
+    return await this.q<FxRate, [string]>("SELECT * FROM fx_rates WHERE currency = ?").get(currency);
   }
 
   async list(): Promise<FxRate[]> {
-    return (await this.q<FxRate, []>("SELECT * FROM fx_rates ORDER BY currency").all());
+    return await this.q<FxRate, []>("SELECT * FROM fx_rates ORDER BY currency").all();
   }
 
   async set(currency: FxCurrency, rateMicro: bigint, source: string): Promise<FxRate> {
-    (await this.q(
-        `INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES (?1, ?2, ?3, ?4)
+    await this.q(
+      `INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (currency) DO UPDATE SET rate_micro = ?2, source = ?3, updated_at = ?4`,
-      )
-      .run(currency, rateMicro, source, nowSeconds()));
+    ).run(currency, rateMicro, source, nowSeconds());
     return (await this.get(currency))!;
   }
 }

@@ -22,7 +22,7 @@ export function healthRoutes(ctx: AppContext) {
             details: [{ path: "database", message: db.detail ?? "unavailable" }],
           });
         }
-        const used = (await ctx.files.usageBytes());
+        const used = await ctx.files.usageBytes();
         const free = freeBytes(ctx.files.root);
         return {
           status: "ready" as const,

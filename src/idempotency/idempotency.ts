@@ -1,6 +1,6 @@
+import { createHash } from "node:crypto";
 import type { Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
-import { createHash } from "node:crypto";
 import { DomainError } from "../lib/errors.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 
@@ -95,36 +95,34 @@ const NO_CLAIM: Running = { replay: null, settle: async () => {} };
  * key `running` first; a duplicate arriving meanwhile is 409 idempotency_conflict.
  */
 export class IdempotencyStore extends SqlStore {
-
   protected override s = {
-      get: this.q<
-        {
-          fingerprint: string;
-          state: string;
-          status: bigint | null;
-          body: string | null;
-          created_at: bigint;
-        },
-        [string, string]
-      >(
-        "SELECT fingerprint, state, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?",
-      ),
-      del: this.q("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
-      insert: this.q(
-        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      done: this.q(
-        "UPDATE idempotency SET state = 'done', status = ?, body = ? WHERE key_id = ? AND idem_key = ?",
-      ),
-      purge: this.q(PURGE_SQL),
-    };
+    get: this.q<
+      {
+        fingerprint: string;
+        state: string;
+        status: bigint | null;
+        body: string | null;
+        created_at: bigint;
+      },
+      [string, string]
+    >(
+      "SELECT fingerprint, state, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?",
+    ),
+    del: this.q("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
+    insert: this.q(
+      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ),
+    done: this.q(
+      "UPDATE idempotency SET state = 'done', status = ?, body = ? WHERE key_id = ? AND idem_key = ?",
+    ),
+    purge: this.q(PURGE_SQL),
+  };
 
   constructor(
     sql: Sql,
     private readonly now: () => number = Date.now,
   ) {
     super(sql);
-    
   }
 
   static validateKey(key: string): void {
@@ -140,10 +138,10 @@ export class IdempotencyStore extends SqlStore {
    * or null when the operation should run. Throws 409 on another body or a still-running first try.
    */
   async lookup(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
-    const row = (await this.s.get.get(keyId, idemKey));
+    const row = await this.s.get.get(keyId, idemKey);
     if (!row) return null;
     if (Number(row.created_at) < this.now() - IDEMPOTENCY_TTL_MS) {
-      (await this.s.del.run(keyId, idemKey));
+      await this.s.del.run(keyId, idemKey);
       return null;
     }
     if (row.fingerprint !== fp) {
@@ -168,8 +166,8 @@ export class IdempotencyStore extends SqlStore {
 
   /** Stores a finished 2xx answer (inside the same transaction as the work, for short operations). */
   async store(keyId: string, idemKey: string, fp: string, response: StoredResponse): Promise<void> {
-    (await this.s.del.run(keyId, idemKey));
-    (await this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now()));
+    await this.s.del.run(keyId, idemKey);
+    await this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now());
   }
 
   /**
@@ -185,10 +183,10 @@ export class IdempotencyStore extends SqlStore {
     answer: (value: T) => StoredResponse | Promise<StoredResponse>,
   ): Promise<Once<T>> {
     if (claim === null) return { replay: null, value: await work() };
-    const replay = (await this.lookup(keyId, claim.key, claim.fingerprint));
+    const replay = await this.lookup(keyId, claim.key, claim.fingerprint);
     if (replay) return { replay };
     const value = await work();
-    (await this.store(keyId, claim.key, claim.fingerprint, await answer(value)));
+    await this.store(keyId, claim.key, claim.fingerprint, await answer(value));
     return { replay: null, value };
   }
 
@@ -200,27 +198,27 @@ export class IdempotencyStore extends SqlStore {
    */
   async claimRunning(keyId: string, claim: IdempotencyClaim | null): Promise<Running> {
     if (claim === null) return NO_CLAIM;
-    const replay = (await this.markRunning(keyId, claim.key, claim.fingerprint));
+    const replay = await this.markRunning(keyId, claim.key, claim.fingerprint);
     if (replay) return { replay };
-    return { replay: null, settle: async (response) => (await this.settleRunning(keyId, claim.key, response)) };
+    return { replay: null, settle: async (response) => await this.settleRunning(keyId, claim.key, response) };
   }
 
   /** Long operations: claim the key before the work (its own transaction). */
   async markRunning(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
-    return (await this.atomic(async (self) => {
-        const replay = (await self.lookup(keyId, idemKey, fp));
-        if (replay) return replay;
-        (await self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now()));
-        return null;
-      }));
+    return await this.atomic(async (self) => {
+      const replay = await self.lookup(keyId, idemKey, fp);
+      if (replay) return replay;
+      await self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now());
+      return null;
+    });
   }
 
   /** Long operations: a 2xx answer is kept; anything else frees the key for a retry. */
   async settleRunning(keyId: string, idemKey: string, response: StoredResponse | null): Promise<void> {
     if (response && response.status >= 200 && response.status < 300) {
-      (await this.s.done.run(response.status, response.body, keyId, idemKey));
+      await this.s.done.run(response.status, response.body, keyId, idemKey);
     } else {
-      (await this.s.del.run(keyId, idemKey));
+      await this.s.del.run(keyId, idemKey);
     }
   }
 

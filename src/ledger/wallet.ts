@@ -78,34 +78,31 @@ export const WALLET_SQL = {
 
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
 export class Wallet extends SqlStore {
-
   protected override s = {
-      // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
-      // Served by ledger_entries_charges (migration 010), a covering index: only the account's
-      // charges in the range are read. Grouped by the integer day (cheaper than strftime).
-      chargesByDay: this.q<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
-        WALLET_SQL.chargesByDay,
-      ),
-      bySource: this.q<EntryRow, [string, bigint, string, number]>(
-        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
+    // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
+    // Served by ledger_entries_charges (migration 010), a covering index: only the account's
+    // charges in the range are read. Grouped by the integer day (cheaper than strftime).
+    chargesByDay: this.q<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
+      WALLET_SQL.chargesByDay,
+    ),
+    bySource: this.q<EntryRow, [string, bigint, string, number]>(
+      `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
          ORDER BY id DESC LIMIT ?4`,
-      ),
-      creditsBySource: this.q<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
-      noKeyCharges: this.q<
-        { model_id: string; spent_micro: bigint; calls: bigint },
-        [string, number, number]
-      >(WALLET_SQL.noKeyCharges),
-      // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
-      credits: this.q<EntryRow, [string, bigint, string, number]>(
-        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
+    ),
+    creditsBySource: this.q<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
+    noKeyCharges: this.q<{ model_id: string; spent_micro: bigint; calls: bigint }, [string, number, number]>(
+      WALLET_SQL.noKeyCharges,
+    ),
+    // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
+    credits: this.q<EntryRow, [string, bigint, string, number]>(
+      `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
            AND (?3 = '' OR kind = ?3)
          ORDER BY id DESC LIMIT ?4`,
-      ),
-    };
+    ),
+  };
 
   constructor(sql: Sql) {
     super(sql);
-    
   }
 
   /**
@@ -131,9 +128,9 @@ export class Wallet extends SqlStore {
     // ADMIN and TOPUP label credits only (reserve takes API or STUDIO): read them from the small
     // credits index instead of walking every job entry of the account.
     if (o.source === "ADMIN" || o.source === "TOPUP") {
-      return page((await this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1)), o.limit);
+      return page(await this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
     }
-    return page((await this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1)), o.limit);
+    return page(await this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
   }
 
   /** Credits newest first: top-ups (`kind` "topup") or top-ups and operator adjustments (null). */
@@ -141,15 +138,17 @@ export class Wallet extends SqlStore {
     accountId: string,
     o: { limit: number; before?: bigint | null; kind?: "topup" | "adjustment" | null },
   ): Promise<{ rows: EntryRow[]; next: bigint | null }> {
-    return page((await this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1)), o.limit);
+    return page(
+      await this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1),
+      o.limit,
+    );
   }
 
   /** Newest first; `before` is the id of the last entry of the previous page. */
   async entries(accountId: string, limit: number, before: bigint | null) {
-    const rows = (await this.q<EntryRow, [string, bigint, number]>(
-        "SELECT * FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-      )
-      .all(accountId, before ?? 2n ** 62n, limit + 1));
+    const rows = await this.q<EntryRow, [string, bigint, number]>(
+      "SELECT * FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+    ).all(accountId, before ?? 2n ** 62n, limit + 1);
     const page = rows.slice(0, limit);
     return {
       data: page.map(entryView),
@@ -159,7 +158,7 @@ export class Wallet extends SqlStore {
 
   /** Spend of one calendar month, per key and per model (key_spend is kept with every charge). */
   async spend(accountId: string, month: string) {
-    const rows = (await this.spendRows(accountId, month));
+    const rows = await this.spendRows(accountId, month);
     const byKey = new Map<
       string | null,
       { key_id: string | null; name: string; spent_micro: bigint; calls: bigint }
@@ -202,28 +201,28 @@ export class Wallet extends SqlStore {
    * per model, under key_id null.
    */
   async spendRows(accountId: string, month: string): Promise<KeySpendRow[]> {
-    const keyed = (await this.q<KeySpendRow, [string, string]>(
-        `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
+    const keyed = await this.q<KeySpendRow, [string, string]>(
+      `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
          FROM key_spend s JOIN api_keys k ON k.id = s.key_id
          WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
-      )
-      .all(accountId, month));
+    ).all(accountId, month);
     const [from, to] = monthRange(month);
-    const noKey = (await this.s.noKeyCharges
-      .all(accountId, from, to))
-      .map((r) => ({ key_id: null, key_name: NO_KEY_NAME, ...r }));
+    const noKey = (await this.s.noKeyCharges.all(accountId, from, to)).map((r) => ({
+      key_id: null,
+      key_name: NO_KEY_NAME,
+      ...r,
+    }));
     return [...keyed, ...noKey];
   }
 
   /** The month's spend of the account: every key's (key_spend) and the charges without a key. */
   async monthTotal(accountId: string, month: string): Promise<bigint> {
-    const row = (await this.q<{ s: bigint | null }, [string, string]>(
-        "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
-      )
-      .get(accountId, month));
+    const row = await this.q<{ s: bigint | null }, [string, string]>(
+      "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
+    ).get(accountId, month);
     const [from, to] = monthRange(month);
     let noKey = 0n;
-    for (const r of (await this.s.noKeyCharges.all(accountId, from, to))) noKey += r.spent_micro;
+    for (const r of await this.s.noKeyCharges.all(accountId, from, to)) noKey += r.spent_micro;
     return (row?.s ?? 0n) + noKey;
   }
 }

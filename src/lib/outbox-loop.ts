@@ -29,14 +29,16 @@ export interface OutboxLoopOptions<T> {
 export class OutboxLoop<T> {
   private readonly inFlight = new Set<Promise<void>>();
   private running = false;
-  private timer: Awaited<ReturnType<typeof setTimeout>> | null = null;
+  private pumping = false;
+  private pumpAgain = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly o: OutboxLoopOptions<T>) {}
 
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    (await this.pump());
+    await this.pump();
   }
 
   wake(): void {
@@ -48,7 +50,7 @@ export class OutboxLoop<T> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.inFlight.size === 0) return;
-    let bound: Awaited<ReturnType<typeof setTimeout>> | undefined;
+    let bound: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       Promise.allSettled([...this.inFlight]),
       new Promise((r) => {
@@ -62,19 +64,39 @@ export class OutboxLoop<T> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(async () => {
       this.timer = null;
-      (await this.pump());
+      await this.pump();
     }, ms);
     // The loop alone must not keep a process (CLI, tests) alive; the server's socket does.
     this.timer.unref?.();
   }
 
+  /**
+   * One pump at a time: the claim is async, and two pumps computing their limit from the same
+   * in-flight count would overshoot `concurrency`. A pump asked for meanwhile runs right after.
+   */
   private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        await this.pumpOnce();
+      } while (this.pumpAgain && this.running);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async pumpOnce(): Promise<void> {
     if (!this.running) return;
     let claimed: T[] = [];
     let next: number | null;
     try {
-      claimed = (await this.o.claim(this.o.concurrency - this.inFlight.size));
-      next = (await this.o.nextDueAt());
+      claimed = await this.o.claim(this.o.concurrency - this.inFlight.size);
+      next = await this.o.nextDueAt();
     } catch (err) {
       // E.g. SQLITE_BUSY under a long operator transaction: try again shortly.
       log("warn", `${this.o.name} claim failed`, errorFields(err));
@@ -103,7 +125,7 @@ export class OutboxLoop<T> {
       )
       .finally(async () => {
         this.inFlight.delete(p);
-        (await this.pump());
+        await this.pump();
       });
     this.inFlight.add(p);
   }

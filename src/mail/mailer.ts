@@ -60,7 +60,7 @@ export function peopleMail(mailer: Mailer, accounts: AccountStore): PeopleNotifi
       );
     },
     async passwordReset(tx, to, url) {
-      return (await mailer.queue(tx, "password_reset", [to], passwordResetMessage(url)));
+      return await mailer.queue(tx, "password_reset", [to], passwordResetMessage(url));
     },
     enabled: () => mailer.enabled(),
   };

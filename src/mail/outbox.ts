@@ -67,57 +67,57 @@ export class MailOutbox extends SqlStore {
   private readonly now: () => number;
 
   protected override s = {
-      insert: this.q<null, [string, string, string, string, string, string, string | null, number]>(
-        `INSERT INTO mail_outbox (id, kind, to_addrs, subject, text_body, html_body, account_id, status,
+    insert: this.q<null, [string, string, string, string, string, string, string | null, number]>(
+      `INSERT INTO mail_outbox (id, kind, to_addrs, subject, text_body, html_body, account_id, status,
            attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?8)`,
-      ),
-      claim: this.q<MailRow, [number, number, number]>(
-        `UPDATE mail_outbox SET next_attempt_at = ?2
+    ),
+    claim: this.q<MailRow, [number, number, number]>(
+      `UPDATE mail_outbox SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?1
            ORDER BY next_attempt_at, created_at, id LIMIT ?3)
          RETURNING *`,
-      ),
-      nextDue: this.q<{ t: bigint | null }, []>(
-        "SELECT min(next_attempt_at) AS t FROM mail_outbox WHERE status = 'pending'",
-      ),
-      finish: this.q<{ id: string }, [string, string | null, number, number | null, string, number]>(
-        `UPDATE mail_outbox
+    ),
+    nextDue: this.q<{ t: bigint | null }, []>(
+      "SELECT min(next_attempt_at) AS t FROM mail_outbox WHERE status = 'pending'",
+    ),
+    finish: this.q<{ id: string }, [string, string | null, number, number | null, string, number]>(
+      `UPDATE mail_outbox
          SET status = ?1, attempts = attempts + 1, last_error = ?2, last_attempt_at = ?3, sent_at = ?4,
              text_body = '', html_body = ''
          WHERE id = ?5 AND status = 'pending' AND next_attempt_at = ?6
          RETURNING id`,
-      ),
-      retry: this.q<{ id: string }, [number, string | null, number, string, number]>(
-        `UPDATE mail_outbox
+    ),
+    retry: this.q<{ id: string }, [number, string | null, number, string, number]>(
+      `UPDATE mail_outbox
          SET attempts = attempts + 1, next_attempt_at = ?1, last_error = ?2, last_attempt_at = ?3
          WHERE id = ?4 AND status = 'pending' AND next_attempt_at = ?5
          RETURNING id`,
-      ),
-      recent: this.q<MailRow, [number]>(
-        "SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?",
-      ),
-      counts: this.q<{ status: MailStatus; n: bigint }, []>(
-        "SELECT status, count(*) AS n FROM mail_outbox GROUP BY status",
-      ),
-      purge: this.q<null, [number]>(
-        "DELETE FROM mail_outbox WHERE status != 'pending' AND created_at < ?",
-      ),
-    };
+    ),
+    recent: this.q<MailRow, [number]>("SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?"),
+    counts: this.q<{ status: MailStatus; n: bigint }, []>(
+      "SELECT status, count(*) AS n FROM mail_outbox GROUP BY status",
+    ),
+    purge: this.q<null, [number]>("DELETE FROM mail_outbox WHERE status != 'pending' AND created_at < ?"),
+  };
 
   constructor(sql: Sql, options: { now?: () => number } = {}) {
     super(sql);
     this.now = options.now ?? Date.now;
-    
   }
 
   /** Records a message to send, due now. Synchronous, one INSERT: call it in the cause's transaction. */
-  async enqueue(kind: MailKind, to: string[], message: MailMessage, accountId: string | null = null): Promise<string> {
+  async enqueue(
+    kind: MailKind,
+    to: string[],
+    message: MailMessage,
+    accountId: string | null = null,
+  ): Promise<string> {
     if (to.length === 0) throw new RangeError("mail: no recipient");
     const now = this.now();
     const id = newTimeOrderedId("mail", now);
-    (await this.s.insert.run(
+    await this.s.insert.run(
       id,
       kind,
       JSON.stringify(to),
@@ -126,7 +126,7 @@ export class MailOutbox extends SqlStore {
       message.html,
       accountId,
       now,
-    ));
+    );
     return id;
   }
 
@@ -134,7 +134,7 @@ export class MailOutbox extends SqlStore {
   async claimDue(now: number, limit: number, leaseMs: number): Promise<ClaimedMail[]> {
     if (limit <= 0) return [];
     const lease = now + leaseMs;
-    const rows = (await this.s.claim.all(now, lease, limit));
+    const rows = await this.s.claim.all(now, lease, limit);
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return rows.map((r) => ({
       id: r.id,
@@ -187,7 +187,7 @@ export class MailOutbox extends SqlStore {
 
   async counts(): Promise<Record<MailStatus, number>> {
     const out: Record<MailStatus, number> = { pending: 0, sent: 0, failed: 0 };
-    for (const r of (await this.s.counts.all())) out[r.status] = Number(r.n);
+    for (const r of await this.s.counts.all()) out[r.status] = Number(r.n);
     return out;
   }
 

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
-import type { Sql } from "../db/sql.ts";
 import { statSync } from "node:fs";
+import type { Sql } from "../db/sql.ts";
 import { freeBytes } from "../files/upload.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { ExpositionWriter } from "./exposition.ts";

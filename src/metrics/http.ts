@@ -31,7 +31,7 @@ export function metricsAuthorized(
 }
 
 async function exposition(ctx: ScrapeSources): Promise<Response> {
-  return new Response((await renderMetrics(ctx)), {
+  return new Response(await renderMetrics(ctx), {
     headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" },
   });
 }
@@ -44,7 +44,7 @@ export function metricsRoutes(ctx: AppContext) {
       if (!metricsAuthorized(ctx, request)) throw new DomainError("unauthorized", UNAUTHORIZED);
       const meta = requestMeta(request);
       if (meta) meta.keyPrefix = "metrics";
-      return (await exposition(ctx));
+      return await exposition(ctx);
     },
     {
       detail: {
@@ -81,7 +81,7 @@ export function metricsListenerFetch(ctx: AppContext): (request: Request) => Pro
     if (ctx.live.metrics.listenAuth && !metricsAuthorized(ctx, request))
       return errorResponse(new DomainError("unauthorized", UNAUTHORIZED));
     try {
-      return (await exposition(ctx));
+      return await exposition(ctx);
     } catch (err) {
       log("error", "metrics scrape failed", errorFields(err));
       return errorResponse(new DomainError("internal_error", "The metrics could not be collected."));

@@ -67,13 +67,13 @@ export function orderAdminRoutes(ctx: AppContext) {
           throw new DomainError("validation_error", "account_id must be an account id.", {
             param: "account_id",
           });
-        const rows = (await ctx.payments.orders.list({
+        const rows = await ctx.payments.orders.list({
           limit: limit + 1,
           before: cursor,
           status: (query.status as OrderStatus | undefined) ?? null,
           provider: (query.provider as "stripe" | "yookassa" | undefined) ?? null,
           accountId: query.account_id ?? null,
-        }));
+        });
         const page = rows.slice(0, limit);
         return {
           data: page.map(orderView),
@@ -100,7 +100,7 @@ export function orderAdminRoutes(ctx: AppContext) {
     .get(
       "/orders/:id",
       async ({ params }) => {
-        const o = (await ctx.payments.orders.get(params.id));
+        const o = await ctx.payments.orders.get(params.id);
         if (!o) throw new DomainError("not_found", `No order ${params.id}.`);
         return {
           ...orderView(o),
@@ -120,11 +120,11 @@ export function orderAdminRoutes(ctx: AppContext) {
       "/orders/:id/refund",
       async ({ params, body }) =>
         orderView(
-          (await ctx.payments.refund(
+          await ctx.payments.refund(
             params.id,
             body.amount === undefined ? null : decimalFromInput(body.amount, "amount"),
             body.reason,
-          )),
+          ),
         ),
       {
         params: OrderId,

@@ -88,51 +88,45 @@ export interface OrderFilter {
 const PAYABLE = "('created', 'pending', 'expired')";
 
 export class OrderStore extends SqlStore {
-
   protected override s = {
-      insert: this.q<OrderRow, [string, string, string | null, string, string, bigint, number, number]>(
-        `INSERT INTO orders (id, account_id, person_id, provider, currency, amount_micro, status, created_at, expires_at)
+    insert: this.q<OrderRow, [string, string, string | null, string, string, bigint, number, number]>(
+      `INSERT INTO orders (id, account_id, person_id, provider, currency, amount_micro, status, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, 'created', ?, ?) RETURNING *`,
-      ),
-      get: this.q<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?"),
-      byRef: this.q<OrderRow, [string, string]>(
-        "SELECT * FROM orders WHERE provider = ? AND provider_ref = ?",
-      ),
-      attach: this.q<OrderRow, [string, string, string]>(
-        `UPDATE orders SET status = 'pending', provider_ref = ?1, checkout_url = ?2
+    ),
+    get: this.q<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?"),
+    byRef: this.q<OrderRow, [string, string]>("SELECT * FROM orders WHERE provider = ? AND provider_ref = ?"),
+    attach: this.q<OrderRow, [string, string, string]>(
+      `UPDATE orders SET status = 'pending', provider_ref = ?1, checkout_url = ?2
          WHERE id = ?3 AND status = 'created' RETURNING *`,
-      ),
-      close: this.q<OrderRow, [string, string | null, string]>(
-        `UPDATE orders SET status = ?1, failure = coalesce(?2, failure)
+    ),
+    close: this.q<OrderRow, [string, string | null, string]>(
+      `UPDATE orders SET status = ?1, failure = coalesce(?2, failure)
          WHERE id = ?3 AND status IN ('created', 'pending') RETURNING *`,
-      ),
-      markPaid: this.q<OrderRow, [number, string, string]>(
-        `UPDATE orders SET status = 'paid', paid_at = ?1, provider_ref = coalesce(provider_ref, ?2)
+    ),
+    markPaid: this.q<OrderRow, [number, string, string]>(
+      `UPDATE orders SET status = 'paid', paid_at = ?1, provider_ref = coalesce(provider_ref, ?2)
          WHERE id = ?3 AND status IN ${PAYABLE} RETURNING *`,
-      ),
-      pruneUnlinked: this.q(
-        "DELETE FROM payment_notifications WHERE order_id IS NULL AND received_at < ?",
-      ),
-      expireDue: this.q<{ id: string }, [number]>(
-        `UPDATE orders SET status = 'expired'
+    ),
+    pruneUnlinked: this.q("DELETE FROM payment_notifications WHERE order_id IS NULL AND received_at < ?"),
+    expireDue: this.q<{ id: string }, [number]>(
+      `UPDATE orders SET status = 'expired'
          WHERE status IN ('created', 'pending') AND expires_at <= ? RETURNING id`,
-      ),
-      refund: this.q<OrderRow, [bigint, string]>(
-        `UPDATE orders SET refunded_micro = refunded_micro + ?1
+    ),
+    refund: this.q<OrderRow, [bigint, string]>(
+      `UPDATE orders SET refunded_micro = refunded_micro + ?1
          WHERE id = ?2 AND status = 'paid' AND refunded_micro + ?1 <= amount_micro RETURNING *`,
-      ),
-      log: this.q(
-        `INSERT INTO payment_notifications (provider, order_id, event_id, event_type, outcome, detail, received_at)
+    ),
+    log: this.q(
+      `INSERT INTO payment_notifications (provider, order_id, event_id, event_type, outcome, detail, received_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      notificationsOf: this.q<NotificationRow, [string]>(
-        "SELECT * FROM payment_notifications WHERE order_id = ? ORDER BY id",
-      ),
-    };
+    ),
+    notificationsOf: this.q<NotificationRow, [string]>(
+      "SELECT * FROM payment_notifications WHERE order_id = ? ORDER BY id",
+    ),
+  };
 
   constructor(sql: Sql) {
     super(sql);
-    
   }
 
   async create(input: {
@@ -157,22 +151,22 @@ export class OrderStore extends SqlStore {
   }
 
   async get(id: string): Promise<OrderRow | null> {
-    return ORDER_ID.test(id) ? (await this.s.get.get(id)) : null;
+    return ORDER_ID.test(id) ? await this.s.get.get(id) : null;
   }
 
   /** The order only if it belongs to the account (another account's id reads as missing). */
   async getOwned(id: string, accountId: string): Promise<OrderRow | null> {
-    const o = (await this.get(id));
+    const o = await this.get(id);
     return o && o.account_id === accountId ? o : null;
   }
 
   async byProviderRef(provider: ProviderName, ref: string): Promise<OrderRow | null> {
-    return (await this.s.byRef.get(provider, ref));
+    return await this.s.byRef.get(provider, ref);
   }
 
   /** created -> pending with the provider's checkout; null if the order is no longer created. */
   async attachCheckout(id: string, ref: string, url: string): Promise<OrderRow | null> {
-    return (await this.s.attach.get(ref, url, id));
+    return await this.s.attach.get(ref, url, id);
   }
 
   /** created/pending -> failed, expired or canceled; null if it was not open. */
@@ -181,12 +175,12 @@ export class OrderStore extends SqlStore {
     status: "failed" | "expired" | "canceled",
     failure: string | null = null,
   ): Promise<OrderRow | null> {
-    return (await this.s.close.get(status, failure, id));
+    return await this.s.close.get(status, failure, id);
   }
 
   /** created/pending/expired -> paid; null if it was paid already (or failed/canceled). */
   async markPaid(id: string, at: number, ref: string): Promise<OrderRow | null> {
-    return (await this.s.markPaid.get(at, ref, id));
+    return await this.s.markPaid.get(at, ref, id);
   }
 
   /** Open orders past their expiry become expired; returns their ids. */
@@ -204,7 +198,7 @@ export class OrderStore extends SqlStore {
 
   /** Adds a refund, never above what was paid; null when it would be (or the order is not paid). */
   async addRefund(id: string, amountMicro: bigint): Promise<OrderRow | null> {
-    return (await this.s.refund.get(amountMicro, id));
+    return await this.s.refund.get(amountMicro, id);
   }
 
   async log(entry: {
@@ -216,7 +210,7 @@ export class OrderStore extends SqlStore {
     detail: string | null;
     at: number;
   }): Promise<void> {
-    (await this.s.log.run(
+    await this.s.log.run(
       entry.provider,
       entry.orderId,
       entry.eventId?.slice(0, 200) ?? null,
@@ -224,7 +218,7 @@ export class OrderStore extends SqlStore {
       entry.outcome,
       entry.detail?.slice(0, 500) ?? null,
       entry.at,
-    ));
+    );
   }
 
   async list(f: OrderFilter): Promise<OrderRow[]> {
@@ -248,11 +242,11 @@ export class OrderStore extends SqlStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM orders ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return (await this.q<OrderRow, (string | number)[]>(sql).all(...args));
+    return await this.q<OrderRow, (string | number)[]>(sql).all(...args);
   }
 
   async notificationsOf(orderId: string): Promise<NotificationRow[]> {
-    return (await this.s.notificationsOf.all(orderId));
+    return await this.s.notificationsOf.all(orderId);
   }
 
   async notifications(f: {
@@ -272,25 +266,26 @@ export class OrderStore extends SqlStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM payment_notifications ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return (await this.q<NotificationRow, (string | number | bigint)[]>(sql).all(...args));
+    return await this.q<NotificationRow, (string | number | bigint)[]>(sql).all(...args);
   }
 
   /** Paid totals per currency (the operator's reconciliation summary). */
-  async paidTotals(): Promise<{
-    currency: PaymentCurrency;
-    provider: ProviderName;
-    orders: bigint;
-    paid: bigint;
-    refunded: bigint;
-  }[]> {
-    return (await this.q<
-        { currency: PaymentCurrency; provider: ProviderName; orders: bigint; paid: bigint; refunded: bigint },
-        []
-      >(
-        `SELECT currency, provider, count(*) AS orders, sum(amount_micro) AS paid, sum(refunded_micro) AS refunded
+  async paidTotals(): Promise<
+    {
+      currency: PaymentCurrency;
+      provider: ProviderName;
+      orders: bigint;
+      paid: bigint;
+      refunded: bigint;
+    }[]
+  > {
+    return await this.q<
+      { currency: PaymentCurrency; provider: ProviderName; orders: bigint; paid: bigint; refunded: bigint },
+      []
+    >(
+      `SELECT currency, provider, count(*) AS orders, sum(amount_micro) AS paid, sum(refunded_micro) AS refunded
          FROM orders WHERE status = 'paid' GROUP BY currency, provider ORDER BY currency, provider`,
-      )
-      .all());
+    ).all();
   }
 }
 

@@ -143,7 +143,9 @@ export class PeopleService {
 
   /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
   private async atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
-    return (await this.store.transaction(async (tx) => (await fn(serviceIn(this, tx, ["store", "accounts"]), tx))));
+    return await this.store.transaction(
+      async (tx) => await fn(serviceIn(this, tx, ["store", "accounts"]), tx),
+    );
   }
 
   constructor(
@@ -220,7 +222,7 @@ export class PeopleService {
     const windowMs = SIGNIN_WINDOW_SECONDS * 1000;
     let retryMs = 0;
     for (const s of subjects) {
-      const f = (await this.store.failures(s, nowMs - windowMs));
+      const f = await this.store.failures(s, nowMs - windowMs);
       if (f.count >= SIGNIN_MAX_FAILURES && f.oldestMs !== null)
         retryMs = Math.max(retryMs, f.oldestMs + windowMs - nowMs);
     }
@@ -236,11 +238,11 @@ export class PeopleService {
 
   private async recordFailure(subjects: string[]): Promise<void> {
     const nowMs = this.now();
-    (await this.store.recordFailure(subjects, nowMs, nowMs - SIGNIN_WINDOW_SECONDS * 1000));
+    await this.store.recordFailure(subjects, nowMs, nowMs - SIGNIN_WINDOW_SECONDS * 1000);
   }
 
   private async failSignIn(subjects: string[], param?: string, message = SIGNIN_FAILED): Promise<never> {
-    (await this.recordFailure(subjects));
+    await this.recordFailure(subjects);
     throw new DomainError("unauthorized", message, param ? { param } : {});
   }
 
@@ -249,7 +251,7 @@ export class PeopleService {
   private async consoleSession(row: SessionRow, person: PersonRow): Promise<ConsoleSession> {
     let accountId = row.account_id;
     let role: Role | null = null;
-    const m = accountId ? (await this.store.membership(accountId, person.id)) : null;
+    const m = accountId ? await this.store.membership(accountId, person.id) : null;
     if (m) role = m.role;
     else {
       // Removed from the account being looked at: fall back to the first account left, if any.
@@ -279,7 +281,7 @@ export class PeopleService {
     const id = newId("sess");
     const expiresAt = now + SESSION_ABSOLUTE_SECONDS;
     const account = accountId ?? (await this.store.accountsOf(person.id))[0]?.account_id ?? null;
-    (await this.store.insertSession({
+    await this.store.insertSession({
       id,
       tokenHash: hashSecret(token),
       personId: person.id,
@@ -289,23 +291,23 @@ export class PeopleService {
       expiresAt,
       userAgent: client?.userAgent?.slice(0, 512) ?? null,
       ip: client?.ip?.slice(0, 64) ?? null,
-    }));
+    });
     const row = (await this.store.sessionById(id))!;
-    return { token, session: (await this.consoleSession(row, person)), expiresAt };
+    return { token, session: await this.consoleSession(row, person), expiresAt };
   }
 
   /** The signed-in person behind a cookie token, or null (unknown, revoked, idle or too old). */
   async resolveSession(token: string, _client?: ClientInfo): Promise<ConsoleSession | null> {
     if (typeof token !== "string" || token.length < 16 || token.length > 128) return null;
     const digest = hashSecret(token);
-    const row = (await this.store.sessionByHash(digest));
+    const row = await this.store.sessionByHash(digest);
     if (!row || !digestsEqual(row.token_hash, digest) || row.revoked_at !== null) return null;
     const now = this.seconds();
     if (now >= Number(row.expires_at) || now - Number(row.last_seen_at) >= SESSION_IDLE_SECONDS) return null;
-    const person = (await this.store.personById(row.person_id));
+    const person = await this.store.personById(row.person_id);
     if (!person || person.disabled_at !== null) return null;
     if (now - Number(row.last_seen_at) >= TOUCH_EVERY_SECONDS)
-      (await this.store.touchSession(row.id, now, now - TOUCH_EVERY_SECONDS + 1));
+      await this.store.touchSession(row.id, now, now - TOUCH_EVERY_SECONDS + 1);
     return this.consoleSession(row, person);
   }
 
@@ -321,23 +323,27 @@ export class PeopleService {
   ): Promise<NewSession> {
     const email = normalizeEmail(String(input.email ?? ""));
     const subjects = this.subjects(email, client);
-    (await this.checkThrottle(subjects));
-    const person = email.length <= EMAIL_MAX_LENGTH ? (await this.store.personByEmail(email)) : null;
+    await this.checkThrottle(subjects);
+    const person = email.length <= EMAIL_MAX_LENGTH ? await this.store.personByEmail(email) : null;
     const usable = person !== null && person.disabled_at === null ? person.password_hash : null;
     const ok = await this.verifyPassword(String(input.password ?? ""), usable);
     if (!ok || !person) return await this.failSignIn(subjects);
-    if (person.totp_enabled_at !== null) (await this.requireSecondFactor(person, input.code, subjects));
-    (await this.store.clearFailures(subjects[0]!));
+    if (person.totp_enabled_at !== null) await this.requireSecondFactor(person, input.code, subjects);
+    await this.store.clearFailures(subjects[0]!);
     return this.openSession(person, client);
   }
 
   /** After the right password: a missing code asks for one; a wrong one is a counted failure. */
-  private async requireSecondFactor(person: PersonRow, code: string | null | undefined, subjects: string[]): Promise<void> {
+  private async requireSecondFactor(
+    person: PersonRow,
+    code: string | null | undefined,
+    subjects: string[],
+  ): Promise<void> {
     const c = String(code ?? "").trim();
     if (!c)
       throw new DomainError("unauthorized", "Enter the code from your authenticator app.", { param: "code" });
     if (!(await this.checkSecondFactor(person, c)))
-      (await this.failSignIn(subjects, "code", "The code is incorrect or was already used."));
+      await this.failSignIn(subjects, "code", "The code is incorrect or was already used.");
   }
 
   /** A TOTP code (each step once) or an unused recovery code. */
@@ -354,27 +360,30 @@ export class PeopleService {
     }
     const clean = normalizeRecoveryCode(code);
     if (!/^[A-Z2-7]{10}$/.test(clean)) return false;
-    return (await this.store.useRecoveryCode(person.id, hashSecret(clean), this.seconds()));
+    return await this.store.useRecoveryCode(person.id, hashSecret(clean), this.seconds());
   }
 
   async signOut(sessionId: string): Promise<void> {
-    (await this.store.revokeSession(sessionId, this.seconds()));
+    await this.store.revokeSession(sessionId, this.seconds());
   }
 
   /** Revokes every session of the person (but `exceptSessionId`); returns how many. */
   async signOutEverywhere(personId: string, exceptSessionId?: string): Promise<number> {
-    return (await this.store.revokeSessionsOf(personId, this.seconds(), exceptSessionId ?? null));
+    return await this.store.revokeSessionsOf(personId, this.seconds(), exceptSessionId ?? null);
   }
 
   /** Points the session at another account of the person; another account is 404. */
   async switchAccount(sessionId: string, personId: string, accountId: string): Promise<ConsoleSession> {
-    return (await this.atomic(async (self, tx) => {
+    return await this.atomic(async (self) => {
       if (!(await self.store.membership(accountId, personId)))
         throw new DomainError("not_found", "No such account.", { param: "account_id" });
       if (!(await self.store.setSessionAccount(sessionId, personId, accountId)))
         throw new DomainError("not_found", "No such session.", { param: "session_id" });
-      return self.consoleSession((await self.store.sessionById(sessionId))!, (await self.store.personById(personId))!);
-    }));
+      return self.consoleSession(
+        (await self.store.sessionById(sessionId))!,
+        (await self.store.personById(personId))!,
+      );
+    });
   }
 
   async listSessions(personId: string): Promise<SessionView[]> {
@@ -408,7 +417,7 @@ export class PeopleService {
   private async liveInvite(token: string): Promise<InviteRow | null> {
     if (typeof token !== "string" || token.length < 16 || token.length > 128) return null;
     const digest = hashSecret(token);
-    const row = (await this.store.inviteByHash(digest));
+    const row = await this.store.inviteByHash(digest);
     if (!row || !digestsEqual(row.token_hash, digest)) return null;
     if (row.used_at !== null || row.revoked_at !== null || Number(row.expires_at) <= this.seconds())
       return null;
@@ -423,7 +432,7 @@ export class PeopleService {
 
   /** An invite usable under the current sign-up mode, or 404 (same answer for unknown and refused). */
   private async usableInvite(token: string): Promise<InviteRow> {
-    const invite = (await this.liveInvite(token));
+    const invite = await this.liveInvite(token);
     if (!invite || (this.console().signup === "closed" && !(await this.operatorMade(invite))))
       throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
     return invite;
@@ -432,12 +441,14 @@ export class PeopleService {
   async inviteInfo(
     token: string,
   ): Promise<{ email: string | null; accountName: string | null; role: Role; personExists: boolean } | null> {
-    const invite = (await this.liveInvite(token));
+    const invite = await this.liveInvite(token);
     if (!invite) return null;
     if (this.console().signup === "closed" && !(await this.operatorMade(invite))) return null;
     return {
       email: invite.email,
-      accountName: invite.account_id ? ((await this.accounts.getAccount(invite.account_id))?.name ?? null) : null,
+      accountName: invite.account_id
+        ? ((await this.accounts.getAccount(invite.account_id))?.name ?? null)
+        : null,
       role: invite.role,
       personExists: invite.email !== null && (await this.store.personByEmail(invite.email)) !== null,
     };
@@ -458,7 +469,7 @@ export class PeopleService {
     const mode = this.console().signup;
     let invite: InviteRow | null = null;
     if (input.invite) {
-      invite = (await this.usableInvite(input.invite));
+      invite = await this.usableInvite(input.invite);
       if (invite.account_id !== null)
         throw new DomainError(
           "validation_error",
@@ -500,7 +511,7 @@ export class PeopleService {
     email?: string | null,
     code?: string | null,
   ): Promise<{ session: NewSession; key: string | null; keyId: string | null }> {
-    const invite = (await this.usableInvite(token));
+    const invite = await this.usableInvite(token);
     let who = invite.email;
     if (who === null) {
       if (!email) throw new DomainError("validation_error", "Enter your email address.", { param: "email" });
@@ -526,55 +537,59 @@ export class PeopleService {
     newAccount: boolean;
   }): Promise<{ session: NewSession; accountId: string; keyId: string | null; key: string | null }> {
     const subjects = this.subjects(o.email, o.client);
-    let existing = (await this.store.personByEmail(o.email));
+    let existing = await this.store.personByEmail(o.email);
     if (existing) {
       // Only the person themselves: their current password (throttled like a sign-in).
-      (await this.checkThrottle(subjects));
+      await this.checkThrottle(subjects);
       const ok =
         existing.disabled_at === null && (await this.verifyPassword(o.password, existing.password_hash));
-      if (!ok) (await this.failSignIn(subjects));
+      if (!ok) await this.failSignIn(subjects);
       // The password alone never opens a session for a person with two-factor on.
-      if (existing.totp_enabled_at !== null) (await this.requireSecondFactor(existing, o.code, subjects));
+      if (existing.totp_enabled_at !== null) await this.requireSecondFactor(existing, o.code, subjects);
     } else {
       this.checkNewPassword(o.password);
     }
     const passwordHash = existing ? null : await this.hashPassword(o.password);
     const now = this.seconds();
-    const result = (await this.atomic(async (self, tx) => {
+    const result = await this.atomic(async (self) => {
       // Re-read inside the transaction: a concurrent sign-up with the same email loses here.
-      const again = (await self.store.personByEmail(o.email));
+      const again = await self.store.personByEmail(o.email);
       if (!existing && again) throw new DomainError("unauthorized", SIGNIN_FAILED);
       existing = again;
       const personId = existing?.id ?? newTimeOrderedId("person", self.now());
       if (!existing)
-        (await self.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now }));
+        await self.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
       let invite = o.invite;
       if (invite) {
-        invite = (await self.store.consumeInvite(invite.token_hash, personId, now));
+        invite = await self.store.consumeInvite(invite.token_hash, personId, now);
         if (!invite) throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
-        if (invite.operator === 1n) (await self.store.setOperator(personId));
+        if (invite.operator === 1n) await self.store.setOperator(personId);
       }
       let accountId: string;
       let keyId: string | null = null;
       let key: string | null = null;
       if (o.newAccount || !invite?.account_id) {
-        const created = (await self.accounts.createAccount((await self.accountNameFor(o.email)), self.console().currency, {
-          keyCreatedBy: personId,
-        }));
+        const created = await self.accounts.createAccount(
+          await self.accountNameFor(o.email),
+          self.console().currency,
+          {
+            keyCreatedBy: personId,
+          },
+        );
         accountId = created.account.id;
         keyId = created.keyId;
         key = created.key;
-        (await self.store.addMembership(accountId, personId, "owner", now));
+        await self.store.addMembership(accountId, personId, "owner", now);
       } else {
         accountId = invite.account_id;
         if (!(await self.accounts.getAccount(accountId)))
           throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
-        (await self.store.addMembership(accountId, personId, invite.role, now));
+        await self.store.addMembership(accountId, personId, invite.role, now);
       }
       const person = (await self.store.personById(personId))!;
-      return { session: (await self.openSession(person, o.client, accountId)), accountId, keyId, key };
-    }));
-    (await this.store.clearFailures(subjects[0]!));
+      return { session: await self.openSession(person, o.client, accountId), accountId, keyId, key };
+    });
+    await this.store.clearFailures(subjects[0]!);
     return result;
   }
 
@@ -595,11 +610,11 @@ export class PeopleService {
       throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
     const role: Role = accountId === null ? "owner" : (input.role ?? "member");
     const createdBy = input.createdBy ?? null;
-    return (await this.atomic(async (self, tx) => {
+    return await this.atomic(async (self, tx) => {
       if (accountId !== null && !(await self.accounts.getAccount(accountId)))
         throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
       if (createdBy !== null) {
-        const creator = (await self.store.personById(createdBy));
+        const creator = await self.store.personById(createdBy);
         if (!creator) throw new DomainError("not_found", "No such person.", { param: "created_by" });
         if (creator.operator !== 1n) {
           if (input.operator) throw new DomainError("forbidden", "Only operators invite operators.");
@@ -611,7 +626,7 @@ export class PeopleService {
       const now = self.seconds();
       const expiresAt = now + INVITE_TTL_SECONDS;
       const id = newTimeOrderedId("inv", self.now());
-      (await self.store.insertInvite({
+      await self.store.insertInvite({
         id,
         tokenHash: hashSecret(token),
         email,
@@ -621,13 +636,14 @@ export class PeopleService {
         createdBy,
         now,
         expiresAt,
-      }));
+      });
       const url = `${self.publicUrl}/console/invite/${token}`;
       // Only to the invite's own email; an invite without one is handed over by hand.
       const mailed =
-        email !== null && ((await self.notify?.invite(tx, email, { url, expiresAt, accountId, role })) ?? false);
+        email !== null &&
+        ((await self.notify?.invite(tx, email, { url, expiresAt, accountId, role })) ?? false);
       return { url, expiresAt, id, mailed };
-    }));
+    });
   }
 
   async revokeInvite(id: string): Promise<void> {
@@ -636,12 +652,14 @@ export class PeopleService {
   }
 
   async listInvites(options: { limit?: number; after?: string | null } = {}): Promise<InviteView[]> {
-    return (await this.store.listInvites(options.limit ?? 100, options.after ?? null)).map((i) => this.inviteView(i));
+    return (await this.store.listInvites(options.limit ?? 100, options.after ?? null)).map((i) =>
+      this.inviteView(i),
+    );
   }
 
   /** One invite by id (operators), or null. */
   async getInvite(id: string): Promise<InviteView | null> {
-    const row = (await this.store.inviteById(id));
+    const row = await this.store.inviteById(id);
     return row && this.inviteView(row);
   }
 
@@ -670,8 +688,8 @@ export class PeopleService {
   }
 
   async listPeople(options: { limit?: number; after?: string | null } = {}): Promise<PersonView[]> {
-    const rows = (await this.store.listPeople(options.limit ?? 100, options.after ?? null));
-    const memberships = (await this.store.membershipsByPeople(rows.map((p) => p.id)));
+    const rows = await this.store.listPeople(options.limit ?? 100, options.after ?? null);
+    const memberships = await this.store.membershipsByPeople(rows.map((p) => p.id));
     return rows.map((p) => ({
       id: p.id,
       email: p.email,
@@ -693,15 +711,15 @@ export class PeopleService {
    * With [smtp] the link is also mailed, to the person's stored email only (`mailed`).
    */
   async requestPasswordReset(email: string): Promise<{ url: string; mailed: boolean } | null> {
-    const person = (await this.store.personByEmail(normalizeEmail(String(email ?? ""))));
+    const person = await this.store.personByEmail(normalizeEmail(String(email ?? "")));
     if (!person || person.disabled_at !== null) return null;
     const token = newToken();
     const now = this.seconds();
     const url = `${this.publicUrl}/console/reset/${token}`;
-    return (await this.atomic(async (self, tx) => {
-      (await self.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS));
+    return await this.atomic(async (self, tx) => {
+      await self.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
       return { url, mailed: (await self.notify?.passwordReset(tx, person.email, url)) ?? false };
-    }));
+    });
   }
 
   /**
@@ -712,20 +730,21 @@ export class PeopleService {
    */
   async forgotPassword(email: string): Promise<void> {
     if (!this.notify?.enabled()) return;
-    const person = (await this.store.personByEmail(normalizeEmail(String(email ?? ""))));
+    const person = await this.store.personByEmail(normalizeEmail(String(email ?? "")));
     if (!person || person.disabled_at !== null) return;
-    if ((await this.store.countResetsSince(person.id, this.seconds() - 3600)) >= FORGOT_MAILS_PER_HOUR) return;
-    (await this.requestPasswordReset(person.email));
+    if ((await this.store.countResetsSince(person.id, this.seconds() - 3600)) >= FORGOT_MAILS_PER_HOUR)
+      return;
+    await this.requestPasswordReset(person.email);
   }
 
   /** Whether a reset link is live (the page shows the form or "invalid link"). */
   async resetLinkValid(token: string): Promise<boolean> {
     if (typeof token !== "string" || token.length < 16 || token.length > 128) return false;
-    return (await this.liveReset(hashSecret(token)));
+    return await this.liveReset(hashSecret(token));
   }
 
   private async liveReset(digest: Uint8Array): Promise<boolean> {
-    const row = (await this.store.resetByHash(digest));
+    const row = await this.store.resetByHash(digest);
     return (
       row !== null &&
       digestsEqual(row.token_hash, digest) &&
@@ -737,18 +756,19 @@ export class PeopleService {
   /** Sets a new password from a reset link (once) and revokes every session of the person. */
   async resetPassword(token: string, password: string): Promise<void> {
     this.checkNewPassword(password);
-    if (!(await this.resetLinkValid(token))) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
+    if (!(await this.resetLinkValid(token)))
+      throw new DomainError("not_found", LINK_INVALID, { param: "token" });
     const hash = await this.hashPassword(password);
-    (await this.atomic(async (self, tx) => {
+    await this.atomic(async (self) => {
       const now = self.seconds();
-      const reset = (await self.store.consumeReset(hashSecret(token), now));
+      const reset = await self.store.consumeReset(hashSecret(token), now);
       if (!reset) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
-      (await self.store.setPassword(reset.person_id, hash, now));
-      (await self.store.expireResetsOf(reset.person_id, now));
-      (await self.store.revokeSessionsOf(reset.person_id, now, null));
+      await self.store.setPassword(reset.person_id, hash, now);
+      await self.store.expireResetsOf(reset.person_id, now);
+      await self.store.revokeSessionsOf(reset.person_id, now, null);
       const person = (await self.store.personById(reset.person_id))!;
-      (await self.store.clearFailures(`email:${person.email}`));
-    }));
+      await self.store.clearFailures(`email:${person.email}`);
+    });
   }
 
   /** Changes the password (the current one is required) and revokes every other session. */
@@ -758,23 +778,23 @@ export class PeopleService {
     next: string,
     keepSessionId: string,
   ): Promise<void> {
-    const person = (await this.requirePerson(personId));
+    const person = await this.requirePerson(personId);
     if (!(await this.verifyPassword(String(current ?? ""), person.password_hash)))
       throw new DomainError("unauthorized", "The current password is incorrect.", {
         param: "current_password",
       });
     this.checkNewPassword(next, "new_password");
     const hash = await this.hashPassword(next);
-    (await this.atomic(async (self, tx) => {
+    await this.atomic(async (self) => {
       const now = self.seconds();
-      (await self.store.setPassword(personId, hash, now));
-      (await self.store.expireResetsOf(personId, now));
-      (await self.store.revokeSessionsOf(personId, now, keepSessionId));
-    }));
+      await self.store.setPassword(personId, hash, now);
+      await self.store.expireResetsOf(personId, now);
+      await self.store.revokeSessionsOf(personId, now, keepSessionId);
+    });
   }
 
   private async requirePerson(personId: string): Promise<PersonRow> {
-    const p = (await this.store.personById(personId));
+    const p = await this.store.personById(personId);
     if (!p) throw new DomainError("not_found", "No such person.", { param: "person_id" });
     return p;
   }
@@ -783,17 +803,17 @@ export class PeopleService {
 
   /** A new pending secret (replacing any pending one); two-factor is on once enableTwoFactor confirms it. */
   async beginTwoFactor(personId: string): Promise<{ secret: string; otpauthUrl: string }> {
-    const person = (await this.requirePerson(personId));
+    const person = await this.requirePerson(personId);
     if (person.totp_enabled_at !== null)
       throw new DomainError("conflict", "Two-factor sign-in is already on; turn it off first.");
     const secret = newTotpSecret();
-    (await this.store.setTotpSecret(personId, secret));
+    await this.store.setTotpSecret(personId, secret);
     return { secret, otpauthUrl: otpauthUrl(secret, person.email, TOTP_ISSUER) };
   }
 
   /** The secret begun by beginTwoFactor and not yet confirmed (to show the set-up again), or null. */
   async pendingTwoFactor(personId: string): Promise<{ secret: string; otpauthUrl: string } | null> {
-    const person = (await this.requirePerson(personId));
+    const person = await this.requirePerson(personId);
     if (!person.totp_secret || person.totp_enabled_at !== null) return null;
     return {
       secret: person.totp_secret,
@@ -803,8 +823,8 @@ export class PeopleService {
 
   /** Confirms the pending secret with a code; returns 10 one-time recovery codes (shown once). */
   async enableTwoFactor(personId: string, code: string): Promise<{ recoveryCodes: string[] }> {
-    return (await this.atomic(async (self, tx) => {
-      const person = (await self.requirePerson(personId));
+    return await this.atomic(async (self) => {
+      const person = await self.requirePerson(personId);
       if (person.totp_enabled_at !== null)
         throw new DomainError("conflict", "Two-factor sign-in is already on.");
       if (!person.totp_secret)
@@ -814,30 +834,32 @@ export class PeopleService {
         throw new DomainError("validation_error", "The code is incorrect; check the time on your device.", {
           param: "code",
         });
-      (await self.store.enableTotp(personId, self.seconds(), step));
+      await self.store.enableTotp(personId, self.seconds(), step);
       const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-      (await self.store.replaceRecoveryCodes(
+      await self.store.replaceRecoveryCodes(
         personId,
         codes.map((c) => hashSecret(normalizeRecoveryCode(c))),
-      ));
+      );
       return { recoveryCodes: codes };
-    }));
+    });
   }
 
   /** Turns two-factor off (the password is required); the secret and recovery codes are deleted. */
   async disableTwoFactor(personId: string, password: string): Promise<void> {
-    const person = (await this.requirePerson(personId));
+    const person = await this.requirePerson(personId);
     if (!(await this.verifyPassword(String(password ?? ""), person.password_hash)))
       throw new DomainError("unauthorized", "The password is incorrect.", { param: "password" });
-    (await this.atomic(async (self, tx) => {
-      (await self.store.setTotpSecret(personId, null));
-      (await self.store.replaceRecoveryCodes(personId, []));
-    }));
+    await this.atomic(async (self) => {
+      await self.store.setTotpSecret(personId, null);
+      await self.store.replaceRecoveryCodes(personId, []);
+    });
   }
 
   // --- accounts and members -----------------------------------------------------------------
 
-  async accountsOf(personId: string): Promise<{ accountId: string; name: string; currency: Currency; role: Role }[]> {
+  async accountsOf(
+    personId: string,
+  ): Promise<{ accountId: string; name: string; currency: Currency; role: Role }[]> {
     return (await this.store.accountsOf(personId)).map((m) => ({
       accountId: m.account_id,
       name: m.name,
@@ -864,7 +886,7 @@ export class PeopleService {
     by: ConsoleSession,
     allowSelf: boolean,
   ): Promise<void> {
-    const mine = (await this.store.membership(accountId, by.personId));
+    const mine = await this.store.membership(accountId, by.personId);
     if (!mine) throw new DomainError("not_found", "No such account.", { param: "account_id" });
     if (mine.role !== "owner" && !(allowSelf && personId === by.personId))
       throw new DomainError("forbidden", "Only the account's owners manage members.");
@@ -874,26 +896,26 @@ export class PeopleService {
 
   /** Removes a member (owners; or a person leaving). The last owner cannot be removed. */
   async removeMember(accountId: string, personId: string, by: ConsoleSession): Promise<void> {
-    (await this.atomic(async (self, tx) => {
-      (await self.requireOwnerOrSelf(accountId, personId, by, true));
+    await this.atomic(async (self) => {
+      await self.requireOwnerOrSelf(accountId, personId, by, true);
       if (!(await self.store.removeMembership(accountId, personId)))
         throw new DomainError("conflict", "An account keeps at least one owner.", { param: "person_id" });
-    }));
+    });
   }
 
   /** Changes a member's role (owners). The last owner cannot be demoted. */
   async setRole(accountId: string, personId: string, role: Role, by: ConsoleSession): Promise<void> {
     if (role !== "owner" && role !== "member")
       throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
-    (await this.atomic(async (self, tx) => {
-      (await self.requireOwnerOrSelf(accountId, personId, by, false));
+    await this.atomic(async (self) => {
+      await self.requireOwnerOrSelf(accountId, personId, by, false);
       if (!(await self.store.setRole(accountId, personId, role)))
         throw new DomainError("conflict", "An account keeps at least one owner.", { param: "role" });
-    }));
+    });
   }
 
   /** A person by email (operator commands), or null. */
   async findPerson(email: string): Promise<PersonRow | null> {
-    return (await this.store.personByEmail(normalizeEmail(email)));
+    return await this.store.personByEmail(normalizeEmail(email));
   }
 }

@@ -1,6 +1,6 @@
+import type { Currency } from "../accounts/accounts.ts";
 import type { Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
-import type { Currency } from "../accounts/accounts.ts";
 import type { Role } from "./types.ts";
 
 /**
@@ -77,16 +77,11 @@ export interface ResetRow {
 }
 
 export class PeopleStore extends SqlStore {
-
   protected override s = {
     personByEmail: this.q<PersonRow, [string]>("SELECT * FROM people WHERE email = ?"),
     personById: this.q<PersonRow, [string]>("SELECT * FROM people WHERE id = ?"),
-    sessionByHash: this.q<SessionRow, [Uint8Array]>(
-      "SELECT * FROM sessions WHERE token_hash = ?",
-    ),
-    touchSession: this.q(
-      "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?",
-    ),
+    sessionByHash: this.q<SessionRow, [Uint8Array]>("SELECT * FROM sessions WHERE token_hash = ?"),
+    touchSession: this.q("UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?"),
     membership: this.q<MembershipRow, [string, string]>(
       "SELECT * FROM memberships WHERE account_id = ? AND person_id = ?",
     ),
@@ -103,11 +98,11 @@ export class PeopleStore extends SqlStore {
   // --- people -------------------------------------------------------------------------------
 
   async personByEmail(email: string): Promise<PersonRow | null> {
-    return (await this.s.personByEmail.get(email));
+    return await this.s.personByEmail.get(email);
   }
 
   async personById(id: string): Promise<PersonRow | null> {
-    return (await this.s.personById.get(id));
+    return await this.s.personById.get(id);
   }
 
   async insertPerson(p: {
@@ -117,90 +112,94 @@ export class PeopleStore extends SqlStore {
     operator: boolean;
     now: number;
   }): Promise<void> {
-    (await this.q(
-        "INSERT INTO people (id, email, password_hash, operator, created_at, password_changed_at) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(p.id, p.email, p.passwordHash, p.operator ? 1 : 0, p.now, p.passwordHash === null ? null : p.now));
+    await this.q(
+      "INSERT INTO people (id, email, password_hash, operator, created_at, password_changed_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(p.id, p.email, p.passwordHash, p.operator ? 1 : 0, p.now, p.passwordHash === null ? null : p.now);
   }
 
   async setPassword(personId: string, passwordHash: string, now: number): Promise<void> {
-    (await this.q("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?")
-      .run(passwordHash, now, personId));
+    await this.q("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?").run(
+      passwordHash,
+      now,
+      personId,
+    );
   }
 
   async setOperator(personId: string): Promise<void> {
-    (await this.q("UPDATE people SET operator = 1 WHERE id = ?").run(personId));
+    await this.q("UPDATE people SET operator = 1 WHERE id = ?").run(personId);
   }
 
   /** A pending secret (two-factor not yet on), or null to turn two-factor off. */
   async setTotpSecret(personId: string, secret: string | null): Promise<void> {
-    (await this.q("UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?")
-      .run(secret, personId));
+    await this.q(
+      "UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?",
+    ).run(secret, personId);
   }
 
   async enableTotp(personId: string, now: number, step: number): Promise<void> {
-    (await this.q("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?")
-      .run(now, step, personId));
+    await this.q("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?").run(
+      now,
+      step,
+      personId,
+    );
   }
 
   /** Records `step` as used; false when it (or a later step) was already used: a replay. */
   async useTotpStep(personId: string, step: number): Promise<boolean> {
     return (
-      (await this.q(
+      (
+        await this.q(
           "UPDATE people SET totp_last_step = ? WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)",
-        )
-        .run(step, personId, step)).changes === 1
+        ).run(step, personId, step)
+      ).changes === 1
     );
   }
 
   /** Oldest first; `after` is the last id of the previous page. */
   async listPeople(limit: number, after: string | null): Promise<PersonRow[]> {
-    return (await this.q<PersonRow, [string, number]>(
-        `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
+    return await this.q<PersonRow, [string, number]>(
+      `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
          ORDER BY rowid LIMIT ?`,
-      )
-      .all(after ?? "", limit));
+    ).all(after ?? "", limit);
   }
 
   // --- memberships --------------------------------------------------------------------------
 
   async membership(accountId: string, personId: string): Promise<MembershipRow | null> {
-    return (await this.s.membership.get(accountId, personId));
+    return await this.s.membership.get(accountId, personId);
   }
 
   /** Adds the person to the account; an existing membership is kept as it is (false). */
   async addMembership(accountId: string, personId: string, role: Role, now: number): Promise<boolean> {
     return (
-      (await this.q(
+      (
+        await this.q(
           "INSERT INTO memberships (account_id, person_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        )
-        .run(accountId, personId, role, now)).changes === 1
+        ).run(accountId, personId, role, now)
+      ).changes === 1
     );
   }
 
   /** The person's accounts, oldest membership first. */
   async accountsOf(personId: string): Promise<AccountMembershipRow[]> {
-    return (await this.q<AccountMembershipRow, [string]>(
-        `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
+    return await this.q<AccountMembershipRow, [string]>(
+      `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
          WHERE m.person_id = ? ORDER BY m.created_at, m.rowid`,
-      )
-      .all(personId));
+    ).all(personId);
   }
 
   async membersOf(accountId: string): Promise<MemberRow[]> {
-    return (await this.q<MemberRow, [string]>(
-        `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
+    return await this.q<MemberRow, [string]>(
+      `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
          WHERE m.account_id = ? ORDER BY m.created_at, m.rowid`,
-      )
-      .all(accountId));
+    ).all(accountId);
   }
 
   async countOwners(accountId: string): Promise<number> {
     return Number(
       (await this.q<{ n: bigint }, [string]>(
-          "SELECT count(*) AS n FROM memberships WHERE account_id = ? AND role = 'owner'",
-        )
-        .get(accountId))!.n,
+        "SELECT count(*) AS n FROM memberships WHERE account_id = ? AND role = 'owner'",
+      ).get(accountId))!.n,
     );
   }
 
@@ -210,32 +209,33 @@ export class PeopleStore extends SqlStore {
    */
   async setRole(accountId: string, personId: string, role: Role): Promise<boolean> {
     return (
-      (await this.q(
+      (
+        await this.q(
           `UPDATE memberships SET role = ?1 WHERE account_id = ?2 AND person_id = ?3
              AND (?1 = 'owner' OR role = 'member'
                   OR (SELECT count(*) FROM memberships WHERE account_id = ?2 AND role = 'owner') > 1)`,
-        )
-        .run(role, accountId, personId)).changes === 1
+        ).run(role, accountId, personId)
+      ).changes === 1
     );
   }
 
   /** Removes a membership; an owner only while another owner remains (same rule as setRole). */
   async removeMembership(accountId: string, personId: string): Promise<boolean> {
     return (
-      (await this.q(
+      (
+        await this.q(
           `DELETE FROM memberships WHERE account_id = ?1 AND person_id = ?2
              AND (role = 'member' OR (SELECT count(*) FROM memberships WHERE account_id = ?1 AND role = 'owner') > 1)`,
-        )
-        .run(accountId, personId)).changes === 1
+        ).run(accountId, personId)
+      ).changes === 1
     );
   }
 
   async membershipsByPeople(personIds: string[]): Promise<MembershipRow[]> {
     if (personIds.length === 0) return [];
-    return (await this.q<MembershipRow, string[]>(
-        `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
-      )
-      .all(...personIds));
+    return await this.q<MembershipRow, string[]>(
+      `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
+    ).all(...personIds);
   }
 
   // --- invites ------------------------------------------------------------------------------
@@ -251,93 +251,88 @@ export class PeopleStore extends SqlStore {
     now: number;
     expiresAt: number;
   }): Promise<void> {
-    (await this.q(
-        `INSERT INTO invites (id, token_hash, email, account_id, role, operator, created_by, created_at, expires_at)
+    await this.q(
+      `INSERT INTO invites (id, token_hash, email, account_id, role, operator, created_by, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        i.id,
-        i.tokenHash,
-        i.email,
-        i.accountId,
-        i.role,
-        i.operator ? 1 : 0,
-        i.createdBy,
-        i.now,
-        i.expiresAt,
-      ));
+    ).run(
+      i.id,
+      i.tokenHash,
+      i.email,
+      i.accountId,
+      i.role,
+      i.operator ? 1 : 0,
+      i.createdBy,
+      i.now,
+      i.expiresAt,
+    );
   }
 
   async inviteByHash(tokenHash: Uint8Array): Promise<InviteRow | null> {
-    return (await this.q<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?")
-      .get(tokenHash));
+    return await this.q<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?").get(tokenHash);
   }
 
   /** Compare-and-swap: marks a live invite used; null when it is unknown, used, revoked or expired. */
   async consumeInvite(tokenHash: Uint8Array, personId: string, now: number): Promise<InviteRow | null> {
-    return (await this.q<InviteRow, [number, string, Uint8Array, number]>(
-        `UPDATE invites SET used_at = ?1, used_by = ?2
+    return await this.q<InviteRow, [number, string, Uint8Array, number]>(
+      `UPDATE invites SET used_at = ?1, used_by = ?2
          WHERE token_hash = ?3 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?4 RETURNING *`,
-      )
-      .get(now, personId, tokenHash, now));
+    ).get(now, personId, tokenHash, now);
   }
 
   /** Newest first; `after` is the last id of the previous page. */
   async listInvites(limit: number, after: string | null): Promise<InviteRow[]> {
-    return (await this.q<InviteRow, [string, number]>(
-        `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
+    return await this.q<InviteRow, [string, number]>(
+      `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
          ORDER BY rowid DESC LIMIT ?`,
-      )
-      .all(after ?? "", limit));
+    ).all(after ?? "", limit);
   }
 
   /** Revokes an unused invite; false when it is unknown or already used. */
   async revokeInvite(id: string, now: number): Promise<InviteRow | null> {
-    return (await this.q<InviteRow, [number, string]>(
-        "UPDATE invites SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *",
-      )
-      .get(now, id));
+    return await this.q<InviteRow, [number, string]>(
+      "UPDATE invites SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *",
+    ).get(now, id);
   }
 
   async inviteById(id: string): Promise<InviteRow | null> {
-    return (await this.q<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id));
+    return await this.q<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id);
   }
 
   // --- password resets ----------------------------------------------------------------------
 
   async insertReset(tokenHash: Uint8Array, personId: string, now: number, expiresAt: number): Promise<void> {
-    (await this.q(
-        "INSERT INTO password_resets (token_hash, person_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-      )
-      .run(tokenHash, personId, now, expiresAt));
+    await this.q(
+      "INSERT INTO password_resets (token_hash, person_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+    ).run(tokenHash, personId, now, expiresAt);
   }
 
   /** Reset links made for the person since `since` (epoch seconds): the forgot page's mail limit. */
   async countResetsSince(personId: string, since: number): Promise<number> {
     const row = (await this.q<{ n: bigint }, [string, number]>(
-        "SELECT count(*) AS n FROM password_resets WHERE person_id = ? AND created_at >= ?",
-      )
-      .get(personId, since))!;
+      "SELECT count(*) AS n FROM password_resets WHERE person_id = ? AND created_at >= ?",
+    ).get(personId, since))!;
     return Number(row.n);
   }
 
   async resetByHash(tokenHash: Uint8Array): Promise<ResetRow | null> {
-    return (await this.q<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?")
-      .get(tokenHash));
+    return await this.q<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?").get(
+      tokenHash,
+    );
   }
 
   /** Compare-and-swap: marks a live reset used; null when unknown, used or expired. */
   async consumeReset(tokenHash: Uint8Array, now: number): Promise<ResetRow | null> {
-    return (await this.q<ResetRow, [number, Uint8Array, number]>(
-        "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING *",
-      )
-      .get(now, tokenHash, now));
+    return await this.q<ResetRow, [number, Uint8Array, number]>(
+      "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING *",
+    ).get(now, tokenHash, now);
   }
 
   /** Older unused links of the person stop working once a newer one is used or a password is set. */
   async expireResetsOf(personId: string, now: number): Promise<void> {
-    (await this.q("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL")
-      .run(now, personId));
+    await this.q("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL").run(
+      now,
+      personId,
+    );
   }
 
   // --- sessions -----------------------------------------------------------------------------
@@ -353,41 +348,43 @@ export class PeopleStore extends SqlStore {
     userAgent: string | null;
     ip: string | null;
   }): Promise<void> {
-    (await this.q(
-        `INSERT INTO sessions (id, token_hash, person_id, account_id, csrf_token, created_at, last_seen_at,
+    await this.q(
+      `INSERT INTO sessions (id, token_hash, person_id, account_id, csrf_token, created_at, last_seen_at,
            expires_at, user_agent, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        s.id,
-        s.tokenHash,
-        s.personId,
-        s.accountId,
-        s.csrfToken,
-        s.now,
-        s.now,
-        s.expiresAt,
-        s.userAgent,
-        s.ip,
-      ));
+    ).run(
+      s.id,
+      s.tokenHash,
+      s.personId,
+      s.accountId,
+      s.csrfToken,
+      s.now,
+      s.now,
+      s.expiresAt,
+      s.userAgent,
+      s.ip,
+    );
   }
 
   async sessionByHash(tokenHash: Uint8Array): Promise<SessionRow | null> {
-    return (await this.s.sessionByHash.get(tokenHash));
+    return await this.s.sessionByHash.get(tokenHash);
   }
 
   async sessionById(id: string): Promise<SessionRow | null> {
-    return (await this.q<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id));
+    return await this.q<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id);
   }
 
   /** Moves last_seen_at forward only when it is older than `before` (at most one write a minute). */
   async touchSession(id: string, now: number, before: number): Promise<void> {
-    (await this.s.touchSession.run(now, id, before));
+    await this.s.touchSession.run(now, id, before);
   }
 
   async setSessionAccount(id: string, personId: string, accountId: string): Promise<boolean> {
     return (
-      (await this.q("UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL")
-        .run(accountId, id, personId)).changes === 1
+      (
+        await this.q(
+          "UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL",
+        ).run(accountId, id, personId)
+      ).changes === 1
     );
   }
 
@@ -402,42 +399,44 @@ export class PeopleStore extends SqlStore {
 
   /** Revokes every live session of the person except `exceptId`; returns how many. */
   async revokeSessionsOf(personId: string, now: number, exceptId: string | null): Promise<number> {
-    return (await this.q("UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?")
-      .run(now, personId, exceptId ?? "")).changes;
+    return (
+      await this.q(
+        "UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?",
+      ).run(now, personId, exceptId ?? "")
+    ).changes;
   }
 
   async liveSessionsOf(personId: string, now: number, idleSince: number): Promise<SessionRow[]> {
-    return (await this.q<SessionRow, [string, number, number]>(
-        `SELECT * FROM sessions WHERE person_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
+    return await this.q<SessionRow, [string, number, number]>(
+      `SELECT * FROM sessions WHERE person_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
          ORDER BY last_seen_at DESC`,
-      )
-      .all(personId, now, idleSince));
+    ).all(personId, now, idleSince);
   }
 
   // --- recovery codes -----------------------------------------------------------------------
 
   async replaceRecoveryCodes(personId: string, hashes: Uint8Array[]): Promise<void> {
-    (await this.q("DELETE FROM recovery_codes WHERE person_id = ?").run(personId));
+    await this.q("DELETE FROM recovery_codes WHERE person_id = ?").run(personId);
     const insert = this.q("INSERT INTO recovery_codes (person_id, code_hash) VALUES (?, ?)");
-    for (const h of hashes) (await insert.run(personId, h));
+    for (const h of hashes) await insert.run(personId, h);
   }
 
   /** Compare-and-swap: true once per code. */
   async useRecoveryCode(personId: string, codeHash: Uint8Array, now: number): Promise<boolean> {
     return (
-      (await this.q(
+      (
+        await this.q(
           "UPDATE recovery_codes SET used_at = ? WHERE person_id = ? AND code_hash = ? AND used_at IS NULL",
-        )
-        .run(now, personId, codeHash)).changes === 1
+        ).run(now, personId, codeHash)
+      ).changes === 1
     );
   }
 
   async unusedRecoveryCodes(personId: string): Promise<number> {
     return Number(
       (await this.q<{ n: bigint }, [string]>(
-          "SELECT count(*) AS n FROM recovery_codes WHERE person_id = ? AND used_at IS NULL",
-        )
-        .get(personId))!.n,
+        "SELECT count(*) AS n FROM recovery_codes WHERE person_id = ? AND used_at IS NULL",
+      ).get(personId))!.n,
     );
   }
 
@@ -450,13 +449,13 @@ export class PeopleStore extends SqlStore {
   }
 
   async recordFailure(subjects: string[], atMs: number, pruneBeforeMs: number): Promise<void> {
-    return (await this.atomic(async (self) => {
-      for (const s of subjects) (await self.s.insertFailure.run(s, atMs));
-      (await self.q("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs));
-    }));
+    return await this.atomic(async (self) => {
+      for (const s of subjects) await self.s.insertFailure.run(s, atMs);
+      await self.q("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs);
+    });
   }
 
   async clearFailures(subject: string): Promise<void> {
-    (await this.q("DELETE FROM signin_failures WHERE subject = ?").run(subject));
+    await this.q("DELETE FROM signin_failures WHERE subject = ?").run(subject);
   }
 }

@@ -35,7 +35,7 @@ export async function accountEstimate(
       param: "model_id",
     });
   // As at submit: an upscale of an uploaded file is priced on the file's measured size.
-  const files = model.kind === "text" ? new Map() : (await resolveFileRefs(ctx.files, accountId, input));
+  const files = model.kind === "text" ? new Map() : await resolveFileRefs(ctx.files, accountId, input);
   const e = estimate(model, input, { imageSize: uploadedImageSize(files) });
   const account = (await ctx.accounts.getAccount(accountId))!;
   const out: AccountEstimate = {
@@ -48,7 +48,7 @@ export async function accountEstimate(
     currency: account.currency,
   };
   if (account.currency === "USD") return out;
-  const rate = (await ctx.fx.get(account.currency));
+  const rate = await ctx.fx.get(account.currency);
   if (!rate)
     throw new DomainError(
       "unpriceable",

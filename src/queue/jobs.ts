@@ -131,83 +131,82 @@ export class JobStore extends SqlStore {
   }
 
   protected override s = {
-      insert: this.q(
-        `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
+    insert: this.q(
+      `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
-      getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
-      openForKey: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
-      addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-      openForPerson: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
-      addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
-      byPerson: this.q<JobRow, [string, string, string, number]>(
-        `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
-      ),
-      queued: this.q<{ provider: string; model_id: string; seq: bigint }, []>(
-        "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
-      ),
-      nextQueued: this.q<JobRow, [string, number, string]>(
-        `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
+    ),
+    get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
+    getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
+    openForKey: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
+    addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
+    openForPerson: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
+    addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
+    byPerson: this.q<JobRow, [string, string, string, number]>(
+      `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
+    ),
+    queued: this.q<{ provider: string; model_id: string; seq: bigint }, []>(
+      "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
+    ),
+    nextQueued: this.q<JobRow, [string, number, string]>(
+      `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
            AND model_id NOT IN (SELECT value FROM json_each(?))
          ORDER BY seq LIMIT 1`,
-      ),
-      claim: this.q<JobRow, [string, number, number, string]>(
-        `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
+    ),
+    claim: this.q<JobRow, [string, number, number, string]>(
+      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
            started_at = coalesce(started_at, ?3)
          WHERE id = ?4 AND status = 'IN_QUEUE' RETURNING *`,
-      ),
-      renew: this.q(
-        "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
-      ),
-      setUpstream: this.q("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
-      toFinal: this.q<
-        JobRow,
-        [string, string | null, string | null, string | null, string | null, number, string, string]
-      >(
-        `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
+    ),
+    renew: this.q(
+      "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
+    ),
+    setUpstream: this.q("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
+    toFinal: this.q<
+      JobRow,
+      [string, string | null, string | null, string | null, string | null, number, string, string]
+    >(
+      `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
            completed_at = ?6, lease_owner = NULL, lease_until = NULL
          WHERE id = ?7 AND status IN (SELECT value FROM json_each(?8)) RETURNING *`,
-      ),
-      requeue: this.q<JobRow, [number, string]>(
-        `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
+    ),
+    requeue: this.q<JobRow, [number, string]>(
+      `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
          WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
-      ),
-      expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
-      pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
-      insertOutput: this.q(
-        `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
+    ),
+    expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
+    pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
+    insertOutput: this.q(
+      `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      outputIndexes: this.q<{ idx: bigint }, [string]>(
-        "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
-      ),
-      outputFile: this.q<OutputFileRow, [string, number]>(
-        `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
+    ),
+    outputIndexes: this.q<{ idx: bigint }, [string]>(
+      "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
+    ),
+    outputFile: this.q<OutputFileRow, [string, number]>(
+      `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
          WHERE o.job_id = ? AND o.idx = ?`,
-      ),
-      // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
-      countDownload: this.q<{ downloads: bigint }, [string, number, number]>(
-        "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
-      ),
-      expiredOutputs: this.q<{ job_id: string; idx: bigint; path: string }, [number, number]>(
-        "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
-      ),
-      deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
-      logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
-      insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
-      logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
-        "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
-      ),
-      maxSeq: this.q<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
-      lastJobAt: this.q<{ created_at: bigint }, [string]>(
-        "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
-      ),
-      outputRows: this.q<
-        { idx: bigint; content_type: string; size: bigint; expires_at: bigint },
-        [string]
-      >("SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx"),
+    ),
+    // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
+    countDownload: this.q<{ downloads: bigint }, [string, number, number]>(
+      "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
+    ),
+    expiredOutputs: this.q<{ job_id: string; idx: bigint; path: string }, [number, number]>(
+      "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
+    ),
+    deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
+    logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
+    insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+    logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
+      "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
+    ),
+    maxSeq: this.q<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
+    lastJobAt: this.q<{ created_at: bigint }, [string]>(
+      "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
+    ),
+    outputRows: this.q<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }, [string]>(
+      "SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx",
+    ),
   };
 
   /** Call after the submit transaction committed: the job is now visible in the queue. */
@@ -224,7 +223,7 @@ export class JobStore extends SqlStore {
     await this.ready;
     const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
-    (await this.s.insert.run(
+    await this.s.insert.run(
       j.id,
       seq,
       j.accountId,
@@ -245,9 +244,9 @@ export class JobStore extends SqlStore {
       j.runningUntil ?? null,
       running ? j.createdAt : null,
       j.personId ?? null,
-    ));
-    if (j.keyId) (await this.s.addOpen.run(1, j.keyId));
-    if (j.personId) (await this.s.addPersonOpen.run(1, j.personId));
+    );
+    if (j.keyId) await this.s.addOpen.run(1, j.keyId);
+    if (j.personId) await this.s.addPersonOpen.run(1, j.personId);
     return {
       id: j.id,
       seq,
@@ -280,12 +279,12 @@ export class JobStore extends SqlStore {
   }
 
   async get(id: string): Promise<JobRow | null> {
-    return (await this.s.get.get(id));
+    return await this.s.get.get(id);
   }
 
   /** A job of this account, or null: another account's job is indistinguishable from none. */
   async getOwned(id: string, accountId: string): Promise<JobRow | null> {
-    return (await this.s.getOwned.get(id, accountId));
+    return await this.s.getOwned.get(id, accountId);
   }
 
   async openForKey(keyId: string): Promise<number> {
@@ -301,8 +300,13 @@ export class JobStore extends SqlStore {
    * A person's studio jobs in one account, newest first (index jobs_by_person); `before` is the
    * id of the previous page's last job.
    */
-  async listByPerson(accountId: string, personId: string, limit: number, before: string | null): Promise<JobRow[]> {
-    return (await this.s.byPerson.all(personId, before ?? "~", accountId, limit));
+  async listByPerson(
+    accountId: string,
+    personId: string,
+    limit: number,
+    before: string | null,
+  ): Promise<JobRow[]> {
+    return await this.s.byPerson.all(personId, before ?? "~", accountId, limit);
   }
 
   /** 0-based position among queued jobs of the same model, live at each read. */
@@ -319,11 +323,11 @@ export class JobStore extends SqlStore {
     leaseMs: number,
     now: number,
   ): Promise<JobRow | null> {
-    const claimed = (await this.atomic(async (self) => {
-        const next = (await self.s.nextQueued.get(provider, now, JSON.stringify(busyModels)));
-        if (!next) return null;
-        return self.s.claim.get(owner, now + leaseMs, now, next.id);
-      }));
+    const claimed = await this.atomic(async (self) => {
+      const next = await self.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
+      if (!next) return null;
+      return self.s.claim.get(owner, now + leaseMs, now, next.id);
+    });
     if (claimed) {
       this.index.remove(claimed);
       this.events.changed(claimed.id);
@@ -336,7 +340,7 @@ export class JobStore extends SqlStore {
   }
 
   async setUpstreamId(id: string, upstreamId: string): Promise<void> {
-    (await this.s.setUpstream.run(upstreamId, id));
+    await this.s.setUpstream.run(upstreamId, id);
   }
 
   /**
@@ -352,39 +356,48 @@ export class JobStore extends SqlStore {
     outputTtlMs: number,
     now: number,
   ): Promise<boolean> {
-    const job = (await this.atomic(async (self) => {
-        const row = (await self.s.toFinal.get(
-          "COMPLETED",
-          JSON.stringify(output),
-          actualUnits,
-          null,
-          null,
-          now,
+    const job = await this.atomic(async (self) => {
+      const row = await self.s.toFinal.get(
+        "COMPLETED",
+        JSON.stringify(output),
+        actualUnits,
+        null,
+        null,
+        now,
+        id,
+        '["IN_PROGRESS"]',
+      );
+      if (!row) return null;
+      if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
+      if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
+      for (const o of outputs) {
+        await self.s.insertOutput.run(
           id,
-          '["IN_PROGRESS"]',
-        ));
-        if (!row) return null;
-        if (row.key_id) (await self.s.addOpen.run(-1, row.key_id));
-        if (row.person_id) (await self.s.addPersonOpen.run(-1, row.person_id));
-        for (const o of outputs) {
-          (await self.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs));
-        }
-        (await self.ledger.settle(row.hold_id, chargeUsdMicro));
-        for (const hook of self.finalHooks) await hook(self.sql, row);
-        return row;
-      }));
+          o.idx,
+          o.path,
+          o.contentType,
+          o.size,
+          o.sha256,
+          now,
+          now + outputTtlMs,
+        );
+      }
+      await self.ledger.settle(row.hold_id, chargeUsdMicro);
+      for (const hook of self.finalHooks) await hook(self.sql, row);
+      return row;
+    });
     if (job) this.events.changed(id);
     return job !== null;
   }
 
   /** IN_QUEUE|IN_PROGRESS -> FAILED, releasing the hold (nothing charged). */
   async fail(id: string, code: string, message: string, now: number): Promise<boolean> {
-    return (await this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now));
+    return await this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now);
   }
 
   /** IN_QUEUE -> CANCELLED, releasing the hold. False if the job had left IN_QUEUE. */
   async cancel(id: string, now: number): Promise<boolean> {
-    return (await this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now));
+    return await this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now);
   }
 
   private async finish(
@@ -395,15 +408,15 @@ export class JobStore extends SqlStore {
     message: string | null,
     now: number,
   ): Promise<boolean> {
-    const job = (await this.atomic(async (self) => {
-        const row = (await self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from)));
-        if (!row) return null;
-        if (row.key_id) (await self.s.addOpen.run(-1, row.key_id));
-        if (row.person_id) (await self.s.addPersonOpen.run(-1, row.person_id));
-        (await self.ledger.release(row.hold_id, code ?? to.toLowerCase()));
-        for (const hook of self.finalHooks) await hook(self.sql, row);
-        return row;
-      }));
+    const job = await this.atomic(async (self) => {
+      const row = await self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
+      if (!row) return null;
+      if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
+      if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
+      await self.ledger.release(row.hold_id, code ?? to.toLowerCase());
+      for (const hook of self.finalHooks) await hook(self.sql, row);
+      return row;
+    });
     if (job) {
       this.index.remove(job);
       this.events.changed(id);
@@ -413,7 +426,7 @@ export class JobStore extends SqlStore {
 
   /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
   async requeue(id: string, notBefore: number): Promise<boolean> {
-    const row = (await this.s.requeue.get(notBefore, id));
+    const row = await this.s.requeue.get(notBefore, id);
     if (row) {
       this.index.add(row);
       this.events.changed(id);
@@ -424,12 +437,12 @@ export class JobStore extends SqlStore {
 
   /** Running jobs whose lease lapsed, oldest submit first. */
   async expiredLeases(now: number): Promise<JobRow[]> {
-    return bySeq((await this.s.expiredLeases.all(now)));
+    return bySeq(await this.s.expiredLeases.all(now));
   }
 
   /** Open jobs past their model's time limit, oldest submit first. */
   async pastDeadline(now: number): Promise<JobRow[]> {
-    return bySeq((await this.s.pastDeadline.all(now)));
+    return bySeq(await this.s.pastDeadline.all(now));
   }
 
   /**
@@ -459,9 +472,9 @@ export class JobStore extends SqlStore {
     filter("key_id", o.keyId);
     filter("source", o.source);
     args.push(o.limit);
-    return (await this.q<JobRow, (string | number)[]>(
+    return await this.q<JobRow, (string | number)[]>(
       `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
-    ).all(...args));
+    ).all(...args);
   }
 
   /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */
@@ -470,18 +483,20 @@ export class JobStore extends SqlStore {
   }
 
   /** A job's stored outputs in index order: what each is, for previews (links come from the views). */
-  async outputRows(jobId: string): Promise<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }[]> {
-    return (await this.s.outputRows.all(jobId));
+  async outputRows(
+    jobId: string,
+  ): Promise<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }[]> {
+    return await this.s.outputRows.all(jobId);
   }
 
   async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
     const n = (await this.s.logCount.get(id))!.n;
     if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
-    (await this.s.insertLog.run(id, n, now, level, message.slice(0, 2000)));
+    await this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
   }
 
   async logs(id: string) {
-    return (await this.s.logs.all(id));
+    return await this.s.logs.all(id);
   }
 
   /** The indexes of a job's stored outputs, in order. */
@@ -491,7 +506,7 @@ export class JobStore extends SqlStore {
 
   /** One stored output with the account of its job, or null. */
   async outputFile(jobId: string, idx: number): Promise<OutputFileRow | null> {
-    return (await this.s.outputFile.get(jobId, idx));
+    return await this.s.outputFile.get(jobId, idx);
   }
 
   /** Counts one full download unless the output already reached `cap`; false when it had. */
@@ -501,10 +516,10 @@ export class JobStore extends SqlStore {
 
   /** Up to `limit` outputs past their retention (the caller deletes them and their bytes). */
   async expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]> {
-    return (await this.s.expiredOutputs.all(now, limit));
+    return await this.s.expiredOutputs.all(now, limit);
   }
 
   async deleteOutput(jobId: string, idx: bigint): Promise<void> {
-    (await this.s.deleteOutput.run(jobId, idx));
+    await this.s.deleteOutput.run(jobId, idx);
   }
 }

@@ -16,23 +16,26 @@ export async function recoverJobs(
 ): Promise<{ requeued: number; failed: number }> {
   let requeued = 0;
   let failed = 0;
-  for (const job of (await jobs.pastDeadline(now))) {
-    if ((await jobs.fail(job.id, "generation_failed", "The job exceeded the model's time limit.", now))) failed++;
+  for (const job of await jobs.pastDeadline(now)) {
+    if (await jobs.fail(job.id, "generation_failed", "The job exceeded the model's time limit.", now))
+      failed++;
   }
-  const orphans = atStartup ? (await jobs.expiredLeases(Number.MAX_SAFE_INTEGER)) : (await jobs.expiredLeases(now));
+  const orphans = atStartup
+    ? await jobs.expiredLeases(Number.MAX_SAFE_INTEGER)
+    : await jobs.expiredLeases(now);
   for (const job of orphans) {
     const provider = providers.get(job.provider);
     // A chat call lives in its HTTP request: when the process died, so did the request.
     if (job.kind !== "text" && provider?.resumable({ upstreamId: job.upstream_id })) {
-      (await jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now));
-      if ((await jobs.requeue(job.id, now))) requeued++;
+      await jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
+      if (await jobs.requeue(job.id, now)) requeued++;
     } else if (
-      (await jobs.fail(
+      await jobs.fail(
         job.id,
         "generation_failed",
         "The worker running this job was lost and the job cannot be resumed.",
         now,
-      ))
+      )
     ) {
       failed++;
     }

@@ -67,29 +67,32 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
   const viewCtx: ViewContext = {
     baseUrl: o.baseUrl,
     queuePosition: (job) => jobs.queuePosition(job),
-    logs: async (id) => (await jobs.logs(id)),
-    hold: async (id) => (await services.ledger.getHold(id)),
+    logs: async (id) => await jobs.logs(id),
+    hold: async (id) => await services.ledger.getHold(id),
     webhook: async (job) => {
       if (!job.webhook_url) return null;
-      const d = (await outbox.deliveryFor(job.id));
+      const d = await outbox.deliveryFor(job.id);
       return { url: job.webhook_url, status: d?.status ?? "not_sent", attempts: d?.attempts ?? 0 };
     },
     outputUrls: async (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.
       const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
-      return (await jobs
-        .outputIndexes(job.id))
-        .map(
-          (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
-        );
+      return (await jobs.outputIndexes(job.id)).map(
+        (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
+      );
     },
   };
   const views = {
-    queued: async (job: JobRow) => (await queuedRequestView(job, viewCtx)),
-    status: async (job: JobRow, withLogs: boolean) => (await statusView(job, viewCtx, withLogs)),
-    record: async (job: JobRow) => (await recordView(job, viewCtx)),
-    listItem: async (job: JobRow) => (await listItemView(job, viewCtx)),
-    output: async (job: JobRow) => (await renderOutput(job, viewCtx)),
+    /** With `tx`: rendered inside the transaction that opened the job (its stored Idempotency answer). */
+    queued: async (job: JobRow, tx?: Sql) =>
+      await queuedRequestView(
+        job,
+        tx ? { ...viewCtx, hold: async (id) => await services.ledger.in(tx).getHold(id) } : viewCtx,
+      ),
+    status: async (job: JobRow, withLogs: boolean) => await statusView(job, viewCtx, withLogs),
+    record: async (job: JobRow) => await recordView(job, viewCtx),
+    listItem: async (job: JobRow) => await listItemView(job, viewCtx),
+    output: async (job: JobRow) => await renderOutput(job, viewCtx),
   };
   const providers = new Map<string, Provider>();
   const circuits = new Map<string, CircuitBreaker>();

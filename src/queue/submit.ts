@@ -1,7 +1,7 @@
-import type { Sql } from "../db/sql.ts";
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
+import type { Sql } from "../db/sql.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import type { IdempotencyClaim, Once, StoredResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -69,7 +69,7 @@ export interface NewJobRequest {
    * claim their key around the whole call instead (IdempotencyStore.claimRunning) and pass null.
    */
   idempotency: IdempotencyClaim | null;
-  answer?: (ctx: AppContext, job: JobRow) => StoredResponse | Promise<StoredResponse>;
+  answer?: (ctx: AppContext, job: JobRow, tx: Sql) => StoredResponse | Promise<StoredResponse>;
 }
 
 /**
@@ -167,8 +167,14 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const opened: Once<JobRow> =
     claim === null
       ? { replay: null, value: await ctx.submits.run(insert) }
-      : await ctx.submits.run(async (tx) =>
-          (await ctx.idempotency.in(tx).once(keyId!, claim, async () => (await insert(tx)), async (job) => (await r.answer!(ctx, job)))),
+      : await ctx.submits.run(
+          async (tx) =>
+            await ctx.idempotency.in(tx).once(
+              keyId!,
+              claim,
+              async () => await insert(tx),
+              async (job) => await r.answer!(ctx, job, tx),
+            ),
         );
   if (opened.replay === null && !inRequest) {
     ctx.jobs.markQueued(opened.value);
@@ -188,8 +194,8 @@ export interface SubmitInput {
 }
 
 /** The answer a /queue submit stores under its Idempotency-Key: the queued request, 202. */
-async function queuedAnswer(ctx: AppContext, job: JobRow): Promise<StoredResponse> {
-  return { status: 202, body: JSON.stringify((await ctx.views.queued(job))) };
+async function queuedAnswer(ctx: AppContext, job: JobRow, tx: Sql): Promise<StoredResponse> {
+  return { status: 202, body: JSON.stringify(await ctx.views.queued(job, tx)) };
 }
 
 /**
@@ -215,7 +221,7 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<J
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
   validateModelInput(model, input);
-  const files = (await resolveFileRefs(ctx.files, s.who.accountId, input));
+  const files = await resolveFileRefs(ctx.files, s.who.accountId, input);
   // Per-megapixel upscales are priced on an uploaded image's measured size.
   const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });
   const webhookUrl = webhookRaw ? (await ctx.checkWebhookUrl(webhookRaw)).toString() : null;

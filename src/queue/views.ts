@@ -33,7 +33,7 @@ export function falQueueUrls(base: string, modelId: string, id: string) {
 
 /** The spec's queued request (submit 202, /run 202), plus queue_position and RUB price. */
 export async function queuedRequestView(job: JobRow, v: ViewContext) {
-  const hold = (await v.hold(job.hold_id));
+  const hold = await v.hold(job.hold_id);
   const quote = JSON.parse(job.quote) as { amount_usd_micro: string };
   return {
     status: job.status,
@@ -75,7 +75,7 @@ function charged(hold: HoldRow | null, amount: bigint | null | undefined): strin
 
 async function priceView(job: JobRow, v: ViewContext) {
   const quote = JSON.parse(job.quote) as { unit: string; units: string; amount_usd_micro: string };
-  const hold = (await v.hold(job.hold_id));
+  const hold = await v.hold(job.hold_id);
   return {
     currency: hold?.currency ?? "USD",
     unit: quote.unit,
@@ -95,9 +95,9 @@ export async function listItemView(job: JobRow, v: ViewContext) {
     ...(await statusView(job, v, false)),
     kind: job.kind,
     source: job.source,
-    price: (await priceView(job, v)),
-    output_urls: job.status === "COMPLETED" ? (await v.outputUrls(job)) : [],
-    webhook: (await v.webhook(job)),
+    price: await priceView(job, v),
+    output_urls: job.status === "COMPLETED" ? await v.outputUrls(job) : [],
+    webhook: await v.webhook(job),
     // Chat calls: the token counts they were billed on.
     ...(job.kind === "text" && job.output
       ? {
@@ -116,7 +116,7 @@ export async function recordView(job: JobRow, v: ViewContext) {
 
 /** The model output with media placeholders ({"$output": n}) replaced by fresh signed URLs. */
 export async function renderOutput(job: JobRow, v: ViewContext): Promise<unknown> {
-  const links = (await v.outputUrls(job));
+  const links = await v.outputUrls(job);
   const walk = (x: unknown): unknown => {
     if (Array.isArray(x)) return x.map(walk);
     if (x !== null && typeof x === "object") {

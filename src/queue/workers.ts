@@ -102,7 +102,7 @@ export class WorkerPool {
     while (this.running) {
       let job: JobRow | null = null;
       try {
-        job = (await this.o.jobs.claimNext(provider, this.busyModels(), this.owner, this.leaseMs, Date.now()));
+        job = await this.o.jobs.claimNext(provider, this.busyModels(), this.owner, this.leaseMs, Date.now());
       } catch (err) {
         log("error", "claim failed", { provider, ...errorFields(err) });
       }
@@ -139,7 +139,7 @@ export class WorkerPool {
     const slot = this.slots.get(job.provider);
     if (slot) slot.busy++;
     const renew = setInterval(
-      async () => (await this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs)),
+      async () => await this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs),
       this.leaseMs / 3,
     );
     const untilDeadline = Number(job.deadline_at) - Date.now();
@@ -148,7 +148,7 @@ export class WorkerPool {
       await this.execute(job, controller.signal);
     } catch (err) {
       log("error", "job crashed", { request_id: job.id, ...errorFields(err) });
-      (await this.o.jobs.fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now()));
+      await this.o.jobs.fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
     } finally {
       clearInterval(renew);
       clearTimeout(deadline);
@@ -164,7 +164,7 @@ export class WorkerPool {
     const provider = this.o.providers.get(job.provider);
     const model = this.o.catalog().get(job.model_id);
     if (!provider || !model) {
-      (await jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now()));
+      await jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now());
       return;
     }
     const stored = JSON.parse(job.input) as Record<string, unknown>;
@@ -180,14 +180,14 @@ export class WorkerPool {
       log: (message) => {
         const at = Date.now();
         logged = logged
-          .then(async () => (await jobs.appendLog(job.id, "info", message, at)))
+          .then(async () => await jobs.appendLog(job.id, "info", message, at))
           .catch((err) => log("warn", "job log write failed", { job_id: job.id, ...errorFields(err) }));
       },
-      setUpstreamId: async (id) => (await jobs.setUpstreamId(job.id, id)),
+      setUpstreamId: async (id) => await jobs.setUpstreamId(job.id, id),
       inputImageSize: async (field) => {
         const value = stored[field];
         return typeof value === "string" && this.o.uploadedImageSize
-          ? (await this.o.uploadedImageSize(value, job.account_id))
+          ? await this.o.uploadedImageSize(value, job.account_id)
           : null;
       },
     };
@@ -198,29 +198,34 @@ export class WorkerPool {
     } catch (err) {
       await logged;
       if (signal.aborted && signal.reason instanceof DeadlineError) {
-        (await jobs.fail(
+        await jobs.fail(
           job.id,
           "generation_failed",
           `The job exceeded the model's time limit of ${model.time_limit_seconds} s.`,
           Date.now(),
-        ));
+        );
       } else if (signal.aborted) {
         // Shutdown: leave the job IN_PROGRESS; its lease lapses and recovery resumes it.
       } else if (err instanceof ProviderError && err.kind === "capacity") {
         const wait = err.retryAfterMs ?? backoff(Number(job.attempt));
-        (await jobs.appendLog(job.id, "warn", `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`, Date.now()));
-        (await jobs.requeue(job.id, Date.now() + wait));
+        await jobs.appendLog(
+          job.id,
+          "warn",
+          `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`,
+          Date.now(),
+        );
+        await jobs.requeue(job.id, Date.now() + wait);
       } else {
         const message = err instanceof ProviderError ? err.message : "The provider failed.";
         if (!(err instanceof ProviderError))
           log("error", "provider error", { request_id: job.id, ...errorFields(err) });
-        (await jobs.fail(job.id, "generation_failed", message, Date.now()));
+        await jobs.fail(job.id, "generation_failed", message, Date.now());
       }
       return;
     }
     if (result.outputs.length === 0) {
       // Nothing delivered is a failed generation: the hold is released, nothing charged.
-      (await jobs.fail(job.id, "generation_failed", "The provider finished without any output.", Date.now()));
+      await jobs.fail(job.id, "generation_failed", "The provider finished without any output.", Date.now());
       return;
     }
     // Outputs are in the store before the job is COMPLETED, so a completed job always has its media.
@@ -248,7 +253,7 @@ export class WorkerPool {
       log("error", "storing outputs failed", { request_id: job.id, ...errorFields(err) });
       this.o.outputs.removeJob(job.id);
       const why = err instanceof ProviderError ? err.message : "The outputs could not be stored.";
-      (await jobs.fail(job.id, "generation_failed", why, Date.now()));
+      await jobs.fail(job.id, "generation_failed", why, Date.now());
       return;
     }
     // The charge is the price of what was delivered, measured from the stored files (docs/money.md,
@@ -260,7 +265,7 @@ export class WorkerPool {
       result.outputs.map((o, i) => withMeasured(o, delivered[i]!)),
       result.extra,
     );
-    const completed = (await jobs.complete(
+    const completed = await jobs.complete(
       job.id,
       output,
       rows,
@@ -268,7 +273,7 @@ export class WorkerPool {
       delivery.units,
       this.o.outputTtlMs(),
       Date.now(),
-    ));
+    );
     if (!completed) this.o.outputs.removeJob(job.id); // failed meanwhile (deadline sweep): no orphans
   }
 

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Catalog } from "../catalog/catalog.ts";
-import type { Sql } from "../db/sql.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
 import type { QueueServices } from "../queue/runtime.ts";
 import type { Services } from "./services.ts";
 

@@ -122,7 +122,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
     if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
-    const background = (await startBackground(ctx));
+    const background = await startBackground(ctx);
     const app = createApp(ctx);
     const handle = app.fetch;
     server.reload({

@@ -34,7 +34,7 @@ export async function studioEstimate(
   modelId: string,
   input: unknown,
 ): Promise<AccountEstimate> {
-  return (await accountEstimate(ctx, accountId, modelId, inputObject(input ?? {})));
+  return await accountEstimate(ctx, accountId, modelId, inputObject(input ?? {}));
 }
 
 /**
@@ -97,10 +97,10 @@ export async function studioChatEstimate(
   const req = parseChatBody({ ...inputObject(body), model: modelId });
   const { quote } = chatQuote(resolveModel(ctx, req.model, "chat"), req);
   return {
-    estimate: (await accountEstimate(ctx, accountId, modelId, {
+    estimate: await accountEstimate(ctx, accountId, modelId, {
       input_tokens: quote.input_tokens,
       output_tokens: quote.output_tokens,
-    })),
+    }),
     input_tokens: quote.input_tokens,
     output_tokens: quote.output_tokens,
   };
@@ -128,28 +128,30 @@ export async function studioRuns(
     throw new DomainError("validation_error", "cursor must be the next_cursor of a previous page.", {
       param: "cursor",
     });
-  const rows = (await ctx.jobs.listByPerson(accountId, personId, limit + 1, o.cursor || null));
+  const rows = await ctx.jobs.listByPerson(accountId, personId, limit + 1, o.cursor || null);
   const page = rows.slice(0, limit);
   return {
-    items: (await Promise.all(page.map(async (job) => {
-      const item = (await ctx.views.listItem(job));
-      const types = job.status === "COMPLETED" ? (await ctx.jobs.outputRows(job.id)) : [];
-      return {
-        ...item,
-        outputs: types.map((t, i) => ({
-          index: Number(t.idx),
-          url: item.output_urls[i]!,
-          content_type: t.content_type,
-        })),
-      };
-    }))),
+    items: await Promise.all(
+      page.map(async (job) => {
+        const item = await ctx.views.listItem(job);
+        const types = job.status === "COMPLETED" ? await ctx.jobs.outputRows(job.id) : [];
+        return {
+          ...item,
+          outputs: types.map((t, i) => ({
+            index: Number(t.idx),
+            url: item.output_urls[i]!,
+            content_type: t.content_type,
+          })),
+        };
+      }),
+    ),
     next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
   };
 }
 
 /** One run of the account for the run page; another account's (or a malformed id) is 404. */
 export async function studioRunOf(ctx: AppContext, accountId: string, id: string): Promise<JobRow> {
-  const job = UUID_PATTERN.test(id) ? (await ctx.jobs.getOwned(id, accountId)) : null;
+  const job = UUID_PATTERN.test(id) ? await ctx.jobs.getOwned(id, accountId) : null;
   if (!job) throw new DomainError("not_found", `No studio run ${id}.`, { param: "request_id" });
   return job;
 }

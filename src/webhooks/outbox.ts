@@ -70,56 +70,55 @@ export class WebhookOutbox extends SqlStore {
   private readonly now: () => number;
 
   protected override s = {
-      insert: this.q<null, [string, string, string, string, string, number]>(
-        `INSERT OR IGNORE INTO webhook_deliveries
+    insert: this.q<null, [string, string, string, string, string, number]>(
+      `INSERT OR IGNORE INTO webhook_deliveries
            (id, request_id, account_id, url, event, status, attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
-      ),
-      insertAccountEvent: this.q<null, [string, string, string, string, string, number]>(
-        `INSERT OR IGNORE INTO webhook_deliveries
+    ),
+    insertAccountEvent: this.q<null, [string, string, string, string, string, number]>(
+      `INSERT OR IGNORE INTO webhook_deliveries
            (id, request_id, account_id, url, event, payload, status, attempts, next_attempt_at, created_at)
          VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
-      ),
-      forRequest: this.q<DeliveryRow, [string]>(
-        `SELECT * FROM webhook_deliveries WHERE request_id = ?
+    ),
+    forRequest: this.q<DeliveryRow, [string]>(
+      `SELECT * FROM webhook_deliveries WHERE request_id = ?
          ORDER BY created_at DESC, rowid DESC LIMIT 1`,
-      ),
-      // One statement, so two dispatchers (or processes) can never claim the same row: once
-      // next_attempt_at moves past now, the row is no longer due for anyone else.
-      claim: this.q<DeliveryRow, [number, number, number]>(
-        `UPDATE webhook_deliveries SET next_attempt_at = ?2
+    ),
+    // One statement, so two dispatchers (or processes) can never claim the same row: once
+    // next_attempt_at moves past now, the row is no longer due for anyone else.
+    claim: this.q<DeliveryRow, [number, number, number]>(
+      `UPDATE webhook_deliveries SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= ?1
            ORDER BY next_attempt_at, created_at, id LIMIT ?3)
          RETURNING *`,
-      ),
-      nextDue: this.q<{ t: bigint | null }, []>(
-        "SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'",
-      ),
-      finish: this.q<
-        { id: string },
-        [string, number | null, string | null, number, number | null, string, number]
-      >(
-        `UPDATE webhook_deliveries
+    ),
+    nextDue: this.q<{ t: bigint | null }, []>(
+      "SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'",
+    ),
+    finish: this.q<
+      { id: string },
+      [string, number | null, string | null, number, number | null, string, number]
+    >(
+      `UPDATE webhook_deliveries
          SET status = ?1, attempts = attempts + 1, last_status = ?2, last_error = ?3,
              last_attempt_at = ?4, delivered_at = ?5
          WHERE id = ?6 AND status = 'pending' AND next_attempt_at = ?7
          RETURNING id`,
-      ),
-      retry: this.q<{ id: string }, [number, number | null, string | null, number, string, number]>(
-        `UPDATE webhook_deliveries
+    ),
+    retry: this.q<{ id: string }, [number, number | null, string | null, number, string, number]>(
+      `UPDATE webhook_deliveries
          SET attempts = attempts + 1, next_attempt_at = ?1, last_status = ?2, last_error = ?3,
              last_attempt_at = ?4
          WHERE id = ?5 AND status = 'pending' AND next_attempt_at = ?6
          RETURNING id`,
-      ),
-    };
+    ),
+  };
 
   constructor(sql: Sql, options: WebhookOutboxOptions = {}) {
     super(sql);
     this.now = options.now ?? Date.now;
-    
   }
 
   /** The webhook-id: stable per request and event, so a retried enqueue is the same delivery. */
@@ -133,14 +132,14 @@ export class WebhookOutbox extends SqlStore {
    * state committed, and survives restarts. A second call for the same request and event is a no-op.
    */
   async enqueue(input: EnqueueInput): Promise<void> {
-    (await this.s.insert.run(
+    await this.s.insert.run(
       WebhookOutbox.deliveryId(input.requestId, input.event),
       input.requestId,
       input.accountId,
       input.url,
       input.event,
       this.now(),
-    ));
+    );
   }
 
   /**
@@ -154,19 +153,19 @@ export class WebhookOutbox extends SqlStore {
     event: AccountEvent;
     payload: string;
   }): Promise<void> {
-    (await this.s.insertAccountEvent.run(
+    await this.s.insertAccountEvent.run(
       input.id,
       input.accountId,
       input.url,
       input.event,
       input.payload,
       this.now(),
-    ));
+    );
   }
 
   /** The request's latest delivery, or null when none was owed (yet). */
   async deliveryFor(requestId: string): Promise<DeliveryState | null> {
-    const row = (await this.s.forRequest.get(requestId));
+    const row = await this.s.forRequest.get(requestId);
     if (!row) return null;
     return {
       url: row.url,
@@ -182,7 +181,7 @@ export class WebhookOutbox extends SqlStore {
     if (limit <= 0) return [];
     const lease = now + leaseMs;
     // RETURNING order is unspecified; launch the batch oldest first.
-    const rows = (await this.s.claim.all(now, lease, limit));
+    const rows = await this.s.claim.all(now, lease, limit);
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return rows.map((r) => ({
       id: r.id,
@@ -208,7 +207,12 @@ export class WebhookOutbox extends SqlStore {
   }
 
   /** Final failure (410, schedule exhausted, record gone). False when the lease was lost. */
-  async markFailed(c: ClaimedDelivery, now: number, status: number | null, error: string | null): Promise<boolean> {
+  async markFailed(
+    c: ClaimedDelivery,
+    now: number,
+    status: number | null,
+    error: string | null,
+  ): Promise<boolean> {
     return (await this.s.finish.get("failed", status, clip(error), now, null, c.id, c.lease)) !== null;
   }
 

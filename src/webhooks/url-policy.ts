@@ -79,7 +79,7 @@ function compileCidrs(policy: WebhookPolicy): Cidr[] {
 }
 
 async function resolveWithTimeout(hostname: string, resolve: Resolver): Promise<string[]> {
-  let timer: Awaited<ReturnType<typeof setTimeout>> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error("DNS resolution timed out")), RESOLVE_TIMEOUT_MS);
   });

@@ -12,7 +12,7 @@ describe("operator key management: error paths", () => {
     ["DELETE", "/admin/v1/keys/key_..%2F..%2Fx", 400, "validation_error"],
     ["POST", "/admin/v1/keys/key_0000000000000000", 405, "method_not_allowed"],
   ])("%s %s is %d %s with the contract's body", async (method, path, status, code) => {
-    const t = (await makeTestApp());
+    const t = await makeTestApp();
     const res = await t.request(path, admin(method));
     expect(res.status).toBe(status);
     const body = await json<Err>(res);
@@ -34,7 +34,7 @@ describe("operator key management: error paths", () => {
     ["manage", { manage: true }, "manage", /"can_manage"/],
   ];
   test.each(misnamed)("%s names the right field on every key route", async (_l, body, param, pattern) => {
-    const t = (await makeTestApp());
+    const t = await makeTestApp();
     const routes: [string, string, Record<string, unknown>][] = [
       [`/admin/v1/accounts/${t.account.id}/keys`, "POST", admin("POST", body)],
       [
@@ -59,7 +59,7 @@ describe("operator key management: error paths", () => {
   });
 
   test("the right field works on the same routes", async () => {
-    const t = (await makeTestApp());
+    const t = await makeTestApp();
     const res = await t.request(
       `/admin/v1/accounts/${t.account.id}/keys`,
       admin("POST", { monthly_limit_micro: "10000000", can_manage: true }),

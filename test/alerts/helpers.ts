@@ -10,11 +10,11 @@ export const USD = (n: number) => BigInt(Math.round(n * 1_000_000));
 
 /** An in-process app whose default account has `balance` USD and an owner person. */
 export async function alertsApp(options: { balance?: number; smtp?: SmtpSettings | null } = {}) {
-  const t = (await makeTestApp());
+  const t = await makeTestApp();
   t.ctx.live = { ...t.ctx.live, webhooks: LOOPBACK_ALLOWED, smtp: options.smtp ?? null };
   const accountId = t.account.id;
-  if (options.balance) (await t.ctx.ledger.topUp(accountId, USD(options.balance), "test credit"));
-  const reserve = async (usd: number) => (await reserveUsd(t.ctx.ledger, accountId, USD(usd)));
+  if (options.balance) await t.ctx.ledger.topUp(accountId, USD(options.balance), "test credit");
+  const reserve = async (usd: number) => await reserveUsd(t.ctx.ledger, accountId, USD(usd));
   return { ...t, accountId, reserve };
 }
 
@@ -58,8 +58,8 @@ export function testDispatcher(ctx: AppContext) {
     outbox: ctx.outbox,
     secrets: ctx.webhookSecrets,
     renderRecord: async (id) => {
-      const job = (await ctx.jobs.get(id));
-      return job ? (await ctx.views.record(job)) : null;
+      const job = await ctx.jobs.get(id);
+      return job ? await ctx.views.record(job) : null;
     },
     policy: () => LOOPBACK_ALLOWED,
     schedule: [10, 10],

@@ -17,11 +17,11 @@ const model = (name: string) => ({
 });
 
 async function setup() {
-  const t = (await makeTestApp({
+  const t = await makeTestApp({
     providers: { mock: { type: "openai", base_url: `${mock.url}/v1` } },
     models: ["ok", "503", "400"].map(model),
-  }));
-  (await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null));
+  });
+  await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
   const chat = (name: string) =>
     t.request("/v1/chat/completions", {
       method: "POST",
@@ -37,7 +37,7 @@ async function setup() {
 
 describe("chat calls feed their upstream's circuit breaker", () => {
   test("upstream failures open it: the next call is 503 before anything is reserved", async () => {
-    const { t, chat, circuit } = (await setup());
+    const { t, chat, circuit } = await setup();
     for (let i = 0; i < 5; i++) expect((await chat("503")).status).toBe(503);
     expect(circuit.view()).toMatchObject({ state: "open" });
     const refused = await chat("ok");
@@ -50,7 +50,7 @@ describe("chat calls feed their upstream's circuit breaker", () => {
   });
 
   test("the caller's own bad input does not count; an answer closes the count", async () => {
-    const { chat, circuit } = (await setup());
+    const { chat, circuit } = await setup();
     for (let i = 0; i < 6; i++) expect((await chat("400")).status).toBe(502);
     expect(circuit.view()).toMatchObject({ state: "closed", consecutive_failures: 0 });
     for (let i = 0; i < 4; i++) await chat("503");

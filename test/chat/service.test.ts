@@ -6,8 +6,8 @@ import { logLines, makeTestApp } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
 async function setup() {
-  const t = (await makeTestApp());
-  (await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null));
+  const t = await makeTestApp();
+  await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
   const principal = (await t.ctx.accounts.authenticate(t.key))!;
   const model = t.ctx.catalog.get("sandbox/chat")!;
   const req = parseChatBody({ model: "sandbox/chat", messages: [{ role: "user", content: "Hi" }] });
@@ -18,14 +18,14 @@ const outcome = { content: "Hello", finishReason: "stop", usage: { prompt_tokens
 
 describe("chat service", () => {
   test("a reservation is a running job with its hold; the settlement charges the usage", async () => {
-    const { t, principal, model, req } = (await setup());
+    const { t, principal, model, req } = await setup();
     const started = await startChat(t.ctx, apiOpener(t.ctx, principal), model, req);
     expect(started.job).toMatchObject({ status: "IN_PROGRESS", attempt: 1n, lease_owner: "request" });
-    expect((await t.ctx.jobs.get(started.job.id))).toEqual(started.job); // the returned row is the stored one
+    expect(await t.ctx.jobs.get(started.job.id)).toEqual(started.job); // the returned row is the stored one
     const hold = (await t.ctx.ledger.getHold(started.job.hold_id))!;
     expect(hold.amount_micro).toBe(started.quote.amount_usd_micro);
 
-    (await finishChat(t.ctx, started, outcome));
+    await finishChat(t.ctx, started, outcome);
     expect((await t.ctx.jobs.get(started.job.id))!.status).toBe("COMPLETED");
     const settled = (await t.ctx.ledger.getHold(started.job.hold_id))!;
     expect(settled.status).toBe("settled");
@@ -35,11 +35,11 @@ describe("chat service", () => {
   });
 
   test("a reply that ends after the deadline sweep closed its job is not charged, and is logged", async () => {
-    const { t, principal, model, req } = (await setup());
+    const { t, principal, model, req } = await setup();
     const started = await startChat(t.ctx, apiOpener(t.ctx, principal), model, req);
-    (await t.ctx.jobs.fail(started.job.id, "generation_failed", "time limit", Date.now())); // the sweep
+    await t.ctx.jobs.fail(started.job.id, "generation_failed", "time limit", Date.now()); // the sweep
     const before = logLines.length;
-    (await finishChat(t.ctx, started, outcome));
+    await finishChat(t.ctx, started, outcome);
     expect((await t.ctx.jobs.get(started.job.id))!.status).toBe("FAILED");
     expect((await t.ctx.ledger.getHold(started.job.hold_id))!.status).toBe("released");
     const warned = logLines.slice(before).map((l) => JSON.parse(l));

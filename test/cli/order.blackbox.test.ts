@@ -1,4 +1,3 @@
-import { sqlOf } from "../helpers/sql.ts";
 // `gengate order list|refund` on a data dir (the server may be running): a paid order is prepared
 // through the real stores, then listed and refunded by the binary (or the sources).
 import { afterAll, describe, expect, test } from "bun:test";
@@ -7,6 +6,7 @@ import { migrate, openDatabase } from "../../src/db/database.ts";
 import { dataDirPaths } from "../../src/server/datadir.ts";
 import { createServices } from "../../src/server/services.ts";
 import { runGengate, tempDir } from "../helpers/server.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,8 +16,8 @@ async function preparePaidOrder(): Promise<{ orderId: string; accountId: string 
   try {
     migrate(db);
     const s = createServices(sqlOf(db), "http://gengate.test");
-    const { account } = (await s.accounts.createAccount("buyer", "USD"));
-    const order = (await s.payments.orders.create({
+    const { account } = await s.accounts.createAccount("buyer", "USD");
+    const order = await s.payments.orders.create({
       accountId: account.id,
       personId: null,
       provider: "stripe",
@@ -25,7 +25,7 @@ async function preparePaidOrder(): Promise<{ orderId: string; accountId: string 
       amountMicro: 30_000_000n,
       now: Math.floor(Date.now() / 1000),
       ttlSeconds: 3600,
-    }));
+    });
     await s.sql.tx(async (tx) => {
       await s.payments.orders.in(tx).markPaid(order.id, Math.floor(Date.now() / 1000), "cs_test_cli");
       await s.ledger.in(tx).topUp(account.id, 30_000_000n, "Stripe payment cs_test_cli", "TOPUP", order.id);
@@ -38,7 +38,7 @@ async function preparePaidOrder(): Promise<{ orderId: string; accountId: string 
 
 describe("gengate order", () => {
   test("list and refund; over-refunds and bad input are refused with one line", async () => {
-    const { orderId, accountId } = (await preparePaidOrder());
+    const { orderId, accountId } = await preparePaidOrder();
     const dd = ["--data-dir", dir];
     const list = await runGengate(["order", "list", "--json", ...dd]);
     expect(list.code).toBe(0);

@@ -3,7 +3,7 @@ import { circuitFor } from "../../src/providers/registry.ts";
 import { consoleApp, PASSWORD } from "./helpers.ts";
 
 async function operatorApp() {
-  const c = (await consoleApp());
+  const c = await consoleApp();
   await c.person("op@example.com", "owner", true);
   const b = await c.signedIn("op@example.com");
   await b.page("/console/admin"); // the CSRF token
@@ -22,7 +22,7 @@ const adminRows = (c: Awaited<ReturnType<typeof consoleApp>>, accountId: string)
 describe("accounts", () => {
   test("the list shows every account with balance, held and available; the nav has Admin", async () => {
     const { c, b, acme } = await operatorApp();
-    (await c.ctx.ledger.topUp(acme.id, 12_500_000n, null));
+    await c.ctx.ledger.topUp(acme.id, 12_500_000n, null);
     const p = await b.page("/console/admin");
     expect(p.status).toBe(200);
     expect(p.text).toContain('<a href="/console/admin" aria-current="page">Admin</a>');
@@ -66,7 +66,7 @@ describe("accounts", () => {
 
   test("adjust negative; below what is held: the ledger's message, nothing written", async () => {
     const { c, b, rub } = await operatorApp();
-    (await c.ctx.ledger.topUp(rub.id, 100_000_000n, null));
+    await c.ctx.ledger.topUp(rub.id, 100_000_000n, null);
     const res = await b.post(`/console/admin/accounts/${rub.id}/adjust`, { amount: "-40", reason: "refund" });
     expect(res.status).toBe(303);
     expect((await c.ctx.accounts.getAccount(rub.id))!.balance_micro).toBe(60_000_000n);
@@ -155,7 +155,7 @@ describe("people and invites", () => {
     const accepted = await guest.post(path, { password: PASSWORD });
     expect(accepted.status).toBeLessThan(400);
     const person = (await c.people.findPerson("new@example.com"))!;
-    expect((await c.people.accountsOf(person.id))).toEqual([
+    expect(await c.people.accountsOf(person.id)).toEqual([
       { accountId: acme.id, name: "Acme Studio", currency: "USD", role: "owner" },
     ]);
   });
@@ -231,12 +231,12 @@ describe("people and invites", () => {
 
 describe("providers and FX", () => {
   test("providers: each configured provider's circuit", async () => {
-    const c = (await consoleApp({
+    const c = await consoleApp({
       providers: {
         up: { type: "openai", base_url: "http://127.0.0.1:9" },
         down: { type: "openai", base_url: "http://127.0.0.1:9" },
       },
-    }));
+    });
     await c.person("op@example.com", "owner", true);
     const b = await c.signedIn("op@example.com");
     const circuit = circuitFor(c.ctx.circuits, "down");
@@ -255,7 +255,7 @@ describe("providers and FX", () => {
     const { c, b } = await operatorApp();
     const res = await b.post("/console/admin/fx", { currency: "RUB", rate: "92.5" });
     expect(res.status).toBe(303);
-    expect((await c.ctx.fx.get("RUB"))).toMatchObject({ rate_micro: 92_500_000n, source: "console" });
+    expect(await c.ctx.fx.get("RUB")).toMatchObject({ rate_micro: 92_500_000n, source: "console" });
     const p = await b.page("/console/admin/fx");
     expect(p.text).toMatch(/<td>USD→RUB<\/td><td class="num">92\.50<\/td>\s*<td>console<\/td>/);
     for (const rate of ["", "0", "-1", "1e3", "92.1234567", "abc", "99999999"]) {

@@ -31,7 +31,7 @@ describe("checkout form", () => {
       expect(r.status, JSON.stringify(options)).toBe(403);
       expect(r.headers.get("location")).toBeNull();
     }
-    expect((await t.ctx.payments.orders.list({ limit: 10 }))).toHaveLength(0);
+    expect(await t.ctx.payments.orders.list({ limit: 10 })).toHaveLength(0);
     expect(t.stripe.requests).toHaveLength(0);
     const anon = t.browser();
     const r = await anon.post(

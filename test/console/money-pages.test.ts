@@ -9,32 +9,32 @@ import { consoleApp } from "./helpers.ts";
 /** A console app with money: a top-up, charges on two keys and two models, an open hold. */
 async function seeded() {
   const clock = { now: Math.floor(Date.now() / 1000) };
-  const t = (await consoleApp({ now: () => clock.now } as never));
+  const t = await consoleApp({ now: () => clock.now } as never);
   const { ctx } = t;
-  (await ctx.ledger.topUp(t.account.id, 50_000_000n, "welcome"));
-  const second = (await ctx.accounts.createKey(t.account.id, { name: "ci", monthlyLimitMicro: 10_000_000n }));
+  await ctx.ledger.topUp(t.account.id, 50_000_000n, "welcome");
+  const second = await ctx.accounts.createKey(t.account.id, { name: "ci", monthlyLimitMicro: 10_000_000n });
   const charge = async (keyId: string, model: string, quote: bigint, actual = quote) => {
-    const hold = (await ctx.ledger.reserve({
+    const hold = await ctx.ledger.reserve({
       accountId: t.account.id,
       keyId,
       modelId: model,
       requestId: null,
       source: "API",
       quotedUsdMicro: quote,
-    }));
-    (await ctx.ledger.settle(hold.id, actual));
+    });
+    await ctx.ledger.settle(hold.id, actual);
   };
-  (await charge(t.keyId, "sandbox/image", 1_250_000n));
-  (await charge(second.keyId, "sandbox/speech", 3_000_000n, 2_000_001n));
-  (await charge(second.keyId, "sandbox/image", 500_000n));
-  (await ctx.ledger.reserve({
+  await charge(t.keyId, "sandbox/image", 1_250_000n);
+  await charge(second.keyId, "sandbox/speech", 3_000_000n, 2_000_001n);
+  await charge(second.keyId, "sandbox/image", 500_000n);
+  await ctx.ledger.reserve({
     accountId: t.account.id,
     keyId: second.keyId,
     modelId: "sandbox/video",
     requestId: null,
     source: "API",
     quotedUsdMicro: 700_000n,
-  }));
+  });
   await t.person("owner@example.com");
   const b = await t.signedIn("owner@example.com");
   return { t, ctx, b, second, clock };
@@ -52,7 +52,7 @@ describe("overview", () => {
     const { t, ctx, b, second } = await seeded();
     const { status, text } = await b.page("/console");
     expect(status).toBe(200);
-    const o = (await overview(ctx, t.account.id));
+    const o = await overview(ctx, t.account.id);
     expect(figure(text, "balance")).toBe(o.balance_micro);
     expect(figure(text, "held")).toBe(700_000n);
     expect(figure(text, "available")).toBe(o.balance_micro - 700_000n);
@@ -70,7 +70,7 @@ describe("overview", () => {
 
   test("a notice when the balance is below the alert threshold", async () => {
     const { t, ctx, b } = await seeded();
-    (await ctx.accounts.setAlertThreshold(t.account.id, 100_000_000n));
+    await ctx.accounts.setAlertThreshold(t.account.id, 100_000_000n);
     const { text } = await b.page("/console");
     expect(text).toMatch(/id="low-balance"[\s\S]*?<data value="100000000">100.00 USD<\/data>/);
   });
@@ -80,7 +80,7 @@ describe("keys", () => {
   test("the list shows name, prefix, limit, spent this month, last used, created and state", async () => {
     const { t, ctx, b, second } = await seeded();
     const { text } = await b.page("/console/keys");
-    for (const k of (await keyFigures(ctx, t.account.id))) {
+    for (const k of await keyFigures(ctx, t.account.id)) {
       const row = new RegExp(`<tr data-key="${k.key_id}">[\\s\\S]*?</tr>`).exec(text)![0];
       expect(row).toContain(`${k.prefix}…`);
       expect(row).toContain(`<data value="${k.spent_micro}">`);
@@ -147,7 +147,7 @@ describe("keys", () => {
 
   test("revoke: confirmation (dialog and page), then the API refuses the key on the very next call", async () => {
     const { t, ctx, b } = await seeded();
-    const { key, keyId } = (await ctx.accounts.createKey(t.account.id, { name: "doomed" }));
+    const { key, keyId } = await ctx.accounts.createKey(t.account.id, { name: "doomed" });
     // The key is in the principal cache.
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     const list = await b.page("/console/keys");
@@ -238,7 +238,7 @@ describe("wallet and billing", () => {
     expect([...admin.text.matchAll(/<tr data-entry=/g)]).toHaveLength(1);
     expect((await b.get("/console/wallet?source=EVIL")).status).toBe(400);
     // Paging: 60 more entries, so an Older link appears and leads to the rest.
-    for (let i = 0; i < 60; i++) (await ctx.ledger.topUp(t.account.id, 1n, `n${i}`));
+    for (let i = 0; i < 60; i++) await ctx.ledger.topUp(t.account.id, 1n, `n${i}`);
     const first = await b.page("/console/wallet");
     const older = /href="(\/console\/wallet\?cursor=\d+)" rel="next">Older/.exec(first.text)![1]!;
     const second = await b.page(older);

@@ -3,10 +3,10 @@ import { pollUntil } from "../helpers/api.ts";
 import { json, testWorkerPool } from "../helpers/context.ts";
 import { consoleApp } from "./helpers.ts";
 
-const c = (await consoleApp());
+const c = await consoleApp();
 const { ctx } = c;
-(await ctx.ledger.topUp(c.account.id, 100_000_000n, null));
-const ci = (await ctx.accounts.createKey(c.account.id, { name: "ci" }));
+await ctx.ledger.topUp(c.account.id, 100_000_000n, null);
+const ci = await ctx.accounts.createKey(c.account.id, { name: "ci" });
 
 async function submit(model: string, input: Record<string, unknown>, key = c.key): Promise<string> {
   const res = await c.request(`/v1/queue/${model}`, {

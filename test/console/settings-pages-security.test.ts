@@ -32,10 +32,10 @@ function actions(ids: { bob: string; otherSession: string }) {
 async function snapshot(c: App) {
   const ann = (await c.people.findPerson("ann@example.com"))!;
   return JSON.stringify({
-    members: (await c.people.listMembers(c.account.id)),
+    members: await c.people.listMembers(c.account.id),
     invites: (await c.people.listInvites()).length,
-    secret: (await c.ctx.webhookSecrets.signingSecrets(c.account.id)),
-    threshold: String((await c.ctx.accounts.getAlertThreshold(c.account.id))),
+    secret: await c.ctx.webhookSecrets.signingSecrets(c.account.id),
+    threshold: String(await c.ctx.accounts.getAlertThreshold(c.account.id)),
     password: ann.password_hash,
     totp: [ann.totp_secret, ann.totp_enabled_at === null],
     sessions: (await c.people.listSessions(ann.id)).map((s) => s.id),
@@ -44,13 +44,13 @@ async function snapshot(c: App) {
 
 /** Ann (owner) and Bob (member) of the default account; Ann signed in twice. */
 async function world() {
-  const c = (await consoleApp());
+  const c = await consoleApp();
   await c.person("ann@example.com", "owner");
   await c.person("bob@example.com", "member");
   const ann = await c.signedIn("ann@example.com");
   await ann.page("/console/settings");
   const other = await c.signedIn("ann@example.com");
-  (await c.ctx.webhookSecrets.get(c.account.id));
+  await c.ctx.webhookSecrets.get(c.account.id);
   const ids = {
     bob: (await c.people.findPerson("bob@example.com"))!.id,
     otherSession: (await c.people.resolveSession(other.cookie!))!.sessionId,
@@ -66,21 +66,21 @@ describe("settings security: signed out", () => {
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toBe(`/console/login?next=${encodeURIComponent(path)}`);
     }
-    const before = (await snapshot(c));
+    const before = await snapshot(c);
     const anon = c.browser();
     for (const a of actions(ids)) {
       const res = await anon.post(a.path, a.form, { csrf: null });
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toBe("/console/login");
     }
-    expect((await snapshot(c))).toBe(before);
+    expect(await snapshot(c)).toBe(before);
   });
 });
 
 describe("settings security: CSRF and Origin", () => {
   test("every action without the session's token is 403 and changes nothing", async () => {
     const { c, ann, ids } = await world();
-    const before = (await snapshot(c));
+    const before = await snapshot(c);
     for (const a of actions(ids)) {
       for (const csrf of [null, "forged-token-forged-token-forged-token-xx"]) {
         const res = await ann.post(a.path, a.form, { csrf });
@@ -88,13 +88,13 @@ describe("settings security: CSRF and Origin", () => {
         expect(await res.text()).toContain("nothing was changed");
       }
     }
-    expect((await snapshot(c))).toBe(before);
-    expect((await c.people.resolveSession(ann.cookie!))).not.toBeNull();
+    expect(await snapshot(c)).toBe(before);
+    expect(await c.people.resolveSession(ann.cookie!)).not.toBeNull();
   });
 
   test("every action from another origin is 403 even with the token, and changes nothing", async () => {
     const { c, ann, ids } = await world();
-    const before = (await snapshot(c));
+    const before = await snapshot(c);
     for (const a of actions(ids)) {
       for (const origin of ["https://evil.example", "null"]) {
         const res = await ann.post(a.path, a.form, { origin });
@@ -103,7 +103,7 @@ describe("settings security: CSRF and Origin", () => {
       const noOrigin = await ann.post(a.path, a.form, { origin: null });
       expect(noOrigin.status).toBe(403);
     }
-    expect((await snapshot(c))).toBe(before);
+    expect(await snapshot(c)).toBe(before);
   });
 });
 
@@ -113,7 +113,7 @@ describe("settings security: roles and other accounts", () => {
     const bob = await c.signedIn("bob@example.com");
     await bob.page("/console/settings");
     const annId = (await c.people.findPerson("ann@example.com"))!.id;
-    const before = (await snapshot(c));
+    const before = await snapshot(c);
     for (const [path, form] of [
       ["/console/settings/members/invite", { email: "eve@example.com", role: "member" }],
       [`/console/settings/members/${annId}/remove`, { confirm: "yes" }],
@@ -129,18 +129,20 @@ describe("settings security: roles and other accounts", () => {
       expect(text).toContain("Only an owner of this account can do this.");
       expect(text).not.toContain("whsec_");
     }
-    expect((await snapshot(c))).toBe(before);
-    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === ids.bob)?.role).toBe("member");
+    expect(await snapshot(c)).toBe(before);
+    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === ids.bob)?.role).toBe(
+      "member",
+    );
   });
 
   test("a member of another account is 404 for remove and role change; nothing changes", async () => {
     const { c, ann } = await world();
-    const other = (await c.ctx.accounts.createAccount("other", "USD"));
-    const { url } = (await c.people.createInvite({
+    const other = await c.ctx.accounts.createAccount("other", "USD");
+    const { url } = await c.people.createInvite({
       email: "zed@example.com",
       accountId: other.account.id,
       role: "member",
-    }));
+    });
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const zed = (await c.people.findPerson("zed@example.com"))!.id;
     for (const [path, form] of [
@@ -153,7 +155,7 @@ describe("settings security: roles and other accounts", () => {
       const res = await ann.post(path, form);
       expect(res.status).toBe(404);
     }
-    expect((await c.people.listMembers(other.account.id))).toEqual([
+    expect(await c.people.listMembers(other.account.id)).toEqual([
       expect.objectContaining({ personId: zed, role: "member" }),
     ]);
   });
@@ -164,7 +166,7 @@ describe("settings security: roles and other accounts", () => {
     const bobSession = (await c.people.resolveSession(bob.cookie!))!.sessionId;
     const res = await ann.post(`/console/settings/security/sessions/${bobSession}/revoke`, {});
     expect(res.status).toBe(404);
-    expect((await c.people.resolveSession(bob.cookie!))).not.toBeNull();
+    expect(await c.people.resolveSession(bob.cookie!)).not.toBeNull();
     const unknown = await ann.post("/console/settings/security/sessions/sess_nope/revoke", {});
     expect(unknown.status).toBe(404);
   });
@@ -185,7 +187,7 @@ describe("settings security: roles and other accounts", () => {
 describe("settings security: what the HTML holds", () => {
   test("the webhook secret is not in the page until revealed, and not in it afterwards", async () => {
     const { c, ann } = await world();
-    const secret = (await c.ctx.webhookSecrets.get(c.account.id));
+    const secret = await c.ctx.webhookSecrets.get(c.account.id);
     const secretBody = secret.slice("whsec_".length);
     for (const path of PAGES) {
       const { text } = await ann.page(path);
@@ -200,7 +202,7 @@ describe("settings security: what the HTML holds", () => {
 
   test("a reveal is a POST: GET on the action paths is a 404 page, not the secret", async () => {
     const { c, ann } = await world();
-    const secret = (await c.ctx.webhookSecrets.get(c.account.id));
+    const secret = await c.ctx.webhookSecrets.get(c.account.id);
     const res = await ann.get("/console/settings/webhook-secret/reveal");
     expect(res.status).toBe(404);
     expect(await res.text()).not.toContain(secret);
@@ -209,7 +211,7 @@ describe("settings security: what the HTML holds", () => {
   test("a member email and a user agent holding markup show as text", async () => {
     const { c, ann } = await world();
     const evil = "<script>alert(1)</script>@example.com";
-    const { url } = (await c.people.createInvite({ email: evil, accountId: c.account.id, role: "member" }));
+    const { url } = await c.people.createInvite({ email: evil, accountId: c.account.id, role: "member" });
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     await c.people.signIn(
       { email: "ann@example.com", password: PASSWORD },

@@ -66,7 +66,7 @@ describe("studio chat", () => {
   test("POST /console/studio/chat streams the reply, then its cost from the ledger and the conversation's total", async () => {
     const s = await studioSetup();
     const b = await ann(s);
-    const before = (await s.available());
+    const before = await s.available();
     const res = await b.post(
       "/console/studio/chat",
       {
@@ -124,7 +124,7 @@ describe("studio chat", () => {
   test("the form without the script: a page with the reply and its cost, the ledger's charge", async () => {
     const s = await studioSetup();
     const b = await ann(s);
-    const before = (await s.available());
+    const before = await s.available();
     // The page's own form: `messages` is the (empty) conversation so far, `message` the new one.
     const res = await b.post("/console/studio/chat", {
       model_id: "sandbox/chat",
@@ -148,7 +148,7 @@ describe("studio chat", () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toContain("text/html");
-    expect((await s.available())).toBe(before - charged);
+    expect(await s.available()).toBe(before - charged);
   });
 });
 
@@ -220,7 +220,10 @@ describe("the chat's Estimate", () => {
     const cost = costOf(events(await sent.text()));
     const hold = s.db
       .query("SELECT amount_micro, charged_micro FROM holds WHERE id = ?")
-      .get((await s.ctx.jobs.get(cost.request_id))!.hold_id) as { amount_micro: bigint; charged_micro: bigint };
+      .get((await s.ctx.jobs.get(cost.request_id))!.hold_id) as {
+      amount_micro: bigint;
+      charged_micro: bigint;
+    };
     expect(BigInt(hold.amount_micro)).toBe(longShown);
     expect(BigInt(hold.charged_micro)).toBeLessThanOrEqual(longShown);
   });

@@ -76,7 +76,7 @@ describe("studio history", () => {
   test("only this person's runs of this account: Bob (same account) and Eve (another account) see none of Ann's", async () => {
     const s = await studioSetup();
     const mine = await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "ann's private cat" });
-    (await s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null));
+    await s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null);
     const eveRun = await studioRun(s.ctx, s.eve, "sandbox/image", { prompt: "eve's" });
     const ann = await s.signedIn("ann@example.com");
     const annPage = await ann.page("/console/studio");

@@ -3,18 +3,18 @@ import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { type Browser, consoleApp, ORIGIN, PASSWORD } from "./helpers.ts";
 
 async function setup() {
-  const c = (await consoleApp());
-  (await c.ctx.ledger.topUp(c.account.id, 5_000_000n, "studio tests"));
+  const c = await consoleApp();
+  await c.ctx.ledger.topUp(c.account.id, 5_000_000n, "studio tests");
   await c.person("owner@example.com", "owner");
   const owner = await c.signedIn("owner@example.com");
   await owner.page("/console/studio");
   // A second account with its own person.
-  const other = (await c.ctx.accounts.createAccount("Other team", "USD"));
-  const { url } = (await c.people.createInvite({
+  const other = await c.ctx.accounts.createAccount("Other team", "USD");
+  const { url } = await c.people.createInvite({
     email: "eve@example.com",
     accountId: other.account.id,
     role: "owner",
-  }));
+  });
   await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
   const eve = await c.signedIn("eve@example.com");
   await eve.page("/console/studio");
@@ -118,7 +118,7 @@ describe("studio upload into a URL field", () => {
     const c = await setup();
     const res = await upload(c, c.eve, encodePng(64, 64, 2), "image/png");
     const { file_id } = (await res.json()) as { file_id: string };
-    expect((await c.ctx.files.getLive(file_id, c.other.account.id))).not.toBeNull();
+    expect(await c.ctx.files.getLive(file_id, c.other.account.id)).not.toBeNull();
     const hx = { headers: { "hx-request": "true" } };
     const partial = await (
       await c.owner.post("/console/studio/estimate", { model_id: "sandbox/upscale", image_url: file_id }, hx)
@@ -153,7 +153,7 @@ describe("studio pages: sign-in and CSRF", () => {
   });
 
   test("the page carries no inline script or style and escapes the operator's description", async () => {
-    const c = (await consoleApp({
+    const c = await consoleApp({
       models: [
         {
           id: "acme/img",
@@ -163,7 +163,7 @@ describe("studio pages: sign-in and CSRF", () => {
           description: "<script>alert(1)</script>",
         },
       ],
-    }));
+    });
     await c.person("o@example.com", "owner");
     const b = await c.signedIn("o@example.com");
     const { text } = await b.page("/console/studio?model=acme/img");

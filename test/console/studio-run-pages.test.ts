@@ -131,7 +131,7 @@ describe("studio run pages", () => {
     expect(page.text).toContain("The sandbox was asked to fail this job");
     expect(page.text).toContain("Nothing was charged");
     expect(page.text).toContain('<data value="0">');
-    expect((await s.available())).toBe(10_000_000n);
+    expect(await s.available()).toBe(10_000_000n);
   });
 
   test("the status stream: the API's status events with logs, closed after the final state", async () => {

@@ -1,4 +1,3 @@
-import { sqlOf } from "../helpers/sql.ts";
 import { describe, expect, test } from "bun:test";
 import {
   currentSchemaVersion,
@@ -11,6 +10,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 describe("migrations", () => {
   test("versions are consecutive from 1", () => {
@@ -98,14 +98,14 @@ describe("migrations", () => {
     const jobs = new JobStore(sqlOf(db), ledger, new JobEvents());
     expect((await jobs.pastDeadline(10)).map((j) => j.id)).toEqual(["j1"]);
     expect((await ledger.settle("hold_zzzzRandomOld00000", 4n)).changed).toBe(true);
-    const after = (await ledger.reserve({
+    const after = await ledger.reserve({
       accountId: "acct_a",
       keyId: null,
       modelId: "m",
       requestId: "j2",
       source: "API",
       quotedUsdMicro: 1n,
-    }));
+    });
     expect((await ledger.getHold(after.id))!.status).toBe("open");
   });
 
@@ -151,8 +151,12 @@ describe("migrations", () => {
     const ledger = new Ledger(sqlOf(db), { billingUrl: "http://x" });
     expect((await ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1")).balance_micro).toBe(650n);
     // The same order credited again fails in the database, and the balance does not move.
-    await expect((async () => (await ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1")))()).rejects.toThrow();
-    await expect((async () => (await ledger.topUp("acct_a", 250n, "no ref", "TOPUP", null)))()).rejects.toThrow(RangeError);
+    await expect(
+      (async () => await ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1"))(),
+    ).rejects.toThrow();
+    await expect((async () => await ledger.topUp("acct_a", 250n, "no ref", "TOPUP", null))()).rejects.toThrow(
+      RangeError,
+    );
     // A refund may name the order again: it is an adjustment, not a top-up.
     expect((await ledger.adjust("acct_a", -250n, "refund", "ord_1")).balance_micro).toBe(400n);
     const balance = db.query("SELECT balance_micro FROM accounts WHERE id = 'acct_a'").get() as {

@@ -7,18 +7,18 @@ import { json, makeTestApp } from "../helpers/context.ts";
 
 /** A completed job with one 1000-byte output, made through the real JobStore. */
 async function withOutput() {
-  const t = (await makeTestApp());
-  (await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null));
+  const t = await makeTestApp();
+  await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
   const id = Bun.randomUUIDv7();
-  const hold = (await t.ctx.ledger.reserve({
+  const hold = await t.ctx.ledger.reserve({
     accountId: t.account.id,
     keyId: t.keyId,
     modelId: "sandbox/image",
     requestId: id,
     source: "API",
     quotedUsdMicro: 10n,
-  }));
-  const job = (await t.ctx.jobs.insert({
+  });
+  const job = await t.ctx.jobs.insert({
     id,
     accountId: t.account.id,
     keyId: t.keyId,
@@ -32,12 +32,20 @@ async function withOutput() {
     webhookUrl: null,
     deadlineAt: Date.now() + 60_000,
     createdAt: Date.now(),
-  }));
+  });
   t.ctx.jobs.markQueued(job);
-  (await t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now()));
+  await t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
   const bytes = new Uint8Array(1000).map((_, i) => i % 251);
   const stored = t.ctx.outputs.write(id, 0, bytes, "image/png");
-  (await t.ctx.jobs.complete(id, { images: [{ url: { $output: 0 } }] }, [stored], 10n, null, 3600_000, Date.now()));
+  await t.ctx.jobs.complete(
+    id,
+    { images: [{ url: { $output: 0 } }] },
+    [stored],
+    10n,
+    null,
+    3600_000,
+    Date.now(),
+  );
   const link = (exp = Math.floor(Date.now() / 1000) + 3600, index = 0, rid = id) =>
     `/v1/requests/${rid}/output/${index}?exp=${exp}&sig=${t.ctx.signer.sign(rid, index, exp)}`;
   return { t, id, bytes, link };
@@ -45,7 +53,7 @@ async function withOutput() {
 
 describe("output downloads", () => {
   test("a signed link needs no key; headers are complete", async () => {
-    const { t, link, bytes } = (await withOutput());
+    const { t, link, bytes } = await withOutput();
     const res = await t.request(link(), { key: null });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
@@ -56,9 +64,9 @@ describe("output downloads", () => {
   });
 
   test("the owning key works without a signature; another account's key is 404; no key is 401", async () => {
-    const { t, id } = (await withOutput());
+    const { t, id } = await withOutput();
     expect((await t.request(`/v1/requests/${id}/output/0`)).status).toBe(200);
-    const other = (await t.ctx.accounts.createAccount("other", "USD"));
+    const other = await t.ctx.accounts.createAccount("other", "USD");
     expect((await t.request(`/v1/requests/${id}/output/0`, { key: other.key })).status).toBe(404);
     expect((await t.request(`/v1/requests/${id}/output/0`, { key: null })).status).toBe(401);
   });
@@ -73,7 +81,7 @@ describe("output downloads", () => {
     ["bytes=50-10", 416, "bytes */1000", 0],
     ["bytes=abc", 416, "bytes */1000", 0],
   ])("Range %s -> %i", async (range, status, contentRange, length) => {
-    const { t, link, bytes } = (await withOutput());
+    const { t, link, bytes } = await withOutput();
     const res = await t.request(link(), { key: null, headers: { range } });
     expect(res.status).toBe(status);
     expect(res.headers.get("content-range")).toBe(contentRange);
@@ -88,7 +96,7 @@ describe("output downloads", () => {
   });
 
   test("an expired link is 410; an edited index, id or expiry is 403", async () => {
-    const { t, link, id } = (await withOutput());
+    const { t, link, id } = await withOutput();
     expect((await t.request(link(Math.floor(Date.now() / 1000) - 5), { key: null })).status).toBe(410);
     const good = link();
     expect((await t.request(good.replace("/output/0", "/output/1"), { key: null })).status).toBe(403);
@@ -110,7 +118,7 @@ describe("output downloads", () => {
   });
 
   test("after a secret rotation, links signed with the previous secret stay valid", async () => {
-    const { t, link } = (await withOutput());
+    const { t, link } = await withOutput();
     const old = link();
     t.ctx.signer.setSecrets(["a-brand-new-secret-a-brand-new-secret", "test-secret-test-secret-test-secret"]);
     expect((await t.request(old, { key: null })).status).toBe(200);
@@ -120,7 +128,7 @@ describe("output downloads", () => {
   });
 
   test("bad indexes are clear 4xx", async () => {
-    const { t, id } = (await withOutput());
+    const { t, id } = await withOutput();
     expect((await t.request(`/v1/requests/${id}/output/-1`)).status).toBe(400);
     expect((await t.request(`/v1/requests/${id}/output/abc`)).status).toBe(400);
     expect((await t.request(`/v1/requests/${id}/output/7`)).status).toBe(404);
@@ -128,7 +136,7 @@ describe("output downloads", () => {
   });
 
   test(`the cap: exactly ${DOWNLOAD_CAP} full downloads under parallel load; ranges still served`, async () => {
-    const { t, link } = (await withOutput());
+    const { t, link } = await withOutput();
     const url = link();
     const results = await Promise.all(
       Array.from({ length: DOWNLOAD_CAP + 25 }, () => t.request(url, { key: null })),
@@ -143,7 +151,7 @@ describe("output downloads", () => {
   });
 
   test("retention: expired outputs and uploads are swept with their bytes", async () => {
-    const { t, id } = (await withOutput());
+    const { t, id } = await withOutput();
     const path = join(t.ctx.files.root, "outputs", id, "0");
     expect(existsSync(path)).toBe(true);
     expect(await t.ctx.files.sweep(Date.now() + 2 * 3600_000)).toEqual({ files: 0, outputs: 1 });
@@ -169,8 +177,8 @@ describe("file references in model inputs", () => {
   }
 
   test("a file id in a URL field resolves; the upscale is priced on the image's measured size", async () => {
-    const t = (await makeTestApp());
-    (await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null));
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
     const f = await upload(t, encodePng(100, 50, 1));
     expect([f.width, f.height]).toEqual([100, 50]);
     const res = await t.request("/v1/queue/sandbox/upscale", {
@@ -187,8 +195,8 @@ describe("file references in model inputs", () => {
     ["unknown", "file_AAAAAAAAAAAAAAAAAAAAAAAA"],
     ["malformed", "file_../../etc/passwd"],
   ])("%s file ids are 400 unknown_file naming the field", async (_l, id) => {
-    const t = (await makeTestApp());
-    (await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null));
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
     const res = await t.request("/v1/queue/sandbox/video", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -202,9 +210,9 @@ describe("file references in model inputs", () => {
   });
 
   test("deleted and foreign files are unknown_file", async () => {
-    const t = (await makeTestApp());
-    (await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null));
-    const other = (await t.ctx.accounts.createAccount("other", "USD"));
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+    const other = await t.ctx.accounts.createAccount("other", "USD");
     const foreign = await upload(t, encodePng(8, 8, 1), "image/png", other.key);
     const mine = await upload(t, encodePng(8, 8, 2));
     expect((await t.request(`/v1/files/${mine.file_id}`, { method: "DELETE" })).status).toBe(200);

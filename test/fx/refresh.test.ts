@@ -35,7 +35,7 @@ describe("FX refresh from a configured URL", () => {
   });
 
   test("a successful refresh stores the rate; a failed one keeps the previous rate", async () => {
-    const t = (await makeTestApp());
+    const t = await makeTestApp();
     expect(await refreshRateOnce({ url: url("/plain"), field: null, cron: "x" }, t.ctx.fx)).toBe(92_500_000n);
     expect((await t.ctx.fx.get("RUB"))!.rate_micro).toBe(92_500_000n);
     for (const [p, field] of [

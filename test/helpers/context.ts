@@ -53,7 +53,7 @@ export async function makeTestApp(
     providers?: Record<string, unknown>;
   } = {},
 ) {
-  const { ctx, defaultKey } = (await createAppContext({
+  const { ctx, defaultKey } = await createAppContext({
     ...testContextOptions({
       models: options.models ?? [],
       catalog: { sandbox: options.sandbox ?? true },
@@ -61,7 +61,7 @@ export async function makeTestApp(
     } as ConfigFile),
     version: "0.0.0-test",
     now: options.now,
-  }));
+  });
   const db = ctx.sqlite!;
   const { key, account, keyId } = defaultKey!;
   const app = createApp(ctx);

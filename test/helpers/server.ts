@@ -81,13 +81,13 @@ export async function startServer(
   let err = "";
   const decoder = new TextDecoder();
   const listeners: (() => void)[] = [];
-  (async () => {
+  void (async () => {
     for await (const chunk of proc.stdout) {
       out += decoder.decode(chunk, { stream: true });
       for (const fn of listeners) fn();
     }
   })();
-  (async () => {
+  void (async () => {
     for await (const chunk of proc.stderr) err += decoder.decode(chunk, { stream: true });
   })();
 

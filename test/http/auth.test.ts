@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 describe("authentication", async () => {
-  const { request, key, ctx, db, account } = (await makeTestApp());
+  const { request, key, ctx, db, account } = await makeTestApp();
   const get = (authorization?: string) =>
     request("/v1/account", { key: null, headers: authorization ? { authorization } : {} });
 
@@ -40,9 +40,9 @@ describe("authentication", async () => {
   });
 
   test("a revoked key is 401", async () => {
-    const { key: other, keyId } = (await ctx.accounts.createKey(account.id, { name: "temp" }));
+    const { key: other, keyId } = await ctx.accounts.createKey(account.id, { name: "temp" });
     expect((await get(`Key ${other}`)).status).toBe(200);
-    (await ctx.accounts.revokeKey(account.id, keyId));
+    await ctx.accounts.revokeKey(account.id, keyId);
     expect((await get(`Key ${other}`)).status).toBe(401);
   });
 

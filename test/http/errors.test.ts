@@ -22,7 +22,7 @@ function expectContractError(body: ErrorJson, code: string) {
 }
 
 describe("error body on every path", async () => {
-  const { request, app } = (await makeTestApp());
+  const { request, app } = await makeTestApp();
   // Test-only routes on the real app: its global error hook must cover routes added later too.
   app.get("/test/boom", () => {
     throw new Error("secret internals: /etc/passwd sqlite stack");

@@ -1,6 +1,6 @@
-import { sqlOf } from "../helpers/sql.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { IdempotencyStore } from "../../src/idempotency/idempotency.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 /** An idempotency store on a fresh in-memory database. */
 export function store() {

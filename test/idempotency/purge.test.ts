@@ -1,7 +1,7 @@
-import { sqlOf } from "../helpers/sql.ts";
 import { describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { IDEMPOTENCY_TTL_MS, IdempotencyStore, PURGE_SQL } from "../../src/idempotency/idempotency.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 function store(now: number) {
   const db = openDatabase(":memory:");

@@ -1,14 +1,17 @@
-import { sqlOf } from "../helpers/sql.ts";
 import type { Database } from "bun:sqlite";
 import { AccountStore, type Currency } from "../../src/accounts/accounts.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 export function makeLedger(options: { path?: string; now?: () => number } = {}) {
   const db = openDatabase(options.path ?? ":memory:");
   migrate(db);
   const accounts = new AccountStore(sqlOf(db));
-  const ledger = new Ledger(sqlOf(db), { billingUrl: "http://gengate.test/console/billing", now: options.now });
+  const ledger = new Ledger(sqlOf(db), {
+    billingUrl: "http://gengate.test/console/billing",
+    now: options.now,
+  });
   return { db, accounts, ledger };
 }
 
@@ -17,20 +20,20 @@ export async function newAccount(
   currency: Currency = "USD",
   name = `acct-${Math.random()}`,
 ) {
-  return (await accounts.createAccount(name, currency));
+  return await accounts.createAccount(name, currency);
 }
 
 /** The wallet invariants, checked straight against the tables. Returns a list of violations. */
 /** A hold of an API call with no key, model or request: only the money matters. */
 export async function reserveUsd(ledger: Ledger, accountId: string, quotedUsdMicro: bigint) {
-  return (await ledger.reserve({
+  return await ledger.reserve({
     accountId,
     keyId: null,
     modelId: null,
     requestId: null,
     source: "API",
     quotedUsdMicro,
-  }));
+  });
 }
 
 export function checkInvariants(db: Database): string[] {

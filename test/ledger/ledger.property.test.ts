@@ -55,8 +55,12 @@ describe("ledger properties (seeded)", () => {
           let clock = Date.UTC(2026, 0, 31, 23, 0, 0) / 1000;
           const { db, accounts, ledger } = makeLedger({ now: () => clock });
           if (currency === "RUB") db.query("INSERT INTO fx_rates VALUES ('RUB', 91234567, 'test', 0)").run();
-          const { account, keyId } = (await newAccount(accounts, currency as "USD" | "RUB"));
-          const keys = [keyId, (await accounts.createKey(account.id)).keyId, (await accounts.createKey(account.id)).keyId];
+          const { account, keyId } = await newAccount(accounts, currency as "USD" | "RUB");
+          const keys = [
+            keyId,
+            (await accounts.createKey(account.id)).keyId,
+            (await accounts.createKey(account.id)).keyId,
+          ];
           // The model: what the balance must be, which holds are open, and each key's limit.
           let balance = 0n;
           const holds: { id: string; key: string; amount: bigint; open: boolean }[] = [];
@@ -66,22 +70,22 @@ describe("ledger properties (seeded)", () => {
           for (const o of ops) {
             switch (o.t) {
               case "topup":
-                (await ledger.topUp(account.id, BigInt(o.amount), null));
+                await ledger.topUp(account.id, BigInt(o.amount), null);
                 balance += BigInt(o.amount);
                 break;
               case "reserve": {
                 const key = keys[o.key]!;
-                const before = (await ledger.keyUsage(key));
+                const before = await ledger.keyUsage(key);
                 const held = holds.filter((h) => h.open).reduce((s, h) => s + h.amount, 0n);
                 try {
-                  const h = (await ledger.reserve({
+                  const h = await ledger.reserve({
                     accountId: account.id,
                     keyId: key,
                     modelId: "m",
                     requestId: null,
                     source: "API",
                     quotedUsdMicro: BigInt(o.amount),
-                  }));
+                  });
                   holds.push({ id: h.id, key, amount: h.amount_micro, open: true });
                   expect(h.amount_micro).toBeLessThanOrEqual(balance - held);
                   const limit = limits.get(key);
@@ -106,8 +110,11 @@ describe("ledger properties (seeded)", () => {
                 ).n;
                 const r =
                   o.t === "release"
-                    ? (await ledger.release(h.id))
-                    : (await ledger.settle(h.id, (BigInt(o.t === "settle" ? o.fraction : 100) * h.amount) / 100n));
+                    ? await ledger.release(h.id)
+                    : await ledger.settle(
+                        h.id,
+                        (BigInt(o.t === "settle" ? o.fraction : 100) * h.amount) / 100n,
+                      );
                 expect(r.changed).toBe(wasOpen);
                 if (wasOpen) {
                   h.open = false;
@@ -126,7 +133,7 @@ describe("ledger properties (seeded)", () => {
                 const limit = o.limit === null ? null : BigInt(o.limit);
                 db.query("UPDATE api_keys SET monthly_limit_micro = ? WHERE id = ?").run(limit, key);
                 limits.set(key, limit);
-                const u = (await ledger.keyUsage(key));
+                const u = await ledger.keyUsage(key);
                 if (limit !== null && u.spent + u.held > limit) loweredBelowUsage.add(key);
                 else loweredBelowUsage.delete(key);
                 break;
@@ -150,7 +157,7 @@ describe("ledger properties (seeded)", () => {
             expect(a.held_micro).toBe(holds.filter((h) => h.open).reduce((s, h) => s + h.amount, 0n));
             for (const key of keys) {
               const limit = limits.get(key);
-              const u = (await ledger.keyUsage(key));
+              const u = await ledger.keyUsage(key);
               expect(u.held).toBe(
                 holds.filter((h) => h.open && h.key === key).reduce((s, h) => s + h.amount, 0n),
               );

@@ -8,20 +8,20 @@ const USD = 1_000_000n;
 describe("ledger: happy paths", () => {
   test("top-up, reserve, settle below the hold releases the rest", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account, keyId } = (await newAccount(accounts));
-    (await ledger.topUp(account.id, 10n * USD, "welcome"));
-    const hold = (await ledger.reserve({
+    const { account, keyId } = await newAccount(accounts);
+    await ledger.topUp(account.id, 10n * USD, "welcome");
+    const hold = await ledger.reserve({
       accountId: account.id,
       keyId,
       modelId: "sandbox/video",
       requestId: "r1",
       source: "API",
       quotedUsdMicro: 400_000n,
-    }));
+    });
     let a = (await accounts.getAccount(account.id))!;
     expect(a.balance_micro).toBe(10n * USD);
     expect(a.held_micro).toBe(400_000n);
-    const r = (await ledger.settle(hold.id, 250_000n));
+    const r = await ledger.settle(hold.id, 250_000n);
     expect(r.changed).toBe(true);
     expect(r.hold.charged_micro).toBe(250_000n);
     a = (await accounts.getAccount(account.id))!;
@@ -34,15 +34,15 @@ describe("ledger: happy paths", () => {
       { kind: "charge", source: "API", amount_micro: 250_000n },
       { kind: "release", source: "API", amount_micro: 150_000n },
     ]);
-    expect((await ledger.keyUsage(keyId))).toEqual({ spent: 250_000n, held: 0n });
+    expect(await ledger.keyUsage(keyId)).toEqual({ spent: 250_000n, held: 0n });
     expect(checkInvariants(db)).toEqual([]);
   });
 
   test("a charge above the hold is capped at the hold", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account } = (await newAccount(accounts));
-    (await ledger.topUp(account.id, USD, null));
-    const hold = (await reserveUsd(ledger, account.id, 100n));
+    const { account } = await newAccount(accounts);
+    await ledger.topUp(account.id, USD, null);
+    const hold = await reserveUsd(ledger, account.id, 100n);
     expect((await ledger.settle(hold.id, 10_000n)).hold.charged_micro).toBe(100n);
     expect((await accounts.getAccount(account.id))!.balance_micro).toBe(USD - 100n);
     expect(checkInvariants(db)).toEqual([]);
@@ -50,9 +50,9 @@ describe("ledger: happy paths", () => {
 
   test("release charges nothing; a second settle or release changes no money", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account } = (await newAccount(accounts));
-    (await ledger.topUp(account.id, USD, null));
-    const hold = (await reserveUsd(ledger, account.id, 300n));
+    const { account } = await newAccount(accounts);
+    await ledger.topUp(account.id, USD, null);
+    const hold = await reserveUsd(ledger, account.id, 300n);
     expect((await ledger.release(hold.id)).changed).toBe(true);
     const before = db.query("SELECT count(*) AS n FROM ledger_entries").get();
     expect((await ledger.release(hold.id)).changed).toBe(false);
@@ -64,17 +64,17 @@ describe("ledger: happy paths", () => {
 
   test("RUB: the rate fixed at reservation is used at settlement even after it changes", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account } = (await newAccount(accounts, "RUB"));
+    const { account } = await newAccount(accounts, "RUB");
     db.query(
       "INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES ('RUB', 90000000, 'test', 0)",
     ).run();
-    (await ledger.topUp(account.id, 1000n * USD, null));
-    const hold = (await reserveUsd(ledger, account.id, 1_000_001n));
+    await ledger.topUp(account.id, 1000n * USD, null);
+    const hold = await reserveUsd(ledger, account.id, 1_000_001n);
     // ceil(1_000_001 * 90) = 90_000_090 micro-RUB
     expect(hold.amount_micro).toBe(90_000_090n);
     expect(hold.fx_rate_micro).toBe(90_000_000n);
     db.query("UPDATE fx_rates SET rate_micro = 120000000").run();
-    const r = (await ledger.settle(hold.id, 500_000n));
+    const r = await ledger.settle(hold.id, 500_000n);
     expect(r.hold.charged_micro).toBe(45_000_000n);
     expect(r.hold.charged_usd_micro).toBe(500_000n);
     expect(checkInvariants(db)).toEqual([]);
@@ -82,9 +82,9 @@ describe("ledger: happy paths", () => {
 });
 
 describe("ledger: refusals change no money", () => {
-  const err = (fn: () => unknown): DomainError => {
+  const err = async (fn: () => unknown): Promise<DomainError> => {
     try {
-      fn();
+      await fn();
     } catch (e) {
       if (e instanceof DomainError) return e;
       throw e;
@@ -94,9 +94,9 @@ describe("ledger: refusals change no money", () => {
 
   test("insufficient balance is 402 naming the billing URL", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account } = (await newAccount(accounts));
-    (await ledger.topUp(account.id, 100n, null));
-    const e = err(async () => (await reserveUsd(ledger, account.id, 101n)));
+    const { account } = await newAccount(accounts);
+    await ledger.topUp(account.id, 100n, null);
+    const e = await err(async () => await reserveUsd(ledger, account.id, 101n));
     expect(e.code).toBe("insufficient_balance");
     expect(httpStatus(e.code)).toBe(402);
     expect(e.message).toContain("http://gengate.test/console/billing");
@@ -106,66 +106,67 @@ describe("ledger: refusals change no money", () => {
 
   test("the key's monthly limit counts spent + held + the new estimate", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account, keyId } = (await newAccount(accounts));
+    const { account, keyId } = await newAccount(accounts);
     db.query("UPDATE api_keys SET monthly_limit_micro = 1000 WHERE id = ?").run(keyId);
-    (await ledger.topUp(account.id, USD, null));
-    const h1 = (await ledger.reserve({
+    await ledger.topUp(account.id, USD, null);
+    const h1 = await ledger.reserve({
       accountId: account.id,
       keyId,
       modelId: "m",
       requestId: null,
       source: "API",
       quotedUsdMicro: 600n,
-    }));
-    (await ledger.settle(h1.id, 500n));
-    (await ledger.reserve({
+    });
+    await ledger.settle(h1.id, 500n);
+    await ledger.reserve({
       accountId: account.id,
       keyId,
       modelId: "m",
       requestId: null,
       source: "API",
       quotedUsdMicro: 400n,
-    }));
-    const e = err(async () =>
-      (await ledger.reserve({
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        requestId: null,
-        source: "API",
-        quotedUsdMicro: 101n,
-      })),
+    });
+    const e = await err(
+      async () =>
+        await ledger.reserve({
+          accountId: account.id,
+          keyId,
+          modelId: "m",
+          requestId: null,
+          source: "API",
+          quotedUsdMicro: 101n,
+        }),
     );
     expect(e.code).toBe("key_limit_reached");
     expect(httpStatus(e.code)).toBe(402);
-    (await ledger.reserve({
+    await ledger.reserve({
       accountId: account.id,
       keyId,
       modelId: "m",
       requestId: null,
       source: "API",
       quotedUsdMicro: 100n,
-    }));
+    });
     expect(checkInvariants(db)).toEqual([]);
   });
 
   test("a RUB account without a rate cannot be priced", async () => {
     const { accounts, ledger } = makeLedger();
-    const { account } = (await newAccount(accounts, "RUB"));
-    (await ledger.topUp(account.id, USD, null));
-    expect(err(async () => (await reserveUsd(ledger, account.id, 1n))).code).toBe("unpriceable");
+    const { account } = await newAccount(accounts, "RUB");
+    await ledger.topUp(account.id, USD, null);
+    expect((await err(async () => await reserveUsd(ledger, account.id, 1n))).code).toBe("unpriceable");
   });
 
   test("an adjustment may not uncover open holds; zero and unknown accounts are refused", async () => {
     const { db, accounts, ledger } = makeLedger();
-    const { account } = (await newAccount(accounts));
-    (await ledger.topUp(account.id, 1000n, null));
-    (await reserveUsd(ledger, account.id, 800n));
-    expect(err(async () => (await ledger.adjust(account.id, -201n, "oops"))).code).toBe("conflict");
-    (await ledger.adjust(account.id, -200n, "refund of a double top-up"));
-    expect(err(async () => (await ledger.adjust(account.id, 0n, "x"))).code).toBe("validation_error");
-    expect(err(async () => (await ledger.topUp(account.id, -5n, null))).code).toBe("validation_error");
-    expect(err(async () => (await ledger.topUp("acct_nope", 5n, null))).code).toBe("not_found");
+    const { account } = await newAccount(accounts);
+    await ledger.topUp(account.id, 1000n, null);
+    await reserveUsd(ledger, account.id, 800n);
+    expect((await err(async () => await ledger.adjust(account.id, -201n, "oops"))).code).toBe("conflict");
+    await ledger.adjust(account.id, -200n, "refund of a double top-up");
+    expect((await err(async () => await ledger.adjust(account.id, 0n, "x"))).code).toBe("validation_error");
+    expect((await err(async () => await ledger.topUp(account.id, -5n, null))).code).toBe("validation_error");
+    expect((await err(async () => await ledger.topUp("acct_nope", 5n, null))).code).toBe("not_found");
     expect((await accounts.getAccount(account.id))!.balance_micro).toBe(800n);
     expect(checkInvariants(db)).toEqual([]);
   });

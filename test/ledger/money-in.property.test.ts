@@ -225,14 +225,14 @@ describe("money in (seeded property test)", () => {
               case "code": {
                 const amount = BigInt(o.units) * UNIT[o.cur];
                 const expiresAt = o.expires ? now + 3 * 3600 : null;
-                const made = (await t.ctx.codes.createBatch({
+                const made = await t.ctx.codes.createBatch({
                   amountMicro: amount,
                   currency: o.cur === 0 ? "USD" : "RUB",
                   count: 1,
                   expiresAt,
                   note: null,
                   createdBy: null,
-                }));
+                });
                 codes.push({ code: made.codes[0]!, cur: o.cur, amount, expiresAt, used: false });
                 break;
               }
@@ -249,7 +249,7 @@ describe("money in (seeded property test)", () => {
                 else expected = "ok";
                 let got = "ok";
                 try {
-                  const r = (await t.ctx.codes.redeem(ids[o.acct]!, text, "property"));
+                  const r = await t.ctx.codes.redeem(ids[o.acct]!, text, "property");
                   expect(r.amountMicro).toBe(c.amount);
                 } catch (e) {
                   got = codeOf(e);
@@ -308,14 +308,14 @@ describe("money in (seeded property test)", () => {
               }
               case "reserve": {
                 try {
-                  const h = (await t.ctx.ledger.reserve({
+                  const h = await t.ctx.ledger.reserve({
                     accountId: ids[o.acct]!,
                     keyId: null,
                     modelId: "m",
                     requestId: null,
                     source: "API",
                     quotedUsdMicro: BigInt(o.usdMilli) * 1000n,
-                  }));
+                  });
                   holds.push(h.id);
                 } catch (e) {
                   expect(codeOf(e)).toBe("insufficient_balance");
@@ -327,8 +327,8 @@ describe("money in (seeded property test)", () => {
                 const id = holds[o.hold % Math.max(1, holds.length)];
                 if (!id) break;
                 const hold = (await t.ctx.ledger.getHold(id))!;
-                if (o.t === "release") (await t.ctx.ledger.release(id));
-                else (await t.ctx.ledger.settle(id, (hold.quoted_usd_micro * BigInt(o.percent)) / 100n));
+                if (o.t === "release") await t.ctx.ledger.release(id);
+                else await t.ctx.ledger.settle(id, (hold.quoted_usd_micro * BigInt(o.percent)) / 100n);
                 break;
               }
               case "adjust": {
@@ -338,7 +338,7 @@ describe("money in (seeded property test)", () => {
                 const fits = a.balance_micro + delta >= a.held_micro;
                 let got = "ok";
                 try {
-                  (await adjustAccount(t.ctx, ids[o.acct]!, delta, "property test"));
+                  await adjustAccount(t.ctx, ids[o.acct]!, delta, "property test");
                 } catch (e) {
                   got = codeOf(e);
                 }
@@ -358,7 +358,7 @@ describe("money in (seeded property test)", () => {
                 else if (a.balance_micro - amount < a.held_micro) expected = "conflict";
                 let got = "ok";
                 try {
-                  (await t.ctx.payments.refund(order.id, o.part ? amount : null, "property test"));
+                  await t.ctx.payments.refund(order.id, o.part ? amount : null, "property test");
                 } catch (e) {
                   got = codeOf(e);
                 }
@@ -373,7 +373,7 @@ describe("money in (seeded property test)", () => {
                 t.clock.now += o.minutes * 60;
                 break;
               case "sweep":
-                (await t.ctx.payments.expireDue());
+                await t.ctx.payments.expireDue();
                 break;
             }
             check(JSON.stringify(o));
@@ -517,7 +517,7 @@ async function notify(
         // YooKassa cancels an unpaid payment: the order is final and never credited.
         t.yoo.set(order.ref, { status: "canceled", paid: false });
         expect((await t.yoo.notify(order.ref, "payment.canceled")).status).toBe(200);
-        expect((await statusOf())).toBe("canceled");
+        expect(await statusOf()).toBe("canceled");
         order.final = true;
         return;
       }

@@ -12,14 +12,14 @@ let refused = 0;
 for (;;) {
   const stopping = existsSync(stopFile);
   try {
-    (await ledger.reserve({
+    await ledger.reserve({
       accountId,
       keyId: null,
       modelId: "m",
       requestId: null,
       source: "API",
       quotedUsdMicro: BigInt(amount),
-    }));
+    });
     ok++;
   } catch (e) {
     if (!(e instanceof DomainError && e.code === "insufficient_balance")) throw e;

@@ -1,8 +1,8 @@
-import { sqlOf } from "../helpers/sql.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { MailOutbox } from "../../src/mail/outbox.ts";
 import { MailSender, type MailSenderDeps } from "../../src/mail/sender.ts";
 import { smtpTransport } from "../../src/mail/transport.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import "../helpers/context.ts"; // captures log lines instead of printing them
 import { SMTP_CERT } from "../helpers/smtp.ts";
 

@@ -45,8 +45,8 @@ describe("mail templates escape every value in HTML", () => {
       thresholdMicro: 1n,
       billingUrl: "https://g.test/console/billing",
     });
-    expect((await mailer.queue(f.sql, "balance_low", ["o@example.com"], m))).toBe(true);
-    const [row] = (await f.outbox.claimDue(Date.now() + 1e9, 1, 1000));
+    expect(await mailer.queue(f.sql, "balance_low", ["o@example.com"], m)).toBe(true);
+    const [row] = await f.outbox.claimDue(Date.now() + 1e9, 1, 1000);
     expect(row!.subject).not.toMatch(/[\r\n]/);
     expect(row!.subject).toContain("acme Bcc: victim@example.com");
   });
@@ -54,7 +54,9 @@ describe("mail templates escape every value in HTML", () => {
   test("without [smtp] the mailer queues nothing", async () => {
     const f = mailFixture({ settings: () => null });
     const mailer = new Mailer(f.outbox, () => null);
-    expect((await mailer.queue(f.sql, "invite", ["a@example.com"], passwordResetMessage("https://g.test/x")))).toBe(false);
-    expect((await f.outbox.counts())).toEqual({ pending: 0, sent: 0, failed: 0 });
+    expect(
+      await mailer.queue(f.sql, "invite", ["a@example.com"], passwordResetMessage("https://g.test/x")),
+    ).toBe(false);
+    expect(await f.outbox.counts()).toEqual({ pending: 0, sent: 0, failed: 0 });
   });
 });

@@ -4,7 +4,7 @@ import { ADMIN_TOKEN, json, makeTestApp } from "../helpers/context.ts";
 const SCRAPE_TOKEN = "scrape-token-0123456789abcdef";
 
 async function setup(token: string | null = SCRAPE_TOKEN) {
-  const t = (await makeTestApp());
+  const t = await makeTestApp();
   t.ctx.live = { ...t.ctx.live, metrics: { ...t.ctx.live.metrics, token } };
   const get = (authorization?: string) =>
     t.request("/metrics", { key: null, headers: authorization ? { authorization } : {} });
@@ -34,7 +34,7 @@ describe("GET /metrics is never public", () => {
   });
 
   test("a wrong token, a prefix of the right one, or an API key: 401", async () => {
-    const { t, get } = (await setup());
+    const { t, get } = await setup();
     await expectUnauthorized(await get("Bearer wrong-token-wrong-token-wrong"));
     await expectUnauthorized(await get(`Bearer ${SCRAPE_TOKEN.slice(0, -1)}`));
     await expectUnauthorized(await get(`Bearer ${ADMIN_TOKEN}x`));
@@ -43,7 +43,7 @@ describe("GET /metrics is never public", () => {
   });
 
   test("without a configured scrape token only the admin token works (an empty bearer is no token)", async () => {
-    const { get } = (await setup(null));
+    const { get } = await setup(null);
     await expectUnauthorized(await get(`Bearer ${SCRAPE_TOKEN}`));
     await expectUnauthorized(await get("Bearer "));
     expect((await get(`Bearer ${ADMIN_TOKEN}`)).status).toBe(200);

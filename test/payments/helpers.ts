@@ -42,7 +42,7 @@ export function paymentsConfig(stripeUrl: string, yooUrl: string, extra: Record<
 
 export async function paymentsApp() {
   const clock = { now: nowSeconds() };
-  const t = (await consoleApp({ now: () => clock.now }));
+  const t = await consoleApp({ now: () => clock.now });
   const stripe = await startStripeMock({ now: () => clock.now });
   const yoo = await startYooKassaMock();
   const handle = (r: Request) => t.app.handle(r);
@@ -55,8 +55,8 @@ export async function paymentsApp() {
 
   /** A RUB account with an owner; returns its id and the owner's email. */
   const rubOwner = async (email: string) => {
-    const { account } = (await t.ctx.accounts.createAccount(`rub ${email}`, "RUB"));
-    const { url } = (await t.people.createInvite({ email, accountId: account.id, role: "owner" }));
+    const { account } = await t.ctx.accounts.createAccount(`rub ${email}`, "RUB");
+    const { url } = await t.people.createInvite({ email, accountId: account.id, role: "owner" });
     await t.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     return account.id;
   };

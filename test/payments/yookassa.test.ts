@@ -41,7 +41,7 @@ describe("YooKassa", () => {
     const { accountId, payment, order } = await started();
     const first = await t.yoo.pay(payment.id);
     expect(first.status).toBe(200);
-    expect((await t.balance(accountId))).toBe(1_500_000_000n);
+    expect(await t.balance(accountId)).toBe(1_500_000_000n);
     // The credit came after a GET of the payment from the API.
     expect(t.yoo.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       "POST /v3/payments",
@@ -49,7 +49,7 @@ describe("YooKassa", () => {
     ]);
     const again = await Promise.all(Array.from({ length: 8 }, () => t.yoo.notify(payment.id)));
     expect(again.map((r) => r.status)).toEqual(Array(8).fill(200));
-    expect((await t.balance(accountId))).toBe(1_500_000_000n);
+    expect(await t.balance(accountId)).toBe(1_500_000_000n);
     expect(t.topups(accountId)).toEqual({ n: 1n, s: 1_500_000_000n });
     const outcomes = t.outcomes(order.id);
     expect(outcomes[0]).toBe("credited");
@@ -72,7 +72,7 @@ describe("YooKassa", () => {
       paid: true,
     });
     expect(forged.status).toBe(200);
-    expect((await t.balance(accountId))).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
     expect(t.outcomes(order.id)).toEqual(["not_paid"]);
   });
 
@@ -107,7 +107,7 @@ describe("YooKassa", () => {
       }),
     );
     expect(malformed.status).toBe(400);
-    expect((await t.balance(accountId))).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
     expect(t.outcomes().slice(1)).toEqual(["unknown_order", "forged"]);
     // Hostile bodies: not JSON, nested 100,000 deep, a forbidden key: 400 with the contract's body.
     for (const body of ["{not json", "[".repeat(100_000), '{"__proto__": {"x": 1}}']) {
@@ -121,7 +121,7 @@ describe("YooKassa", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("validation_error");
     }
-    expect((await t.balance(accountId))).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
   });
 
   const mismatches: [string, Record<string, unknown>][] = [
@@ -142,7 +142,7 @@ describe("YooKassa", () => {
       t.yoo.set(payment.id, { status: "succeeded", paid: true, ...fixed });
       const r = await t.yoo.notify(payment.id);
       expect(r.status).toBe(200);
-      expect((await t.balance(accountId))).toBe(0n);
+      expect(await t.balance(accountId)).toBe(0n);
       expect(t.outcomes(order.id)).toEqual(["mismatch"]);
       expect((await t.ctx.payments.orders.get(order.id))!.status).toBe("pending");
     });
@@ -158,9 +158,9 @@ describe("YooKassa", () => {
     t.yoo.failNext = "hang";
     const slow = await t.yoo.notify(payment.id);
     expect(slow.status).toBe(502);
-    expect((await t.balance(accountId))).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
     expect((await t.yoo.notify(payment.id)).status).toBe(200);
-    expect((await t.balance(accountId))).toBe(1_500_000_000n);
+    expect(await t.balance(accountId)).toBe(1_500_000_000n);
     expect(t.outcomes(order.id)).toEqual(["verify_failed", "verify_failed", "credited"]);
   });
 

@@ -5,10 +5,10 @@ import { CLIENT, PASSWORD, peopleFixture, tokenOf } from "./helpers.ts";
 describe("invites", () => {
   test("an operator invite without an account: the person sets a password and gets an account, its owner, and a Default key", async () => {
     const f = peopleFixture();
-    const invite = (await f.people.createInvite({ email: "Ann@Example.com " }));
+    const invite = await f.people.createInvite({ email: "Ann@Example.com " });
     expect(invite.url).toMatch(/^http:\/\/gengate\.test\/console\/invite\/[A-Za-z0-9_-]{43}$/);
     expect(invite.expiresAt).toBe(f.clock.seconds() + INVITE_TTL_SECONDS);
-    expect((await f.people.inviteInfo(tokenOf(invite.url)))).toEqual({
+    expect(await f.people.inviteInfo(tokenOf(invite.url))).toEqual({
       email: "ann@example.com",
       accountName: null,
       role: "owner",
@@ -21,28 +21,31 @@ describe("invites", () => {
     const principal = (await f.accounts.authenticate(r.key!))!;
     expect(principal.accountId).toBe(s.accountId!);
     expect(principal.canManage).toBe(true);
-    expect((await f.accounts.isKeyCreatedBy(s.accountId!, r.keyId!, s.personId))).toBe(true);
-    expect((await f.accounts.getAccount(s.accountId!))).toMatchObject({ name: "ann@example.com", currency: "USD" });
-    expect((await f.people.accountsOf(s.personId))).toEqual([
+    expect(await f.accounts.isKeyCreatedBy(s.accountId!, r.keyId!, s.personId)).toBe(true);
+    expect(await f.accounts.getAccount(s.accountId!)).toMatchObject({
+      name: "ann@example.com",
+      currency: "USD",
+    });
+    expect(await f.people.accountsOf(s.personId)).toEqual([
       { accountId: s.accountId!, name: "ann@example.com", currency: "USD", role: "owner" },
     ]);
     expect(r.session.expiresAt).toBe(f.clock.seconds() + SESSION_ABSOLUTE_SECONDS);
-    expect((await f.people.resolveSession(r.session.token, CLIENT))).toEqual(s);
+    expect(await f.people.resolveSession(r.session.token, CLIENT)).toEqual(s);
     // Used: the link is gone.
-    expect((await f.people.inviteInfo(tokenOf(invite.url)))).toBeNull();
+    expect(await f.people.inviteInfo(tokenOf(invite.url))).toBeNull();
   });
 
   test("an invite into an account joins it with the role; an existing person gives their current password", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     const bob = await f.person("bob@example.com", "bobs password 123");
-    const invite = (await f.people.createInvite({
+    const invite = await f.people.createInvite({
       email: "bob@example.com",
       accountId: ann.accountId,
       role: "member",
       createdBy: ann.personId,
-    }));
-    expect((await f.people.inviteInfo(tokenOf(invite.url)))).toEqual({
+    });
+    expect(await f.people.inviteInfo(tokenOf(invite.url))).toEqual({
       email: "bob@example.com",
       accountName: "ann@example.com",
       role: "member",
@@ -64,9 +67,12 @@ describe("invites", () => {
 
   test("an email-less operator invite (the first-start one) takes the email at acceptance and sets the operator flag", async () => {
     const f = peopleFixture();
-    const { account } = (await f.accounts.createAccount("default", "USD"));
-    const invite = (await f.people.createInvite({ accountId: account.id, role: "owner", operator: true }));
-    expect((await f.people.inviteInfo(tokenOf(invite.url)))).toMatchObject({ email: null, accountName: "default" });
+    const { account } = await f.accounts.createAccount("default", "USD");
+    const invite = await f.people.createInvite({ accountId: account.id, role: "owner", operator: true });
+    expect(await f.people.inviteInfo(tokenOf(invite.url))).toMatchObject({
+      email: null,
+      accountName: "default",
+    });
     const r = await f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT, "Op@Example.com");
     expect(r.session.session).toMatchObject({
       email: "op@example.com",
@@ -79,11 +85,11 @@ describe("invites", () => {
   test("operators list people with memberships and invites with their state, and revoke unused invites", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const pending = (await f.people.createInvite({ email: "cy@example.com", accountId: ann.accountId }));
-    const revoked = (await f.people.createInvite({ email: "dee@example.com" }));
-    (await f.people.revokeInvite(revoked.id));
-    expect((await f.people.inviteInfo(tokenOf(revoked.url)))).toBeNull();
-    const people = (await f.people.listPeople());
+    const pending = await f.people.createInvite({ email: "cy@example.com", accountId: ann.accountId });
+    const revoked = await f.people.createInvite({ email: "dee@example.com" });
+    await f.people.revokeInvite(revoked.id);
+    expect(await f.people.inviteInfo(tokenOf(revoked.url))).toBeNull();
+    const people = await f.people.listPeople();
     expect(people).toEqual([
       {
         id: ann.personId,
@@ -113,7 +119,10 @@ describe("sign-up", () => {
   test("open mode: anyone signs up; the account takes the configured currency and a name from the email", async () => {
     const f = peopleFixture({ signup: "open", currency: "RUB" });
     const r = await f.people.signUp({ email: "new@example.com", password: PASSWORD }, CLIENT);
-    expect((await f.accounts.getAccount(r.accountId))).toMatchObject({ name: "new@example.com", currency: "RUB" });
+    expect(await f.accounts.getAccount(r.accountId)).toMatchObject({
+      name: "new@example.com",
+      currency: "RUB",
+    });
     expect((await f.accounts.authenticate(r.key))?.keyId).toBe(r.keyId);
     expect((await f.accounts.listKeys(r.accountId)).map((k) => [k.name, k.created_by])).toEqual([
       ["Default", r.session.session.personId],
@@ -128,23 +137,23 @@ describe("sign-up", () => {
     expect(second.session.session.personId).toBe(first.session.session.personId);
     expect(second.accountId).not.toBe(first.accountId);
     expect((await f.accounts.getAccount(second.accountId))?.name).toBe("new@example.com (2)");
-    expect((await f.people.accountsOf(first.session.session.personId))).toHaveLength(2);
+    expect(await f.people.accountsOf(first.session.session.personId)).toHaveLength(2);
   });
 
   test("invite mode: a sign-up invite (code) lets the person sign up; an owner's invite works too", async () => {
     const f = peopleFixture({ signup: "invite" });
-    const code = (await f.people.createInvite({}));
+    const code = await f.people.createInvite({});
     const r = await f.people.signUp(
       { email: "a@example.com", password: PASSWORD, invite: tokenOf(code.url) },
       CLIENT,
     );
     expect(r.session.session.role).toBe("owner");
     const owner = await f.person("owner@example.com");
-    const join = (await f.people.createInvite({
+    const join = await f.people.createInvite({
       email: "m@example.com",
       accountId: owner.accountId,
       createdBy: owner.personId,
-    }));
+    });
     const m = await f.people.acceptInvite(tokenOf(join.url), PASSWORD, CLIENT);
     expect(m.session.session).toMatchObject({ accountId: owner.accountId, role: "member" });
   });
@@ -167,18 +176,18 @@ describe("sign-in and sessions", () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     const other = await f.person("bob@example.com");
-    (await f.people.createInvite({ email: "ann@example.com", accountId: other.accountId }));
-    const join = (await f.people.createInvite({
+    await f.people.createInvite({ email: "ann@example.com", accountId: other.accountId });
+    const join = await f.people.createInvite({
       email: "ann@example.com",
       accountId: other.accountId,
       role: "owner",
-    }));
+    });
     await f.people.acceptInvite(tokenOf(join.url), PASSWORD, CLIENT);
 
     const s = await f.people.signIn({ email: " ANN@example.com", password: PASSWORD }, CLIENT);
     expect(s.session.personId).toBe(ann.personId);
     expect(s.session.accountId).toBe(ann.accountId);
-    const switched = (await f.people.switchAccount(s.session.sessionId, ann.personId, other.accountId));
+    const switched = await f.people.switchAccount(s.session.sessionId, ann.personId, other.accountId);
     expect(switched).toMatchObject({ accountId: other.accountId, role: "owner" });
     expect((await f.people.resolveSession(s.token))?.accountId).toBe(other.accountId);
 
@@ -188,12 +197,12 @@ describe("sign-in and sessions", () => {
     const session = (await f.people.listSessions(ann.personId)).find((x) => x.id === s.session.sessionId)!;
     expect(session).toMatchObject({ ip: CLIENT.ip, userAgent: CLIENT.userAgent });
 
-    (await f.people.revokeSession(ann.personId, ann.session.session.sessionId));
-    expect((await f.people.resolveSession(ann.session.token))).toBeNull();
-    expect((await f.people.signOutEverywhere(ann.personId, s.session.sessionId))).toBe(1);
-    expect((await f.people.resolveSession(s.token))).not.toBeNull();
-    (await f.people.signOut(s.session.sessionId));
-    expect((await f.people.resolveSession(s.token))).toBeNull();
+    await f.people.revokeSession(ann.personId, ann.session.session.sessionId);
+    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(await f.people.signOutEverywhere(ann.personId, s.session.sessionId)).toBe(1);
+    expect(await f.people.resolveSession(s.token)).not.toBeNull();
+    await f.people.signOut(s.session.sessionId);
+    expect(await f.people.resolveSession(s.token)).toBeNull();
   });
 
   test("last_seen moves forward at most once a minute while the session is used", async () => {
@@ -201,10 +210,10 @@ describe("sign-in and sessions", () => {
     const ann = await f.person("ann@example.com");
     const first = (await f.people.listSessions(ann.personId))[0]!.lastSeenAt;
     f.clock.advance(30);
-    (await f.people.resolveSession(ann.session.token));
+    await f.people.resolveSession(ann.session.token);
     expect((await f.people.listSessions(ann.personId))[0]!.lastSeenAt).toBe(first);
     f.clock.advance(31);
-    (await f.people.resolveSession(ann.session.token));
+    await f.people.resolveSession(ann.session.token);
     expect((await f.people.listSessions(ann.personId))[0]!.lastSeenAt).toBe(first + 61);
   });
 });
@@ -215,10 +224,10 @@ describe("passwords", () => {
     const ann = await f.person("ann@example.com");
     const reset = (await f.people.requestPasswordReset(" Ann@example.com"))!;
     expect(reset.url).toMatch(/^http:\/\/gengate\.test\/console\/reset\/[A-Za-z0-9_-]{43}$/);
-    expect((await f.people.resetLinkValid(tokenOf(reset.url)))).toBe(true);
+    expect(await f.people.resetLinkValid(tokenOf(reset.url))).toBe(true);
     await f.people.resetPassword(tokenOf(reset.url), "a brand new password");
-    expect((await f.people.resolveSession(ann.session.token))).toBeNull();
-    expect((await f.people.resetLinkValid(tokenOf(reset.url)))).toBe(false);
+    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(await f.people.resetLinkValid(tokenOf(reset.url))).toBe(false);
     await expect(
       f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT),
     ).rejects.toMatchObject({
@@ -233,8 +242,8 @@ describe("passwords", () => {
     const ann = await f.person("ann@example.com");
     const here = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
     await f.people.changePassword(ann.personId, PASSWORD, "another good password", here.session.sessionId);
-    expect((await f.people.resolveSession(here.token))).not.toBeNull();
-    expect((await f.people.resolveSession(ann.session.token))).toBeNull();
+    expect(await f.people.resolveSession(here.token)).not.toBeNull();
+    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
     await f.people.signIn({ email: "ann@example.com", password: "another good password" }, CLIENT);
   });
 });
@@ -243,9 +252,9 @@ describe("two-factor", () => {
   test("set up, sign in with a code or a recovery code, turn off", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const { secret, otpauthUrl } = (await f.people.beginTwoFactor(ann.personId));
+    const { secret, otpauthUrl } = await f.people.beginTwoFactor(ann.personId);
     expect(otpauthUrl).toContain(`secret=${secret}`);
-    const { recoveryCodes } = (await f.people.enableTwoFactor(ann.personId, f.code(secret)));
+    const { recoveryCodes } = await f.people.enableTwoFactor(ann.personId, f.code(secret));
     expect(recoveryCodes).toHaveLength(10);
     for (const c of recoveryCodes) expect(c).toMatch(/^[A-Z2-7]{5}-[A-Z2-7]{5}$/);
     expect(new Set(recoveryCodes).size).toBe(10);
@@ -284,33 +293,33 @@ describe("members, keys and the alert threshold", () => {
     const bob = await f.member(ann.accountId, "bob@example.com");
     const cy = await f.member(ann.accountId, "cy@example.com");
     const by = ann.session.session;
-    (await f.people.setRole(ann.accountId, bob.personId, "owner", by));
-    (await f.people.setRole(ann.accountId, ann.personId, "member", bob.session.session)); // bob is an owner now
+    await f.people.setRole(ann.accountId, bob.personId, "owner", by);
+    await f.people.setRole(ann.accountId, ann.personId, "member", bob.session.session); // bob is an owner now
     expect((await f.people.listMembers(ann.accountId)).map((m) => `${m.email}:${m.role}`)).toEqual([
       "ann@example.com:member",
       "bob@example.com:owner",
       "cy@example.com:member",
     ]);
-    (await f.people.removeMember(ann.accountId, cy.personId, bob.session.session));
-    (await f.people.removeMember(ann.accountId, ann.personId, ann.session.session)); // leaving
+    await f.people.removeMember(ann.accountId, cy.personId, bob.session.session);
+    await f.people.removeMember(ann.accountId, ann.personId, ann.session.session); // leaving
     expect((await f.people.listMembers(ann.accountId)).map((m) => m.email)).toEqual(["bob@example.com"]);
     // Ann's session no longer points at that account.
-    expect((await f.people.resolveSession(ann.session.token))).toMatchObject({ accountId: null, role: null });
+    expect(await f.people.resolveSession(ann.session.token)).toMatchObject({ accountId: null, role: null });
   });
 
   test("keys remember their creator; the alert threshold is set, read and cleared", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     const bob = await f.member(ann.accountId, "bob@example.com");
-    const k = (await f.accounts.createKey(ann.accountId, { name: "bob's", createdBy: bob.personId }));
-    expect((await f.accounts.isKeyCreatedBy(ann.accountId, k.keyId, bob.personId))).toBe(true);
-    expect((await f.accounts.isKeyCreatedBy(ann.accountId, k.keyId, ann.personId))).toBe(false);
-    const api = (await f.accounts.createKey(ann.accountId, { name: "api" }));
-    expect((await f.accounts.isKeyCreatedBy(ann.accountId, api.keyId, bob.personId))).toBe(false);
-    expect((await f.accounts.getAlertThreshold(ann.accountId))).toBeNull();
-    (await f.accounts.setAlertThreshold(ann.accountId, 5_000_000n));
-    expect((await f.accounts.getAlertThreshold(ann.accountId))).toBe(5_000_000n);
-    (await f.accounts.setAlertThreshold(ann.accountId, null));
-    expect((await f.accounts.getAlertThreshold(ann.accountId))).toBeNull();
+    const k = await f.accounts.createKey(ann.accountId, { name: "bob's", createdBy: bob.personId });
+    expect(await f.accounts.isKeyCreatedBy(ann.accountId, k.keyId, bob.personId)).toBe(true);
+    expect(await f.accounts.isKeyCreatedBy(ann.accountId, k.keyId, ann.personId)).toBe(false);
+    const api = await f.accounts.createKey(ann.accountId, { name: "api" });
+    expect(await f.accounts.isKeyCreatedBy(ann.accountId, api.keyId, bob.personId)).toBe(false);
+    expect(await f.accounts.getAlertThreshold(ann.accountId)).toBeNull();
+    await f.accounts.setAlertThreshold(ann.accountId, 5_000_000n);
+    expect(await f.accounts.getAlertThreshold(ann.accountId)).toBe(5_000_000n);
+    await f.accounts.setAlertThreshold(ann.accountId, null);
+    expect(await f.accounts.getAlertThreshold(ann.accountId)).toBeNull();
   });
 });

@@ -19,11 +19,11 @@ const SEED = Number(process.env.FC_SEED ?? 20261123);
 const RUNS = Number(process.env.FC_RUNS ?? 30);
 const TOP_UP = 1_000_000_000n;
 
-const t = (await makeTestApp());
-(await t.ctx.ledger.topUp(t.account.id, TOP_UP, null));
+const t = await makeTestApp();
+await t.ctx.ledger.topUp(t.account.id, TOP_UP, null);
 const pool = testWorkerPool(t.ctx, {
   concurrency: () => 2,
-  uploadedImageSize: async (id, account) => fileImageSize((await t.ctx.files.getLive(id, account))),
+  uploadedImageSize: async (id, account) => fileImageSize(await t.ctx.files.getLive(id, account)),
 });
 afterAll(() => pool.stop(1000));
 

@@ -1,6 +1,6 @@
-import { sqlOf } from "../helpers/sql.ts";
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
 
 /**
@@ -9,23 +9,25 @@ import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
  */
 export async function jobFixture() {
   const { db, accounts, ledger } = makeLedger();
-  const { account, keyId } = (await newAccount(accounts));
-  (await ledger.topUp(account.id, 1_000_000n, null));
+  const { account, keyId } = await newAccount(accounts);
+  await ledger.topUp(account.id, 1_000_000n, null);
   const finals: string[] = [];
-  const jobs = new JobStore(sqlOf(db), ledger, new JobEvents(), [(_tx, j) => void finals.push(`${j.id}:${j.status}`)]);
+  const jobs = new JobStore(sqlOf(db), ledger, new JobEvents(), [
+    (_tx, j) => void finals.push(`${j.id}:${j.status}`),
+  ]);
   let n = 0;
   const submit = async (o: { amount?: bigint; deadlineAt?: number; kind?: string } = {}) => {
     const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
     await sqlOf(db).tx(async (tx) => {
-      const hold = (await ledger.in(tx).reserve({
+      const hold = await ledger.in(tx).reserve({
         accountId: account.id,
         keyId,
         modelId: "m",
         requestId: id,
         source: "API",
         quotedUsdMicro: o.amount ?? 1000n,
-      }));
-      (await jobs.in(tx).insert({
+      });
+      await jobs.in(tx).insert({
         id,
         accountId: account.id,
         keyId,
@@ -39,7 +41,7 @@ export async function jobFixture() {
         webhookUrl: null,
         deadlineAt: o.deadlineAt ?? Date.now() + 60_000,
         createdAt: Date.now(),
-      }));
+      });
     });
     return id;
   };

@@ -5,7 +5,7 @@ import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
 
 describe("two identical opens racing each other", () => {
   test("in one group commit: one job, one hold, the other replays it", async () => {
-    const s = (await openJobSetup());
+    const s = await openJobSetup();
     const claim = { key: "race", fingerprint: "same" };
     const [a, b] = await Promise.all([
       openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
@@ -22,7 +22,7 @@ describe("two identical opens racing each other", () => {
   });
 
   test("in separate commits: the later one replays the first", async () => {
-    const s = (await openJobSetup());
+    const s = await openJobSetup();
     const claim = { key: "race2", fingerprint: "same" };
     const first = openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
     await new Promise((r) => setImmediate(r));

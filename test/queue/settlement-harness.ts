@@ -14,11 +14,11 @@ export async function settlementHarness(o: {
   provider: Provider;
   providerConfig?: Record<string, unknown>;
 }) {
-  const t = (await makeTestApp({
+  const t = await makeTestApp({
     models: o.models,
     ...(o.providerConfig ? { providers: { [o.provider.name]: o.providerConfig } } : {}),
-  }));
-  (await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null));
+  });
+  await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
   t.ctx.providers.set(o.provider.name, o.provider);
   const pool = testWorkerPool(t.ctx, { concurrency: () => 2 });
 

@@ -40,8 +40,8 @@ async function setup(
   models: unknown[] = [],
   modelConcurrency: (m: string) => number | null = () => null,
 ) {
-  const t = (await makeTestApp({ models }));
-  (await t.ctx.ledger.topUp(t.account.id, 100_000_000n, null));
+  const t = await makeTestApp({ models });
+  await t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
   t.ctx.providers.set("sandbox", provider);
   const pool = testWorkerPool(t.ctx, { modelConcurrency });
   const submit = async (model = "sandbox/image", body: unknown = { prompt: "x" }) =>
@@ -63,7 +63,7 @@ describe("worker pool", () => {
     const provider = new ScriptedProvider(async (_job, attempt) => {
       if (attempt < 3) throw new ProviderError("capacity", "upstream busy", 30);
     });
-    const { t, pool, submit, status } = (await setup(provider));
+    const { t, pool, submit, status } = await setup(provider);
     const id = await submit();
     await pollUntil(
       async () => status(id),
@@ -78,11 +78,11 @@ describe("worker pool", () => {
   });
 
   test("a provider failure fails the job and releases the hold", async () => {
-    const { t, pool, submit, status } = (await setup(
+    const { t, pool, submit, status } = await setup(
       new ScriptedProvider(async () => {
         throw new ProviderError("input", "the upstream refused the prompt");
       }),
-    ));
+    );
     const id = await submit();
     await pollUntil(
       async () => status(id),
@@ -101,7 +101,7 @@ describe("worker pool", () => {
     const provider = new ScriptedProvider(async (job) => {
       if (job.model.id === "sandbox/image") await gate;
     });
-    const { pool, submit, status } = (await setup(provider, [], (m) => (m === "sandbox/image" ? 1 : null)));
+    const { pool, submit, status } = await setup(provider, [], (m) => (m === "sandbox/image" ? 1 : null));
     const a = await submit();
     const b = await submit();
     const other = await submit("sandbox/speech", { text: "hi", duration: 1 });
@@ -109,8 +109,8 @@ describe("worker pool", () => {
       async () => status(other),
       (s) => s === "COMPLETED",
     );
-    expect((await status(a))).toBe("IN_PROGRESS");
-    expect((await status(b))).toBe("IN_QUEUE");
+    expect(await status(a)).toBe("IN_PROGRESS");
+    expect(await status(b)).toBe("IN_QUEUE");
     release();
     await pollUntil(
       async () => status(b),
@@ -131,9 +131,9 @@ describe("worker pool", () => {
           });
         }),
     );
-    const { t, pool, submit, status } = (await setup(provider, [
+    const { t, pool, submit, status } = await setup(provider, [
       { id: "sandbox/image", kind: "image", price_usd_micro: 10, max: 1, time_limit_seconds: 1 },
-    ]));
+    ]);
     const id = await submit();
     await pollUntil(
       async () => status(id),

@@ -6,21 +6,21 @@ import { testWorkerPool } from "../helpers/context.ts";
  * plus Eve, the owner of another account; a worker pool runs the sandbox jobs when started.
  */
 export async function studioSetup(balanceMicro = 10_000_000n) {
-  const t = (await consoleApp());
-  if (balanceMicro > 0n) (await t.ctx.ledger.topUp(t.account.id, balanceMicro, null));
+  const t = await consoleApp();
+  if (balanceMicro > 0n) await t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
   await t.person("ann@example.com", "owner");
   await t.person("bob@example.com", "member");
-  const other = (await t.ctx.accounts.createAccount("other", "USD"));
-  const { url } = (await t.people.createInvite({
+  const other = await t.ctx.accounts.createAccount("other", "USD");
+  const { url } = await t.people.createInvite({
     email: "eve@example.com",
     accountId: other.account.id,
     role: "owner",
-  }));
+  });
   await t.people.acceptInvite(url.split("/").pop()!, "correct horse battery", { ip: null, userAgent: null });
   const personId = async (email: string) => (await t.people.findPerson(email))!.id;
-  const ann = { accountId: t.account.id, personId: (await personId("ann@example.com")) };
-  const bob = { accountId: t.account.id, personId: (await personId("bob@example.com")) };
-  const eve = { accountId: other.account.id, personId: (await personId("eve@example.com")) };
+  const ann = { accountId: t.account.id, personId: await personId("ann@example.com") };
+  const bob = { accountId: t.account.id, personId: await personId("bob@example.com") };
+  const eve = { accountId: other.account.id, personId: await personId("eve@example.com") };
   const available = async () => {
     const a = (await t.ctx.accounts.getAccount(t.account.id))!;
     return a.balance_micro - a.held_micro;

@@ -1,4 +1,3 @@
-import { sqlOf } from "../helpers/sql.ts";
 import type { Database } from "bun:sqlite";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,6 +5,7 @@ import { join } from "node:path";
 import { AccountStore } from "../../src/accounts/accounts.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import type { Resolver } from "../../src/webhooks/url-policy.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 let accounts = 0;
 
@@ -13,7 +13,7 @@ let accounts = 0;
 export async function webhookDb(path = ":memory:"): Promise<{ db: Database; accountId: string }> {
   const db = openDatabase(path);
   migrate(db);
-  const { account } = (await new AccountStore(sqlOf(db)).createAccount(`webhooks-${++accounts}`, "USD"));
+  const { account } = await new AccountStore(sqlOf(db)).createAccount(`webhooks-${++accounts}`, "USD");
   return { db, accountId: account.id };
 }
 

@@ -18,7 +18,7 @@ const schemaWith = (field: string) => ({
   ...SDXL_SCHEMA,
   properties: { ...SDXL_SCHEMA.properties, [field]: { type: "integer" } },
 });
-const h = (await settlementHarness({
+const h = await settlementHarness({
   provider: createComfyProvider("comfy", cfg),
   providerConfig: { type: "comfyui", base_url: mock.url, workflows: { sdxl: SDXL } },
   models: [
@@ -51,7 +51,7 @@ const h = (await settlementHarness({
       input_schema: schemaWith("duration"),
     },
   ],
-}));
+});
 afterAll(async () => {
   await h.stop();
   mock.stop();

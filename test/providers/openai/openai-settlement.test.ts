@@ -8,7 +8,7 @@ import { settlementHarness } from "../../queue/settlement-harness.ts";
  * real pixels, real seconds), not for the n, size or duration the request asked for.
  */
 const mock = startMockOpenAI();
-const h = (await settlementHarness({
+const h = await settlementHarness({
   provider: new OpenAIMediaProvider("oa", {
     type: "openai",
     baseUrl: mock.url,
@@ -32,7 +32,7 @@ const h = (await settlementHarness({
     },
     { id: "oa/tts", kind: "audio", provider: "oa", upstream_model: "tts", price_usd_micro: 1000, max: 30 },
   ],
-}));
+});
 afterAll(async () => {
   await h.stop();
   mock.stop();

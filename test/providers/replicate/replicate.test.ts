@@ -80,7 +80,8 @@ function makeJob(
     upstreamId,
     signal: controller.signal,
     log: (message) => logs.push(message),
-    setUpstreamId: async (id) => void upstreamIds.push({ id, pollsSoFar: mock.predictions.get(id)?.polls ?? -1 }),
+    setUpstreamId: async (id) =>
+      void upstreamIds.push({ id, pollsSoFar: mock.predictions.get(id)?.polls ?? -1 }),
   };
   return { job, logs, upstreamIds, controller };
 }
