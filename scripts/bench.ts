@@ -276,14 +276,16 @@ async function consolePhase() {
   const models = ["sandbox/image", "sandbox/speech", "sandbox/video"];
   const now = clock;
   const t0 = performance.now();
-  db.transaction(async () => {
+  await sql.tx(async (tx) => {
+    const ledger = s.ledger.in(tx);
+    const txJobs = jobs.in(tx);
     for (let i = 0; i < REQUESTS; i++) {
       clock = now - Math.floor(((REQUESTS - i) * 60 * 86_400) / REQUESTS); // oldest first, 60 days
       const id = Bun.randomUUIDv7();
       const keyId = keys[i % keys.length]!;
       const modelId = models[i % models.length]!;
       const quote = BigInt(1_000 + (i % 97) * 10);
-      const hold = await s.ledger.reserve({
+      const hold = await ledger.reserve({
         accountId: account.id,
         keyId,
         modelId,
@@ -291,7 +293,7 @@ async function consolePhase() {
         source: "API",
         quotedUsdMicro: quote,
       });
-      await jobs.insert({
+      await txJobs.insert({
         id,
         accountId: account.id,
         keyId,
@@ -307,9 +309,10 @@ async function consolePhase() {
         createdAt: clock * 1000,
         runningUntil: clock * 1000 + 60_000,
       });
-      await jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
+      await txJobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
     }
-  })();
+  });
+  sql.close();
   db.close();
   console.log(
     `\nconsole: ${REQUESTS} requests written through the stores in ${((performance.now() - t0) / 1000).toFixed(1)} s`,

@@ -204,7 +204,8 @@ export class AccountStore extends SqlStore {
 
   async listKeys(accountId: string): Promise<ApiKeyRow[]> {
     return await this.q<ApiKeyRow, [string]>(
-      "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid",
+      // Keys created in the same second: insertion order on SQLite; PostgreSQL has no rowid (by id).
+      `SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, ${this.sql.dialect === "postgres" ? "id" : "rowid"}`,
     ).all(accountId);
   }
 

@@ -60,8 +60,9 @@ Docs: README.md and docs/ in the source tree; /docs and /v1/llms.txt on a runnin
 export async function runCli(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    // GENGATE_DATABASE_URL applies to every command that opens the database (docs/scale-out.md).
-    if (command && !["version", "--version", "help", "--help", "-h"].includes(command))
+    // Backup and restore copy the SQLite file: on PostgreSQL use the database's own tools
+    // (docs/scale-out.md). Every other command runs on the database GENGATE_DATABASE_URL names.
+    if (command === "backup" || command === "restore")
       refuseUnconvertedBackend(databaseSettings(process.env, null));
     switch (command) {
       case "serve":

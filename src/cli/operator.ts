@@ -12,9 +12,9 @@ import {
   setFxRate,
   showAccount,
 } from "../admin/operations.ts";
-import { DEFAULT_DATA_DIR } from "../config/load.ts";
-import { migrate, openDatabase } from "../db/database.ts";
-import { SqliteSql } from "../db/sql-sqlite.ts";
+import { DEFAULT_DATA_DIR, databaseSettings } from "../config/load.ts";
+import type { DatabaseSettings } from "../config/schema.ts";
+import { openSql } from "../db/open-sql.ts";
 import { isFxCurrency } from "../fx/rates.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import { dataDirPaths } from "../server/datadir.ts";
@@ -22,30 +22,26 @@ import { createServices, type Services, type ServicesOptions } from "../server/s
 import { parseArgs, UsageError } from "./args.ts";
 
 /**
- * Operator commands on the data dir's database directly. Safe while the server runs: SQLite in
- * WAL mode with a busy timeout, and every write an IMMEDIATE transaction, as in the server.
+ * Operator commands on the database directly (the data dir's SQLite file, or the PostgreSQL
+ * database GENGATE_DATABASE_URL names). Safe while the server runs: SQLite in WAL mode with a busy
+ * timeout and every write an IMMEDIATE transaction, as in the server; PostgreSQL's own concurrency.
  */
 export async function withServices<T>(
   dataDirFlag: string | undefined,
   fn: (s: Services) => T | Promise<T>,
   publicUrl = process.env.GENGATE_PUBLIC_URL ?? "",
-  options: ServicesOptions = {},
+  options: ServicesOptions & { database?: DatabaseSettings } = {},
 ): Promise<T> {
+  const database = options.database ?? databaseSettings(process.env, null);
   const paths = dataDirPaths(dataDirFlag ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR);
-  if (!existsSync(paths.database)) {
+  if (database.kind === "sqlite" && !existsSync(paths.database)) {
     throw new UsageError(`no database at ${paths.database}; start the server once, or pass --data-dir`);
   }
-  const db = openDatabase(paths.database, { create: false });
+  const opened = await openSql(database, paths.database);
   try {
-    migrate(db);
-    const sql = new SqliteSql(db);
-    try {
-      return await fn(createServices(sql, publicUrl, undefined, options));
-    } finally {
-      sql.close();
-    }
+    return await fn(createServices(opened.sql, publicUrl, undefined, options));
   } finally {
-    db.close();
+    await opened.close();
   }
 }
 

@@ -1,4 +1,4 @@
-import { readConfigFile, refuseUnconvertedBackend, resolveServerSettings, smtpFrom } from "../config/load.ts";
+import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { publicUrlOf } from "../server/start.ts";
@@ -30,10 +30,9 @@ export async function userCommand(argv: string[]): Promise<number> {
     file,
     configPath,
   );
-  refuseUnconvertedBackend(settings.database);
   // With [smtp] the link is also queued for mail; the running server sends it (docs/billing.md "Email").
   const smtp = smtpFrom(file, process.env);
-  const services = { smtp: () => smtp };
+  const services = { smtp: () => smtp, database: settings.database };
   const publicUrl = publicUrlOf(settings, settings.port);
   const json = flags.json === "true";
 

@@ -66,7 +66,12 @@ export class RedeemCodeStore extends SqlStore {
       `SELECT ${COUNTS} FROM redeem_batches b WHERE b.id = ?2`,
     ),
     batches: this.q<BatchWithCounts, [number, string | null, number]>(
-      `SELECT ${COUNTS} FROM redeem_batches b
+      // PostgreSQL has no rowid: batch ids are time-ordered (ties within one ms may order differently).
+      this.sql.dialect === "postgres"
+        ? `SELECT ${COUNTS} FROM redeem_batches b
+         WHERE (CAST(?2 AS TEXT) IS NULL OR b.id < ?2)
+         ORDER BY b.id DESC LIMIT ?3`
+        : `SELECT ${COUNTS} FROM redeem_batches b
          WHERE (?2 IS NULL OR b.rowid < (SELECT rowid FROM redeem_batches WHERE id = ?2))
          ORDER BY b.rowid DESC LIMIT ?3`,
     ),

@@ -56,6 +56,9 @@ export abstract class SqlStore {
   /** The statements prepared in the constructor, re-bound by `in(tx)`. */
   protected s: Record<string, { on(sql: Sql): unknown }> = {};
 
+  /** Views by transaction, shared by the store and its views (one view per store and transaction). */
+  private readonly views = new WeakMap<Sql, SqlStore>();
+
   constructor(protected sql: Sql) {}
 
   /** A statement on this store's Sql (for queries built at run time). */
@@ -66,12 +69,15 @@ export abstract class SqlStore {
   /** The same store over `tx`: its writes join the caller's transaction. */
   in(tx: Sql): this {
     if (tx === this.sql) return this;
+    const cached = this.views.get(tx);
+    if (cached) return cached as this;
     const view = Object.create(this) as this;
     view.sql = tx;
     const s: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(this.s)) s[k] = v.on(tx);
     (view as unknown as { s: unknown }).s = s;
     view.bound(tx);
+    this.views.set(tx, view);
     return view;
   }
 

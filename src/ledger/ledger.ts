@@ -116,8 +116,11 @@ export class Ledger extends SqlStore {
       `UPDATE accounts SET balance_micro = balance_micro + ?1
          WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
     ),
+    // PostgreSQL (READ COMMITTED): the key's row is locked before its spend and held money are read,
+    // so two reservations on one key cannot both fit the same remaining limit; settle and release
+    // write the same row (held_micro), so they wait too. SQLite runs one writer at a time anyway.
     keyLimit: this.q<{ monthly_limit_micro: bigint | null }, [string]>(
-      "SELECT monthly_limit_micro FROM api_keys WHERE id = ?",
+      `SELECT monthly_limit_micro FROM api_keys WHERE id = ?${this.sql.dialect === "postgres" ? " FOR UPDATE" : ""}`,
     ),
     keySpent: this.q<{ s: bigint | null }, [string, string]>(
       "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
@@ -142,7 +145,7 @@ export class Ledger extends SqlStore {
     ),
     addSpend: this.q(
       `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
-         ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = spent_micro + ?4, calls = calls + 1`,
+         ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = key_spend.spent_micro + ?4, calls = key_spend.calls + 1`,
     ),
   };
 

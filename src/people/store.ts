@@ -95,6 +95,12 @@ export class PeopleStore extends SqlStore {
     super(sql);
   }
 
+  /** Memberships created in the same second: insertion order (SQLite's rowid), the key on PostgreSQL. */
+  private tie(alias: string | null): string {
+    const a = alias ? `${alias}.` : "";
+    return this.sql.dialect === "postgres" ? `${a}account_id, ${a}person_id` : `${a}rowid`;
+  }
+
   // --- people -------------------------------------------------------------------------------
 
   async personByEmail(email: string): Promise<PersonRow | null> {
@@ -158,7 +164,10 @@ export class PeopleStore extends SqlStore {
   /** Oldest first; `after` is the last id of the previous page. */
   async listPeople(limit: number, after: string | null): Promise<PersonRow[]> {
     return await this.q<PersonRow, [string, number]>(
-      `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
+      // PostgreSQL has no rowid: person ids are time-ordered (ties within one ms may order differently).
+      this.sql.dialect === "postgres"
+        ? "SELECT * FROM people WHERE id > ? ORDER BY id LIMIT ?"
+        : `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
          ORDER BY rowid LIMIT ?`,
     ).all(after ?? "", limit);
   }
@@ -184,14 +193,14 @@ export class PeopleStore extends SqlStore {
   async accountsOf(personId: string): Promise<AccountMembershipRow[]> {
     return await this.q<AccountMembershipRow, [string]>(
       `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
-         WHERE m.person_id = ? ORDER BY m.created_at, m.rowid`,
+         WHERE m.person_id = ? ORDER BY m.created_at, ${this.tie("m")}`,
     ).all(personId);
   }
 
   async membersOf(accountId: string): Promise<MemberRow[]> {
     return await this.q<MemberRow, [string]>(
       `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
-         WHERE m.account_id = ? ORDER BY m.created_at, m.rowid`,
+         WHERE m.account_id = ? ORDER BY m.created_at, ${this.tie("m")}`,
     ).all(accountId);
   }
 
@@ -234,7 +243,7 @@ export class PeopleStore extends SqlStore {
   async membershipsByPeople(personIds: string[]): Promise<MembershipRow[]> {
     if (personIds.length === 0) return [];
     return await this.q<MembershipRow, string[]>(
-      `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
+      `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, ${this.tie(null)}`,
     ).all(...personIds);
   }
 
@@ -282,8 +291,11 @@ export class PeopleStore extends SqlStore {
   /** Newest first; `after` is the last id of the previous page. */
   async listInvites(limit: number, after: string | null): Promise<InviteRow[]> {
     return await this.q<InviteRow, [string, number]>(
-      `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
-         ORDER BY rowid DESC LIMIT ?`,
+      // PostgreSQL has no rowid: invite ids are time-ordered (ties within one ms may order differently).
+      this.sql.dialect === "postgres"
+        ? "SELECT * FROM invites WHERE (?1 = '' OR id < ?1) ORDER BY id DESC LIMIT ?2"
+        : `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?1), 9223372036854775807)
+         ORDER BY rowid DESC LIMIT ?2`,
     ).all(after ?? "", limit);
   }
 

@@ -88,6 +88,22 @@ export const SWEEP_SQL = {
   pastDeadline: "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND deadline_at < ?",
 } as const;
 
+/** ` FOR UPDATE` on PostgreSQL (a row read to decide a write); SQLite does not parse it. */
+function forUpdate(sql: Sql): string {
+  return sql.dialect === "postgres" ? " FOR UPDATE" : "";
+}
+
+/**
+ * The values of a JSON array parameter as a sub-select (`?N` when numbered): SQLite's json_each,
+ * PostgreSQL's jsonb_array_elements_text. A list of any length in one prepared statement.
+ */
+function jsonList(sql: Sql, n?: number): string {
+  const p = n === undefined ? "?" : `?${n}`;
+  return sql.dialect === "postgres"
+    ? `SELECT value FROM jsonb_array_elements_text(CAST(${p} AS jsonb))`
+    : `SELECT value FROM json_each(${p})`;
+}
+
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
@@ -138,9 +154,15 @@ export class JobStore extends SqlStore {
     ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
-    openForKey: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
+    // PostgreSQL (READ COMMITTED): the counter's row is locked when read inside the opening
+    // transaction, so concurrent opens cannot both pass the in-flight cap (SQLite: one writer).
+    openForKey: this.q<{ n: bigint }, [string]>(
+      `SELECT open_jobs AS n FROM api_keys WHERE id = ?${forUpdate(this.sql)}`,
+    ),
     addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-    openForPerson: this.q<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
+    openForPerson: this.q<{ n: bigint }, [string]>(
+      `SELECT open_jobs AS n FROM people WHERE id = ?${forUpdate(this.sql)}`,
+    ),
     addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
     byPerson: this.q<JobRow, [string, string, string, number]>(
       `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
@@ -150,8 +172,19 @@ export class JobStore extends SqlStore {
     ),
     nextQueued: this.q<JobRow, [string, number, string]>(
       `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
-           AND model_id NOT IN (SELECT value FROM json_each(?))
+           AND model_id NOT IN (${jsonList(this.sql)})
          ORDER BY seq LIMIT 1`,
+    ),
+    // PostgreSQL: concurrent workers (of every instance) each take a different job: the row is
+    // locked by the sub-select and skipped by the others, so the claim is one statement and never
+    // comes back empty while a runnable job is free (a plain select-then-CAS could lose the race).
+    claimPg: this.q<JobRow, [string, number, number, string, number, string]>(
+      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
+           started_at = coalesce(started_at, ?3)
+         WHERE id = (SELECT id FROM jobs WHERE status = 'IN_QUEUE' AND provider = ?4 AND not_before <= ?5
+             AND model_id NOT IN (${jsonList(this.sql, 6)})
+           ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
     ),
     claim: this.q<JobRow, [string, number, number, string]>(
       `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
@@ -168,7 +201,7 @@ export class JobStore extends SqlStore {
     >(
       `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
            completed_at = ?6, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?7 AND status IN (SELECT value FROM json_each(?8)) RETURNING *`,
+         WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) RETURNING *`,
     ),
     requeue: this.q<JobRow, [number, string]>(
       `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
@@ -323,11 +356,16 @@ export class JobStore extends SqlStore {
     leaseMs: number,
     now: number,
   ): Promise<JobRow | null> {
-    const claimed = await this.atomic(async (self) => {
-      const next = await self.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
-      if (!next) return null;
-      return self.s.claim.get(owner, now + leaseMs, now, next.id);
-    });
+    const busy = JSON.stringify(busyModels);
+    const claimed =
+      this.sql.dialect === "postgres"
+        ? await this.s.claimPg.get(owner, now + leaseMs, now, provider, now, busy)
+        : // SQLite: one writer at a time, so the oldest runnable job read here is still queued below.
+          await this.atomic(async (self) => {
+            const next = await self.s.nextQueued.get(provider, now, busy);
+            if (!next) return null;
+            return self.s.claim.get(owner, now + leaseMs, now, next.id);
+          });
     if (claimed) {
       this.index.remove(claimed);
       this.events.changed(claimed.id);

@@ -1,10 +1,8 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
-import { refuseUnconvertedBackend } from "../config/load.ts";
 import type { ServerSettings } from "../config/schema.ts";
-import { migrate, openDatabase } from "../db/database.ts";
-import { SqliteSql } from "../db/sql-sqlite.ts";
+import { openSql } from "../db/open-sql.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -42,7 +40,6 @@ export interface RunningServer {
  * first, then the port is bound (a port in use fails here), and only then is the data dir touched.
  */
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
-  refuseUnconvertedBackend(settings.database);
   const { live, catalog } = loadLive(settings.configPath);
 
   const scheme = settings.tls ? "https" : "http";
@@ -99,18 +96,12 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     const paths = dataDirPaths(settings.dataDir);
     ensureWritableDataDir(paths);
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
-    const db = openDatabase(paths.database);
-    try {
-      migrate(db);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
+    const database = await openSql(settings.database ?? { kind: "sqlite" }, paths.database);
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
     const { ctx, shutdown, defaultKey, ownerInvite } = await createAppContext({
-      sql: new SqliteSql(db),
-      sqlite: db,
+      sql: database.sql,
+      sqlite: database.sqlite,
       live,
       catalog,
       settings,
@@ -183,7 +174,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         metricsServer?.stop(true);
         // Running jobs get 10 s; the rest stay IN_PROGRESS and are resumed at the next start.
         await background.stop(10_000);
-        db.close();
+        await database.close();
       },
     };
   } catch (err) {

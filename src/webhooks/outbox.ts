@@ -71,18 +71,18 @@ export class WebhookOutbox extends SqlStore {
 
   protected override s = {
     insert: this.q<null, [string, string, string, string, string, number]>(
-      `INSERT OR IGNORE INTO webhook_deliveries
+      `INSERT INTO webhook_deliveries
            (id, request_id, account_id, url, event, status, attempts, next_attempt_at, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6) ON CONFLICT DO NOTHING`,
     ),
     insertAccountEvent: this.q<null, [string, string, string, string, string, number]>(
-      `INSERT OR IGNORE INTO webhook_deliveries
+      `INSERT INTO webhook_deliveries
            (id, request_id, account_id, url, event, payload, status, attempts, next_attempt_at, created_at)
-         VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
+         VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6) ON CONFLICT DO NOTHING`,
     ),
     forRequest: this.q<DeliveryRow, [string]>(
       `SELECT * FROM webhook_deliveries WHERE request_id = ?
-         ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+         ORDER BY created_at DESC, ${this.sql.dialect === "postgres" ? "id" : "rowid"} DESC LIMIT 1`,
     ),
     // One statement, so two dispatchers (or processes) can never claim the same row: once
     // next_attempt_at moves past now, the row is no longer due for anyone else.

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
@@ -54,6 +55,7 @@ export async function makeTestApp(
   } = {},
 ) {
   const { ctx, defaultKey } = await createAppContext({
+    ...(await testBackend()),
     ...testContextOptions({
       models: options.models ?? [],
       catalog: { sandbox: options.sandbox ?? true },
@@ -72,6 +74,23 @@ export async function makeTestApp(
     return app.handle(new Request(`http://localhost${path}`, { ...init, headers }));
   };
   return { app, ctx, db, key, keyId, account, request };
+}
+
+/**
+ * GENGATE_TEST_BACKEND=postgres runs in-process apps on a fresh PostgreSQL database each
+ * (test/helpers/postgres.ts; `db` is then null: SQLite-only assertions cannot run); otherwise an
+ * in-memory SQLite database.
+ */
+async function testBackend(): Promise<{ sql?: Sql; sqlite?: null }> {
+  if (process.env.GENGATE_TEST_BACKEND !== "postgres") return {};
+  const { createTestDatabase } = await import("./postgres.ts");
+  const { PostgresSql } = await import("../../src/db/sql-postgres.ts");
+  const { migratePostgres } = await import("../../src/db/migrate-postgres.ts");
+  const database = await createTestDatabase();
+  // Two connections: a test file makes many apps, and none is closed before the process ends.
+  const sql = PostgresSql.connect({ url: database.url, password: null, maxConnections: 2 });
+  await migratePostgres(sql);
+  return { sql, sqlite: null };
 }
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {

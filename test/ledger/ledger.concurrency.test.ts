@@ -43,7 +43,7 @@ describe("ledger under concurrent writers (separate processes, one database file
     const a = (await accounts.getAccount(account.id))!;
     expect(a.balance_micro).toBe(1_200n);
     expect(a.held_micro).toBe(1_200n);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
     db.close();
   });
 });

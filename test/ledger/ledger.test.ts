@@ -35,7 +35,7 @@ describe("ledger: happy paths", () => {
       { kind: "release", source: "API", amount_micro: 150_000n },
     ]);
     expect(await ledger.keyUsage(keyId)).toEqual({ spent: 250_000n, held: 0n });
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 
   test("a charge above the hold is capped at the hold", async () => {
@@ -45,7 +45,7 @@ describe("ledger: happy paths", () => {
     const hold = await reserveUsd(ledger, account.id, 100n);
     expect((await ledger.settle(hold.id, 10_000n)).hold.charged_micro).toBe(100n);
     expect((await accounts.getAccount(account.id))!.balance_micro).toBe(USD - 100n);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 
   test("release charges nothing; a second settle or release changes no money", async () => {
@@ -59,7 +59,7 @@ describe("ledger: happy paths", () => {
     expect((await ledger.settle(hold.id, 100n)).changed).toBe(false);
     expect(db.query("SELECT count(*) AS n FROM ledger_entries").get()).toEqual(before);
     expect((await accounts.getAccount(account.id))!.balance_micro).toBe(USD);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 
   test("RUB: the rate fixed at reservation is used at settlement even after it changes", async () => {
@@ -77,7 +77,7 @@ describe("ledger: happy paths", () => {
     const r = await ledger.settle(hold.id, 500_000n);
     expect(r.hold.charged_micro).toBe(45_000_000n);
     expect(r.hold.charged_usd_micro).toBe(500_000n);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 });
 
@@ -101,7 +101,7 @@ describe("ledger: refusals change no money", () => {
     expect(httpStatus(e.code)).toBe(402);
     expect(e.message).toContain("http://gengate.test/console/billing");
     expect((await accounts.getAccount(account.id))!.held_micro).toBe(0n);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 
   test("the key's monthly limit counts spent + held + the new estimate", async () => {
@@ -147,7 +147,7 @@ describe("ledger: refusals change no money", () => {
       source: "API",
       quotedUsdMicro: 100n,
     });
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 
   test("a RUB account without a rate cannot be priced", async () => {
@@ -168,6 +168,6 @@ describe("ledger: refusals change no money", () => {
     expect((await err(async () => await ledger.topUp(account.id, -5n, null))).code).toBe("validation_error");
     expect((await err(async () => await ledger.topUp("acct_nope", 5n, null))).code).toBe("not_found");
     expect((await accounts.getAccount(account.id))!.balance_micro).toBe(800n);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
   });
 });

@@ -122,8 +122,8 @@ function codeOf(e: unknown): string {
 }
 
 /** The invariants of money in, from the tables; `credited` is what the model expects per account. */
-function moneyInProblems(db: Database, accounts: string[], credited: bigint[]): string[] {
-  const problems = checkInvariants(db);
+async function moneyInProblems(db: Database, accounts: string[], credited: bigint[]): Promise<string[]> {
+  const problems = await checkInvariants(db);
   accounts.forEach((id, i) => {
     const topups =
       db
@@ -212,9 +212,9 @@ describe("money in (seeded property test)", () => {
         const checkouts: number[][] = [[], []];
         const orders: ModelOrder[] = [];
         const holds: string[] = [];
-        const check = (what: string) => {
+        const check = async (what: string) => {
           steps++;
-          const problems = moneyInProblems(t.db, ids, credited);
+          const problems = await moneyInProblems(t.db, ids, credited);
           if (problems.length) throw new Error(`after ${what}: ${problems.join("; ")}`);
         };
 
@@ -376,7 +376,7 @@ describe("money in (seeded property test)", () => {
                 await t.ctx.payments.expireDue();
                 break;
             }
-            check(JSON.stringify(o));
+            await check(JSON.stringify(o));
             seen.set(o.t, (seen.get(o.t) ?? 0) + 1);
           }
         } finally {

@@ -33,7 +33,7 @@ describe("recovery sweep", () => {
     }
     expect((await s.jobs.get(lateQueued))!.error_message).toBe("already failed");
     expect((await s.jobs.get(onTime))!.status).toBe("IN_QUEUE");
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("a lapsed lease puts a resumable job back in the queue; a chat call fails instead", async () => {
@@ -55,7 +55,7 @@ describe("recovery sweep", () => {
     // At start-up every running job is orphaned, whatever its lease says.
     expect(await recoverJobs(s.jobs, s.resumable, now + 5_000, true)).toEqual({ requeued: 1, failed: 0 });
     expect((await s.jobs.get(fresh))!.status).toBe("IN_QUEUE");
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("swept jobs come oldest submit first", async () => {

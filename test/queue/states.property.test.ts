@@ -23,7 +23,7 @@ describe("job state machine", () => {
     expect(await s.jobs.fail(a, "x", "y", Date.now())).toBe(false);
     expect((await s.ledger.getHold((await s.jobs.get(a))!.hold_id))!.charged_micro).toBe(60n);
     expect(s.finals).toEqual([`${a}:COMPLETED`]);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("claims are oldest first and skip models at their cap and jobs backing off", async () => {
@@ -72,7 +72,7 @@ describe("job state machine", () => {
             };
             expect(changed).toBe(allowed[a.t]!.includes(before));
           }
-          expect(checkInvariants(s.db)).toEqual([]);
+          expect(await checkInvariants(s.db)).toEqual([]);
         }
         // Every final job's hold is resolved; every open job's hold is open.
         for (const id of ids) {

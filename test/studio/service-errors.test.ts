@@ -34,7 +34,7 @@ describe("studio runs obey the API's money rules", () => {
       status: "IN_QUEUE",
     });
     expect(await s.available()).toBe(5_000n);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("the model's max and the schema: 400 before anything is reserved", async () => {
@@ -73,7 +73,7 @@ describe("studio runs obey the API's money rules", () => {
     });
     expect(await s.available()).toBe(10_000_000n);
     expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("a failed studio chat charges nothing", async () => {
@@ -126,7 +126,7 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
       status: "IN_QUEUE",
     });
     // The refused attempts reserved nothing.
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
     const held = (await s.ctx.accounts.getAccount(s.account.id))!.held_micro;
     expect(held).toBe(4n * 10_000n); // ann 2 + bob 1 + the API's 1
   });
