@@ -100,7 +100,8 @@ function forUpdate(sql: Sql): string {
 function jsonList(sql: Sql, n?: number): string {
   const p = n === undefined ? "?" : `?${n}`;
   return sql.dialect === "postgres"
-    ? `SELECT value FROM jsonb_array_elements_text(CAST(${p} AS jsonb))`
+    ? // The parameter typed text: typed jsonb, Bun.sql would send the string as a JSON string.
+      `SELECT value FROM jsonb_array_elements_text(CAST(CAST(${p} AS TEXT) AS jsonb))`
     : `SELECT value FROM json_each(${p})`;
 }
 

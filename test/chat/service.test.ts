@@ -31,7 +31,7 @@ describe("chat service", () => {
     expect(settled.status).toBe("settled");
     expect(settled.charged_micro).toBeLessThanOrEqual(hold.amount_micro);
     expect(settled.charged_micro).toBeGreaterThan(0n);
-    expect(await checkInvariants(t.db)).toEqual([]);
+    expect(await checkInvariants(t.ctx.sql)).toEqual([]);
   });
 
   test("a reply that ends after the deadline sweep closed its job is not charged, and is logged", async () => {
@@ -44,6 +44,6 @@ describe("chat service", () => {
     expect((await t.ctx.ledger.getHold(started.job.hold_id))!.status).toBe("released");
     const warned = logLines.slice(before).map((l) => JSON.parse(l));
     expect(warned).toContainEqual(expect.objectContaining({ level: "warn", request_id: started.job.id }));
-    expect(await checkInvariants(t.db)).toEqual([]);
+    expect(await checkInvariants(t.ctx.sql)).toEqual([]);
   });
 });

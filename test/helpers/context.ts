@@ -4,11 +4,13 @@ import { join } from "node:path";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import type { Sql } from "../../src/db/sql.ts";
+import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
+import { adoptSql } from "./sql.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
@@ -65,6 +67,7 @@ export async function makeTestApp(
     now: options.now,
   });
   const db = ctx.sqlite!;
+  if (db) adoptSql(db, ctx.sql as SqliteSql);
   const { key, account, keyId } = defaultKey!;
   const app = createApp(ctx);
   const request = (path: string, init: RequestInit & { key?: string | null } = {}) => {

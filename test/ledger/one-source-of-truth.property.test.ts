@@ -28,7 +28,7 @@ describe("one source of truth (seeded)", () => {
       fc.asyncProperty(fc.array(caseArb, { minLength: 4, maxLength: 14 }), async (cases) => {
         const { t, accounts, now } = await runCases(cases);
         const { ctx } = t;
-        expect(await checkInvariants(t.db)).toEqual([]);
+        expect(await checkInvariants(t.ctx.sql)).toEqual([]);
         for (const r of t.db.query<{ status: string }, []>("SELECT status FROM jobs").all())
           seen.statuses.add(r.status);
         seen.partial += Number(

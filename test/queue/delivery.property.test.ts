@@ -151,7 +151,7 @@ describe("sandbox deliveries (seeded)", () => {
           if (c.actual === undefined) expect(expected).toBe(hold.amount_micro); // full delivery = the quote
           charged += expected;
         }
-        expect(await checkInvariants(t.db)).toEqual([]);
+        expect(await checkInvariants(t.ctx.sql)).toEqual([]);
       }),
       { seed: SEED, numRuns: RUNS, verbose: 1 },
     );

@@ -27,7 +27,7 @@ describe("openJob refuses, and then writes nothing", () => {
     expect(errorHeaders(err as DomainError)).toEqual({ "retry-after": "1" });
     expect(s.jobs()).toBe(1);
     expect(s.holds()).toBe(1);
-    expect(await checkInvariants(s.t.db)).toEqual([]);
+    expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
   test("without the balance: 402 insufficient_balance, no job, no hold, no idempotency record", async () => {

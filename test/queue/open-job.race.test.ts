@@ -18,7 +18,7 @@ describe("two identical opens racing each other", () => {
     expect(opened).toHaveLength(1);
     expect(replayed).toHaveLength(1);
     expect(JSON.parse(replayed[0]!.replay!.body)).toEqual({ request_id: opened[0]!.value!.id });
-    expect(await checkInvariants(s.t.db)).toEqual([]);
+    expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
   test("in separate commits: the later one replays the first", async () => {

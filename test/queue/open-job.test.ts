@@ -22,7 +22,7 @@ describe("openJob: the one path that opens a job", () => {
     expect(hold.quoted_usd_micro).toBe(s.media().quote.amount_usd_micro);
     expect(await s.t.ctx.jobs.openForKey(s.principal.keyId)).toBe(1);
     expect(s.t.ctx.jobs.queuePosition(job)).toBe(0); // handed to the queue after the commit
-    expect(await checkInvariants(s.t.db)).toEqual([]);
+    expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
   test("a text job (chat) runs in the request: IN_PROGRESS, leased to its deadline", async () => {
@@ -31,7 +31,7 @@ describe("openJob: the one path that opens a job", () => {
     expect(job).toMatchObject({ status: "IN_PROGRESS", kind: "text", attempt: 1n, lease_owner: "request" });
     expect(job.lease_until).toBe(job.deadline_at);
     expect(s.t.ctx.jobs.queuePosition(job)).toBeNull();
-    expect(await checkInvariants(s.t.db)).toEqual([]);
+    expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
   test("with an Idempotency-Key the answer is stored with the job, and a repeat replays it", async () => {

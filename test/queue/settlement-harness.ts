@@ -50,7 +50,7 @@ export async function settlementHarness(o: {
       units: job.actual_units,
       output: job.output ? (JSON.parse(job.output) as Record<string, any>) : null,
       files,
-      invariants: await checkInvariants(t.db),
+      invariants: await checkInvariants(t.ctx.sql),
     };
   }
   return { t, run, stop: () => pool.stop(1000) };
