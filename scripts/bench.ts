@@ -46,7 +46,7 @@ async function spawnAndWait(
     if (m) {
       clearTimeout(timeout);
       // Keep draining stdout so the child never blocks on a full pipe.
-      (async () => {
+      void (async () => {
         for (;;) if ((await reader.read()).done) break;
       })();
       return { proc, match: m };
@@ -251,6 +251,7 @@ process.exit(0);
  */
 async function consolePhase() {
   const { openDatabase } = await import("../src/db/database.ts");
+  const { SqliteSql } = await import("../src/db/sql-sqlite.ts");
   const { createServices } = await import("../src/server/services.ts");
   const { JobStore } = await import("../src/queue/jobs.ts");
   const { JobEvents } = await import("../src/queue/events.ts");
@@ -261,26 +262,30 @@ async function consolePhase() {
   const REQUESTS = 10_000;
   const db = openDatabase(join(dataDir, "gengate.db"));
   let clock = Math.floor(Date.now() / 1000);
-  const s = createServices(db, first.url, () => clock);
-  const jobs = new JobStore(db, s.ledger, new JobEvents());
-  const account = s.accounts.listAccounts(1, null)[0]!;
-  const keys = [s.accounts.listKeys(account.id)[0]!.id];
+  const sql = new SqliteSql(db);
+  const s = createServices(sql, first.url, () => clock);
+  const jobs = new JobStore(sql, s.ledger, new JobEvents());
+  const account = (await s.accounts.listAccounts(1, null))[0]!;
+  const keys = [(await s.accounts.listKeys(account.id))[0]!.id];
   for (let k = 1; k < 6; k++) {
     keys.push(
-      s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n }).keyId,
+      (await s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n }))
+        .keyId,
     );
   }
   const models = ["sandbox/image", "sandbox/speech", "sandbox/video"];
   const now = clock;
   const t0 = performance.now();
-  db.transaction(() => {
+  await sql.tx(async (tx) => {
+    const ledger = s.ledger.in(tx);
+    const txJobs = jobs.in(tx);
     for (let i = 0; i < REQUESTS; i++) {
       clock = now - Math.floor(((REQUESTS - i) * 60 * 86_400) / REQUESTS); // oldest first, 60 days
       const id = Bun.randomUUIDv7();
       const keyId = keys[i % keys.length]!;
       const modelId = models[i % models.length]!;
       const quote = BigInt(1_000 + (i % 97) * 10);
-      const hold = s.ledger.reserve({
+      const hold = await ledger.reserve({
         accountId: account.id,
         keyId,
         modelId,
@@ -288,7 +293,7 @@ async function consolePhase() {
         source: "API",
         quotedUsdMicro: quote,
       });
-      jobs.insert({
+      await txJobs.insert({
         id,
         accountId: account.id,
         keyId,
@@ -304,9 +309,10 @@ async function consolePhase() {
         createdAt: clock * 1000,
         runningUntil: clock * 1000 + 60_000,
       });
-      jobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
+      await txJobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
     }
-  })();
+  });
+  sql.close();
   db.close();
   console.log(
     `\nconsole: ${REQUESTS} requests written through the stores in ${((performance.now() - t0) / 1000).toFixed(1)} s`,

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
@@ -70,78 +71,76 @@ export interface KeyChanges {
 }
 
 /** Account and key SQL, prepared once per database (the query cache holds only 20 statements). */
-export class AccountStore {
-  private readonly byHash;
-  private readonly insertAccount;
-  private readonly insertKey;
-  private readonly getAccountStmt;
-  private readonly getAccountByName;
-
-  constructor(private readonly db: Database) {
-    this.byHash = db.prepare<ApiKeyRow, [Uint8Array]>("SELECT * FROM api_keys WHERE hash = ?");
-    this.insertAccount = db.prepare(
+export class AccountStore extends SqlStore {
+  protected override s = {
+    byHash: this.q<ApiKeyRow, [Uint8Array]>("SELECT * FROM api_keys WHERE hash = ?"),
+    insertAccount: this.q(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES (?, ?, ?, 0, 0, ?)",
-    );
-    this.insertKey = db.prepare(
+    ),
+    insertKey: this.q(
       `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro,
          writes_per_minute, max_in_flight, created_at, created_by)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.getAccountStmt = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE id = ?");
-    this.getAccountByName = db.prepare<Account, [string]>("SELECT * FROM accounts WHERE name = ?");
-    this.dataVersion = db.prepare<{ data_version: bigint }, []>("PRAGMA data_version");
+    ),
+    getAccount: this.q<Account, [string]>("SELECT * FROM accounts WHERE id = ?"),
+    getAccountByName: this.q<Account, [string]>("SELECT * FROM accounts WHERE name = ?"),
+  };
+
+  constructor(sql: Sql) {
+    super(sql);
   }
 
-  countAccounts(): number {
-    const row = this.db.query("SELECT count(*) AS n FROM accounts").get() as { n: bigint };
-    return Number(row.n);
+  async countAccounts(): Promise<number> {
+    const row = await this.q<{ n: bigint }, []>("SELECT count(*) AS n FROM accounts").get();
+    return Number(row!.n);
   }
 
-  getAccount(id: string): Account | null {
-    return this.getAccountStmt.get(id);
+  async getAccount(id: string): Promise<Account | null> {
+    return await this.s.getAccount.get(id);
   }
 
-  findAccountByName(name: string): Account | null {
-    return this.getAccountByName.get(name);
+  async findAccountByName(name: string): Promise<Account | null> {
+    return await this.s.getAccountByName.get(name);
   }
 
   /**
    * Creates an account and its Default key (which has the manage right) in one transaction.
    * Returns the key in clear: the only moment it exists outside the caller's hands.
    */
-  createAccount(
+  async createAccount(
     name: string,
     currency: Currency,
     options: { keyCreatedBy?: string | null } = {},
-  ): { account: Account; keyId: string; key: string } {
-    return this.db
-      .transaction(() => {
-        if (this.findAccountByName(name)) {
-          throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
-        }
-        const id = newId("acct");
-        this.insertAccount.run(id, name, currency, nowSeconds());
-        const { keyId, key } = this.createKeyInTx(id, {
-          name: "Default",
-          canManage: true,
-          createdBy: options.keyCreatedBy ?? null,
-        });
-        return { account: this.getAccount(id)!, keyId, key };
-      })
-      .immediate();
+  ): Promise<{ account: Account; keyId: string; key: string }> {
+    return await this.atomic(async (self) => {
+      if (await self.findAccountByName(name)) {
+        throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
+      }
+      const id = newId("acct");
+      await self.s.insertAccount.run(id, name, currency, nowSeconds());
+      const { keyId, key } = await self.createKeyInTx(id, {
+        name: "Default",
+        canManage: true,
+        createdBy: options.keyCreatedBy ?? null,
+      });
+      return { account: (await self.getAccount(id))!, keyId, key };
+    });
   }
 
-  createKey(accountId: string, options: NewKeyOptions = {}): { keyId: string; key: string } {
-    return this.db.transaction(() => this.createKeyInTx(accountId, options)).immediate();
+  async createKey(accountId: string, options: NewKeyOptions = {}): Promise<{ keyId: string; key: string }> {
+    return await this.atomic(async (self) => await self.createKeyInTx(accountId, options));
   }
 
-  private createKeyInTx(accountId: string, options: NewKeyOptions): { keyId: string; key: string } {
-    if (!this.getAccount(accountId)) {
+  private async createKeyInTx(
+    accountId: string,
+    options: NewKeyOptions,
+  ): Promise<{ keyId: string; key: string }> {
+    if (!(await this.getAccount(accountId))) {
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     }
     const key = generateApiKey();
     const keyId = newId("key");
-    this.insertKey.run(
+    await this.s.insertKey.run(
       keyId,
       accountId,
       options.name ?? "Key",
@@ -158,8 +157,8 @@ export class AccountStore {
   }
 
   /** Whether the key of this account was created by this person (404 for another account's key). */
-  isKeyCreatedBy(accountId: string, keyId: string, personId: string): boolean {
-    return this.getKey(accountId, keyId).created_by === personId;
+  async isKeyCreatedBy(accountId: string, keyId: string, personId: string): Promise<boolean> {
+    return (await this.getKey(accountId, keyId)).created_by === personId;
   }
 
   /**
@@ -167,97 +166,94 @@ export class AccountStore {
    * the available balance at or above the new threshold (or clears it) re-arms the alert; below
    * it, the armed state is kept (docs/billing.md "Low-balance alerts").
    */
-  setAlertThreshold(accountId: string, thresholdMicro: bigint | null): void {
+  async setAlertThreshold(accountId: string, thresholdMicro: bigint | null): Promise<void> {
     if (thresholdMicro !== null && thresholdMicro < 0n)
       throw new DomainError("validation_error", "The alert threshold cannot be negative.", {
         param: "alert_threshold",
       });
-    const changed = this.db
-      .query(
+    const changed = (
+      await this.q(
         `UPDATE accounts SET alert_threshold_micro = ?1,
            alert_armed = CASE WHEN ?1 IS NULL OR balance_micro - held_micro >= ?1 THEN 1 ELSE alert_armed END
          WHERE id = ?2`,
-      )
-      .run(thresholdMicro, accountId).changes;
+      ).run(thresholdMicro, accountId)
+    ).changes;
     if (changed === 0)
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   }
 
-  getAlertThreshold(accountId: string): bigint | null {
-    const a = this.getAccount(accountId);
+  async getAlertThreshold(accountId: string): Promise<bigint | null> {
+    const a = await this.getAccount(accountId);
     if (!a) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return a.alert_threshold_micro;
   }
 
-  listAccounts(limit: number, after: string | null): Account[] {
-    return this.db
-      .query<Account, [string, number]>("SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?")
-      .all(after ?? "", limit);
+  async listAccounts(limit: number, after: string | null): Promise<Account[]> {
+    return await this.q<Account, [string, number]>(
+      "SELECT * FROM accounts WHERE id > ? ORDER BY id LIMIT ?",
+    ).all(after ?? "", limit);
   }
 
   /** Operator search: the account with this exact id, or names containing `text` (case-insensitive). */
-  searchAccounts(text: string, limit: number): Account[] {
+  async searchAccounts(text: string, limit: number): Promise<Account[]> {
     const like = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return this.db
-      .query<Account, [string, string, number]>(
-        "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
-      )
-      .all(text, like, limit);
+    return await this.q<Account, [string, string, number]>(
+      "SELECT * FROM accounts WHERE id = ? OR lower(name) LIKE ? ESCAPE '\\' ORDER BY name, id LIMIT ?",
+    ).all(text, like, limit);
   }
 
-  listKeys(accountId: string): ApiKeyRow[] {
-    return this.db
-      .query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid")
-      .all(accountId);
+  async listKeys(accountId: string): Promise<ApiKeyRow[]> {
+    return await this.q<ApiKeyRow, [string]>(
+      // Keys created in the same second: insertion order on SQLite; PostgreSQL has no rowid (by id).
+      `SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, ${this.sql.dialect === "postgres" ? "id" : "rowid"}`,
+    ).all(accountId);
   }
 
   /** A key of this account (revoked ones included), or 404: another account's key id is unknown here. */
-  getKey(accountId: string, keyId: string): ApiKeyRow {
-    const row = this.db
-      .query<ApiKeyRow, [string, string]>("SELECT * FROM api_keys WHERE id = ? AND account_id = ?")
-      .get(keyId, accountId);
+  async getKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
+    const row = await this.q<ApiKeyRow, [string, string]>(
+      "SELECT * FROM api_keys WHERE id = ? AND account_id = ?",
+    ).get(keyId, accountId);
     if (!row) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
     return row;
   }
 
-  updateKey(accountId: string, keyId: string, changes: KeyChanges): ApiKeyRow {
-    return this.db
-      .transaction(() => {
-        const key = this.getKey(accountId, keyId);
-        if (key.revoked_at !== null)
-          throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
-        const sets: string[] = [];
-        const values: (string | bigint | number | null)[] = [];
-        const set = (column: string, value: string | bigint | number | null | undefined) => {
-          if (value === undefined) return;
-          sets.push(`${column} = ?`);
-          values.push(value);
-        };
-        set("name", changes.name);
-        set("monthly_limit_micro", changes.monthlyLimitMicro);
-        set("writes_per_minute", changes.writesPerMinute);
-        set("max_in_flight", changes.maxInFlight);
-        if (sets.length > 0)
-          this.db.query(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
-        this.invalidatePrincipals();
-        return this.getKey(accountId, keyId);
-      })
-      .immediate();
+  async updateKey(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKeyRow> {
+    return await this.atomic(async (self) => {
+      const key = await self.getKey(accountId, keyId);
+      if (key.revoked_at !== null)
+        throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
+      const sets: string[] = [];
+      const values: (string | bigint | number | null)[] = [];
+      const set = (column: string, value: string | bigint | number | null | undefined) => {
+        if (value === undefined) return;
+        sets.push(`${column} = ?`);
+        values.push(value);
+      };
+      set("name", changes.name);
+      set("monthly_limit_micro", changes.monthlyLimitMicro);
+      set("writes_per_minute", changes.writesPerMinute);
+      set("max_in_flight", changes.maxInFlight);
+      if (sets.length > 0)
+        await self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
+      self.invalidatePrincipals();
+      return self.getKey(accountId, keyId);
+    });
   }
 
   /**
    * Revokes a key at once (the next request with it is 401). The last live key with the manage
    * right cannot be revoked: the account would lock itself out of key management.
    */
-  revokeKey(accountId: string, keyId: string): ApiKeyRow {
-    return this.db
-      .transaction(() => this.revokeInTx(this.getKey(accountId, keyId), { keepLastManageKey: true }))
-      .immediate();
+  async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
+    return await this.atomic(async (self) =>
+      self.revokeInTx(await self.getKey(accountId, keyId), { keepLastManageKey: true }),
+    );
   }
 
   /** Any account's key by id (revoked ones included), or null. For the operator, who sees every account. */
-  findKey(keyId: string): ApiKeyRow | null {
-    return this.db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
+  async findKey(keyId: string): Promise<ApiKeyRow | null> {
+    return await this.q<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE id = ?").get(keyId);
   }
 
   /**
@@ -265,24 +261,20 @@ export class AccountStore {
    * included, so a leaked Default key can always be stopped. The operator can give the account a
    * new manage key (`key create --manage`). Unknown ids are 404; revoking twice returns the key as is.
    */
-  revokeKeyAsOperator(keyId: string): ApiKeyRow {
-    return this.db
-      .transaction(() => {
-        const key = this.findKey(keyId);
-        if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
-        return this.revokeInTx(key, { keepLastManageKey: false });
-      })
-      .immediate();
+  async revokeKeyAsOperator(keyId: string): Promise<ApiKeyRow> {
+    return await this.atomic(async (self) => {
+      const key = await self.findKey(keyId);
+      if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
+      return self.revokeInTx(key, { keepLastManageKey: false });
+    });
   }
 
-  private revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): ApiKeyRow {
+  private async revokeInTx(key: ApiKeyRow, options: { keepLastManageKey: boolean }): Promise<ApiKeyRow> {
     if (key.revoked_at !== null) return key;
     if (options.keepLastManageKey && key.can_manage === 1n) {
-      const others = this.db
-        .query<{ n: bigint }, [string, string]>(
-          "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
-        )
-        .get(key.account_id, key.id)!;
+      const others = (await this.q<{ n: bigint }, [string, string]>(
+        "SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND id != ? AND can_manage = 1 AND revoked_at IS NULL",
+      ).get(key.account_id, key.id))!;
       if (others.n === 0n) {
         throw new DomainError(
           "conflict",
@@ -291,25 +283,25 @@ export class AccountStore {
         );
       }
     }
-    this.db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
+    await this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
     this.invalidatePrincipals();
-    return this.findKey(key.id)!;
+    return (await this.findKey(key.id))!;
   }
 
   /**
    * Resolves a presented key. The lookup is by SHA-256 (an index probe reveals nothing about the
    * key), and the stored digest is compared again in constant time. Revoked keys resolve to null.
    */
-  authenticate(presented: string): Principal | null {
+  async authenticate(presented: string): Promise<Principal | null> {
     if (!looksLikeApiKey(presented)) return null;
     const digest = hashSecret(presented);
     // Cached by digest (never the key) for a few seconds: a lookup per request was a tenth of
     // the CPU of a status read. Every key change in this process clears the cache at once.
     const cacheKey = digest.toString("base64");
-    this.forgetIfChangedElsewhere();
+    await this.forgetIfChangedElsewhere();
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
-    const row = this.byHash.get(digest);
+    const row = await this.s.byHash.get(digest);
     if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
     const principal = this.principalOf(row);
     if (this.principals.size >= 10_000) this.principals.clear();
@@ -318,7 +310,6 @@ export class AccountStore {
   }
 
   private readonly principals = new Map<string, { principal: Principal; until: number }>();
-  private readonly dataVersion;
   private seenDataVersion: bigint | null = null;
 
   /**
@@ -326,8 +317,10 @@ export class AccountStore {
    * SQLite's data_version moves whenever another connection commits, so the cache is dropped
    * then, and a key revoked from the command line is refused on the very next request.
    */
-  private forgetIfChangedElsewhere(): void {
-    const version = this.dataVersion.get()!.data_version;
+  private async forgetIfChangedElsewhere(): Promise<void> {
+    // SQLite only; across PostgreSQL instances key changes are announced by cache invalidation.
+    if (this.sql.dialect !== "sqlite") return;
+    const version = (await this.q<{ data_version: bigint }, []>("PRAGMA data_version").get())!.data_version;
     if (version !== this.seenDataVersion) {
       this.seenDataVersion = version;
       this.principals.clear();

@@ -32,14 +32,14 @@ export function requireManage(p: Principal, what = "manage keys"): void {
 }
 
 /** GET /v1/account's body: the account, this month and its spend. */
-export function accountBody(ctx: AppContext, accountId: string) {
-  const account = ctx.accounts.getAccount(accountId);
+export async function accountBody(ctx: AppContext, accountId: string) {
+  const account = await ctx.accounts.getAccount(accountId);
   if (!account) throw new DomainError("unauthorized", "The key's account no longer exists.");
   const month = ctx.ledger.currentMonth();
   return {
     ...accountView(account),
     month,
-    month_spent_micro: ctx.wallet.monthTotal(account.id, month).toString(),
+    month_spent_micro: (await ctx.wallet.monthTotal(account.id, month)).toString(),
   };
 }
 
@@ -64,8 +64,8 @@ function keyChanges(body: {
 export function accountRoutes(ctx: AppContext) {
   const KeyIdParams = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
   return new Elysia({ prefix: "/v1", detail: { security: [{ apiKey: [] }] } })
-    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
-    .get("/account", ({ principal }) => accountBody(ctx, principal.accountId), {
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
+    .get("/account", async ({ principal }) => await accountBody(ctx, principal.accountId), {
       detail: {
         tags: ["Account"],
         summary: "Get the account",
@@ -75,9 +75,9 @@ export function accountRoutes(ctx: AppContext) {
     })
     .get(
       "/account/ledger",
-      ({ principal, query }) => {
+      async ({ principal, query }) => {
         const page = paging(query, sequenceCursor);
-        return ctx.wallet.entries(principal.accountId, page.limit, page.cursor);
+        return await ctx.wallet.entries(principal.accountId, page.limit, page.cursor);
       },
       {
         query: LedgerQuery,
@@ -92,13 +92,13 @@ export function accountRoutes(ctx: AppContext) {
     )
     .get(
       "/account/spend",
-      ({ principal, query }) => {
+      async ({ principal, query }) => {
         const month = query.month === undefined ? ctx.ledger.currentMonth() : parseMonth(query.month);
         if (!month)
           throw new DomainError("validation_error", `month must be YYYY-MM (got "${query.month}").`, {
             param: "month",
           });
-        return ctx.wallet.spend(principal.accountId, month);
+        return await ctx.wallet.spend(principal.accountId, month);
       },
       {
         query: SpendQuery,
@@ -110,20 +110,24 @@ export function accountRoutes(ctx: AppContext) {
         response: { 200: SpendSchema, ...errors(400, 401) },
       },
     )
-    .get("/keys", ({ principal }) => ({ data: ctx.accounts.listKeys(principal.accountId).map(keyView) }), {
-      detail: {
-        tags: ["Keys"],
-        summary: "List keys",
-        description: "Keys of the account, revoked ones included. Needs the manage right.",
+    .get(
+      "/keys",
+      async ({ principal }) => ({ data: (await ctx.accounts.listKeys(principal.accountId)).map(keyView) }),
+      {
+        detail: {
+          tags: ["Keys"],
+          summary: "List keys",
+          description: "Keys of the account, revoked ones included. Needs the manage right.",
+        },
+        beforeHandle: ({ principal }) => requireManage(principal),
+        response: { 200: KeyListSchema, ...errors(401, 403) },
       },
-      beforeHandle: ({ principal }) => requireManage(principal),
-      response: { 200: KeyListSchema, ...errors(401, 403) },
-    })
+    )
     .post(
       "/keys",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         const changes = keyChanges(body);
-        const { keyId, key } = ctx.accounts.createKey(principal.accountId, {
+        const { keyId, key } = await ctx.accounts.createKey(principal.accountId, {
           name: changes.name ?? "Key",
           canManage: body.can_manage ?? false,
           monthlyLimitMicro: changes.monthlyLimitMicro,
@@ -131,7 +135,7 @@ export function accountRoutes(ctx: AppContext) {
           maxInFlight: changes.maxInFlight,
         });
         set.status = 201;
-        return { ...keyView(ctx.accounts.getKey(principal.accountId, keyId)), key };
+        return { ...keyView(await ctx.accounts.getKey(principal.accountId, keyId)), key };
       },
       {
         body: CreateKeyBody,
@@ -147,8 +151,8 @@ export function accountRoutes(ctx: AppContext) {
     )
     .patch(
       "/keys/:id",
-      ({ principal, params, body }) =>
-        keyView(ctx.accounts.updateKey(principal.accountId, params.id, keyChanges(body))),
+      async ({ principal, params, body }) =>
+        keyView(await ctx.accounts.updateKey(principal.accountId, params.id, keyChanges(body))),
       {
         params: KeyIdParams,
         body: UpdateKeyBody,
@@ -164,7 +168,7 @@ export function accountRoutes(ctx: AppContext) {
     )
     .delete(
       "/keys/:id",
-      ({ principal, params }) => keyView(ctx.accounts.revokeKey(principal.accountId, params.id)),
+      async ({ principal, params }) => keyView(await ctx.accounts.revokeKey(principal.accountId, params.id)),
       {
         params: KeyIdParams,
         beforeHandle: ({ principal }) => requireManage(principal),

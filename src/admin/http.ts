@@ -52,7 +52,7 @@ const ACCOUNT_ID = /^acct_[0-9A-Za-z]{8,64}$/;
 const AccountId = t.Object({ id: t.String({ pattern: ACCOUNT_ID.source }) });
 const KeyId = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$" }) });
 const AdminKey = t.Composite([KeySchema, t.Object({ account_id: t.String() })], { title: "AdminApiKey" });
-const Nullable = <S extends ReturnType<typeof t.String>>(s: S) => t.Union([s, t.Null()]);
+const Nullable = <S extends Awaited<ReturnType<typeof t.String>>>(s: S) => t.Union([s, t.Null()]);
 const RoleSchema = t.Union([t.Literal("owner"), t.Literal("member")]);
 const PersonSchema = t.Object(
   {
@@ -136,9 +136,9 @@ export function adminRoutes(ctx: AppContext) {
     })
     .get(
       "/accounts",
-      ({ query }) => {
+      async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(ACCOUNT_ID));
-        const rows = ctx.accounts.listAccounts(limit + 1, cursor);
+        const rows = await ctx.accounts.listAccounts(limit + 1, cursor);
         const page = rows.slice(0, limit);
         return {
           data: page.map(accountView),
@@ -156,8 +156,8 @@ export function adminRoutes(ctx: AppContext) {
     )
     .post(
       "/accounts",
-      ({ body, set }) => {
-        const result = createAccountWithKey(ctx, ctx.db, {
+      async ({ body, set }) => {
+        const result = await createAccountWithKey(ctx, {
           name: body.name,
           currency: body.currency ?? "USD",
           creditMicro: body.credit === undefined ? null : decimalFromInput(body.credit, "credit"),
@@ -184,7 +184,7 @@ export function adminRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/accounts/:id", ({ params }) => showAccount(ctx, params.id), {
+    .get("/accounts/:id", async ({ params }) => await showAccount(ctx, params.id), {
       params: AccountId,
       detail: {
         summary: "Get an account",
@@ -195,7 +195,7 @@ export function adminRoutes(ctx: AppContext) {
         ...errors(400, 401, 404),
       },
     })
-    .get("/accounts/:id/keys", ({ params }) => ({ data: listAccountKeys(ctx, params.id) }), {
+    .get("/accounts/:id/keys", async ({ params }) => ({ data: await listAccountKeys(ctx, params.id) }), {
       params: AccountId,
       detail: {
         summary: "List an account's keys",
@@ -203,7 +203,7 @@ export function adminRoutes(ctx: AppContext) {
       },
       response: { 200: KeyListSchema, ...errors(400, 401, 404) },
     })
-    .delete("/keys/:id", ({ params }) => revokeKeyAsOperator(ctx, params.id), {
+    .delete("/keys/:id", async ({ params }) => await revokeKeyAsOperator(ctx, params.id), {
       params: KeyId,
       detail: {
         summary: "Revoke a key",
@@ -214,10 +214,10 @@ export function adminRoutes(ctx: AppContext) {
     })
     .get(
       "/accounts/:id/ledger",
-      ({ params, query }) => {
-        requireAccount(ctx, params.id);
+      async ({ params, query }) => {
+        await requireAccount(ctx, params.id);
         const page = paging(query, sequenceCursor);
-        return ctx.wallet.entries(params.id, page.limit, page.cursor);
+        return await ctx.wallet.entries(params.id, page.limit, page.cursor);
       },
       {
         params: AccountId,
@@ -228,8 +228,8 @@ export function adminRoutes(ctx: AppContext) {
     )
     .post(
       "/accounts/:id/credit",
-      ({ params, body }) =>
-        creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason),
+      async ({ params, body }) =>
+        await creditAccount(ctx, params.id, decimalFromInput(body.amount, "amount"), body.reason),
       {
         params: AccountId,
         body: t.Object(
@@ -246,8 +246,8 @@ export function adminRoutes(ctx: AppContext) {
     )
     .post(
       "/accounts/:id/adjust",
-      ({ params, body }) =>
-        adjustAccount(ctx, params.id, decimalFromInput(body.amount, "amount", true), body.reason),
+      async ({ params, body }) =>
+        await adjustAccount(ctx, params.id, decimalFromInput(body.amount, "amount", true), body.reason),
       {
         params: AccountId,
         body: t.Object(
@@ -264,8 +264,8 @@ export function adminRoutes(ctx: AppContext) {
     )
     .post(
       "/accounts/:id/keys",
-      ({ params, body, set }) => {
-        requireAccount(ctx, params.id);
+      async ({ params, body, set }) => {
+        await requireAccount(ctx, params.id);
         set.status = 201;
         return createKeyFor(ctx, params.id, {
           name: body.name,
@@ -295,8 +295,8 @@ export function adminRoutes(ctx: AppContext) {
     )
     .post(
       "/users/invite",
-      ({ body, set }) => {
-        const invite = ctx.people.createInvite({
+      async ({ body, set }) => {
+        const invite = await ctx.people.createInvite({
           email: body.email,
           accountId: body.account_id ?? null,
           role: body.role,
@@ -328,8 +328,8 @@ export function adminRoutes(ctx: AppContext) {
     )
     .post(
       "/users/reset-password",
-      ({ body }) => {
-        const reset = ctx.people.requestPasswordReset(body.email);
+      async ({ body }) => {
+        const reset = await ctx.people.requestPasswordReset(body.email);
         if (!reset) throw new DomainError("not_found", "No person with this email.", { param: "email" });
         return { url: reset.url, mailed: reset.mailed };
       },
@@ -348,9 +348,9 @@ export function adminRoutes(ctx: AppContext) {
     )
     .get(
       "/people",
-      ({ query }) => {
+      async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(PERSON_ID));
-        const rows = ctx.people.listPeople({ limit: limit + 1, after: cursor });
+        const rows = await ctx.people.listPeople({ limit: limit + 1, after: cursor });
         const page = rows.slice(0, limit);
         return {
           data: page.map(personView),
@@ -372,9 +372,9 @@ export function adminRoutes(ctx: AppContext) {
     )
     .get(
       "/invites",
-      ({ query }) => {
+      async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(INVITE_ID));
-        const rows = ctx.people.listInvites({ limit: limit + 1, after: cursor });
+        const rows = await ctx.people.listInvites({ limit: limit + 1, after: cursor });
         const page = rows.slice(0, limit);
         return {
           data: page.map(inviteView),
@@ -396,9 +396,9 @@ export function adminRoutes(ctx: AppContext) {
     )
     .delete(
       "/invites/:id",
-      ({ params }) => {
-        ctx.people.revokeInvite(params.id);
-        return inviteView(ctx.people.getInvite(params.id)!);
+      async ({ params }) => {
+        await ctx.people.revokeInvite(params.id);
+        return inviteView((await ctx.people.getInvite(params.id))!);
       },
       {
         params: t.Object({ id: t.String({ pattern: INVITE_ID.source }) }),
@@ -443,19 +443,19 @@ export function adminRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/fx", () => ({ data: ctx.fx.list().map(fxView) }), {
+    .get("/fx", async () => ({ data: (await ctx.fx.list()).map(fxView) }), {
       detail: { summary: "List exchange rates" },
       response: { 200: t.Object({ data: t.Array(FxSchema) }), ...errors(401) },
     })
     .put(
       "/fx/:currency",
-      ({ params, body }) => {
+      async ({ params, body }) => {
         if (!isFxCurrency(params.currency)) {
           throw new DomainError("validation_error", `currency must be RUB (got "${params.currency}").`, {
             param: "currency",
           });
         }
-        return setFxRate(ctx, params.currency, body.rate, "admin");
+        return await setFxRate(ctx, params.currency, body.rate, "admin");
       },
       {
         params: t.Object({ currency: t.String({ maxLength: 8 }) }),

@@ -9,29 +9,27 @@ import type { Services } from "../server/services.ts";
  * same way. Amounts are micro-units of the account's currency; every money change is a ledger
  * entry labelled ADMIN.
  */
-export function createAccountWithKey(
+export async function createAccountWithKey(
   s: Services,
-  db: { transaction: <T>(fn: () => T) => { immediate: () => T } },
   input: { name: string; currency: Currency; creditMicro?: bigint | null },
 ) {
-  return db
-    .transaction(() => {
-      const created = s.accounts.createAccount(input.name, input.currency);
-      if (input.creditMicro && input.creditMicro > 0n)
-        s.ledger.topUp(created.account.id, input.creditMicro, "initial credit");
-      return {
-        account: accountView(s.accounts.getAccount(created.account.id)!),
-        key_id: created.keyId,
-        key: created.key,
-      };
-    })
-    .immediate();
+  return await s.sql.tx(async (tx) => {
+    const accounts = s.accounts.in(tx);
+    const created = await accounts.createAccount(input.name, input.currency);
+    if (input.creditMicro && input.creditMicro > 0n)
+      await s.ledger.in(tx).topUp(created.account.id, input.creditMicro, "initial credit");
+    return {
+      account: accountView((await accounts.getAccount(created.account.id))!),
+      key_id: created.keyId,
+      key: created.key,
+    };
+  });
 }
 
 /** An operator's credit (ADMIN): every one records its reason (CONTRACT.md, "Money"). */
-export function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string) {
-  s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
-  return accountView(s.accounts.getAccount(accountId)!);
+export async function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string) {
+  await s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
+  return accountView((await s.accounts.getAccount(accountId))!);
 }
 
 /** The reason of an operator's money change: required for adjustments (and console credits), 500 chars. */
@@ -45,53 +43,53 @@ export function requireReason(reason: string | null | undefined, what = "An adju
   return text;
 }
 
-export function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
-  s.ledger.adjust(accountId, deltaMicro, requireReason(reason));
-  return accountView(s.accounts.getAccount(accountId)!);
+export async function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
+  await s.ledger.adjust(accountId, deltaMicro, requireReason(reason));
+  return accountView((await s.accounts.getAccount(accountId))!);
 }
 
-export function createKeyFor(
+export async function createKeyFor(
   s: Services,
   accountId: string,
   input: { name?: string; monthlyLimitMicro?: bigint | null; canManage?: boolean },
 ) {
-  const { keyId, key } = s.accounts.createKey(accountId, {
+  const { keyId, key } = await s.accounts.createKey(accountId, {
     name: input.name ?? "Key",
     monthlyLimitMicro: input.monthlyLimitMicro ?? null,
     canManage: input.canManage ?? false,
   });
-  return { ...keyView(s.accounts.getKey(accountId, keyId)), key_id: keyId, key };
+  return { ...keyView(await s.accounts.getKey(accountId, keyId)), key_id: keyId, key };
 }
 
 /** An account as the operator sees it: the client's view (this month's spend included) and its keys. */
-export function showAccount(s: Services, accountId: string) {
-  const account = requireAccount(s, accountId);
+export async function showAccount(s: Services, accountId: string) {
+  const account = await requireAccount(s, accountId);
   const month = s.ledger.currentMonth();
   return {
     ...accountView(account),
     month,
-    month_spent_micro: s.wallet.monthTotal(account.id, month).toString(),
-    keys: s.accounts.listKeys(account.id).map(keyView),
+    month_spent_micro: (await s.wallet.monthTotal(account.id, month)).toString(),
+    keys: (await s.accounts.listKeys(account.id)).map(keyView),
   };
 }
 
-export function listAccountKeys(s: Services, accountId: string) {
-  requireAccount(s, accountId);
-  return s.accounts.listKeys(accountId).map(keyView);
+export async function listAccountKeys(s: Services, accountId: string) {
+  await requireAccount(s, accountId);
+  return (await s.accounts.listKeys(accountId)).map(keyView);
 }
 
 /** Any account's key; the last manage key included (see AccountStore.revokeKeyAsOperator). */
-export function revokeKeyAsOperator(s: Services, keyId: string) {
-  const key = s.accounts.revokeKeyAsOperator(keyId);
+export async function revokeKeyAsOperator(s: Services, keyId: string) {
+  const key = await s.accounts.revokeKeyAsOperator(keyId);
   return { ...keyView(key), account_id: key.account_id };
 }
 
-export function setFxRate(s: Services, currency: FxCurrency, rateText: string, source: string) {
-  return fxView(s.fx.set(currency, parseRate(rateText), source));
+export async function setFxRate(s: Services, currency: FxCurrency, rateText: string, source: string) {
+  return fxView(await s.fx.set(currency, parseRate(rateText), source));
 }
 
-export function requireAccount(s: Services, accountId: string) {
-  const account = s.accounts.getAccount(accountId);
+export async function requireAccount(s: Services, accountId: string) {
+  const account = await s.accounts.getAccount(accountId);
   if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account;
 }

@@ -1,5 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { Currency } from "../accounts/accounts.ts";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import type { BalanceWatcher, MovedRow } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
@@ -24,7 +25,7 @@ export interface LowBalanceAlertsDeps {
   webhooks: WebhookOutbox;
   mailer: Mailer;
   /** Emails of the account's owners (the alert's recipients). */
-  owners: (accountId: string) => string[];
+  owners: (tx: Sql, accountId: string) => Promise<string[]>;
   /** {public_url}/console/billing, named in the email. */
   billingUrl: string;
   /** Clock, epoch ms. */
@@ -48,45 +49,46 @@ interface Disarmed {
  *   reservation and its release (a failed job) never alert twice.
  * The common case (armed and above, or disarmed and below) runs no statement at all.
  */
-export class LowBalanceAlerts implements BalanceWatcher {
+export class LowBalanceAlerts extends SqlStore implements BalanceWatcher {
   /** Set by the server once the webhook dispatcher runs: a queued alert is sent at once. */
   wakeWebhooks: () => void = () => {};
   private readonly now: () => number;
-  private readonly s;
+
+  protected override s = {
+    disarm: this.q<Disarmed, [string]>(
+      "UPDATE accounts SET alert_armed = 0 WHERE id = ? AND alert_armed = 1 RETURNING name, currency, alert_url",
+    ),
+    arm: this.q<null, [string]>("UPDATE accounts SET alert_armed = 1 WHERE id = ? AND alert_armed = 0"),
+    setUrl: this.q<null, [string | null, string]>("UPDATE accounts SET alert_url = ? WHERE id = ?"),
+  };
 
   constructor(
-    db: Database,
+    sql: Sql,
     private readonly deps: LowBalanceAlertsDeps,
   ) {
+    super(sql);
     this.now = deps.now ?? Date.now;
-    this.s = {
-      disarm: db.prepare<Disarmed, [string]>(
-        "UPDATE accounts SET alert_armed = 0 WHERE id = ? AND alert_armed = 1 RETURNING name, currency, alert_url",
-      ),
-      arm: db.prepare<null, [string]>("UPDATE accounts SET alert_armed = 1 WHERE id = ? AND alert_armed = 0"),
-      setUrl: db.prepare<null, [string | null, string]>("UPDATE accounts SET alert_url = ? WHERE id = ?"),
-    };
   }
 
-  moved(accountId: string, after: MovedRow, credit: boolean): void {
+  async moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void> {
     const threshold = after.alert_threshold_micro;
     if (threshold === null) return;
     const available = after.balance_micro - after.held_micro;
     if (available < threshold) {
-      if (after.alert_armed === 1n) this.fire(accountId, after, threshold);
+      if (after.alert_armed === 1n) await this.in(tx).fire(accountId, after, threshold);
     } else if (credit && after.alert_armed === 0n) {
-      this.s.arm.run(accountId);
+      await this.s.arm.on(tx).run(accountId);
     }
   }
 
   /** Sets (or clears, with null) the alert URL. The caller has checked it with the webhook URL policy. */
-  setUrl(accountId: string, url: string | null): void {
-    if (this.s.setUrl.run(url, accountId).changes === 0)
+  async setUrl(accountId: string, url: string | null): Promise<void> {
+    if ((await this.s.setUrl.run(url, accountId)).changes === 0)
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   }
 
-  private fire(accountId: string, after: MovedRow, threshold: bigint): void {
-    const account = this.s.disarm.get(accountId);
+  private async fire(accountId: string, after: MovedRow, threshold: bigint): Promise<void> {
+    const account = await this.s.disarm.get(accountId);
     if (!account) return; // disarmed already (by a concurrent movement of this transaction's past)
     const now = this.now();
     const payload: BalanceLowPayload = {
@@ -100,7 +102,7 @@ export class LowBalanceAlerts implements BalanceWatcher {
       time: new Date(now).toISOString(),
     };
     if (account.alert_url) {
-      this.deps.webhooks.enqueueAccountEvent({
+      await this.deps.webhooks.in(this.sql).enqueueAccountEvent({
         id: `msg_${newTimeOrderedId("alert", now)}`,
         accountId,
         url: account.alert_url,
@@ -110,9 +112,10 @@ export class LowBalanceAlerts implements BalanceWatcher {
       this.wakeWebhooks();
     }
     if (this.deps.mailer.enabled()) {
-      this.deps.mailer.queue(
+      await this.deps.mailer.queue(
+        this.sql,
         "balance_low",
-        this.deps.owners(accountId),
+        await this.deps.owners(this.sql, accountId),
         balanceLowMessage({
           accountName: account.name,
           accountId,

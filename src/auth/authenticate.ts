@@ -24,9 +24,9 @@ export interface KeyAuthDeps {
 }
 
 /** Resolves the caller of an API route or throws 401 `unauthorized`. */
-export function requirePrincipal(ctx: KeyAuthDeps, request: Request): Principal {
+export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Promise<Principal> {
   const credential = credentialFrom(request.headers.get("authorization"));
-  const principal = credential ? ctx.accounts.authenticate(credential) : null;
+  const principal = credential ? await ctx.accounts.authenticate(credential) : null;
   if (!principal) throw new DomainError("unauthorized", UNAUTHORIZED_MESSAGE);
   const meta = requestMeta(request);
   if (meta) meta.keyPrefix = principal.keyPrefix;
@@ -44,8 +44,8 @@ export function requirePrincipal(ctx: KeyAuthDeps, request: Request): Principal 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Like requirePrincipal, but a request without credentials is anonymous rather than an error. */
-export function optionalPrincipal(ctx: KeyAuthDeps, request: Request): Principal | null {
-  return request.headers.has("authorization") ? requirePrincipal(ctx, request) : null;
+export async function optionalPrincipal(ctx: KeyAuthDeps, request: Request): Promise<Principal | null> {
+  return request.headers.has("authorization") ? await requirePrincipal(ctx, request) : null;
 }
 
 /** Operator API: `Authorization: Bearer <admin token>`, compared as SHA-256 digests in constant time. */

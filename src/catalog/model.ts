@@ -119,4 +119,4 @@ export function publicModel(m: Model) {
     input_schema: m.input_schema,
   };
 }
-export type PublicModel = ReturnType<typeof publicModel>;
+export type PublicModel = Awaited<ReturnType<typeof publicModel>>;

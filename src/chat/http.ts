@@ -19,7 +19,7 @@ export function chatRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1", detail: { tags: ["Chat"], security: [{ apiKey: [] }] } }).post(
     "/chat/completions",
     async ({ request, body }) => {
-      const principal = requirePrincipal(ctx, request);
+      const principal = await requirePrincipal(ctx, request);
       const req = parseChatBody(body);
       const answer = await completeChat(
         ctx,

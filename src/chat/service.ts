@@ -77,13 +77,13 @@ export interface ChatOutcome {
  * Settles a chat call: the upstream's usage (or, if it sent none, our counts: the prompt estimate and
  * the reply's tokens) priced per 1M tokens and capped at the reservation. COMPLETED, charge <= hold.
  */
-export function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatOutcome): void {
+export async function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatOutcome): Promise<void> {
   const charge = chargeForTextUsage(
     started.quote,
     outcome.usage.prompt_tokens,
     outcome.usage.completion_tokens,
   );
-  const completed = ctx.jobs.complete(
+  const completed = await ctx.jobs.complete(
     started.job.id,
     { text: outcome.content, finish_reason: outcome.finishReason, usage: outcome.usage },
     [],
@@ -101,11 +101,11 @@ export function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatO
 }
 
 /** A failure before the call completed: FAILED, the hold released, nothing charged. */
-export function failChat(ctx: AppContext, started: StartedChat, err: unknown): DomainError {
+export async function failChat(ctx: AppContext, started: StartedChat, err: unknown): Promise<DomainError> {
   const message = err instanceof ProviderError ? err.message : "The upstream call failed.";
   if (!(err instanceof ProviderError))
     log("error", "chat provider error", { request_id: started.job.id, ...errorFields(err) });
-  ctx.jobs.fail(
+  await ctx.jobs.fail(
     started.job.id,
     err instanceof ProviderError && err.kind === "capacity" ? "capacity_unavailable" : "submit_failed",
     message,
@@ -154,8 +154,8 @@ export async function completeChat(
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
   const running =
     who.keyId === null
-      ? ctx.idempotency.claimRunning("", null)
-      : ctx.idempotency.claimRunning(who.keyId, claim);
+      ? await ctx.idempotency.claimRunning("", null)
+      : await ctx.idempotency.claimRunning(who.keyId, claim);
   if (running.replay) return { kind: "replay", stored: running.replay };
   const settleIdem = running.settle;
   try {
@@ -198,19 +198,19 @@ export async function completeChat(
     try {
       first = await iterator.next();
     } catch (err) {
-      throw failChat(ctx, started, err);
+      throw await failChat(ctx, started, err);
     }
 
     if (!req.stream) {
       try {
         for (let r = first; !r.done; r = await iterator.next()) take(r.value);
       } catch (err) {
-        throw failChat(ctx, started, err);
+        throw await failChat(ctx, started, err);
       }
       const u = usage ?? fallbackUsage(started, content);
-      finishChat(ctx, started, { content, finishReason: finish, usage: u });
+      await finishChat(ctx, started, { content, finishReason: finish, usage: u });
       const body = completionBody(wire, content, finish, u);
-      settleIdem({ status: 200, body });
+      await settleIdem({ status: 200, body });
       return { kind: "json", body };
     }
 
@@ -233,37 +233,37 @@ export async function completeChat(
         } catch (err) {
           if (client.signal.aborted || clientSignal.aborted) return; // cancel() settles
           settled = true;
-          send(errorEvent(failChat(ctx, started, err)));
+          send(errorEvent(await failChat(ctx, started, err)));
           send(DONE_EVENT);
-          settleIdem(null);
+          await settleIdem(null);
           controller.close();
           return;
         }
         const u = usage ?? fallbackUsage(started, content);
         settled = true;
-        finishChat(ctx, started, { content, finishReason: finish, usage: u });
+        await finishChat(ctx, started, { content, finishReason: finish, usage: u });
         send(chunkEvent(wire, {}, finish));
         if (req.includeUsage) send(usageEvent(wire, u));
         send(DONE_EVENT);
-        settleIdem({ status: 200, body: transcript });
+        await settleIdem({ status: 200, body: transcript });
         controller.close();
       },
-      cancel() {
+      async cancel() {
         // The client went away mid-stream: stop the upstream and charge only what was generated.
         client.abort(new Error("client disconnected"));
         if (settled) return;
         settled = true;
-        finishChat(ctx, started, {
+        await finishChat(ctx, started, {
           content,
           finishReason: "client_disconnected",
           usage: fallbackUsage(started, content),
         });
-        settleIdem(null);
+        await settleIdem(null);
       },
     });
     return { kind: "stream", body };
   } catch (err) {
-    settleIdem(null);
+    await settleIdem(null);
     throw err;
   }
 }

@@ -24,7 +24,7 @@ function batchLine(b: BatchView): string {
  * `gengate code create|list|revoke`: redeem code batches on the data dir, through the same
  * CodeService as the admin API and the console (docs/billing.md, "Redeem codes").
  */
-export function codeCommand(argv: string[]): number {
+export async function codeCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "create") {
     const { flags, positionals } = parseArgs(rest, {
@@ -34,9 +34,9 @@ export function codeCommand(argv: string[]): number {
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (!flags.amount) throw new UsageError("code create needs --amount AMOUNT");
     if (!flags.currency) throw new UsageError("code create needs --currency USD|RUB");
-    const made = withServices(flags["data-dir"], (s) => {
+    const made = await withServices(flags["data-dir"], async (s) => {
       try {
-        return s.codes.createBatchFrom({
+        return await s.codes.createBatchFrom({
           amount: flags.amount!,
           currency: flags.currency!,
           count: flags.count,
@@ -61,14 +61,17 @@ export function codeCommand(argv: string[]): number {
   if (sub === "list") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const data = withServices(flags["data-dir"], (s) => s.codes.listBatches(MAX_BATCH_SIZE));
+    const data = await withServices(
+      flags["data-dir"],
+      async (s) => await s.codes.listBatches(MAX_BATCH_SIZE),
+    );
     print(flags.json === "true", { data }, data.length ? data.map(batchLine).join("\n") : "no code batches");
     return 0;
   }
   if (sub === "revoke") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length !== 1) throw new UsageError("usage: gengate code revoke BATCH_ID");
-    const r = withServices(flags["data-dir"], (s) => s.codes.revokeBatch(positionals[0]!));
+    const r = await withServices(flags["data-dir"], async (s) => await s.codes.revokeBatch(positionals[0]!));
     print(
       flags.json === "true",
       { ...r.batch, revoked_now: r.revoked },

@@ -65,9 +65,10 @@ Docs: README.md and docs/ in the source tree; /docs and /v1/llms.txt on a runnin
 export async function runCli(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    // GENGATE_DATABASE_URL applies to every command that opens the database (docs/scale-out.md).
-    // migrate-data reads the data dir's SQLite file and names its target with --to.
-    if (command && !["version", "--version", "help", "--help", "-h", "migrate-data"].includes(command))
+    // Backup and restore copy the SQLite file: on PostgreSQL use the database's own tools
+    // (docs/scale-out.md). migrate-data reads the data dir's SQLite file and names its target with
+    // --to. Every other command runs on the database GENGATE_DATABASE_URL names.
+    if (command === "backup" || command === "restore")
       refuseUnconvertedBackend(databaseSettings(process.env, null));
     switch (command) {
       case "serve":
@@ -79,17 +80,17 @@ export async function runCli(argv: string[]): Promise<number> {
       case "migrate-data":
         return await migrateDataCommand(rest);
       case "account":
-        return accountCommand(rest);
+        return await accountCommand(rest);
       case "key":
-        return keyCommand(rest);
+        return await keyCommand(rest);
       case "fx":
-        return fxCommand(rest);
+        return await fxCommand(rest);
       case "code":
-        return codeCommand(rest);
+        return await codeCommand(rest);
       case "order":
-        return orderCommand(rest);
+        return await orderCommand(rest);
       case "user":
-        return userCommand(rest);
+        return await userCommand(rest);
       case "secret":
         return secretCommand(rest);
       case "version":

@@ -1,4 +1,3 @@
-import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import type { Currency } from "../accounts/accounts.ts";
 import {
@@ -13,8 +12,9 @@ import {
   setFxRate,
   showAccount,
 } from "../admin/operations.ts";
-import { DEFAULT_DATA_DIR } from "../config/load.ts";
-import { migrate, openDatabase } from "../db/database.ts";
+import { DEFAULT_DATA_DIR, databaseSettings } from "../config/load.ts";
+import type { DatabaseSettings } from "../config/schema.ts";
+import { openSql } from "../db/open-sql.ts";
 import { isFxCurrency } from "../fx/rates.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import { dataDirPaths } from "../server/datadir.ts";
@@ -22,25 +22,26 @@ import { createServices, type Services, type ServicesOptions } from "../server/s
 import { parseArgs, UsageError } from "./args.ts";
 
 /**
- * Operator commands on the data dir's database directly. Safe while the server runs: SQLite in
- * WAL mode with a busy timeout, and every write an IMMEDIATE transaction, as in the server.
+ * Operator commands on the database directly (the data dir's SQLite file, or the PostgreSQL
+ * database GENGATE_DATABASE_URL names). Safe while the server runs: SQLite in WAL mode with a busy
+ * timeout and every write an IMMEDIATE transaction, as in the server; PostgreSQL's own concurrency.
  */
-export function withServices<T>(
+export async function withServices<T>(
   dataDirFlag: string | undefined,
-  fn: (s: Services, db: Database) => T,
+  fn: (s: Services) => T | Promise<T>,
   publicUrl = process.env.GENGATE_PUBLIC_URL ?? "",
-  options: ServicesOptions = {},
-): T {
+  options: ServicesOptions & { database?: DatabaseSettings } = {},
+): Promise<T> {
+  const database = options.database ?? databaseSettings(process.env, null);
   const paths = dataDirPaths(dataDirFlag ?? process.env.GENGATE_DATA_DIR ?? DEFAULT_DATA_DIR);
-  if (!existsSync(paths.database)) {
+  if (database.kind === "sqlite" && !existsSync(paths.database)) {
     throw new UsageError(`no database at ${paths.database}; start the server once, or pass --data-dir`);
   }
-  const db = openDatabase(paths.database, { create: false });
+  const opened = await openSql(database, paths.database);
   try {
-    migrate(db);
-    return fn(createServices(db, publicUrl, undefined, options), db);
+    return await fn(createServices(opened.sql, publicUrl, undefined, options));
   } finally {
-    db.close();
+    await opened.close();
   }
 }
 
@@ -56,7 +57,7 @@ function print(json: boolean, value: unknown, human: string): void {
 }
 
 /** `gengate account create|credit|list` */
-export function accountCommand(argv: string[]): number {
+export async function accountCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "create") {
     const { flags, positionals } = parseArgs(rest, {
@@ -69,8 +70,14 @@ export function accountCommand(argv: string[]): number {
     if (currency !== "USD" && currency !== "RUB")
       throw new UsageError(`--currency must be USD or RUB (got "${flags.currency}")`);
     const credit = flags.credit === undefined ? null : amountArg(flags.credit, "--credit");
-    const r = withServices(flags["data-dir"], (s, db) =>
-      createAccountWithKey(s, db, { name: flags.name!, currency: currency as Currency, creditMicro: credit }),
+    const r = await withServices(
+      flags["data-dir"],
+      async (s) =>
+        await createAccountWithKey(s, {
+          name: flags.name!,
+          currency: currency as Currency,
+          creditMicro: credit,
+        }),
     );
     print(
       flags.json === "true",
@@ -85,8 +92,8 @@ export function accountCommand(argv: string[]): number {
       throw new UsageError("usage: gengate account credit ACCOUNT_ID AMOUNT [--reason TEXT]");
     const [id, amountText] = positionals as [string, string];
     const amount = amountArg(amountText, "AMOUNT");
-    const a = withServices(flags["data-dir"], (s) => {
-      requireAccount(s, id);
+    const a = await withServices(flags["data-dir"], async (s) => {
+      await requireAccount(s, id);
       // CONTRACT.md's form has no --reason; the entry still records one, naming where it came from.
       return creditAccount(s, id, amount, flags.reason ?? "credit from the CLI");
     });
@@ -110,8 +117,8 @@ export function accountCommand(argv: string[]): number {
         "AMOUNT must be a signed decimal other than 0 with at most 6 places, e.g. -5 or 2.50",
       );
     const reason = requireReason(flags.reason);
-    const a = withServices(flags["data-dir"], (s) => {
-      requireAccount(s, id);
+    const a = await withServices(flags["data-dir"], async (s) => {
+      await requireAccount(s, id);
       return adjustAccount(s, id, delta, reason);
     });
     print(
@@ -123,7 +130,10 @@ export function accountCommand(argv: string[]): number {
   }
   if (sub === "list") {
     const { flags } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
-    const rows = withServices(flags["data-dir"], (s) => s.accounts.listAccounts(1000, null));
+    const rows = await withServices(
+      flags["data-dir"],
+      async (s) => await s.accounts.listAccounts(1000, null),
+    );
     const data = rows.map((a) => ({
       id: a.id,
       name: a.name,
@@ -143,7 +153,7 @@ export function accountCommand(argv: string[]): number {
   if (sub === "show") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length !== 1) throw new UsageError("usage: gengate account show ACCOUNT_ID");
-    const a = withServices(flags["data-dir"], (s) => showAccount(s, positionals[0]!));
+    const a = await withServices(flags["data-dir"], async (s) => await showAccount(s, positionals[0]!));
     const m = (v: string) => `${formatMicro(BigInt(v))} ${a.currency}`;
     print(
       flags.json === "true",
@@ -161,7 +171,7 @@ export function accountCommand(argv: string[]): number {
   throw new UsageError("usage: gengate account create|credit|adjust|list|show ...");
 }
 
-type KeyView = ReturnType<typeof listAccountKeys>[number];
+type KeyView = Awaited<ReturnType<typeof listAccountKeys>>[number];
 
 /** One key on one line: id, name, prefix, rights, limit, state. */
 function keyLine(k: KeyView, currency: string): string {
@@ -178,16 +188,16 @@ const KEY_USAGE = `usage: gengate key create --account ACCOUNT_ID [--name N] [--
        gengate key revoke KEY_ID`;
 
 /** `gengate key create|list|revoke` */
-export function keyCommand(argv: string[]): number {
+export async function keyCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "create") return keyCreate(rest);
   if (sub === "list") {
     const { flags, positionals } = parseArgs(rest, { values: ["account", "data-dir"], booleans: ["json"] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     if (!flags.account) throw new UsageError("key list needs --account ACCOUNT_ID");
-    const { keys, currency } = withServices(flags["data-dir"], (s) => ({
-      keys: listAccountKeys(s, flags.account!),
-      currency: s.accounts.getAccount(flags.account!)!.currency,
+    const { keys, currency } = await withServices(flags["data-dir"], async (s) => ({
+      keys: await listAccountKeys(s, flags.account!),
+      currency: (await s.accounts.getAccount(flags.account!))!.currency,
     }));
     print(flags.json === "true", { data: keys }, keys.map((k) => keyLine(k, currency)).join("\n"));
     return 0;
@@ -195,7 +205,10 @@ export function keyCommand(argv: string[]): number {
   if (sub === "revoke") {
     const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
     if (positionals.length !== 1) throw new UsageError("usage: gengate key revoke KEY_ID");
-    const k = withServices(flags["data-dir"], (s) => revokeKeyAsOperator(s, positionals[0]!));
+    const k = await withServices(
+      flags["data-dir"],
+      async (s) => await revokeKeyAsOperator(s, positionals[0]!),
+    );
     print(
       flags.json === "true",
       k,
@@ -210,7 +223,7 @@ export function keyCommand(argv: string[]): number {
  * `gengate key create --account ID [--name N] [--monthly-limit AMOUNT] [--manage]`. AMOUNT is a
  * decimal in the account currency, like every CLI amount; the API's field is monthly_limit_micro.
  */
-function keyCreate(rest: string[]): number {
+async function keyCreate(rest: string[]): Promise<number> {
   const { flags, positionals } = parseArgs(rest, {
     values: ["account", "name", "monthly-limit", "data-dir"],
     booleans: ["json", "manage"],
@@ -219,8 +232,8 @@ function keyCreate(rest: string[]): number {
   if (!flags.account) throw new UsageError("key create needs --account ACCOUNT_ID");
   const limit =
     flags["monthly-limit"] === undefined ? null : amountArg(flags["monthly-limit"], "--monthly-limit");
-  const k = withServices(flags["data-dir"], (s) => {
-    requireAccount(s, flags.account!);
+  const k = await withServices(flags["data-dir"], async (s) => {
+    await requireAccount(s, flags.account!);
     return createKeyFor(s, flags.account!, {
       name: flags.name,
       monthlyLimitMicro: limit,
@@ -236,7 +249,7 @@ function keyCreate(rest: string[]): number {
 }
 
 /** `gengate fx set RUB RATE` */
-export function fxCommand(argv: string[]): number {
+export async function fxCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const { flags, positionals } = parseArgs(rest, { values: ["data-dir"], booleans: ["json"] });
   if (sub !== "set" || positionals.length !== 2)
@@ -244,7 +257,7 @@ export function fxCommand(argv: string[]): number {
   const [currency, rate] = positionals as [string, string];
   const cur = currency.toUpperCase();
   if (!isFxCurrency(cur)) throw new UsageError(`currency must be RUB (got "${currency}")`);
-  const r = withServices(flags["data-dir"], (s) => setFxRate(s, cur, rate, "cli"));
+  const r = await withServices(flags["data-dir"], async (s) => await setFxRate(s, cur, rate, "cli"));
   print(flags.json === "true", r, `USD->${r.currency} rate set to ${formatMicro(BigInt(r.rate_micro))}`);
   return 0;
 }

@@ -7,7 +7,7 @@ import { withServices } from "./operator.ts";
 const ORDER_USAGE = `usage: gengate order list [--status S] [--provider stripe|yookassa] [--account ACCOUNT_ID] [--json]
        gengate order refund ORDER_ID [--amount AMOUNT] --reason TEXT [--json]`;
 
-type View = ReturnType<typeof orderView>;
+type View = Awaited<ReturnType<typeof orderView>>;
 
 function line(o: View): string {
   const m = (v: string) => `${formatMicro(BigInt(v))} ${o.currency}`;
@@ -16,7 +16,7 @@ function line(o: View): string {
 }
 
 /** `gengate order list|refund` (docs/billing.md, "Reconciling with the provider's dashboard"). */
-export function orderCommand(argv: string[]): number {
+export async function orderCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "list") {
     const { flags, positionals } = parseArgs(rest, {
@@ -28,15 +28,15 @@ export function orderCommand(argv: string[]): number {
       throw new UsageError(`--status must be one of ${ORDER_STATUSES.join(", ")}`);
     if (flags.provider && !isProviderName(flags.provider))
       throw new UsageError("--provider must be stripe or yookassa");
-    const data = withServices(flags["data-dir"], (s) =>
-      s.payments.orders
-        .list({
+    const data = await withServices(flags["data-dir"], async (s) =>
+      (
+        await s.payments.orders.list({
           limit: 10_000,
           status: (flags.status as OrderStatus | undefined) ?? null,
           provider: (flags.provider as "stripe" | "yookassa" | undefined) ?? null,
           accountId: flags.account ?? null,
         })
-        .map(orderView),
+      ).map(orderView),
     );
     process.stdout.write(
       flags.json === "true"
@@ -59,7 +59,10 @@ export function orderCommand(argv: string[]): number {
         throw new UsageError("--amount must be a decimal above 0 with at most 6 places, e.g. 12.50");
     }
     const o = orderView(
-      withServices(flags["data-dir"], (s) => s.payments.refund(positionals[0]!, amount, flags.reason!)),
+      await withServices(
+        flags["data-dir"],
+        async (s) => await s.payments.refund(positionals[0]!, amount, flags.reason!),
+      ),
     );
     process.stdout.write(
       flags.json === "true"

@@ -1,4 +1,4 @@
-import { readConfigFile, refuseUnconvertedBackend, resolveServerSettings, smtpFrom } from "../config/load.ts";
+import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { publicUrlOf } from "../server/start.ts";
@@ -13,7 +13,7 @@ const USER_USAGE = `usage: gengate user invite --email E [--account ACCOUNT_ID] 
  * (docs/console.md). The links start with {public_url}, found as `gengate serve` finds it
  * (--public-url, GENGATE_PUBLIC_URL, the config file's server.public_url, else host and port).
  */
-export function userCommand(argv: string[]): number {
+export async function userCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== "invite" && sub !== "reset-password") throw new UsageError(USER_USAGE);
   const { flags, positionals } = parseArgs(rest, {
@@ -30,10 +30,9 @@ export function userCommand(argv: string[]): number {
     file,
     configPath,
   );
-  refuseUnconvertedBackend(settings.database);
   // With [smtp] the link is also queued for mail; the running server sends it (docs/billing.md "Email").
   const smtp = smtpFrom(file, process.env);
-  const services = { smtp: () => smtp };
+  const services = { smtp: () => smtp, database: settings.database };
   const publicUrl = publicUrlOf(settings, settings.port);
   const json = flags.json === "true";
 
@@ -42,10 +41,10 @@ export function userCommand(argv: string[]): number {
     if (role !== undefined && role !== "owner" && role !== "member")
       throw new UsageError(`--role must be owner or member (got "${role}")`);
     if (role !== undefined && !flags.account) throw new UsageError("--role needs --account ACCOUNT_ID");
-    const invite = withServices(
+    const invite = await withServices(
       settings.dataDir,
-      (s) =>
-        s.people.createInvite({
+      async (s) =>
+        await s.people.createInvite({
           email: flags.email,
           accountId: flags.account ?? null,
           role,
@@ -63,9 +62,9 @@ export function userCommand(argv: string[]): number {
     return 0;
   }
 
-  const reset = withServices(
+  const reset = await withServices(
     settings.dataDir,
-    (s) => s.people.requestPasswordReset(flags.email!),
+    async (s) => await s.people.requestPasswordReset(flags.email!),
     publicUrl,
     services,
   );

@@ -6,7 +6,7 @@ import type { AppContext } from "../server/context.ts";
 import { MAX_BATCH_SIZE, NOTE_MAX_LENGTH } from "./service.ts";
 
 const BATCH_ID = /^rbatch_[0-9A-Za-z]{8,64}$/;
-const Nullable = <S extends ReturnType<typeof t.String>>(s: S) => t.Union([s, t.Null()]);
+const Nullable = <S extends Awaited<ReturnType<typeof t.String>>>(s: S) => t.Union([s, t.Null()]);
 
 export const BatchSchema = t.Object(
   {
@@ -36,8 +36,8 @@ export function codeAdminRoutes(ctx: AppContext) {
     })
     .post(
       "/code-batches",
-      ({ body, set }) => {
-        const { batch, codes } = ctx.codes.createBatchFrom({
+      async ({ body, set }) => {
+        const { batch, codes } = await ctx.codes.createBatchFrom({
           amount: body.amount,
           currency: body.currency,
           count: body.count,
@@ -76,9 +76,9 @@ export function codeAdminRoutes(ctx: AppContext) {
     )
     .get(
       "/code-batches",
-      ({ query }) => {
+      async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(BATCH_ID));
-        const rows = ctx.codes.listBatches(limit + 1, cursor);
+        const rows = await ctx.codes.listBatches(limit + 1, cursor);
         const page = rows.slice(0, limit);
         return { data: page, next_cursor: rows.length > limit ? page[page.length - 1]!.id : null };
       },
@@ -94,15 +94,15 @@ export function codeAdminRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/code-batches/:id", ({ params }) => ctx.codes.getBatch(params.id), {
+    .get("/code-batches/:id", async ({ params }) => await ctx.codes.getBatch(params.id), {
       params: t.Object({ id: t.String({ pattern: BATCH_ID.source }) }),
       detail: { summary: "Get a redeem code batch" },
       response: { 200: BatchSchema, ...errors(400, 401, 404) },
     })
     .post(
       "/code-batches/:id/revoke",
-      ({ params }) => {
-        const { batch, revoked } = ctx.codes.revokeBatch(params.id);
+      async ({ params }) => {
+        const { batch, revoked } = await ctx.codes.revokeBatch(params.id);
         return { ...batch, revoked_now: revoked };
       },
       {

@@ -24,13 +24,13 @@ const RedeemedSchema = t.Composite(
 /** `POST /v1/account/redeem`: a redeem code into the key's account (docs/billing.md). */
 export function redeemRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1", detail: { security: [{ apiKey: [] }] } })
-    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
     .post(
       "/account/redeem",
-      ({ principal, body }) => {
-        const r = ctx.codes.redeem(principal.accountId, body.code, principal.keyId);
+      async ({ principal, body }) => {
+        const r = await ctx.codes.redeem(principal.accountId, body.code, principal.keyId);
         return {
-          ...accountBody(ctx, r.account.id),
+          ...(await accountBody(ctx, r.account.id)),
           redeemed: { code_id: r.codeId, amount_micro: r.amountMicro.toString() },
         };
       },

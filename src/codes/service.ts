@@ -1,5 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { Account, AccountStore, Currency } from "../accounts/accounts.ts";
+import type { Sql } from "../db/sql.ts";
+import { serviceIn } from "../db/store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId, newTimeOrderedId } from "../lib/ids.ts";
@@ -55,7 +56,7 @@ export function batchView(b: BatchWithCounts) {
     revoked: Number(b.revoked),
   };
 }
-export type BatchView = ReturnType<typeof batchView>;
+export type BatchView = Awaited<ReturnType<typeof batchView>>;
 
 /**
  * `--expires` / `expires_at`: a day `YYYY-MM-DD` (the code works through that day, UTC: it expires
@@ -137,11 +138,18 @@ export class CodeService {
   readonly store: RedeemCodeStore;
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: Sql,
     private readonly accounts: AccountStore,
     private readonly ledger: Ledger,
   ) {
-    this.store = new RedeemCodeStore(db);
+    this.store = new RedeemCodeStore(sql);
+  }
+
+  /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
+  private async atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
+    return await this.sql.tx(
+      async (tx) => await fn(serviceIn(this, tx, ["store", "accounts", "ledger"]), tx),
+    );
   }
 
   private now(): number {
@@ -149,12 +157,12 @@ export class CodeService {
   }
 
   /** createBatch from text fields (CLI, admin API, console). */
-  createBatchFrom(input: BatchInput): { batch: BatchView; codes: string[] } {
-    return this.createBatch(parseBatchInput(input, this.now()));
+  async createBatchFrom(input: BatchInput): Promise<{ batch: BatchView; codes: string[] }> {
+    return await this.createBatch(parseBatchInput(input, this.now()));
   }
 
   /** Makes a batch of `count` codes. The codes are returned once; only their digests are kept. */
-  createBatch(input: NewBatch): { batch: BatchView; codes: string[] } {
+  async createBatch(input: NewBatch): Promise<{ batch: BatchView; codes: string[] }> {
     if (input.amountMicro <= 0n || input.amountMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
     if (input.currency !== "USD" && input.currency !== "RUB")
@@ -179,43 +187,39 @@ export class CodeService {
       codes.push({ id: newId("rcode"), hash: codeHash(normaliseCode(text)!) });
     }
     const id = newTimeOrderedId("rbatch");
-    this.db
-      .transaction(() =>
-        this.store.insertBatch({
-          id,
-          currency: input.currency,
-          amount_micro: input.amountMicro,
-          note,
-          expires_at: input.expiresAt,
-          created_at: now,
-          created_by: input.createdBy,
-          codes,
-        }),
-      )
-      .immediate();
-    return { batch: batchView(this.store.batch(id, now)!), codes: texts };
+    await this.atomic(async (self) =>
+      self.store.insertBatch({
+        id,
+        currency: input.currency,
+        amount_micro: input.amountMicro,
+        note,
+        expires_at: input.expiresAt,
+        created_at: now,
+        created_by: input.createdBy,
+        codes,
+      }),
+    );
+    return { batch: batchView((await this.store.batch(id, now))!), codes: texts };
   }
 
-  listBatches(limit = 100, before: string | null = null): BatchView[] {
-    return this.store.batches(this.now(), limit, before).map(batchView);
+  async listBatches(limit = 100, before: string | null = null): Promise<BatchView[]> {
+    return (await this.store.batches(this.now(), limit, before)).map(batchView);
   }
 
-  getBatch(id: string): BatchView {
-    const b = this.store.batch(id, this.now());
+  async getBatch(id: string): Promise<BatchView> {
+    const b = await this.store.batch(id, this.now());
     if (!b) throw new DomainError("not_found", `No code batch ${id}.`);
     return batchView(b);
   }
 
   /** Revokes every unused code of the batch (redeemed ones stay redeemed). Again: revokes nothing. */
-  revokeBatch(id: string): { batch: BatchView; revoked: number } {
+  async revokeBatch(id: string): Promise<{ batch: BatchView; revoked: number }> {
     const now = this.now();
-    const revoked = this.db
-      .transaction(() => {
-        if (!this.store.batch(id, now)) throw new DomainError("not_found", `No code batch ${id}.`);
-        return this.store.revokeUnused(id, now);
-      })
-      .immediate();
-    return { batch: batchView(this.store.batch(id, now)!), revoked };
+    const revoked = await this.atomic(async (self) => {
+      if (!(await self.store.batch(id, now))) throw new DomainError("not_found", `No code batch ${id}.`);
+      return self.store.revokeUnused(id, now);
+    });
+    return { batch: batchView((await this.store.batch(id, now))!), revoked };
   }
 
   /**
@@ -226,61 +230,59 @@ export class CodeService {
    * transaction; the 6th within an hour (and every try while 5 are in the window) is 429.
    * `by`: the key or person redeeming (kept on the code).
    */
-  redeem(accountId: string, code: string, by: string): Redeemed {
+  async redeem(accountId: string, code: string, by: string): Promise<Redeemed> {
     // Nothing typed is a form error, not a wrong code: not counted.
     if (!code.trim()) throw new DomainError("validation_error", "Enter a code.", { param: "code" });
-    this.checkThrottle(accountId);
+    await this.checkThrottle(accountId);
     try {
-      return this.redeemOnce(accountId, code, by);
+      return await this.redeemOnce(accountId, code, by);
     } catch (err) {
       if (err instanceof DomainError && (err.code === "invalid_code" || err.code === "currency_mismatch")) {
         const now = this.now();
-        this.store.recordFailure(accountId, now, now - REDEEM_WINDOW_SECONDS);
+        await this.store.recordFailure(accountId, now, now - REDEEM_WINDOW_SECONDS);
       }
       throw err;
     }
   }
 
-  private redeemOnce(accountId: string, code: string, by: string): Redeemed {
+  private async redeemOnce(accountId: string, code: string, by: string): Promise<Redeemed> {
     const normalised = normaliseCode(code);
     if (normalised === null) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
     const hash = codeHash(normalised);
-    return this.db
-      .transaction(() => {
-        const now = this.now();
-        const account = this.accounts.getAccount(accountId);
-        if (!account) throw new DomainError("not_found", `No account ${accountId}.`);
-        const row = this.store.codeByHash(hash);
-        const usable =
-          row !== null &&
-          row.redeemed_at === null &&
-          row.revoked_at === null &&
-          (row.expires_at === null || row.expires_at > BigInt(now));
-        if (!row || !usable) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
-        if (row.currency !== account.currency) {
-          throw new DomainError(
-            "currency_mismatch",
-            `This code is for ${row.currency} accounts; this account is in ${account.currency}.`,
-            { param: "code" },
-          );
-        }
-        if (!this.store.markRedeemed(row.id, accountId, by, now))
-          throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
-        this.ledger.topUp(accountId, row.amount_micro, `redeem code ${row.batch_id}`, "TOPUP", row.id);
-        return {
-          account: this.accounts.getAccount(accountId)!,
-          codeId: row.id,
-          amountMicro: row.amount_micro,
-          currency: row.currency,
-        };
-      })
-      .immediate();
+    return await this.atomic(async (self) => {
+      const now = self.now();
+      const account = await self.accounts.getAccount(accountId);
+      if (!account) throw new DomainError("not_found", `No account ${accountId}.`);
+      const row = await self.store.codeByHash(hash);
+      const usable =
+        row !== null &&
+        row.redeemed_at === null &&
+        row.revoked_at === null &&
+        (row.expires_at === null || row.expires_at > BigInt(now));
+      if (!row || !usable) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
+      if (row.currency !== account.currency) {
+        throw new DomainError(
+          "currency_mismatch",
+          `This code is for ${row.currency} accounts; this account is in ${account.currency}.`,
+          { param: "code" },
+        );
+      }
+      if (!(await self.store.markRedeemed(row.id, accountId, by, now)))
+        throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
+      await self.ledger.topUp(accountId, row.amount_micro, `redeem code ${row.batch_id}`, "TOPUP", row.id);
+      return {
+        account: (await self.accounts.getAccount(accountId))!,
+        codeId: row.id,
+        amountMicro: row.amount_micro,
+        currency: row.currency,
+      };
+    });
   }
 
   /** 429 while the account has REDEEM_MAX_FAILURES failures in the last hour. */
-  private checkThrottle(accountId: string): void {
+  private async checkThrottle(accountId: string): Promise<void> {
     const now = this.now();
-    const f = this.store.failures(accountId, now - REDEEM_WINDOW_SECONDS);
+    const f = await this.store.failures(accountId, now - REDEEM_WINDOW_SECONDS);
     if (f.count < REDEEM_MAX_FAILURES || f.oldest === null) return;
     const retry = Math.max(1, f.oldest + REDEEM_WINDOW_SECONDS - now);
     throw new DomainError(

@@ -399,17 +399,17 @@ export function databaseSettings(
   return { kind: "postgres", url: url.toString(), password };
 }
 
-/** The stores do not run on PostgreSQL yet (issue 18): refused at start, before anything is touched. */
+/** A command that works on the SQLite file only (backup, restore) given a PostgreSQL database_url. */
 export class BackendNotReadyError extends ConfigError {}
 
 /**
- * Refuses a PostgreSQL database_url until the stores are converted (docs/scale-out.md, "Status"),
- * so gengate never half-runs on it. Exit status 2, like a usage error.
+ * Refuses a PostgreSQL database_url for the commands that copy the SQLite file (backup, restore),
+ * before anything is touched. Exit status 2, like a usage error.
  */
 export function refuseUnconvertedBackend(database: DatabaseSettings | undefined): void {
   if (database?.kind !== "postgres") return;
   throw new BackendNotReadyError(
-    "database_url: PostgreSQL is not supported yet: its schema and executor exist but the stores are still being moved onto it (see docs/scale-out.md); leave database_url unset (or sqlite:) to use the data dir's SQLite database",
+    "database_url: backup and restore copy the data dir's SQLite database; with PostgreSQL back it up with PostgreSQL's own tools (pg_dump; see docs/scale-out.md)",
   );
 }
 

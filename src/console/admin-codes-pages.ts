@@ -81,9 +81,14 @@ function revokeForm(b: BatchView, c: PageContext): SafeHtml {
 </form>`;
 }
 
-function codesPage(c: PageContext, kit: ConsoleKit, state: CodesState = {}, status = 200): Response {
+async function codesPage(
+  c: PageContext,
+  kit: ConsoleKit,
+  state: CodesState = {},
+  status = 200,
+): Promise<Response> {
   requireOperator(c.session);
-  const batches = kit.ctx.codes.listBatches(100);
+  const batches = await kit.ctx.codes.listBatches(100);
   const f = state.form ?? { amount: "", currency: "USD", count: "1", expires: "", note: "" };
   const body = html`<h1>Redeem codes</h1>
 ${notice(state.done ?? null)}
@@ -127,16 +132,16 @@ export function adminCodesPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       PATH,
-      kit.page((c) => {
+      kit.page(async (c) => {
         const revoked = c.url.searchParams.get("revoked") ?? "";
-        return codesPage(c, kit, {
+        return await codesPage(c, kit, {
           done: /^[0-9]{1,4}$/.test(revoked) ? `${revoked} unused code(s) revoked.` : null,
         });
       }),
     )
     .post(
       PATH,
-      kit.action((c) => {
+      kit.action(async (c) => {
         requireOperator(c.session);
         const form = {
           amount: field(c.form, "amount").trim().slice(0, 40),
@@ -146,9 +151,9 @@ export function adminCodesPages(kit: ConsoleKit) {
           note: field(c.form, "note").slice(0, NOTE_MAX_LENGTH + 1),
         };
         try {
-          const made = kit.ctx.codes.createBatchFrom({ ...form, createdBy: c.session.personId });
+          const made = await kit.ctx.codes.createBatchFrom({ ...form, createdBy: c.session.personId });
           // The answer to the POST, never a redirect: a reload does not show the codes again.
-          return codesPage(c, kit, { made });
+          return await codesPage(c, kit, { made });
         } catch (err) {
           const s = shown(err);
           if (!s) throw err;
@@ -158,9 +163,9 @@ export function adminCodesPages(kit: ConsoleKit) {
     )
     .get(
       `${PATH}/:id/revoke`,
-      kit.page((c) => {
+      kit.page(async (c) => {
         requireOperator(c.session);
-        const b = kit.ctx.codes.getBatch(batchParam(c));
+        const b = await kit.ctx.codes.getBatch(batchParam(c));
         return adminPage(
           c,
           "Revoke codes",
@@ -171,9 +176,9 @@ export function adminCodesPages(kit: ConsoleKit) {
     )
     .post(
       `${PATH}/:id/revoke`,
-      kit.action((c) => {
+      kit.action(async (c) => {
         requireOperator(c.session);
-        const { revoked } = kit.ctx.codes.revokeBatch(batchParam(c));
+        const { revoked } = await kit.ctx.codes.revokeBatch(batchParam(c));
         return redirect(`${PATH}?revoked=${revoked}`);
       }),
     );

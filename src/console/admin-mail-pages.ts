@@ -22,11 +22,11 @@ const KIND_LABEL: Record<MailView["kind"], string> = {
 export function adminMailPages(kit: ConsoleKit) {
   return new Elysia().get(
     "/console/admin/mail",
-    kit.page((c) => {
+    kit.page(async (c) => {
       requireOperator(c.session);
       const smtp = kit.ctx.live.smtp;
-      const counts = kit.ctx.mailer.outbox.counts();
-      const rows = kit.ctx.mailer.outbox.recent(RECENT);
+      const counts = await kit.ctx.mailer.outbox.counts();
+      const rows = await kit.ctx.mailer.outbox.recent(RECENT);
       const setup = smtp
         ? html`<p>Mail goes through <span class="mono">${smtp.host}:${smtp.port}</span> (${smtp.tls === "none" ? "no encryption" : smtp.tls === "tls" ? "TLS" : "STARTTLS"}${smtp.user ? html`, as <span class="mono">${smtp.user}</span>` : null}) from <span class="mono">${smtp.from}</span>.</p>`
         : html`<p class="notice warn" role="status">No <code>[smtp]</code> section is configured: nothing is mailed.

@@ -76,7 +76,7 @@ function notificationRows(rows: NotificationRow[]): SafeHtml {
   );
 }
 
-function ordersPage(c: PageContext, kit: ConsoleKit): Response {
+async function ordersPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   requireOperator(c.session);
   const q = c.url.searchParams;
   const pick = <T extends string>(name: string, all: readonly T[]): T | null => {
@@ -99,11 +99,11 @@ function ordersPage(c: PageContext, kit: ConsoleKit): Response {
   let next: string | null = null;
   if (find) {
     const one = ORDER_ID.test(find)
-      ? orders.get(find)
-      : (orders.byProviderRef("stripe", find) ?? orders.byProviderRef("yookassa", find));
+      ? await orders.get(find)
+      : ((await orders.byProviderRef("stripe", find)) ?? (await orders.byProviderRef("yookassa", find)));
     rows = one ? [one] : [];
   } else {
-    const got = orders.list({
+    const got = await orders.list({
       status,
       provider,
       accountId: account || null,
@@ -113,7 +113,7 @@ function ordersPage(c: PageContext, kit: ConsoleKit): Response {
     rows = got.slice(0, LIST_SIZE);
     if (got.length > LIST_SIZE) next = rows[rows.length - 1]!.id;
   }
-  const totals = orders.paidTotals();
+  const totals = await orders.paidTotals();
   const filters = new URLSearchParams();
   if (status) filters.set("status", status);
   if (provider) filters.set("provider", provider);
@@ -145,14 +145,14 @@ ${
   <label>Outcome <select name="outcome">${options(NOTIFICATION_OUTCOMES, outcome, (v) => v)}</select></label>
   <button type="submit" class="secondary">Show</button>
 </form>
-${notificationRows(orders.notifications({ outcome, limit: LIST_SIZE }))}`;
+${notificationRows(await orders.notifications({ outcome, limit: LIST_SIZE }))}`;
   return adminPage(c, "Orders", "/console/admin/orders", body);
 }
 
-function orderPage(c: PageContext, kit: ConsoleKit): Response {
+async function orderPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   requireOperator(c.session);
   const id = c.params.id ?? "";
-  const o = ORDER_ID.test(id) ? kit.ctx.payments.orders.get(id) : null;
+  const o = ORDER_ID.test(id) ? await kit.ctx.payments.orders.get(id) : null;
   if (!o) throw new DomainError("not_found", `No order ${id}.`);
   const body = html`<p><a href="/console/admin/orders">← All orders</a></p>
 <h1 class="mono wrap-anywhere">${o.id}</h1>
@@ -169,7 +169,7 @@ function orderPage(c: PageContext, kit: ConsoleKit): Response {
 <p class="hint">Refunds: refund the money in the provider's dashboard, then record it with
 <code>gengate order refund ${o.id} --reason TEXT</code> or <code>POST /admin/v1/orders/${o.id}/refund</code>.</p>
 <h2>Notifications</h2>
-${notificationRows(kit.ctx.payments.orders.notificationsOf(o.id))}`;
+${notificationRows(await kit.ctx.payments.orders.notificationsOf(o.id))}`;
   return adminPage(c, o.id, "/console/admin/orders", body);
 }
 
@@ -177,10 +177,10 @@ export function adminOrdersPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/admin/orders",
-      kit.page((c) => ordersPage(c, kit)),
+      kit.page(async (c) => await ordersPage(c, kit)),
     )
     .get(
       "/console/admin/orders/:id",
-      kit.page((c) => orderPage(c, kit)),
+      kit.page(async (c) => await orderPage(c, kit)),
     );
 }

@@ -49,17 +49,17 @@ const SECTIONS = [
   { href: "/console/admin/orders", label: "Orders" },
 ] as const;
 
-export function adminPage(
+export async function adminPage(
   c: PageContext,
   title: string,
   current: string,
   body: SafeHtml,
   status = 200,
-): Response {
+): Promise<Response> {
   const nav = html`<nav class="subnav" aria-label="Operator">
 <ul>${SECTIONS.map((s) => html`<li><a href="${s.href}"${s.href === current ? html` aria-current="page"` : null}>${s.label}</a></li>`)}</ul>
 </nav>`;
-  return htmlResponse(c.layout({ title, active: "admin", body: html`${nav}${body}` }), status);
+  return htmlResponse(await c.layout({ title, active: "admin", body: html`${nav}${body}` }), status);
 }
 
 /** A form error the operator should see on the page it came from (validation, conflict, not found). */
@@ -92,17 +92,17 @@ function accountRows(rows: Account[]): SafeHtml {
   )}</tbody></table></div>`;
 }
 
-function accountsPage(c: PageContext, kit: ConsoleKit): Response {
+async function accountsPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   requireOperator(c.session);
   const q = (c.url.searchParams.get("q") ?? "").trim().slice(0, 200);
   const after = c.url.searchParams.get("after") ?? "";
   let rows: Account[];
   let next: string | null = null;
   if (q) {
-    rows = kit.ctx.accounts.searchAccounts(q, LIST_SIZE);
+    rows = await kit.ctx.accounts.searchAccounts(q, LIST_SIZE);
   } else {
     const cursor = ACCOUNT_ID.test(after) ? after : null;
-    const got = kit.ctx.accounts.listAccounts(LIST_SIZE + 1, cursor);
+    const got = await kit.ctx.accounts.listAccounts(LIST_SIZE + 1, cursor);
     rows = got.slice(0, LIST_SIZE);
     if (got.length > LIST_SIZE) next = rows[rows.length - 1]!.id;
   }
@@ -129,13 +129,18 @@ interface MoneyFormState {
   done?: string | null;
 }
 
-function accountDetail(c: PageContext, kit: ConsoleKit, state: MoneyFormState = {}, status = 200): Response {
+async function accountDetail(
+  c: PageContext,
+  kit: ConsoleKit,
+  state: MoneyFormState = {},
+  status = 200,
+): Promise<Response> {
   requireOperator(c.session);
-  const a = operatorAccount(kit.ctx, accountIdParam(c));
+  const a = await operatorAccount(kit.ctx, accountIdParam(c));
   const cur = a.currency;
-  const keys = kit.ctx.accounts.listKeys(a.id);
-  const members = kit.people.listMembers(a.id);
-  const entries = kit.ctx.wallet.entries(a.id, 10, null).data;
+  const keys = await kit.ctx.accounts.listKeys(a.id);
+  const members = await kit.people.listMembers(a.id);
+  const entries = (await kit.ctx.wallet.entries(a.id, 10, null)).data;
   const credit = state.credit ?? { amount: "", reason: "", error: null };
   const adjust = state.adjust ?? { amount: "", reason: "", error: null };
   const body = html`<p><a href="/console/admin">← All accounts</a></p>
@@ -191,23 +196,25 @@ ${
 }
 
 function moneyAction(kit: ConsoleKit, kind: "credit" | "adjust") {
-  return kit.action((c: ActionContext) => {
+  return kit.action(async (c: ActionContext) => {
     requireOperator(c.session);
     const id = accountIdParam(c);
-    operatorAccount(kit.ctx, id);
+    await operatorAccount(kit.ctx, id);
     const amount = field(c.form, "amount").trim().slice(0, 100);
     const reason = field(c.form, "reason");
     try {
       const text = requireReason(reason, kind === "credit" ? "A credit" : "An adjustment");
       const micro = decimalFromInput(amount, "amount", kind === "adjust");
       const after =
-        kind === "credit" ? creditAccount(kit.ctx, id, micro, text) : doAdjust(kit.ctx, id, micro, text);
+        kind === "credit"
+          ? await creditAccount(kit.ctx, id, micro, text)
+          : await doAdjust(kit.ctx, id, micro, text);
       const done = `${kind === "credit" ? "Credited" : "Adjusted by"} ${formatMicro(micro)} ${after.currency}.`;
       return redirect(`/console/admin/accounts/${id}?done=${encodeURIComponent(done)}`);
     } catch (err) {
       const s = shown(err);
       if (!s) throw err;
-      return accountDetail(
+      return await accountDetail(
         c,
         kit,
         { [kind]: { amount, reason: reason.slice(0, 500), error: s.message } },
@@ -228,20 +235,25 @@ interface PeopleState {
   done?: string | null;
 }
 
-function peoplePage(c: PageContext, kit: ConsoleKit, state: PeopleState = {}, status = 200): Response {
+async function peoplePage(
+  c: PageContext,
+  kit: ConsoleKit,
+  state: PeopleState = {},
+  status = 200,
+): Promise<Response> {
   requireOperator(c.session);
   const after = c.url.searchParams.get("after") ?? "";
-  const got = kit.people.listPeople({
+  const got = await kit.people.listPeople({
     limit: LIST_SIZE + 1,
     after: /^person_[0-9A-Za-z]{8,64}$/.test(after) ? after : null,
   });
   const people = got.slice(0, LIST_SIZE);
   const next = got.length > LIST_SIZE ? people[people.length - 1]!.id : null;
-  const invites = kit.people.listInvites({ limit: LIST_SIZE });
+  const invites = await kit.people.listInvites({ limit: LIST_SIZE });
   const names = new Map<string, string>();
-  const nameOf = (id: string | null) => {
+  const nameOf = async (id: string | null) => {
     if (id === null) return "a new account";
-    if (!names.has(id)) names.set(id, kit.ctx.accounts.getAccount(id)?.name ?? id);
+    if (!names.has(id)) names.set(id, (await kit.ctx.accounts.getAccount(id))?.name ?? id);
     return names.get(id)!;
   };
   const inv = state.invite ?? { email: "", account: "", role: "member", operator: false };
@@ -279,10 +291,11 @@ ${
   people.length
     ? html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Email</th><th scope="col">Accounts</th><th scope="col">Operator</th><th scope="col">Two-factor</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
-<tbody>${people.map(
-        (p) => html`<tr>
+<tbody>${await Promise.all(
+        people.map(
+          async (p) => html`<tr>
   <td>${p.email}${p.hasPassword ? null : html` <span class="hint">(invited)</span>`}${p.disabledAt !== null ? html` <span class="hint">(disabled)</span>` : null}</td>
-  <td>${p.memberships.length ? p.memberships.map((m, i) => html`${i ? ", " : null}<a href="/console/admin/accounts/${m.accountId}">${nameOf(m.accountId)}</a> (${m.role})`) : "—"}</td>
+  <td>${p.memberships.length ? await Promise.all(p.memberships.map(async (m, i) => html`${i ? ", " : null}<a href="/console/admin/accounts/${m.accountId}">${await nameOf(m.accountId)}</a> (${m.role})`)) : "—"}</td>
   <td>${p.operator ? "yes" : "no"}</td>
   <td>${p.twoFactor ? "on" : "off"}</td>
   <td>${formatTime(p.createdAt)}</td>
@@ -292,6 +305,7 @@ ${
     <button type="submit" class="secondary" aria-label="Password reset link for ${p.email}">Reset link</button>
   </form></td>
 </tr>`,
+        ),
       )}</tbody></table></div>`
     : html`<p>No people yet.</p>`
 }
@@ -302,10 +316,11 @@ ${
   invites.length
     ? html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Email</th><th scope="col">Into</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
-<tbody>${invites.map(
-        (i) => html`<tr>
+<tbody>${await Promise.all(
+        invites.map(
+          async (i) => html`<tr>
   <td>${i.email ?? "anyone with the link"}</td>
-  <td>${nameOf(i.accountId)}</td>
+  <td>${await nameOf(i.accountId)}</td>
   <td>${i.role}${i.operator ? ", operator" : null}</td>
   <td>${i.state}</td>
   <td>${formatTime(i.expiresAt)}</td>
@@ -318,6 +333,7 @@ ${
       : null
   }</td>
 </tr>`,
+        ),
       )}</tbody></table></div>`
     : html`<p>No invites.</p>`
 }`;
@@ -328,7 +344,7 @@ const untilText = (epochSeconds: number) => `It works until ${formatTime(epochSe
 
 // ---- providers and FX ---------------------------------------------------------------------------
 
-function providersPage(c: PageContext, kit: ConsoleKit): Response {
+async function providersPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   requireOperator(c.session);
   const rows = Object.entries(kit.ctx.live.providers).map(([name, p]) => ({
     name,
@@ -352,17 +368,17 @@ ${
       )}</tbody></table></div>`
     : html`<p>No upstream providers are configured (only the sandbox models run).</p>`
 }`;
-  return adminPage(c, "Providers", "/console/admin/providers", body);
+  return await adminPage(c, "Providers", "/console/admin/providers", body);
 }
 
-function fxPage(
+async function fxPage(
   c: PageContext,
   kit: ConsoleKit,
   state: { rate?: string; error?: string | null } = {},
   status = 200,
-): Response {
+): Promise<Response> {
   requireOperator(c.session);
-  const rates = new Map(kit.ctx.fx.list().map((r) => [r.currency, r]));
+  const rates = new Map((await kit.ctx.fx.list()).map((r) => [r.currency, r]));
   const done = c.url.searchParams.get("done") === "1" ? "The rate is set; new reservations use it." : null;
   const body = html`<h1>Exchange rates</h1>
 ${notice(done)}
@@ -393,14 +409,14 @@ export function adminPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/admin",
-      kit.page((c) => accountsPage(c, kit)),
+      kit.page(async (c) => await accountsPage(c, kit)),
     )
     .get(
       "/console/admin/accounts/:id",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const done = (c.url.searchParams.get("done") ?? "").slice(0, 200);
         // Only our own redirect's wording is shown back.
-        return accountDetail(c, kit, {
+        return await accountDetail(c, kit, {
           done: /^(Credited|Adjusted by) -?[0-9.]+ [A-Z]{3}\.$/.test(done) ? done : null,
         });
       }),
@@ -409,14 +425,14 @@ export function adminPages(kit: ConsoleKit) {
     .post("/console/admin/accounts/:id/adjust", moneyAction(kit, "adjust"))
     .get(
       "/console/admin/people",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const done = c.url.searchParams.get("done") === "revoked" ? "The invite is revoked." : null;
-        return peoplePage(c, kit, { done });
+        return await peoplePage(c, kit, { done });
       }),
     )
     .post(
       "/console/admin/invites",
-      kit.action((c) => {
+      kit.action(async (c) => {
         requireOperator(c.session);
         const invite = {
           email: field(c.form, "email").trim().slice(0, 254),
@@ -430,14 +446,14 @@ export function adminPages(kit: ConsoleKit) {
           if (invite.role !== "owner" && invite.role !== "member")
             throw new DomainError("validation_error", 'The role must be "owner" or "member".');
           if (!invite.email) throw new DomainError("validation_error", "An invite needs an email.");
-          const made = kit.people.createInvite({
+          const made = await kit.people.createInvite({
             email: invite.email,
             accountId: invite.account || null,
             role: invite.role as Role,
             operator: invite.operator,
             createdBy: c.session.personId,
           });
-          return peoplePage(c, kit, {
+          return await peoplePage(c, kit, {
             link: {
               label: `The invite link for ${invite.email}.${made.mailed ? " It is also being emailed to that address." : ""}`,
               url: made.url,
@@ -453,20 +469,20 @@ export function adminPages(kit: ConsoleKit) {
     )
     .post(
       "/console/admin/invites/:id/revoke",
-      kit.action((c) => {
+      kit.action(async (c) => {
         requireOperator(c.session);
         const id = c.params.id ?? "";
         if (!INVITE_ID.test(id)) throw new DomainError("not_found", `No unused invite ${id}.`);
-        kit.people.revokeInvite(id);
+        await kit.people.revokeInvite(id);
         return redirect("/console/admin/people?done=revoked");
       }),
     )
     .post(
       "/console/admin/reset",
-      kit.action((c) => {
+      kit.action(async (c) => {
         requireOperator(c.session);
         const email = field(c.form, "email").trim().slice(0, 320);
-        const reset = email ? kit.people.requestPasswordReset(email) : null;
+        const reset = email ? await kit.people.requestPasswordReset(email) : null;
         if (!reset) return peoplePage(c, kit, { resetError: `No person with the email ${email}.` }, 404);
         return peoplePage(c, kit, {
           link: {
@@ -479,27 +495,27 @@ export function adminPages(kit: ConsoleKit) {
     )
     .get(
       "/console/admin/providers",
-      kit.page((c) => providersPage(c, kit)),
+      kit.page(async (c) => await providersPage(c, kit)),
     )
     .get(
       "/console/admin/fx",
-      kit.page((c) => fxPage(c, kit)),
+      kit.page(async (c) => await fxPage(c, kit)),
     )
     .post(
       "/console/admin/fx",
-      kit.action((c) => {
+      kit.action(async (c) => {
         requireOperator(c.session);
         const currency = field(c.form, "currency") || "RUB";
         const rate = field(c.form, "rate").trim().slice(0, 100);
         try {
           if (!isFxCurrency(currency))
             throw new DomainError("validation_error", `The currency must be ${FX_CURRENCIES.join(" or ")}.`);
-          setFxRate(kit.ctx, currency, rate, "console");
+          await setFxRate(kit.ctx, currency, rate, "console");
           return redirect("/console/admin/fx?done=1");
         } catch (err) {
           const s = shown(err);
           if (!s) throw err;
-          return fxPage(c, kit, { rate, error: s.message }, s.status);
+          return await fxPage(c, kit, { rate, error: s.message }, s.status);
         }
       }),
     );

@@ -85,8 +85,13 @@ ${s.signupOpen ? html`<p>No account yet? <a href="/console/signup">Sign up</a></
 }
 
 /** The page that shows a new key once (after sign-up, or an invite that made an account). */
-function newKeyPage(kit: ConsoleKit, created: NewSession, key: string, heading: string): SafeHtml {
-  return kit.layoutFor(created.session, {
+async function newKeyPage(
+  kit: ConsoleKit,
+  created: NewSession,
+  key: string,
+  heading: string,
+): Promise<SafeHtml> {
+  return await kit.layoutFor(created.session, {
     title: heading,
     active: null,
     body: html`<h1>${heading}</h1>
@@ -225,7 +230,7 @@ export function authPages(kit: ConsoleKit) {
             );
             return withCookie(
               kit,
-              htmlResponse(newKeyPage(kit, made.session, made.key, "Your account is ready")),
+              htmlResponse(await newKeyPage(kit, made.session, made.key, "Your account is ready")),
               made.session,
             );
           } catch (err) {
@@ -239,9 +244,9 @@ export function authPages(kit: ConsoleKit) {
       // ---- invites
       .get(
         "/console/invite/:token",
-        kit.publicPage((c) => {
+        kit.publicPage(async (c) => {
           const token = tokenParam(c);
-          const info = kit.people.inviteInfo(token);
+          const info = await kit.people.inviteInfo(token);
           if (!info) throw new DomainError("not_found", LINK_INVALID);
           return invitePage(token, info, null, "");
         }),
@@ -250,7 +255,7 @@ export function authPages(kit: ConsoleKit) {
         "/console/invite/:token",
         kit.publicAction(async (c) => {
           const token = tokenParam(c);
-          const info = kit.people.inviteInfo(token);
+          const info = await kit.people.inviteInfo(token);
           if (!info) throw new DomainError("not_found", LINK_INVALID);
           const email = field(c.form, "email").trim();
           try {
@@ -264,7 +269,7 @@ export function authPages(kit: ConsoleKit) {
             if (accepted.key) {
               return withCookie(
                 kit,
-                htmlResponse(newKeyPage(kit, accepted.session, accepted.key, "Welcome to gengate")),
+                htmlResponse(await newKeyPage(kit, accepted.session, accepted.key, "Welcome to gengate")),
                 accepted.session,
               );
             }
@@ -283,9 +288,9 @@ export function authPages(kit: ConsoleKit) {
       // ---- password reset
       .get(
         "/console/reset/:token",
-        kit.publicPage((c) => {
+        kit.publicPage(async (c) => {
           const token = tokenParam(c);
-          if (!kit.people.resetLinkValid(token)) throw new DomainError("not_found", LINK_INVALID);
+          if (!(await kit.people.resetLinkValid(token))) throw new DomainError("not_found", LINK_INVALID);
           return resetPage(token, null);
         }),
       )
@@ -314,25 +319,25 @@ export function authPages(kit: ConsoleKit) {
         "/console/forgot",
         // With [smtp] a known person gets a reset link by email; without it nothing is created (a
         // link nobody receives would only be a live secret). The answer is the same for every email.
-        kit.publicAction((c) => {
+        kit.publicAction(async (c) => {
           const mail = kit.ctx.mailer.enabled();
-          kit.people.forgotPassword(field(c.form, "email").slice(0, 320));
+          await kit.people.forgotPassword(field(c.form, "email").slice(0, 320));
           return forgotPage(true, mail);
         }),
       )
       // ---- signed-in actions of the frame
       .post(
         "/console/logout",
-        kit.action((c) => {
-          kit.people.signOut(c.session.sessionId);
+        kit.action(async (c) => {
+          await kit.people.signOut(c.session.sessionId);
           return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
         }),
       )
       .post(
         "/console/account",
-        kit.action((c) => {
+        kit.action(async (c) => {
           const accountId = field(c.form, "account");
-          kit.people.switchAccount(c.session.sessionId, c.session.personId, accountId);
+          await kit.people.switchAccount(c.session.sessionId, c.session.personId, accountId);
           return redirect("/console");
         }),
       )

@@ -47,12 +47,12 @@ const STATUS_TEXT: Record<OrderRow["status"], string> = {
 };
 
 /** The checkout form (owners), or what a member or an account without providers is told. */
-export function checkoutSection(
+export async function checkoutSection(
   kit: ConsoleKit,
   session: AccountSession,
   state: CheckoutState = {},
-): SafeHtml {
-  const account = kit.ctx.accounts.getAccount(session.accountId);
+): Promise<SafeHtml> {
+  const account = await kit.ctx.accounts.getAccount(session.accountId);
   const currency = (account?.currency ?? "USD") as PaymentCurrency;
   const providers = kit.ctx.payments.enabledFor(currency);
   const heading = html`<h2 id="topup-heading">Top up</h2>`;
@@ -95,9 +95,9 @@ of this gengate, who credits the account (the credit appears below and in the <a
 }
 
 /** The account's latest orders with their receipts (owners), for the billing page. */
-export function ordersSection(kit: ConsoleKit, session: AccountSession): SafeHtml | null {
+export async function ordersSection(kit: ConsoleKit, session: AccountSession): Promise<SafeHtml | null> {
   if (session.role !== "owner") return null;
-  const rows = kit.ctx.payments.orders.list({ accountId: session.accountId, limit: ORDERS_SHOWN });
+  const rows = await kit.ctx.payments.orders.list({ accountId: session.accountId, limit: ORDERS_SHOWN });
   if (rows.length === 0) return null;
   return html`<h2>Payments</h2>
 ${tableBox(
@@ -120,29 +120,39 @@ ${tableBox(
 }
 
 /** The account's order named by `id`, or 404 (unknown, malformed, or another account's). */
-export function ownOrder(kit: ConsoleKit, session: AccountSession, id: string | null): OrderRow {
-  const order = id && ORDER_ID.test(id) ? kit.ctx.payments.orders.getOwned(id, session.accountId) : null;
+export async function ownOrder(
+  kit: ConsoleKit,
+  session: AccountSession,
+  id: string | null,
+): Promise<OrderRow> {
+  const order =
+    id && ORDER_ID.test(id) ? await kit.ctx.payments.orders.getOwned(id, session.accountId) : null;
   if (!order) throw new DomainError("not_found", "There is no such payment for this account.");
   return order;
 }
 
-function checkoutPage(c: PageContext, kit: ConsoleKit, state: CheckoutState, status: number): Response {
+async function checkoutPage(
+  c: PageContext,
+  kit: ConsoleKit,
+  state: CheckoutState,
+  status: number,
+): Promise<Response> {
   const s = requireAccount(c.session);
   return htmlResponse(
-    c.layout({
+    await c.layout({
       title: "Top up",
       active: "billing",
       body: html`<p><a href="/console/billing">← Billing</a></p>
 <h1>Top up</h1>
-${checkoutSection(kit, s, state)}`,
+${await checkoutSection(kit, s, state)}`,
     }),
     status,
   );
 }
 
-function returnPage(c: PageContext, kit: ConsoleKit): Response {
+async function returnPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   const s = requireOwner(c.session);
-  const order = ownOrder(kit, s, c.url.searchParams.get("order"));
+  const order = await ownOrder(kit, s, c.url.searchParams.get("order"));
   const canceled = c.url.searchParams.get("canceled") === "1";
   const who = PROVIDER_LABEL[order.provider];
   const amount = money(order.amount_micro, order.currency);
@@ -162,7 +172,7 @@ the balance grows only when ${who} confirms the payment to this server, usually 
 <p><a href="/console/billing">Back to billing</a></p>`;
   }
   return htmlResponse(
-    c.layout({
+    await c.layout({
       title: "Payment",
       active: "billing",
       body: html`<h1>Payment</h1>
@@ -204,7 +214,7 @@ export function billingCheckoutPages(kit: ConsoleKit) {
         } catch (err) {
           if (!(err instanceof DomainError) || err.code === "not_found" || err.code === "forbidden")
             throw err;
-          const res = checkoutPage(c, kit, { ...state, error: err.message }, httpStatus(err.code));
+          const res = await checkoutPage(c, kit, { ...state, error: err.message }, httpStatus(err.code));
           if (err.retryAfterSeconds) res.headers.set("retry-after", String(err.retryAfterSeconds));
           return res;
         }
@@ -212,6 +222,6 @@ export function billingCheckoutPages(kit: ConsoleKit) {
     )
     .get(
       "/console/billing/return",
-      kit.page((c) => returnPage(c, kit)),
+      kit.page(async (c) => await returnPage(c, kit)),
     );
 }

@@ -15,10 +15,10 @@ import { entriesTable, WALLET_PAGE_SIZE } from "./wallet-pages.ts";
 export function billingPages(kit: ConsoleKit) {
   return new Elysia().get(
     "/console/billing",
-    kit.page((c) => {
+    kit.page(async (c) => {
       const s = requireAccount(c.session);
       const cursor = c.url.searchParams.get("cursor");
-      const b = billing(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor });
+      const b = await billing(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor });
       const cur = b.currency;
       return c.layout({
         title: "Billing",
@@ -29,8 +29,8 @@ export function billingPages(kit: ConsoleKit) {
   <div class="card" id="held"><div class="hint">Held by running jobs</div><div class="figure">${money(b.held_micro, cur)}</div></div>
   <div class="card" id="available"><div class="hint">Available</div><div class="figure">${money(b.available_micro, cur)}</div></div>
 </div>
-${redeemSection(kit, c)}
-${checkoutSection(kit, s)}${ordersSection(kit, s)}
+${await redeemSection(kit, c)}
+${await checkoutSection(kit, s)}${await ordersSection(kit, s)}
 <h2>Top-ups</h2>
 ${b.topups.length ? entriesTable("topups", "Top-ups", b.topups, cur, s.role === "owner") : empty("No top-ups yet.")}
 <p class="pager">${cursor ? html`<a href="/console/billing">Newest</a> ` : null}${

@@ -24,9 +24,9 @@ const ERRORS: Record<string, (currency: string) => string> = {
 const RCODE_ID = /^rcode_[0-9A-Za-z]{8,64}$/;
 
 /** The section, placed right after the balance cards of /console/billing. */
-export function redeemSection(kit: ConsoleKit, c: PageContext): SafeHtml {
+export async function redeemSection(kit: ConsoleKit, c: PageContext): Promise<SafeHtml> {
   const s = requireAccount(c.session);
-  const account = kit.ctx.accounts.getAccount(s.accountId);
+  const account = await kit.ctx.accounts.getAccount(s.accountId);
   if (!account) return html``;
   const cur = account.currency;
   const errorKey = c.url.searchParams.get("redeem_error") ?? "";
@@ -35,9 +35,9 @@ export function redeemSection(kit: ConsoleKit, c: PageContext): SafeHtml {
   let done: SafeHtml | null = null;
   if (RCODE_ID.test(redeemed)) {
     // Only this account's own credit for that code is shown back (never text from the URL).
-    const entry = kit.ctx.wallet
-      .list(s.accountId, { limit: 20, source: "TOPUP" })
-      .rows.find((e) => e.ref_id === redeemed);
+    const entry = (await kit.ctx.wallet.list(s.accountId, { limit: 20, source: "TOPUP" })).rows.find(
+      (e) => e.ref_id === redeemed,
+    );
     if (entry)
       done = html`<p class="notice ok" role="status">Code redeemed: ${formatMoney(entry.amount_micro, cur)} credited. The balance is now ${formatMoney(entry.balance_after_micro, cur)}.</p>`;
   }
@@ -66,14 +66,14 @@ ${done}
 export function billingRedeemRoutes(kit: ConsoleKit) {
   return new Elysia().post(
     "/console/billing/redeem",
-    kit.action((c) => {
+    kit.action(async (c) => {
       const s = requireOwner(c.session);
       const code = field(c.form, "code");
       try {
         if (code.length > CODE_INPUT_MAX_LENGTH)
           throw new DomainError("validation_error", "Enter a code.", { param: "code" });
         const by = c.session.personId;
-        const r = kit.ctx.codes.redeem(s.accountId, code, by);
+        const r = await kit.ctx.codes.redeem(s.accountId, code, by);
         return redirect(`/console/billing?redeemed=${r.codeId}#redeem`);
       } catch (err) {
         if (err instanceof DomainError && Object.hasOwn(ERRORS, err.code))

@@ -65,12 +65,12 @@ export function consoleRoutes(ctx: AppContext) {
   const kit = consoleKit(ctx);
   // Unknown console paths: an HTML 404 (the API's JSON 404 stays outside /console). A signed-out
   // GET is sent to sign-in first, like every page, so the console's map is not shown to strangers.
-  const notFound = (c: RouteContext): Response => {
+  const notFound = async (c: RouteContext): Promise<Response> => {
     const { request } = c;
     if (!ctx.live.console.enabled) return errorResponse(new DomainError("not_found", "No such route."));
     let session: ConsoleSession | null = null;
     try {
-      session = kit.session(request, { ip: null, userAgent: null });
+      session = await kit.session(request, { ip: null, userAgent: null });
     } catch {}
     const url = new URL(request.url);
     if (!session && isSafeMethod(request.method) && !url.pathname.startsWith("/console/assets/")) {
@@ -80,13 +80,13 @@ export function consoleRoutes(ctx: AppContext) {
       );
     }
     const err = new DomainError("not_found", `There is no console page at ${url.pathname}.`);
-    return withSecurityHeaders(kit.errorPage(err, request, session));
+    return withSecurityHeaders(await kit.errorPage(err, request, session));
   };
   return (
     new Elysia({ detail: { hide: true } })
-      .get("/console/assets/:file", (c) => {
+      .get("/console/assets/:file", async (c) => {
         const res = serveAsset(c.request, `/console/assets/${c.params.file}`);
-        return res ?? notFound(c);
+        return res ?? (await notFound(c));
       })
       .use(authPages(kit))
       // Areas: one line each (see above).

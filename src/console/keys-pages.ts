@@ -37,9 +37,9 @@ const DONE: Record<string, string> = {
 };
 
 /** The key behind a route's :id, of the session's account (404 otherwise), that this person may manage (403). */
-function manageableKey(kit: ConsoleKit, s: AccountSession, id: string | undefined): ApiKeyRow {
+async function manageableKey(kit: ConsoleKit, s: AccountSession, id: string | undefined): Promise<ApiKeyRow> {
   if (!id || !KEY_ID.test(id)) throw new DomainError("not_found", "There is no such key in this account.");
-  const key = kit.ctx.accounts.getKey(s.accountId, id);
+  const key = await kit.ctx.accounts.getKey(s.accountId, id);
   if (!mayManage(s, key)) {
     throw new DomainError("forbidden", "Members can change only the keys they created; ask an owner.");
   }
@@ -104,10 +104,15 @@ function keyRow(s: AccountSession, k: KeyFigures, row: ApiKeyRow, currency: stri
 </tr>`;
 }
 
-function keysPage(kit: ConsoleKit, c: PageContext, s: AccountSession, state: KeysState = {}): SafeHtml {
-  const account = kit.ctx.accounts.getAccount(s.accountId)!;
-  const rows = new Map(kit.ctx.accounts.listKeys(s.accountId).map((k) => [k.id, k]));
-  const figures = keyFigures(kit.ctx, s.accountId);
+async function keysPage(
+  kit: ConsoleKit,
+  c: PageContext,
+  s: AccountSession,
+  state: KeysState = {},
+): Promise<SafeHtml> {
+  const account = (await kit.ctx.accounts.getAccount(s.accountId))!;
+  const rows = new Map((await kit.ctx.accounts.listKeys(s.accountId)).map((k) => [k.id, k]));
+  const figures = await keyFigures(kit.ctx, s.accountId);
   const created = state.created
     ? html`<section class="notice warn" aria-labelledby="new-key-title">
   <h2 id="new-key-title">Key "${state.created.name}" created</h2>
@@ -156,52 +161,52 @@ export function keysPages(kit: ConsoleKit) {
     new Elysia()
       .get(
         "/console/keys",
-        kit.page((c) => {
+        kit.page(async (c) => {
           const s = requireAccount(c.session);
-          return keysPage(kit, c, s, { notice: DONE[c.url.searchParams.get("done") ?? ""] ?? null });
+          return await keysPage(kit, c, s, { notice: DONE[c.url.searchParams.get("done") ?? ""] ?? null });
         }),
       )
       .post(
         "/console/keys",
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireAccount(c.session);
           const form = { name: field(c.form, "name"), limit: field(c.form, "monthly_limit") };
           try {
             const name = keyName(form.name);
-            const { key } = kit.ctx.accounts.createKey(s.accountId, {
+            const { key } = await kit.ctx.accounts.createKey(s.accountId, {
               name,
               monthlyLimitMicro: limitInput(form.limit),
               canManage: s.role === "owner" && field(c.form, "manage") === "1",
               createdBy: s.personId,
             });
             // Answered directly (no redirect): the key never goes into a URL; the page is no-store.
-            return keysPage(kit, c, s, { created: { name, key } });
+            return await keysPage(kit, c, s, { created: { name, key } });
           } catch (err) {
             if (!(err instanceof DomainError) || err.code !== "validation_error") throw err;
-            return htmlResponse(keysPage(kit, c, s, { error: err.message, form }), 400);
+            return htmlResponse(await keysPage(kit, c, s, { error: err.message, form }), 400);
           }
         }),
       )
       // ---- change a limit
       .get(
         "/console/keys/:id/limit",
-        kit.page((c) => {
+        kit.page(async (c) => {
           const s = requireAccount(c.session);
-          return limitPage(kit, c, s, manageableKey(kit, s, c.params.id));
+          return await limitPage(kit, c, s, await manageableKey(kit, s, c.params.id));
         }),
       )
       .post(
         "/console/keys/:id/limit",
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireAccount(c.session);
-          const key = manageableKey(kit, s, c.params.id);
+          const key = await manageableKey(kit, s, c.params.id);
           const text = field(c.form, "monthly_limit");
           try {
-            kit.ctx.accounts.updateKey(s.accountId, key.id, { monthlyLimitMicro: limitInput(text) });
+            await kit.ctx.accounts.updateKey(s.accountId, key.id, { monthlyLimitMicro: limitInput(text) });
           } catch (err) {
             if (!(err instanceof DomainError) || !["validation_error", "conflict"].includes(err.code))
               throw err;
-            return htmlResponse(limitPage(kit, c, s, key, err.message, text), httpStatus(err.code));
+            return htmlResponse(await limitPage(kit, c, s, key, err.message, text), httpStatus(err.code));
           }
           return redirect("/console/keys?done=limit");
         }),
@@ -209,9 +214,9 @@ export function keysPages(kit: ConsoleKit) {
       // ---- revoke (the confirmation page is what `Revoke` leads to without JavaScript)
       .get(
         "/console/keys/:id/revoke",
-        kit.page((c) => {
+        kit.page(async (c) => {
           const s = requireAccount(c.session);
-          const key = manageableKey(kit, s, c.params.id);
+          const key = await manageableKey(kit, s, c.params.id);
           return c.layout({
             title: "Revoke key",
             active: "keys",
@@ -228,15 +233,15 @@ ${key.revoked_at !== null ? html`<p class="notice">This key is already revoked.<
       )
       .post(
         "/console/keys/:id/revoke",
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireAccount(c.session);
-          const key = manageableKey(kit, s, c.params.id);
+          const key = await manageableKey(kit, s, c.params.id);
           try {
-            kit.ctx.accounts.revokeKey(s.accountId, key.id);
+            await kit.ctx.accounts.revokeKey(s.accountId, key.id);
           } catch (err) {
             // The account's last manage key: the service's own message, on the keys page.
             if (!(err instanceof DomainError) || err.code !== "conflict") throw err;
-            return htmlResponse(keysPage(kit, c, s, { error: err.message }), 409);
+            return htmlResponse(await keysPage(kit, c, s, { error: err.message }), 409);
           }
           return redirect("/console/keys?done=revoked");
         }),
@@ -244,15 +249,15 @@ ${key.revoked_at !== null ? html`<p class="notice">This key is already revoked.<
   );
 }
 
-function limitPage(
+async function limitPage(
   kit: ConsoleKit,
   c: PageContext,
   s: AccountSession,
   key: ApiKeyRow,
   error: string | null = null,
   value?: string,
-): SafeHtml {
-  const currency = kit.ctx.accounts.getAccount(s.accountId)!.currency;
+): Promise<SafeHtml> {
+  const currency = (await kit.ctx.accounts.getAccount(s.accountId))!.currency;
   const current = key.monthly_limit_micro === null ? "" : formatMicro(key.monthly_limit_micro);
   return c.layout({
     title: "Change limit",

@@ -53,7 +53,7 @@ export interface PublicPageContext {
 export interface PageContext extends PublicPageContext {
   session: ConsoleSession;
   /** The whole page in the signed-in frame (navigation, account switcher, Sign out). */
-  layout(page: Omit<LayoutPage, "session" | "accounts">): SafeHtml;
+  layout(page: Omit<LayoutPage, "session" | "accounts">): Promise<SafeHtml>;
 }
 
 export interface PublicActionContext extends PublicPageContext {
@@ -131,11 +131,11 @@ export interface ConsoleKit {
   publicPage(handler: Handler<PublicPageContext>): (c: RouteContext) => Promise<Response>;
   publicAction(handler: Handler<PublicActionContext>): (c: RouteContext) => Promise<Response>;
   /** The session of a request (cookie only; an Authorization header is never looked at). */
-  session(request: Request, client: ClientInfo): ConsoleSession | null;
+  session(request: Request, client: ClientInfo): Promise<ConsoleSession | null>;
   /** An HTML error page for a DomainError (or anything thrown), in the frame the session calls for. */
-  errorPage(err: unknown, request: Request, session: ConsoleSession | null): Response;
+  errorPage(err: unknown, request: Request, session: ConsoleSession | null): Promise<Response>;
   /** The signed-in frame for a session (used by PageContext.layout). */
-  layoutFor(session: ConsoleSession, page: Omit<LayoutPage, "session" | "accounts">): SafeHtml;
+  layoutFor(session: ConsoleSession, page: Omit<LayoutPage, "session" | "accounts">): Promise<SafeHtml>;
 }
 
 const FORM_TYPES = ["application/x-www-form-urlencoded", "multipart/form-data"];
@@ -186,18 +186,18 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
     origin,
     secure,
 
-    session(request, client) {
+    async session(request, client) {
       const token = sessionToken(request);
       if (!token) return null;
-      return ctx.people.resolveSession(token, client);
+      return await ctx.people.resolveSession(token, client);
     },
 
-    layoutFor(session, page) {
-      const accounts = ctx.people.accountsOf(session.personId);
+    async layoutFor(session, page) {
+      const accounts = await ctx.people.accountsOf(session.personId);
       return layout({ ...page, session, accounts });
     },
 
-    errorPage(err, request, session) {
+    async errorPage(err, request, session) {
       let status = 500;
       let message = "An unexpected error occurred; it has been logged.";
       let headers: Record<string, string> = {};
@@ -217,7 +217,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
       let pageHtml: SafeHtml;
       try {
         pageHtml = session
-          ? kit.layoutFor(session, { title, body })
+          ? await kit.layoutFor(session, { title, body })
           : layout({ title, body, session: null, narrow: true });
       } catch {
         pageHtml = layout({ title, body, session: null, narrow: true });
@@ -227,11 +227,16 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
 
     page: (handler) =>
       wrap(true, false, (base, session) =>
-        handler({ ...base, session: session!, layout: (p) => kit.layoutFor(session!, p) }),
+        handler({ ...base, session: session!, layout: async (p) => await kit.layoutFor(session!, p) }),
       ),
     action: (handler) =>
       wrap(true, true, (base, session, form) =>
-        handler({ ...base, session: session!, form: form!, layout: (p) => kit.layoutFor(session!, p) }),
+        handler({
+          ...base,
+          session: session!,
+          form: form!,
+          layout: async (p) => await kit.layoutFor(session!, p),
+        }),
       ),
     publicPage: (handler) => wrap(false, false, (base) => handler(base)),
     publicAction: (handler) => wrap(false, true, (base, _s, form) => handler({ ...base, form: form! })),
@@ -269,7 +274,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
           );
         }
         const client = clientOf(c);
-        session = kit.session(request, client);
+        session = await kit.session(request, client);
         const url = new URL(request.url);
         if (signedIn && !session) {
           const next = isSafeMethod(request.method) ? safeNext(url.pathname + url.search) : null;
@@ -299,7 +304,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
           ctx.payments.checkoutOrigins(),
         );
       } catch (err) {
-        return withSecurityHeaders(kit.errorPage(err, request, session));
+        return withSecurityHeaders(await kit.errorPage(err, request, session));
       }
     };
   }

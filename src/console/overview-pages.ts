@@ -85,12 +85,12 @@ ${models}
 export function overviewPages(kit: ConsoleKit) {
   return new Elysia().get(
     "/console",
-    kit.page((c) => {
+    kit.page(async (c) => {
       const s = requireAccount(c.session);
       return c.layout({
         title: "Overview",
         active: "overview",
-        body: overviewBody(overview(kit.ctx, s.accountId)),
+        body: overviewBody(await overview(kit.ctx, s.accountId)),
       });
     }),
   );

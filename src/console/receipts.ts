@@ -31,8 +31,8 @@ interface Receipt {
   through: SafeHtml;
 }
 
-function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Receipt {
-  const order = ownOrder(kit, s, id);
+async function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Promise<Receipt> {
+  const order = await ownOrder(kit, s, id);
   if (order.status !== "paid" || order.paid_at === null) throw new DomainError("not_found", NO_RECEIPT);
   return {
     id: order.id,
@@ -46,8 +46,8 @@ function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Receipt {
   };
 }
 
-function codeReceipt(kit: ConsoleKit, s: AccountSession, id: string): Receipt {
-  const code = CODE_ID.test(id) ? kit.ctx.codes.store.redeemedBy(id, s.accountId) : null;
+async function codeReceipt(kit: ConsoleKit, s: AccountSession, id: string): Promise<Receipt> {
+  const code = CODE_ID.test(id) ? await kit.ctx.codes.store.redeemedBy(id, s.accountId) : null;
   if (!code) throw new DomainError("not_found", NO_RECEIPT);
   return {
     id: code.id,
@@ -61,14 +61,14 @@ function codeReceipt(kit: ConsoleKit, s: AccountSession, id: string): Receipt {
   };
 }
 
-function receiptPage(c: PageContext, kit: ConsoleKit): Response {
+async function receiptPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   const s = requireOwner(c.session);
   const id = c.params.id ?? "";
-  const r = id.startsWith("rcode_") ? codeReceipt(kit, s, id) : orderReceipt(kit, s, id);
-  const account = kit.ctx.accounts.getAccount(s.accountId)!;
+  const r = id.startsWith("rcode_") ? await codeReceipt(kit, s, id) : await orderReceipt(kit, s, id);
+  const account = (await kit.ctx.accounts.getAccount(s.accountId))!;
   const host = new URL(kit.ctx.publicUrl).host;
   return htmlResponse(
-    c.layout({
+    await c.layout({
       title: `Receipt ${r.id}`,
       active: "billing",
       body: html`<p class="no-print"><a href="/console/billing">← Billing</a> · Print this page with your browser's Print command (the navigation is left out).</p>
@@ -93,6 +93,6 @@ function receiptPage(c: PageContext, kit: ConsoleKit): Response {
 export function receiptPages(kit: ConsoleKit) {
   return new Elysia().get(
     "/console/billing/receipts/:id",
-    kit.page((c) => receiptPage(c, kit)),
+    kit.page(async (c) => await receiptPage(c, kit)),
   );
 }

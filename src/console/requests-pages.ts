@@ -60,8 +60,8 @@ function option(value: string, label: string, current: string): SafeHtml {
   return html`<option value="${value}"${value === current ? html` selected` : null}>${label}</option>`;
 }
 
-function filterForm(kit: ConsoleKit, accountId: string, f: Filters): SafeHtml {
-  const keys = kit.ctx.accounts.listKeys(accountId);
+async function filterForm(kit: ConsoleKit, accountId: string, f: Filters): Promise<SafeHtml> {
+  const keys = await kit.ctx.accounts.listKeys(accountId);
   const models = kit.ctx.catalog.models.map((m) => m.id);
   if (f.model && !models.includes(f.model)) models.unshift(f.model);
   return html`<form class="filters" method="get" action="/console/requests">
@@ -105,7 +105,7 @@ ${items.map(
 </tbody></table></div>`;
 }
 
-function listPage(c: PageContext, kit: ConsoleKit): Response {
+async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   const s = requireAccount(c.session);
   const f = filtersOf(c.url);
   const cursor = (c.url.searchParams.get("cursor") ?? "").trim() || null;
@@ -118,16 +118,16 @@ function listPage(c: PageContext, kit: ConsoleKit): Response {
     source: f.source || null,
   };
   let error: string | null = null;
-  let page: ReturnType<typeof listRequests> | null = null;
+  let page: Awaited<ReturnType<typeof listRequests>> | null = null;
   try {
-    page = listRequests(kit.ctx, s.accountId, filters);
+    page = await listRequests(kit.ctx, s.accountId, filters);
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== "validation_error") throw err;
     error = `${err.message} Choose the filters again.`;
   }
   const body = html`<h1>Requests</h1>
 <p class="hint">Every request of this account, from the API and the studio, newest first.</p>
-${filterForm(kit, s.accountId, error ? { key: "", model: "", status: "", source: "" } : f)}
+${await filterForm(kit, s.accountId, error ? { key: "", model: "", status: "", source: "" } : f)}
 ${formError(error)}
 ${page ? requestRows(page.items) : null}
 ${
@@ -136,7 +136,7 @@ ${
     : null
 }
 ${cursor && !error ? html`<p><a href="/console/requests${query(f)}">Newest</a></p>` : null}`;
-  return htmlResponse(c.layout({ title: "Requests", active: "requests", body }), error ? 400 : 200);
+  return htmlResponse(await c.layout({ title: "Requests", active: "requests", body }), error ? 400 : 200);
 }
 
 function json(value: unknown): string {
@@ -178,9 +178,9 @@ function priceSection(d: RequestDetail): SafeHtml {
 </dl>`;
 }
 
-function detailPage(c: PageContext, kit: ConsoleKit): SafeHtml {
+async function detailPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
-  const d = requestDetail(kit.ctx, s.accountId, c.params.id ?? "");
+  const d = await requestDetail(kit.ctx, s.accountId, c.params.id ?? "");
   const nothingCharged = d.price.charged_micro === 0n;
   const failed = d.status === "FAILED" || d.status === "CANCELLED";
   const body = html`<p><a href="/console/requests">← All requests</a></p>
@@ -230,10 +230,10 @@ export function requestsPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/requests",
-      kit.page((c) => listPage(c, kit)),
+      kit.page(async (c) => await listPage(c, kit)),
     )
     .get(
       "/console/requests/:id",
-      kit.page((c) => detailPage(c, kit)),
+      kit.page(async (c) => await detailPage(c, kit)),
     );
 }

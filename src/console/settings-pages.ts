@@ -287,11 +287,11 @@ ${urlForm}
 </section>`;
 }
 
-function accountPage(kit: ConsoleKit, c: PageContext, state: AccountState): SafeHtml {
+async function accountPage(kit: ConsoleKit, c: PageContext, state: AccountState): Promise<SafeHtml> {
   const s = requireAccount(c.session);
-  const account = kit.ctx.accounts.getAccount(s.accountId);
+  const account = await kit.ctx.accounts.getAccount(s.accountId);
   if (!account) throw new DomainError("not_found", "No such account.");
-  const members = kit.people.listMembers(s.accountId);
+  const members = await kit.people.listMembers(s.accountId);
   return c.layout({
     title: "Settings",
     active: "settings",
@@ -307,9 +307,9 @@ ${thresholdSection(s, account, state, kit.ctx.mailer.enabled())}`,
 }
 
 /** The account page again with a service's refusal (last owner, bad email...) and its status. */
-function accountError(kit: ConsoleKit, c: ActionContext, err: unknown): Response {
+async function accountError(kit: ConsoleKit, c: ActionContext, err: unknown): Promise<Response> {
   if (!(err instanceof DomainError) || !["validation_error", "conflict"].includes(err.code)) throw err;
-  return htmlResponse(accountPage(kit, c, { error: err.message }), httpStatus(err.code));
+  return htmlResponse(await accountPage(kit, c, { error: err.message }), httpStatus(err.code));
 }
 
 /**
@@ -442,8 +442,8 @@ session, this one included.</p>
 </section>`;
 }
 
-function securityPage(kit: ConsoleKit, c: PageContext, state: SecurityState): SafeHtml {
-  const sessions = kit.people.listSessions(c.session.personId);
+async function securityPage(kit: ConsoleKit, c: PageContext, state: SecurityState): Promise<SafeHtml> {
+  const sessions = await kit.people.listSessions(c.session.personId);
   return c.layout({
     title: "Settings",
     active: "settings",
@@ -458,24 +458,24 @@ ${sessionsSection(c, sessions)}`,
 }
 
 /** The security page again with a service's refusal in its section. */
-function securityError(
+async function securityError(
   kit: ConsoleKit,
   c: ActionContext,
   section: "password" | "two-factor",
   err: unknown,
   extra: SecurityState = {},
-): Response {
+): Promise<Response> {
   if (!(err instanceof DomainError) || !["validation_error", "unauthorized", "conflict"].includes(err.code))
     throw err;
   return htmlResponse(
-    securityPage(kit, c, { ...extra, error: { section, message: err.message } }),
+    await securityPage(kit, c, { ...extra, error: { section, message: err.message } }),
     httpStatus(err.code),
   );
 }
 
 /** The pending (not yet confirmed) two-factor secret of the person, to show the set-up again. */
-function pendingSetup(kit: ConsoleKit, c: PageContext): SecurityState["setup"] {
-  return kit.people.pendingTwoFactor(c.session.personId);
+async function pendingSetup(kit: ConsoleKit, c: PageContext): Promise<SecurityState["setup"]> {
+  return await kit.people.pendingTwoFactor(c.session.personId);
 }
 
 // ---- routes -------------------------------------------------------------------------------------
@@ -486,29 +486,29 @@ export function settingsPages(kit: ConsoleKit) {
     new Elysia()
       .get(
         ACCOUNT_PATH,
-        kit.page((c) => accountPage(kit, c, {})),
+        kit.page(async (c) => await accountPage(kit, c, {})),
       )
       .get(
         SECURITY_PATH,
-        kit.page((c) => securityPage(kit, c, {})),
+        kit.page(async (c) => await securityPage(kit, c, {})),
       )
       // ---- members (owners)
       .post(
         `${ACCOUNT_PATH}/members/invite`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireOwner(c.session);
           const role = roleField(field(c.form, "role") || "member");
           const email = field(c.form, "email").trim();
           if (!email)
             return accountError(kit, c, new DomainError("validation_error", "Enter an email address."));
           try {
-            const made = kit.people.createInvite({
+            const made = await kit.people.createInvite({
               email,
               accountId: s.accountId,
               role,
               createdBy: s.personId,
             });
-            return accountPage(kit, c, {
+            return await accountPage(kit, c, {
               invite: {
                 url: made.url,
                 email: email.toLowerCase(),
@@ -524,12 +524,12 @@ export function settingsPages(kit: ConsoleKit) {
       )
       .post(
         `${ACCOUNT_PATH}/members/:personId/role`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireOwner(c.session);
           const personId = idParam(c.params, "personId", "member");
           const role = roleField(field(c.form, "role"));
           try {
-            kit.people.setRole(s.accountId, personId, role, s);
+            await kit.people.setRole(s.accountId, personId, role, s);
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -538,10 +538,10 @@ export function settingsPages(kit: ConsoleKit) {
       )
       .post(
         `${ACCOUNT_PATH}/members/:personId/remove`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireOwner(c.session);
           const personId = idParam(c.params, "personId", "member");
-          const member = kit.people.listMembers(s.accountId).find((m) => m.personId === personId);
+          const member = (await kit.people.listMembers(s.accountId)).find((m) => m.personId === personId);
           if (!member) throw new DomainError("not_found", "No such member.");
           if (field(c.form, "confirm") !== "yes") {
             // Without JavaScript the Remove button lands here: the same confirmation as the dialog.
@@ -552,7 +552,7 @@ export function settingsPages(kit: ConsoleKit) {
             });
           }
           try {
-            kit.people.removeMember(s.accountId, personId, s);
+            await kit.people.removeMember(s.accountId, personId, s);
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -562,25 +562,29 @@ export function settingsPages(kit: ConsoleKit) {
       // ---- webhook secret (owners)
       .post(
         `${ACCOUNT_PATH}/webhook-secret/reveal`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireOwner(c.session);
-          return accountPage(kit, c, { secret: { value: secrets().get(s.accountId), rotated: false } });
+          return await accountPage(kit, c, {
+            secret: { value: await secrets().get(s.accountId), rotated: false },
+          });
         }),
       )
       .post(
         `${ACCOUNT_PATH}/webhook-secret/rotate`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireOwner(c.session);
           if (field(c.form, "confirm") !== "yes") {
             return c.layout({ title: "Rotate the webhook secret", active: "settings", body: rotateForm(s) });
           }
-          return accountPage(kit, c, { secret: { value: secrets().rotate(s.accountId), rotated: true } });
+          return await accountPage(kit, c, {
+            secret: { value: await secrets().rotate(s.accountId), rotated: true },
+          });
         }),
       )
       // ---- alert threshold (owners)
       .post(
         `${ACCOUNT_PATH}/alert-threshold`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const s = requireOwner(c.session);
           const text = field(c.form, "threshold")
             .trim()
@@ -600,7 +604,7 @@ export function settingsPages(kit: ConsoleKit) {
               );
             }
           }
-          kit.ctx.accounts.setAlertThreshold(s.accountId, micro);
+          await kit.ctx.accounts.setAlertThreshold(s.accountId, micro);
           return redirect(`${ACCOUNT_PATH}?done=threshold`);
         }),
       )
@@ -618,12 +622,12 @@ export function settingsPages(kit: ConsoleKit) {
               if (!(err instanceof DomainError) || err.code !== "bad_webhook_url") throw err;
               const message = err.message.replace(/^webhook_url/, "The alert URL");
               return htmlResponse(
-                accountPage(kit, c, { alertUrl: { value: value.slice(0, 2048), error: message } }),
+                await accountPage(kit, c, { alertUrl: { value: value.slice(0, 2048), error: message } }),
                 400,
               );
             }
           }
-          kit.ctx.alerts.setUrl(s.accountId, url);
+          await kit.ctx.alerts.setUrl(s.accountId, url);
           return redirect(`${ACCOUNT_PATH}?done=alert-url`);
         }),
       )
@@ -647,9 +651,9 @@ export function settingsPages(kit: ConsoleKit) {
       // ---- two-factor
       .post(
         `${SECURITY_PATH}/two-factor/begin`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           try {
-            return securityPage(kit, c, { setup: kit.people.beginTwoFactor(c.session.personId) });
+            return await securityPage(kit, c, { setup: await kit.people.beginTwoFactor(c.session.personId) });
           } catch (err) {
             return securityError(kit, c, "two-factor", err);
           }
@@ -657,15 +661,19 @@ export function settingsPages(kit: ConsoleKit) {
       )
       .post(
         `${SECURITY_PATH}/two-factor/enable`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           try {
-            const { recoveryCodes } = kit.people.enableTwoFactor(
+            const { recoveryCodes } = await kit.people.enableTwoFactor(
               c.session.personId,
               field(c.form, "code").trim(),
             );
-            return securityPage(kit, { ...c, session: { ...c.session, twoFactor: true } }, { recoveryCodes });
+            return await securityPage(
+              kit,
+              { ...c, session: { ...c.session, twoFactor: true } },
+              { recoveryCodes },
+            );
           } catch (err) {
-            return securityError(kit, c, "two-factor", err, { setup: pendingSetup(kit, c) });
+            return securityError(kit, c, "two-factor", err, { setup: await pendingSetup(kit, c) });
           }
         }),
       )
@@ -683,23 +691,23 @@ export function settingsPages(kit: ConsoleKit) {
       // ---- sessions
       .post(
         `${SECURITY_PATH}/sessions/revoke-others`,
-        kit.action((c) => {
-          kit.people.signOutEverywhere(c.session.personId, c.session.sessionId);
+        kit.action(async (c) => {
+          await kit.people.signOutEverywhere(c.session.personId, c.session.sessionId);
           return redirect(`${SECURITY_PATH}?done=others`);
         }),
       )
       .post(
         `${SECURITY_PATH}/sessions/revoke-all`,
-        kit.action((c) => {
-          kit.people.signOutEverywhere(c.session.personId);
+        kit.action(async (c) => {
+          await kit.people.signOutEverywhere(c.session.personId);
           return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
         }),
       )
       .post(
         `${SECURITY_PATH}/sessions/:sessionId/revoke`,
-        kit.action((c) => {
+        kit.action(async (c) => {
           const sessionId = idParam(c.params, "sessionId", "session");
-          kit.people.revokeSession(c.session.personId, sessionId);
+          await kit.people.revokeSession(c.session.personId, sessionId);
           if (sessionId === c.session.sessionId)
             return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
           return redirect(`${SECURITY_PATH}?done=session`);

@@ -81,19 +81,28 @@ function conversationOf(text: string): string[] {
 }
 
 /** What the ledger charged for a studio chat reply of this person (0 for anyone else's). */
-function chargedFor(ctx: AppContext, s: AccountSession, id: string): { micro: bigint; currency: string } {
-  const job = ctx.jobs.getOwned(id, s.accountId);
+async function chargedFor(
+  ctx: AppContext,
+  s: AccountSession,
+  id: string,
+): Promise<{ micro: bigint; currency: string }> {
+  const job = await ctx.jobs.getOwned(id, s.accountId);
   if (!job || job.person_id !== s.personId || job.kind !== "text") return { micro: 0n, currency: "" };
-  const p = requestDetail(ctx, s.accountId, id).price;
+  const p = (await requestDetail(ctx, s.accountId, id)).price;
   return { micro: p.charged_micro ?? 0n, currency: p.currency };
 }
 
 /** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
-export function costEvent(ctx: AppContext, s: AccountSession, id: string, earlier: string[]): string {
-  const own = chargedFor(ctx, s, id);
-  const currency = own.currency || ctx.accounts.getAccount(s.accountId)!.currency;
+export async function costEvent(
+  ctx: AppContext,
+  s: AccountSession,
+  id: string,
+  earlier: string[],
+): Promise<string> {
+  const own = await chargedFor(ctx, s, id);
+  const currency = own.currency || (await ctx.accounts.getAccount(s.accountId))!.currency;
   let total = own.micro;
-  for (const e of earlier) if (e !== id) total += chargedFor(ctx, s, e).micro;
+  for (const e of earlier) if (e !== id) total += (await chargedFor(ctx, s, e)).micro;
   return `event: cost\ndata: ${JSON.stringify({
     request_id: id,
     currency,
@@ -124,33 +133,33 @@ function withCost(
         }
         controller.enqueue(chunk);
       },
-      flush(controller) {
+      async flush(controller) {
         // The API's stream settles the call before it ends, so the ledger has the charge now.
-        if (id) controller.enqueue(enc.encode(costEvent(ctx, s, id, earlier)));
+        if (id) controller.enqueue(enc.encode(await costEvent(ctx, s, id, earlier)));
       },
     }),
   );
 }
 
 /** The Estimate of the chat's next reply (the tokens it would hold), or why there is none yet. */
-export function chatEstimateBox(
+export async function chatEstimateBox(
   ctx: AppContext,
   s: AccountSession,
   modelId: string,
   messages: unknown | null,
-): SafeHtml {
+): Promise<SafeHtml> {
   const base = { form: "studio-chat-form", empty: "type a message" };
-  if (messages === null) return estimateBox(ctx, s, base);
+  if (messages === null) return await estimateBox(ctx, s, base);
   try {
-    const e = studioChatEstimate(ctx, s.accountId, modelId, { messages });
-    return estimateBox(ctx, s, {
+    const e = await studioChatEstimate(ctx, s.accountId, modelId, { messages });
+    return await estimateBox(ctx, s, {
       ...base,
       estimate: e.estimate,
       detail: `the most this reply can cost: ${e.input_tokens} prompt tokens and up to ${e.output_tokens} reply tokens; it is charged what its tokens cost`,
     });
   } catch (err) {
     if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
-    return estimateBox(ctx, s, { ...base, error: err.message });
+    return await estimateBox(ctx, s, { ...base, error: err.message });
   }
 }
 
@@ -158,7 +167,7 @@ export function chatEstimateBox(
  * The chat view of a text model on the studio page (app.js `data-chat` streams the replies and
  * keeps `messages`, the conversation so far, for the Estimate that htmx refreshes as one types).
  */
-export function chatView(ctx: AppContext, s: AccountSession, modelId: string): SafeHtml {
+export async function chatView(ctx: AppContext, s: AccountSession, modelId: string): Promise<SafeHtml> {
   return html`<section id="studio-chat" class="studio-chat" aria-labelledby="studio-chat-title" data-chat>
 <h2 id="studio-chat-title">Chat</h2>
 <ol class="chat-messages" data-chat-messages aria-live="polite"></ol>
@@ -172,7 +181,7 @@ export function chatView(ctx: AppContext, s: AccountSession, modelId: string): S
   <textarea id="studio-chat-message" name="message" rows="3" required
     hx-post="/console/studio/chat/estimate" hx-trigger="input changed delay:400ms, chat-updated"
     hx-include="closest form" hx-target="#studio-estimate-box" hx-swap="outerHTML"></textarea>
-  ${chatEstimateBox(ctx, s, modelId, null)}
+  ${await chatEstimateBox(ctx, s, modelId, null)}
   <div class="button-row"><button type="submit">Send</button></div>
 </form>
 <p><span id="studio-chat-total-label">Conversation total</span>
@@ -185,7 +194,7 @@ export function studioChatRoutes(kit: ConsoleKit) {
   return new Elysia()
     .post(
       "/console/studio/chat/estimate",
-      kit.action((c) => {
+      kit.action(async (c) => {
         const s = requireAccount(c.session);
         const modelId = field(c.form, "model_id").trim();
         let messages: unknown | null;
@@ -194,9 +203,11 @@ export function studioChatRoutes(kit: ConsoleKit) {
           messages = field(c.form, "message").trim() === "" ? null : conversationOfForm(c.form);
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
-          return htmlResponse(estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }));
+          return htmlResponse(
+            await estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }),
+          );
         }
-        return htmlResponse(chatEstimateBox(kit.ctx, s, modelId, messages));
+        return htmlResponse(await chatEstimateBox(kit.ctx, s, modelId, messages));
       }),
     )
     .post(
@@ -221,7 +232,7 @@ export function studioChatRoutes(kit: ConsoleKit) {
           );
           if (!streamed) {
             if (answer.kind !== "json") throw new Error(`studio chat answered ${answer.kind}, not JSON`);
-            return replyPage(kit.ctx, c, s, modelId, messages, answer.body);
+            return await replyPage(kit.ctx, c, s, modelId, messages, answer.body);
           }
           if (answer.kind !== "stream") throw new Error(`studio chat answered ${answer.kind}, not a stream`);
           return new Response(withCost(kit.ctx, s, answer.body, earlier), { headers: SSE_HEADERS });
@@ -239,17 +250,17 @@ export function studioChatRoutes(kit: ConsoleKit) {
  * The answer to the chat form sent without script: the message, the reply and its cost (the
  * ledger's), with the way back to the studio.
  */
-function replyPage(
+async function replyPage(
   ctx: AppContext,
   c: PageContext,
   s: AccountSession,
   modelId: string,
   messages: unknown,
   body: string,
-): SafeHtml {
+): Promise<SafeHtml> {
   const completion = JSON.parse(body) as { id: string; choices: { message: { content: string } }[] };
   const id = completion.id.replace(/^chatcmpl-/, "");
-  const own = chargedFor(ctx, s, id);
+  const own = await chargedFor(ctx, s, id);
   const asked = Array.isArray(messages) ? (messages[messages.length - 1] as { content?: unknown }) : null;
   return c.layout({
     title: "Studio chat",

@@ -36,9 +36,13 @@ export interface EstimateState {
 }
 
 /** The estimate box: the element labelled `Estimate` and the available balance beside it. */
-export function estimateBox(ctx: AppContext, s: AccountSession, state: EstimateState): SafeHtml {
+export async function estimateBox(
+  ctx: AppContext,
+  s: AccountSession,
+  state: EstimateState,
+): Promise<SafeHtml> {
   const form = state.form ?? "studio-form";
-  const account = ctx.accounts.getAccount(s.accountId)!;
+  const account = (await ctx.accounts.getAccount(s.accountId))!;
   const available = account.balance_micro - account.held_micro;
   const e = state.estimate;
   const amount = e

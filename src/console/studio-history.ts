@@ -36,15 +36,15 @@ function thumbnail(kit: ConsoleKit, r: StudioRun, o: StudioRun["outputs"][number
 }
 
 /** The history section of the studio page; `before` is the `runs_before` cursor of the page URL. */
-export function studioHistory(
+export async function studioHistory(
   kit: ConsoleKit,
   s: AccountSession,
   before: string | null,
   modelId: string,
-): SafeHtml {
+): Promise<SafeHtml> {
   const here = `/console/studio?model=${encodeURIComponent(modelId)}`;
   const cursor = before && UUID_PATTERN.test(before) ? before : null;
-  const { items, next_cursor } = studioRuns(kit.ctx, s.accountId, s.personId, {
+  const { items, next_cursor } = await studioRuns(kit.ctx, s.accountId, s.personId, {
     limit: HISTORY_PAGE,
     cursor,
   });

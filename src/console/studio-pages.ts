@@ -133,9 +133,9 @@ export interface StudioState {
 }
 
 /** The estimate of a form's current values, or the reason there is none. */
-function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Record<string, unknown>) {
+async function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Record<string, unknown>) {
   try {
-    return { estimate: studioEstimate(kit.ctx, s.accountId, model.id, input), error: null };
+    return { estimate: await studioEstimate(kit.ctx, s.accountId, model.id, input), error: null };
   } catch (err) {
     if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
     const where = fieldOfParam(model, err.param);
@@ -144,8 +144,13 @@ function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Rec
 }
 
 /** A media model's form: its fields, the Estimate, Run. */
-function mediaForm(kit: ConsoleKit, s: AccountSession, model: Model, state: StudioState): SafeHtml {
-  const est = estimateOf(kit, s, model, state.values ?? {});
+async function mediaForm(
+  kit: ConsoleKit,
+  s: AccountSession,
+  model: Model,
+  state: StudioState,
+): Promise<SafeHtml> {
+  const est = await estimateOf(kit, s, model, state.values ?? {});
   const errors: FieldErrors = { ...state.errors };
   if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
   return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
@@ -153,7 +158,7 @@ function mediaForm(kit: ConsoleKit, s: AccountSession, model: Model, state: Stud
   ${csrfField(s)}
   <input type="hidden" name="model_id" value="${model.id}">
   ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
-  ${estimateBox(kit.ctx, s, est)}
+  ${await estimateBox(kit.ctx, s, est)}
   <div class="button-row">
     <button type="submit">Run</button>
     <button type="submit" class="secondary" formaction="/console/studio/estimate">Update estimate</button>
@@ -165,13 +170,13 @@ function mediaForm(kit: ConsoleKit, s: AccountSession, model: Model, state: Stud
  * The whole studio page for `model` with `state` (what a Run that did not pass validation shows
  * again, with its errors: K's POST /console/studio/run answers this with 400).
  */
-export function studioPage(
+export async function studioPage(
   kit: ConsoleKit,
   c: PageContext,
   s: AccountSession,
   model: Model | null,
   state: StudioState = {},
-): SafeHtml {
+): Promise<SafeHtml> {
   if (!model) {
     return c.layout({
       title: "Studio",
@@ -188,9 +193,9 @@ export function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
-${model.kind === "text" ? chatView(kit.ctx, s, model.id) : mediaForm(kit, s, model, state)}
+${model.kind === "text" ? await chatView(kit.ctx, s, model.id) : await mediaForm(kit, s, model, state)}
 ${codeSection(kit, model, values)}
-${studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
+${await studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });
 }
 
@@ -210,14 +215,14 @@ export function studioPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/studio",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
-        return studioPage(kit, c, s, chosenModel(kit.ctx, c.url.searchParams.get("model")));
+        return await studioPage(kit, c, s, chosenModel(kit.ctx, c.url.searchParams.get("model")));
       }),
     )
     .post(
       "/console/studio/estimate",
-      kit.action((c) => {
+      kit.action(async (c) => {
         const s = requireAccount(c.session);
         const model = postedModel(kit, c.form);
         const { input, errors, raw } = readStudioForm(model, c.form);
@@ -226,8 +231,10 @@ export function studioPages(kit: ConsoleKit) {
         const first = Object.entries(errors)[0];
         const est = first
           ? { estimate: null, error: `${first[0]}: ${first[1]}` }
-          : estimateOf(kit, s, model, input);
-        return htmlResponse(html`${estimateBox(kit.ctx, s, est)}${codeSection(kit, model, input, true)}`);
+          : await estimateOf(kit, s, model, input);
+        return htmlResponse(
+          html`${await estimateBox(kit.ctx, s, est)}${codeSection(kit, model, input, true)}`,
+        );
       }),
     )
     .post(

@@ -65,10 +65,10 @@ function logItems(d: RequestDetail): SafeHtml {
     )}`;
 }
 
-function runPage(c: PageContext, kit: ConsoleKit): SafeHtml {
+async function runPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
-  const job = studioRunOf(kit.ctx, s.accountId, c.params.id ?? "");
-  const d = requestDetail(kit.ctx, s.accountId, job.id);
+  const job = await studioRunOf(kit.ctx, s.accountId, c.params.id ?? "");
+  const d = await requestDetail(kit.ctx, s.accountId, job.id);
   const open = !FINAL_STATUSES.includes(d.status);
   const ahead = kit.ctx.jobs.queuePosition(job);
   const failed = d.status === "FAILED" || d.status === "CANCELLED";
@@ -136,7 +136,11 @@ export function studioRunPages(kit: ConsoleKit) {
           const parsed = parseStudioForm(model, c.form);
           if (!parsed.ok)
             return htmlResponse(
-              studioPage(kit, c, s, model, { values: parsed.input, raw: read.raw, errors: parsed.errors }),
+              await studioPage(kit, c, s, model, {
+                values: parsed.input,
+                raw: read.raw,
+                errors: parsed.errors,
+              }),
               400,
             );
           input = parsed.input;
@@ -147,13 +151,13 @@ export function studioRunPages(kit: ConsoleKit) {
     )
     .get(
       "/console/studio/runs/:id",
-      kit.page((c) => runPage(c, kit)),
+      kit.page(async (c) => await runPage(c, kit)),
     )
     .get(
       "/console/studio/runs/:id/events",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
-        const job = studioRunOf(kit.ctx, s.accountId, c.params.id ?? "");
+        const job = await studioRunOf(kit.ctx, s.accountId, c.params.id ?? "");
         return statusStream(
           kit.ctx,
           job.id,

@@ -29,11 +29,11 @@ function choice<T extends string>(url: URL, name: string, allowed: readonly T[])
 }
 
 /** The view a URL asks for, and the usage figures of its range. */
-function read(kit: ConsoleKit, accountId: string, url: URL) {
+async function read(kit: ConsoleKit, accountId: string, url: URL) {
   const period = choice<Period>(url, "period", ["day", "month"]);
   const by = choice<By>(url, "by", ["model", "key"]);
   const range = period === "day" ? lastDays(kit.ctx, USAGE_DAYS) : lastMonths(kit.ctx, USAGE_MONTHS);
-  return { period, by, u: usage(kit.ctx, accountId, range) };
+  return { period, by, u: await usage(kit.ctx, accountId, range) };
 }
 
 /** "2026-11-05" or "2026-11" -> epoch seconds of its first instant (UTC), for the chart's x axis. */
@@ -119,17 +119,17 @@ export function usagePages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/usage",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
-        const { period, by, u } = read(kit, s.accountId, c.url);
+        const { period, by, u } = await read(kit, s.accountId, c.url);
         return c.layout({ title: "Usage", active: "usage", body: usageBody(u, period, by) });
       }),
     )
     .get(
       "/console/usage.csv",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
-        const { u } = read(kit, s.accountId, c.url);
+        const { u } = await read(kit, s.accountId, c.url);
         return csvResponse(`usage-${u.from}-${u.to}.csv`, usageCsv(u));
       }),
     );

@@ -73,11 +73,11 @@ export function walletPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/wallet",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
         const source = parseWalletSource(c.url.searchParams.get("source"));
         const cursor = c.url.searchParams.get("cursor");
-        const page = walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
+        const page = await walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
         const q = source ? `source=${source}&` : "";
         const options = WALLET_SOURCES.map(
           (x) => html`<option value="${x}"${x === source ? html` selected` : null}>${x}</option>`,
@@ -108,10 +108,10 @@ ${page.entries.length ? entriesTable("wallet", "Wallet entries", page.entries, p
     )
     .get(
       "/console/wallet.csv",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
         const source = c.url.searchParams.get("source");
-        const text = walletCsv(kit.ctx, s.accountId, { source });
+        const text = await walletCsv(kit.ctx, s.accountId, { source });
         return csvResponse(`wallet${source ? `-${source}` : ""}.csv`, text);
       }),
     );

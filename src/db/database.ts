@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { nowSeconds } from "../lib/time.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "./migrations.ts";
+import type { Sql } from "./sql.ts";
 
 export class SchemaTooNewError extends Error {}
 
@@ -66,6 +67,19 @@ export function migrate(db: Database): number[] {
 export function databaseReady(db: Database): { ok: boolean; schema_version: number; detail?: string } {
   try {
     const v = currentSchemaVersion(db);
+    return v === LATEST_SCHEMA_VERSION
+      ? { ok: true, schema_version: v }
+      : { ok: false, schema_version: v, detail: `schema ${v}, expected ${LATEST_SCHEMA_VERSION}` };
+  } catch (err) {
+    return { ok: false, schema_version: -1, detail: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Readiness over the `Sql` port (either dialect): the database answers and its schema is current. */
+export async function sqlReady(sql: Sql): Promise<{ ok: boolean; schema_version: number; detail?: string }> {
+  try {
+    const row = await sql.get<{ v: bigint | null }>("SELECT max(version) AS v FROM schema_migrations");
+    const v = Number(row?.v ?? 0n);
     return v === LATEST_SCHEMA_VERSION
       ? { ok: true, schema_version: v }
       : { ok: false, schema_version: v, detail: `schema ${v}, expected ${LATEST_SCHEMA_VERSION}` };

@@ -1,58 +1,59 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "./sql.ts";
 
 interface Pending<T> {
-  work: () => T;
+  work: (tx: Sql) => Promise<T>;
   resolve: (value: T) => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Group commit: work items that arrive in the same event-loop turn run in ONE immediate
- * transaction, each inside its own savepoint, so one item failing (402, 409, ...) rolls back
- * only itself. Callers are answered after the shared COMMIT, so every answer still follows its
- * own durable write. Under load this turns N commits (each writing the same account, key and
- * index pages to the WAL, and checkpointing often) into one; with one request in flight it adds
- * no wait (the batch is flushed on the next turn).
+ * Group commit: work items that arrive in the same event-loop turn run in ONE transaction, each
+ * inside its own savepoint (`tx.tx`), so one item failing (402, 409, ...) rolls back only itself.
+ * Callers are answered after the shared COMMIT, so every answer still follows its own durable
+ * write. On SQLite, under load, this turns N commits (each writing the same account, key and index
+ * pages to the WAL, and checkpointing often) into one; with one request in flight it adds no wait
+ * (the batch is flushed on the next turn). On PostgreSQL each item is its own transaction: the
+ * server groups concurrent commits itself, and one shared transaction would serialise the items
+ * on one connection and hold every row lock of the batch until its end (docs/scale-out.md).
  */
 export class GroupCommit {
   private queue: Pending<unknown>[] = [];
   private scheduled = false;
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: Sql,
     private readonly maxBatch = 256,
   ) {}
 
-  run<T>(work: () => T): Promise<T> {
+  async run<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
+    if (this.sql.dialect === "postgres") return await this.sql.tx(work);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve, reject } as Pending<unknown>);
-      if (this.queue.length >= this.maxBatch) this.flush();
+      if (this.queue.length >= this.maxBatch) void this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      this.db
-        .transaction(() => {
-          for (const item of batch) {
-            try {
-              // A nested transaction is a SAVEPOINT: it rolls back alone if the item throws.
-              outcomes.push({ ok: true, value: this.db.transaction(item.work)() });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
+      await this.sql.tx(async (tx) => {
+        for (const item of batch) {
+          try {
+            // A savepoint: it rolls back alone if the item throws.
+            outcomes.push({ ok: true, value: await tx.tx(item.work) });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
           }
-        })
-        .immediate();
+        }
+      });
     } catch (error) {
       // The COMMIT itself failed: nothing in the batch was written.
       for (const item of batch) item.reject(error);

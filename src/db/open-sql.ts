@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import type { DatabaseSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "./database.ts";
 import { migratePostgres } from "./migrate-postgres.ts";
@@ -7,13 +8,15 @@ import { SqliteSql } from "./sql-sqlite.ts";
 
 export interface OpenedSql {
   sql: Sql;
+  /** The SQLite connection under `sql` (backup, PRAGMA checks); null on PostgreSQL. */
+  sqlite: Database | null;
   close(): Promise<void>;
 }
 
 /**
  * The `Sql` that database_url names, with its dialect's migrations applied: the SQLite file at
  * `sqlitePath` (the data dir's), or the PostgreSQL database (migrated under the advisory lock).
- * Not used by the server until the stores are converted (docs/scale-out.md "Status").
+ * The server and the operator commands open their database here.
  */
 export async function openSql(database: DatabaseSettings, sqlitePath: string): Promise<OpenedSql> {
   if (database.kind === "sqlite") {
@@ -27,6 +30,7 @@ export async function openSql(database: DatabaseSettings, sqlitePath: string): P
     const sql = new SqliteSql(db);
     return {
       sql,
+      sqlite: db,
       close: async () => {
         sql.close();
         db.close();
@@ -40,5 +44,5 @@ export async function openSql(database: DatabaseSettings, sqlitePath: string): P
     await pg.close();
     throw err;
   }
-  return { sql: pg, close: () => pg.close() };
+  return { sql: pg, sqlite: null, close: () => pg.close() };
 }

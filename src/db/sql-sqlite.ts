@@ -21,9 +21,9 @@ import {
  * Nested `tx.tx` is a SAVEPOINT. A body that uses this root instead of its tx handle would wait for
  * itself for ever: that is refused at once with SqlNestingError.
  *
- * Code that writes on the same connection WITHOUT this executor (today's synchronous stores,
- * `db.transaction`) must not run while one of its transactions is open: bun:sqlite would nest it
- * as a savepoint of ours. Until the stores are converted, nothing in the server uses this class.
+ * Code that writes on the same connection WITHOUT this executor (`db.transaction`, direct
+ * statements) must not run while one of its transactions is open: bun:sqlite would nest it as a
+ * savepoint of ours. The server's stores all run through one SqliteSql per connection.
  *
  * Overhead, measured with scripts/sql-overhead.ts (bun 1.4.5, this 2-core machine shared with other
  * work, :memory:, sequential and uncontended, median of 3 runs of 200k statements; the direct call

@@ -38,8 +38,8 @@ export function falStorageRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1/storage/upload", detail: { tags: ["fal compatibility"] } })
     .post(
       "/initiate",
-      ({ request, body }) => {
-        const principal = requirePrincipal(ctx, request);
+      async ({ request, body }) => {
+        const principal = await requirePrincipal(ctx, request);
         const contentType = normalizeContentType(body.content_type);
         if (!contentType || !familyOf(contentType)) {
           throw new DomainError(
@@ -82,8 +82,8 @@ export function falStorageRoutes(ctx: AppContext) {
     )
     .post(
       "/initiate-multipart",
-      ({ request }) => {
-        requirePrincipal(ctx, request);
+      async ({ request }) => {
+        await requirePrincipal(ctx, request);
         throw new DomainError(
           "payload_too_large",
           "Multipart uploads (files over 90 MB) are not served on the fal storage protocol; upload the file with POST /v1/files.",
@@ -115,10 +115,10 @@ export function falStorageRoutes(ctx: AppContext) {
         }
         if (exp < Math.floor(Date.now() / 1000))
           throw new DomainError("expired", "This upload URL has expired; start a new upload.");
-        const keyRow = ctx.accounts.getKey(account, key);
+        const keyRow = await ctx.accounts.getKey(account, key);
         if (keyRow.revoked_at !== null)
           throw new DomainError("unauthorized", "The key that started this upload has been revoked.");
-        if (receiving.has(params.fileId) || ctx.files.getById(params.fileId))
+        if (receiving.has(params.fileId) || (await ctx.files.getById(params.fileId)))
           throw new DomainError("conflict", "This upload URL has already been used.");
         receiving.add(params.fileId);
         try {
@@ -128,7 +128,7 @@ export function falStorageRoutes(ctx: AppContext) {
             id: params.fileId,
           });
           const row = uploadRow(ctx, up, { accountId: account, keyId: key });
-          ctx.files.insert(row);
+          await ctx.files.insert(row);
           return fileView(row);
         } finally {
           receiving.delete(params.fileId);

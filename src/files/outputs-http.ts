@@ -24,7 +24,7 @@ export function outputRoutes(ctx: AppContext) {
         });
       }
       const index = Number(params.index);
-      const principal = optionalPrincipal(ctx, request);
+      const principal = await optionalPrincipal(ctx, request);
       const signed = query.exp !== undefined || query.sig !== undefined;
       let allowed = false;
       if (signed) {
@@ -42,7 +42,7 @@ export function outputRoutes(ctx: AppContext) {
           );
         allowed = valid;
       }
-      const file = ctx.jobs.outputFile(params.id, index);
+      const file = await ctx.jobs.outputFile(params.id, index);
       if (!allowed) {
         // Without a valid signature only the owning key may download.
         if (!principal) {
@@ -67,7 +67,7 @@ export function outputRoutes(ctx: AppContext) {
         });
       }
       const whole = range === null || (range.start === 0 && range.end === size - 1);
-      if (whole && !ctx.jobs.countDownload(params.id, index, DOWNLOAD_CAP)) {
+      if (whole && !(await ctx.jobs.countDownload(params.id, index, DOWNLOAD_CAP))) {
         throw new DomainError(
           "download_cap",
           `This output was downloaded ${DOWNLOAD_CAP} times; ranged requests still work.`,

@@ -20,11 +20,15 @@ function* strings(value: unknown, path: string): Generator<[string, string]> {
  * another account's file is 400 unknown_file naming the field, so the job never starts with an
  * input it cannot fetch. Returns the files by id (for pricing and the provider).
  */
-export function resolveFileRefs(files: FileStore, accountId: string, input: unknown): Map<string, FileRow> {
+export async function resolveFileRefs(
+  files: FileStore,
+  accountId: string,
+  input: unknown,
+): Promise<Map<string, FileRow>> {
   const found = new Map<string, FileRow>();
   for (const [path, value] of strings(input, "input")) {
     if (!value.startsWith(PREFIX)) continue;
-    const row = found.get(value) ?? files.getLive(value, accountId);
+    const row = found.get(value) ?? (await files.getLive(value, accountId));
     if (!row) {
       throw new DomainError(
         "unknown_file",

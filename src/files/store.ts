@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
@@ -25,39 +26,45 @@ const SWEEP_BATCH = 1000;
 
 /** The output records the retention sweep removes; the job store owns the job_outputs table. */
 export interface ExpiringOutputs {
-  expiredOutputs(now: number, limit: number): { job_id: string; idx: bigint; path: string }[];
-  deleteOutput(jobId: string, idx: bigint): void;
+  expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]>;
+  deleteOutput(jobId: string, idx: bigint): Promise<void>;
+  /** The same store over a transaction (SqlStore.in). */
+  in(tx: Sql): ExpiringOutputs;
 }
 
 /** The files table, and the removal of expired bytes (uploads, job outputs) from the blob store. */
-export class FileStore {
-  private readonly s;
+export class FileStore extends SqlStore {
+  protected override s = {
+    insert: this.q(
+      `INSERT INTO files (id, account_id, key_id, content_type, size, sha256, path, width, height, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    get: this.q<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
+    markDeleted: this.q("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
+    expiredFiles: this.q<FileRow, [number]>(
+      `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
+    ),
+    // Kept by triggers (migration 008) in the transactions that add and remove the rows.
+    usage: this.q<{ files: bigint | null; outputs: bigint | null }, []>(
+      `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
+                (SELECT bytes FROM storage_usage WHERE kind = 'outputs') AS outputs`,
+    ),
+  };
 
   constructor(
-    private readonly db: Database,
+    sql: Sql,
     private readonly blobs: BlobStore,
-    private readonly outputs: ExpiringOutputs,
+    private outputs: ExpiringOutputs,
   ) {
-    this.s = {
-      insert: db.prepare(
-        `INSERT INTO files (id, account_id, key_id, content_type, size, sha256, path, width, height, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      get: db.prepare<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
-      markDeleted: db.prepare("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
-      expiredFiles: db.prepare<FileRow, [number]>(
-        `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
-      ),
-      // Kept by triggers (migration 008) in the transactions that add and remove the rows.
-      usage: db.prepare<{ files: bigint | null; outputs: bigint | null }, []>(
-        `SELECT (SELECT bytes FROM storage_usage WHERE kind = 'uploads') AS files,
-                (SELECT bytes FROM storage_usage WHERE kind = 'outputs') AS outputs`,
-      ),
-    };
+    super(sql);
   }
 
-  insert(row: Omit<FileRow, "deleted_at">): void {
-    this.s.insert.run(
+  protected override bound(tx: Sql): void {
+    this.outputs = this.outputs.in(tx);
+  }
+
+  async insert(row: Omit<FileRow, "deleted_at">): Promise<void> {
+    await this.s.insert.run(
       row.id,
       row.account_id,
       row.key_id,
@@ -73,18 +80,18 @@ export class FileStore {
   }
 
   /** A live file of this account: unknown, deleted, expired and foreign files are all null. */
-  getLive(id: string, accountId: string, now = Date.now()): FileRow | null {
+  async getLive(id: string, accountId: string, now = Date.now()): Promise<FileRow | null> {
     if (!FILE_ID.test(id)) return null;
-    const row = this.s.get.get(id);
+    const row = await this.s.get.get(id);
     if (!row || row.account_id !== accountId || row.deleted_at !== null || Number(row.expires_at) <= now)
       return null;
     return row;
   }
 
   /** Any live file by id (for signed content links, already bound to the id by the signature). */
-  getById(id: string, now = Date.now()): FileRow | null {
+  async getById(id: string, now = Date.now()): Promise<FileRow | null> {
     if (!FILE_ID.test(id)) return null;
-    const row = this.s.get.get(id);
+    const row = await this.s.get.get(id);
     return row && row.deleted_at === null && Number(row.expires_at) > now ? row : null;
   }
 
@@ -98,7 +105,7 @@ export class FileStore {
    * (unreferenced, logged): the row is what makes a file exist.
    */
   async delete(row: FileRow, now = Date.now()): Promise<void> {
-    if (this.s.markDeleted.run(now, row.id).changes === 1) await this.removeBytes([row.path]);
+    if ((await this.s.markDeleted.run(now, row.id)).changes === 1) await this.removeBytes([row.path]);
   }
 
   private async removeBytes(paths: string[]): Promise<void> {
@@ -123,19 +130,19 @@ export class FileStore {
     let files = 0;
     let outputs = 0;
     for (;;) {
-      const gone = this.db
-        .transaction(() => {
-          const paths: string[] = [];
-          const f = this.s.expiredFiles.all(now);
-          for (const row of f) if (this.s.markDeleted.run(now, row.id).changes === 1) paths.push(row.path);
-          const o = this.outputs.expiredOutputs(now, SWEEP_BATCH);
-          for (const row of o) {
-            this.outputs.deleteOutput(row.job_id, row.idx);
-            paths.push(row.path);
-          }
-          return { files: f.length, outputs: o.length, paths };
-        })
-        .immediate(); // the write lock first: operator commands may write at the same time
+      // The write lock first: operator commands may write at the same time.
+      const gone = await this.atomic(async (self) => {
+        const paths: string[] = [];
+        const f = await self.s.expiredFiles.all(now);
+        for (const row of f)
+          if ((await self.s.markDeleted.run(now, row.id)).changes === 1) paths.push(row.path);
+        const o = await self.outputs.expiredOutputs(now, SWEEP_BATCH);
+        for (const row of o) {
+          await self.outputs.deleteOutput(row.job_id, row.idx);
+          paths.push(row.path);
+        }
+        return { files: f.length, outputs: o.length, paths };
+      });
       await this.removeBytes(gone.paths);
       files += gone.files;
       outputs += gone.outputs;
@@ -144,8 +151,8 @@ export class FileStore {
     }
   }
 
-  usageBytes(): { files: number; outputs: number } {
-    const u = this.s.usage.get()!;
+  async usageBytes(): Promise<{ files: number; outputs: number }> {
+    const u = (await this.s.usage.get())!;
     return { files: Number(u.files ?? 0n), outputs: Number(u.outputs ?? 0n) };
   }
 }

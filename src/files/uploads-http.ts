@@ -27,12 +27,12 @@ const FileSchema = t.Object(
 );
 const IdParams = t.Object({ id: t.String() });
 
-function ownedFile(ctx: { files: FileStore }, accountId: string, id: string): FileRow {
+async function ownedFile(ctx: { files: FileStore }, accountId: string, id: string): Promise<FileRow> {
   if (!FILE_ID.test(id))
     throw new DomainError("validation_error", 'file_id must look like "file_" + 24 letters and digits.', {
       param: "file_id",
     });
-  const f = ctx.files.getLive(id, accountId);
+  const f = await ctx.files.getLive(id, accountId);
   if (!f) throw new DomainError("not_found", `No file ${id}.`, { param: "file_id" });
   return f;
 }
@@ -43,7 +43,7 @@ export function fileRoutes(ctx: AppContext) {
     .post(
       "/files",
       async ({ request }) => {
-        const created = await createUpload(ctx, requirePrincipal(ctx, request), request);
+        const created = await createUpload(ctx, await requirePrincipal(ctx, request), request);
         if (created.replay) return replayResponse(created.replay, 200);
         return new Response(created.value, { status: 201, headers: { "content-type": "application/json" } });
       },
@@ -63,7 +63,8 @@ export function fileRoutes(ctx: AppContext) {
     )
     .get(
       "/files/:id",
-      ({ request, params }) => fileView(ownedFile(ctx, requirePrincipal(ctx, request).accountId, params.id)),
+      async ({ request, params }) =>
+        fileView(await ownedFile(ctx, (await requirePrincipal(ctx, request)).accountId, params.id)),
       {
         params: IdParams,
         detail: { summary: "Get a file", description: "Metadata of an uploaded file of this account." },
@@ -73,7 +74,7 @@ export function fileRoutes(ctx: AppContext) {
     .delete(
       "/files/:id",
       async ({ request, params }) => {
-        const f = ownedFile(ctx, requirePrincipal(ctx, request).accountId, params.id);
+        const f = await ownedFile(ctx, (await requirePrincipal(ctx, request)).accountId, params.id);
         await ctx.files.delete(f);
         return { file_id: f.id, deleted: true as const };
       },
@@ -107,12 +108,12 @@ export function fileRoutes(ctx: AppContext) {
             throw new DomainError("forbidden", "The link's signature is not valid.");
           }
           if (exp < now) throw new DomainError("expired", "This signed link has expired.");
-          file = ctx.files.getById(params.id);
+          file = await ctx.files.getById(params.id);
         } else {
-          const p = optionalPrincipal(ctx, request);
+          const p = await optionalPrincipal(ctx, request);
           if (!p)
             throw new DomainError("unauthorized", "Send a signed link (exp and sig) or the owning key.");
-          file = ctx.files.getLive(params.id, p.accountId);
+          file = await ctx.files.getLive(params.id, p.accountId);
         }
         if (!file) throw new DomainError("not_found", `No file ${params.id}.`);
         const blob = await storedFile(request, ctx.blobs, file.path, Number(file.size), {

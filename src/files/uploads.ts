@@ -45,7 +45,7 @@ export async function createAccountUpload(
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
   const row = uploadRow(ctx, up, { accountId, keyId: null });
-  ctx.db.transaction(() => ctx.files.insert(row)).immediate();
+  await ctx.files.insert(row);
   return row;
 }
 
@@ -73,19 +73,18 @@ export async function createUpload(
           key,
           fingerprint: requestFingerprint(request, { content_type: up.contentType, sha256: up.sha256 }),
         };
-  const outcome = ctx.db
-    .transaction(() =>
-      ctx.idempotency.once(
+  const outcome = await ctx.sql.tx(
+    async (tx) =>
+      await ctx.idempotency.in(tx).once(
         principal.keyId,
         claim,
-        () => {
-          ctx.files.insert(row);
+        async () => {
+          await ctx.files.in(tx).insert(row);
           return JSON.stringify(fileView(row));
         },
         (body) => ({ status: 201, body }),
       ),
-    )
-    .immediate();
+  );
   if (outcome.replay) {
     // The duplicate's bytes are not kept; a store that cannot be reached now leaves them (logged),
     // the replayed answer stands.

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
 
 /** Account currencies other than USD, each with an operator-set USD rate. */
@@ -16,25 +17,25 @@ export interface FxRate {
  * The USD->currency rates, in micro-units of the currency per 1 USD. Only new reservations read
  * them: every hold stores the rate it was made at (see Ledger.reserve).
  */
-export class FxStore {
-  constructor(private readonly db: Database) {}
-
-  get(currency: FxCurrency): FxRate | null {
-    return this.db.query<FxRate, [string]>("SELECT * FROM fx_rates WHERE currency = ?").get(currency);
+export class FxStore extends SqlStore {
+  constructor(sql: Sql) {
+    super(sql);
   }
 
-  list(): FxRate[] {
-    return this.db.query<FxRate, []>("SELECT * FROM fx_rates ORDER BY currency").all();
+  async get(currency: FxCurrency): Promise<FxRate | null> {
+    return await this.q<FxRate, [string]>("SELECT * FROM fx_rates WHERE currency = ?").get(currency);
   }
 
-  set(currency: FxCurrency, rateMicro: bigint, source: string): FxRate {
-    this.db
-      .query(
-        `INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES (?1, ?2, ?3, ?4)
+  async list(): Promise<FxRate[]> {
+    return await this.q<FxRate, []>("SELECT * FROM fx_rates ORDER BY currency").all();
+  }
+
+  async set(currency: FxCurrency, rateMicro: bigint, source: string): Promise<FxRate> {
+    await this.q(
+      `INSERT INTO fx_rates (currency, rate_micro, source, updated_at) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (currency) DO UPDATE SET rate_micro = ?2, source = ?3, updated_at = ?4`,
-      )
-      .run(currency, rateMicro, source, nowSeconds());
-    return this.get(currency)!;
+    ).run(currency, rateMicro, source, nowSeconds());
+    return (await this.get(currency))!;
   }
 }
 

@@ -33,7 +33,7 @@ export async function refreshRateOnce(
 ): Promise<bigint | null> {
   try {
     const rate = await fetchRate(refresh, fetchImpl);
-    fx.set("RUB", rate, refresh.url);
+    await fx.set("RUB", rate, refresh.url);
     log("info", "fx rate refreshed", { currency: "RUB", rate_micro: rate.toString() });
     return rate;
   } catch (err) {

@@ -27,7 +27,7 @@ import { MethodIndex } from "./method-not-allowed.ts";
 import { beginRequest, requestMeta } from "./request-meta.ts";
 import { validationToDomainError } from "./validation.ts";
 
-export type App = ReturnType<typeof createApp>;
+export type App = Awaited<ReturnType<typeof createApp>>;
 
 /**
  * Assembles the HTTP API: request ids, the contract's error body on every path, then the domain

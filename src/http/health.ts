@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { databaseReady } from "../db/database.ts";
+import { sqlReady } from "../db/database.ts";
 import { freeBytes } from "../files/upload.ts";
 import { DomainError } from "../lib/errors.ts";
 import { circuitFor } from "../providers/registry.ts";
@@ -15,14 +15,14 @@ export function healthRoutes(ctx: AppContext) {
     })
     .get(
       "/readyz",
-      () => {
-        const db = databaseReady(ctx.db);
+      async () => {
+        const db = await sqlReady(ctx.sql);
         if (!db.ok) {
           throw new DomainError("not_ready", `Not ready: database ${db.detail ?? "unavailable"}.`, {
             details: [{ path: "database", message: db.detail ?? "unavailable" }],
           });
         }
-        const used = ctx.files.usageBytes();
+        const used = await ctx.files.usageBytes();
         const free = freeBytes(ctx.files.root);
         return {
           status: "ready" as const,

@@ -1,5 +1,6 @@
-import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 
@@ -79,12 +80,12 @@ export function replayResponse(
 export type Once<T> = { replay: StoredResponse; value?: undefined } | { replay: null; value: T };
 
 /** Settles a long operation's claimed key once its answer is known (null: it failed). */
-export type SettleClaim = (response: StoredResponse | null) => void;
+export type SettleClaim = (response: StoredResponse | null) => Promise<void>;
 
 /** A long operation's claim: the stored answer to replay, or how to settle the key afterwards. */
 export type Running = { replay: StoredResponse; settle?: undefined } | { replay: null; settle: SettleClaim };
 
-const NO_CLAIM: Running = { replay: null, settle: () => {} };
+const NO_CLAIM: Running = { replay: null, settle: async () => {} };
 
 /**
  * Idempotency-Key, scoped to the API key, kept 24 hours, storing only 2xx answers.
@@ -93,35 +94,35 @@ const NO_CLAIM: Running = { replay: null, settle: () => {} };
  * the second waits for the first's commit and replays it. Long operations (/run, chat) mark the
  * key `running` first; a duplicate arriving meanwhile is 409 idempotency_conflict.
  */
-export class IdempotencyStore {
-  private readonly s;
+export class IdempotencyStore extends SqlStore {
+  protected override s = {
+    get: this.q<
+      {
+        fingerprint: string;
+        state: string;
+        status: bigint | null;
+        body: string | null;
+        created_at: bigint;
+      },
+      [string, string]
+    >(
+      "SELECT fingerprint, state, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?",
+    ),
+    del: this.q("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
+    insert: this.q(
+      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ),
+    done: this.q(
+      "UPDATE idempotency SET state = 'done', status = ?, body = ? WHERE key_id = ? AND idem_key = ?",
+    ),
+    purge: this.q(PURGE_SQL),
+  };
 
   constructor(
-    private readonly db: Database,
+    sql: Sql,
     private readonly now: () => number = Date.now,
   ) {
-    this.s = {
-      get: db.prepare<
-        {
-          fingerprint: string;
-          state: string;
-          status: bigint | null;
-          body: string | null;
-          created_at: bigint;
-        },
-        [string, string]
-      >(
-        "SELECT fingerprint, state, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?",
-      ),
-      del: db.prepare("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
-      insert: db.prepare(
-        "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ),
-      done: db.prepare(
-        "UPDATE idempotency SET state = 'done', status = ?, body = ? WHERE key_id = ? AND idem_key = ?",
-      ),
-      purge: db.prepare(PURGE_SQL),
-    };
+    super(sql);
   }
 
   static validateKey(key: string): void {
@@ -136,11 +137,11 @@ export class IdempotencyStore {
    * Looks the key up (call inside the caller's transaction). Returns the stored answer to replay,
    * or null when the operation should run. Throws 409 on another body or a still-running first try.
    */
-  lookup(keyId: string, idemKey: string, fp: string): StoredResponse | null {
-    const row = this.s.get.get(keyId, idemKey);
+  async lookup(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
+    const row = await this.s.get.get(keyId, idemKey);
     if (!row) return null;
     if (Number(row.created_at) < this.now() - IDEMPOTENCY_TTL_MS) {
-      this.s.del.run(keyId, idemKey);
+      await this.s.del.run(keyId, idemKey);
       return null;
     }
     if (row.fingerprint !== fp) {
@@ -164,9 +165,9 @@ export class IdempotencyStore {
   }
 
   /** Stores a finished 2xx answer (inside the same transaction as the work, for short operations). */
-  store(keyId: string, idemKey: string, fp: string, response: StoredResponse): void {
-    this.s.del.run(keyId, idemKey);
-    this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now());
+  async store(keyId: string, idemKey: string, fp: string, response: StoredResponse): Promise<void> {
+    await this.s.del.run(keyId, idemKey);
+    await this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now());
   }
 
   /**
@@ -175,17 +176,17 @@ export class IdempotencyStore {
    * of its value, so two identical requests racing each other produce one effect. Without a claim
    * it runs `work` alone. A throw from `work` stores nothing (only 2xx answers are kept).
    */
-  once<T>(
+  async once<T>(
     keyId: string,
     claim: IdempotencyClaim | null,
-    work: () => T,
-    answer: (value: T) => StoredResponse,
-  ): Once<T> {
-    if (claim === null) return { replay: null, value: work() };
-    const replay = this.lookup(keyId, claim.key, claim.fingerprint);
+    work: () => T | Promise<T>,
+    answer: (value: T) => StoredResponse | Promise<StoredResponse>,
+  ): Promise<Once<T>> {
+    if (claim === null) return { replay: null, value: await work() };
+    const replay = await this.lookup(keyId, claim.key, claim.fingerprint);
     if (replay) return { replay };
-    const value = work();
-    this.store(keyId, claim.key, claim.fingerprint, answer(value));
+    const value = await work();
+    await this.store(keyId, claim.key, claim.fingerprint, await answer(value));
     return { replay: null, value };
   }
 
@@ -195,31 +196,29 @@ export class IdempotencyStore {
    * once when the answer is known: a 2xx answer is kept, anything else frees the key for a retry.
    * Without a claim, `settle` does nothing (and nothing is allocated).
    */
-  claimRunning(keyId: string, claim: IdempotencyClaim | null): Running {
+  async claimRunning(keyId: string, claim: IdempotencyClaim | null): Promise<Running> {
     if (claim === null) return NO_CLAIM;
-    const replay = this.markRunning(keyId, claim.key, claim.fingerprint);
+    const replay = await this.markRunning(keyId, claim.key, claim.fingerprint);
     if (replay) return { replay };
-    return { replay: null, settle: (response) => this.settleRunning(keyId, claim.key, response) };
+    return { replay: null, settle: async (response) => await this.settleRunning(keyId, claim.key, response) };
   }
 
   /** Long operations: claim the key before the work (its own transaction). */
-  markRunning(keyId: string, idemKey: string, fp: string): StoredResponse | null {
-    return this.db
-      .transaction(() => {
-        const replay = this.lookup(keyId, idemKey, fp);
-        if (replay) return replay;
-        this.s.insert.run(keyId, idemKey, fp, "running", null, null, this.now());
-        return null;
-      })
-      .immediate();
+  async markRunning(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
+    return await this.atomic(async (self) => {
+      const replay = await self.lookup(keyId, idemKey, fp);
+      if (replay) return replay;
+      await self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now());
+      return null;
+    });
   }
 
   /** Long operations: a 2xx answer is kept; anything else frees the key for a retry. */
-  settleRunning(keyId: string, idemKey: string, response: StoredResponse | null): void {
+  async settleRunning(keyId: string, idemKey: string, response: StoredResponse | null): Promise<void> {
     if (response && response.status >= 200 && response.status < 300) {
-      this.s.done.run(response.status, response.body, keyId, idemKey);
+      await this.s.done.run(response.status, response.body, keyId, idemKey);
     } else {
-      this.s.del.run(keyId, idemKey);
+      await this.s.del.run(keyId, idemKey);
     }
   }
 
@@ -231,7 +230,7 @@ export class IdempotencyStore {
     const before = this.now() - IDEMPOTENCY_TTL_MS;
     let total = 0;
     for (;;) {
-      const n = this.s.purge.run(before).changes;
+      const n = (await this.s.purge.run(before)).changes;
       total += n;
       if (n < PURGE_BATCH) return total;
       await nextTurn();

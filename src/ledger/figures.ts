@@ -18,7 +18,7 @@ export interface FigureStores {
   ledger: Ledger;
   wallet: Wallet;
   /** A key's last use: when it last opened a job (JobStore.lastJobAt), epoch ms. */
-  jobs: { lastJobAt(keyId: string): bigint | null };
+  jobs: { lastJobAt(keyId: string): Promise<bigint | null> };
 }
 
 export { NO_KEY_NAME };
@@ -62,39 +62,41 @@ export interface Overview {
   alert: { threshold_micro: bigint | null; below: boolean };
 }
 
-function requireAccount(s: FigureStores, accountId: string) {
-  const account = s.accounts.getAccount(accountId);
+async function requireAccount(s: FigureStores, accountId: string) {
+  const account = await s.accounts.getAccount(accountId);
   if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account as typeof account & { alert_threshold_micro?: bigint | null };
 }
 
 /** Each key of the account (revoked ones included) with this month's spend against its limit. */
-export function keyFigures(s: FigureStores, accountId: string): KeyFigures[] {
-  return s.accounts.listKeys(accountId).map((k): KeyFigures => {
-    const usage = s.ledger.keyUsage(k.id);
-    const limit = k.monthly_limit_micro;
-    const left = limit === null ? null : limit - usage.spent - usage.held;
-    const last = s.jobs.lastJobAt(k.id);
-    return {
-      key_id: k.id,
-      name: k.name,
-      prefix: k.prefix,
-      state: k.revoked_at === null ? "active" : "revoked",
-      monthly_limit_micro: limit,
-      spent_micro: usage.spent,
-      held_micro: usage.held,
-      remaining_micro: left === null ? null : left > 0n ? left : 0n,
-      last_used_at: last === null ? null : new Date(Number(last)).toISOString(),
-      created_at: rfc3339(k.created_at)!,
-    };
-  });
+export async function keyFigures(s: FigureStores, accountId: string): Promise<KeyFigures[]> {
+  return await Promise.all(
+    (await s.accounts.listKeys(accountId)).map(async (k): Promise<KeyFigures> => {
+      const usage = await s.ledger.keyUsage(k.id);
+      const limit = k.monthly_limit_micro;
+      const left = limit === null ? null : limit - usage.spent - usage.held;
+      const last = await s.jobs.lastJobAt(k.id);
+      return {
+        key_id: k.id,
+        name: k.name,
+        prefix: k.prefix,
+        state: k.revoked_at === null ? "active" : "revoked",
+        monthly_limit_micro: limit,
+        spent_micro: usage.spent,
+        held_micro: usage.held,
+        remaining_micro: left === null ? null : left > 0n ? left : 0n,
+        last_used_at: last === null ? null : new Date(Number(last)).toISOString(),
+        created_at: rfc3339(k.created_at)!,
+      };
+    }),
+  );
 }
 
 /** The overview page: balance, this month's spend, each key against its limit, spend per model. */
-export function overview(s: FigureStores, accountId: string): Overview {
-  const account = requireAccount(s, accountId);
+export async function overview(s: FigureStores, accountId: string): Promise<Overview> {
+  const account = await requireAccount(s, accountId);
   const month = s.ledger.currentMonth();
-  const rows = s.wallet.spendRows(accountId, month);
+  const rows = await s.wallet.spendRows(accountId, month);
   const byModel = new Map<string, SpendLine & { model_id: string }>();
   for (const r of rows) {
     const m = byModel.get(r.model_id) ?? { model_id: r.model_id, spent_micro: 0n, calls: 0 };
@@ -102,7 +104,7 @@ export function overview(s: FigureStores, accountId: string): Overview {
     m.calls += Number(r.calls);
     byModel.set(r.model_id, m);
   }
-  const keys = keyFigures(s, accountId);
+  const keys = await keyFigures(s, accountId);
   const threshold = account.alert_threshold_micro ?? null;
   return {
     account_id: account.id,
@@ -112,7 +114,7 @@ export function overview(s: FigureStores, accountId: string): Overview {
     held_micro: account.held_micro,
     available_micro: account.balance_micro - account.held_micro,
     month,
-    month_spent_micro: s.wallet.monthTotal(accountId, month),
+    month_spent_micro: await s.wallet.monthTotal(accountId, month),
     keys,
     by_model: [...byModel.values()].sort(bySpend),
     alert: { threshold_micro: threshold, below: threshold !== null && account.balance_micro < threshold },
@@ -199,8 +201,8 @@ export interface Usage {
  * Spend per day, month, key and model over a range, from the ledger's charge entries. A whole
  * month's total equals GET /v1/account/spend for that month to the micro-unit (docs/money.md).
  */
-export function usage(s: FigureStores, accountId: string, range: UsageRange): Usage {
-  const account = requireAccount(s, accountId);
+export async function usage(s: FigureStores, accountId: string, range: UsageRange): Promise<Usage> {
+  const account = await requireAccount(s, accountId);
   const from = daySeconds(range.from, "from");
   const to = daySeconds(range.to, "to");
   if (to < from) throw new DomainError("validation_error", "from must not be after to.", { param: "from" });
@@ -210,9 +212,9 @@ export function usage(s: FigureStores, accountId: string, range: UsageRange): Us
       param: "from",
     });
   }
-  const names = new Map(s.accounts.listKeys(accountId).map((k) => [k.id, k.name]));
+  const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
   const nameOf = (keyId: string | null) => (keyId === null ? NO_KEY_NAME : (names.get(keyId) ?? keyId));
-  const rows: UsageRow[] = s.wallet.chargesByDay(accountId, from, to + DAY).map((b) => ({
+  const rows: UsageRow[] = (await s.wallet.chargesByDay(accountId, from, to + DAY)).map((b) => ({
     day: b.day,
     month: b.day.slice(0, 7),
     key_id: b.key_id,
@@ -416,10 +418,14 @@ const entryOf = (e: EntryRow): WalletEntry => ({
 });
 
 /** The wallet page: entries newest first with their running balance, optionally one source. */
-export function walletPage(s: FigureStores, accountId: string, q: WalletQuery = {}): WalletPage {
-  const account = requireAccount(s, accountId);
+export async function walletPage(
+  s: FigureStores,
+  accountId: string,
+  q: WalletQuery = {},
+): Promise<WalletPage> {
+  const account = await requireAccount(s, accountId);
   const a = walletArgs(q);
-  const { rows, next } = s.wallet.list(accountId, a);
+  const { rows, next } = await s.wallet.list(accountId, a);
   return {
     currency: account.currency,
     entries: rows.map(entryOf),
@@ -447,13 +453,17 @@ export const WALLET_CSV_HEADER = [
 ] as const;
 
 /** The whole wallet (or one source of it) as CSV, newest first, read in pages of 1,000. */
-export function walletCsv(s: FigureStores, accountId: string, q: { source?: string | null } = {}): string {
-  const account = requireAccount(s, accountId);
+export async function walletCsv(
+  s: FigureStores,
+  accountId: string,
+  q: { source?: string | null } = {},
+): Promise<string> {
+  const account = await requireAccount(s, accountId);
   const source = parseWalletSource(q.source);
   const records: (string | bigint | null)[][] = [];
   let before: bigint | null = null;
   do {
-    const page = s.wallet.list(accountId, { limit: 1000, before, source });
+    const page = await s.wallet.list(accountId, { limit: 1000, before, source });
     for (const e of page.rows) {
       records.push([
         String(e.id),
@@ -490,14 +500,18 @@ export interface Billing {
 }
 
 /** The billing page: the balance and the wallet's top-ups. */
-export function billing(
+export async function billing(
   s: FigureStores,
   accountId: string,
   q: { limit?: number; cursor?: string | null } = {},
-): Billing {
-  const account = requireAccount(s, accountId);
+): Promise<Billing> {
+  const account = await requireAccount(s, accountId);
   const a = walletArgs(q);
-  const { rows, next } = s.wallet.credits(accountId, { limit: a.limit, before: a.before, kind: "topup" });
+  const { rows, next } = await s.wallet.credits(accountId, {
+    limit: a.limit,
+    before: a.before,
+    kind: "topup",
+  });
   return {
     currency: account.currency,
     balance_micro: account.balance_micro,

@@ -1,5 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { Currency } from "../accounts/accounts.ts";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_MICRO } from "../lib/money.ts";
@@ -61,7 +62,7 @@ export interface MovedRow extends BalanceRow {
  * (src/alerts/). `credit`: a top-up or a positive adjustment (what may re-arm the alert).
  */
 export interface BalanceWatcher {
-  moved(accountId: string, after: MovedRow, credit: boolean): void;
+  moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void>;
 }
 
 /** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
@@ -84,210 +85,204 @@ export interface LedgerOptions {
  * Each method is synchronous and runs in an IMMEDIATE transaction, or as a savepoint inside the
  * caller's transaction (so a job's final state and its settlement commit together).
  */
-export class Ledger {
+export class Ledger extends SqlStore {
   private readonly now: () => number;
-  private readonly s;
   /** Told of every charge, inside its transaction (the server's metrics count them). */
   onCharge: ((currency: Currency, modelId: string | null, chargeMicro: bigint) => void) | null = null;
   /** Low-balance alerts; no call (and no statement) for an account without a threshold. */
   balanceWatcher: BalanceWatcher | null = null;
 
   constructor(
-    private readonly db: Database,
+    sql: Sql,
     private readonly options: LedgerOptions,
   ) {
+    super(sql);
     this.now = options.now ?? nowSeconds;
-    this.s = {
-      account: db.prepare<{ currency: Currency } & BalanceRow, [string]>(
-        "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
-      ),
-      reserveFunds: db.prepare<MovedRow, [bigint, string, bigint]>(
-        `UPDATE accounts SET held_micro = held_micro + ?1
-         WHERE id = ?2 AND balance_micro - held_micro >= ?3 ${MOVED}`,
-      ),
-      moveFunds: db.prepare<MovedRow, [bigint, bigint, string]>(
-        `UPDATE accounts SET balance_micro = balance_micro + ?1, held_micro = held_micro + ?2
-         WHERE id = ?3 ${MOVED}`,
-      ),
-      adjustFunds: db.prepare<MovedRow, [bigint, string]>(
-        `UPDATE accounts SET balance_micro = balance_micro + ?1
-         WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
-      ),
-      keyLimit: db.prepare<{ monthly_limit_micro: bigint | null }, [string]>(
-        "SELECT monthly_limit_micro FROM api_keys WHERE id = ?",
-      ),
-      keySpent: db.prepare<{ s: bigint | null }, [string, string]>(
-        "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
-      ),
-      keyHeld: db.prepare<{ s: bigint | null }, [string]>(
-        "SELECT held_micro AS s FROM api_keys WHERE id = ?",
-      ),
-      addKeyHeld: db.prepare("UPDATE api_keys SET held_micro = held_micro + ? WHERE id = ?"),
-      fxRate: db.prepare<{ rate_micro: bigint }, [string]>(
-        "SELECT rate_micro FROM fx_rates WHERE currency = ?",
-      ),
-      insertHold: db.prepare(
-        `INSERT INTO holds (id, account_id, key_id, model_id, request_id, source, currency, amount_micro,
-           quoted_usd_micro, fx_rate_micro, status, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
-      ),
-      getHold: db.prepare<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
-      resolveHold: db.prepare<HoldRow, [string, bigint | null, bigint | null, number, string]>(
-        `UPDATE holds SET status = ?1, charged_micro = ?2, charged_usd_micro = ?3, resolved_at = ?4
-         WHERE id = ?5 AND status = 'open' RETURNING *`,
-      ),
-      insertEntry: db.prepare(
-        `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
-           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      addSpend: db.prepare(
-        `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
-         ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = spent_micro + ?4, calls = calls + 1`,
-      ),
-    };
   }
 
+  protected override s = {
+    account: this.q<{ currency: Currency } & BalanceRow, [string]>(
+      "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
+    ),
+    reserveFunds: this.q<MovedRow, [bigint, string, bigint]>(
+      `UPDATE accounts SET held_micro = held_micro + ?1
+         WHERE id = ?2 AND balance_micro - held_micro >= ?3 ${MOVED}`,
+    ),
+    moveFunds: this.q<MovedRow, [bigint, bigint, string]>(
+      `UPDATE accounts SET balance_micro = balance_micro + ?1, held_micro = held_micro + ?2
+         WHERE id = ?3 ${MOVED}`,
+    ),
+    adjustFunds: this.q<MovedRow, [bigint, string]>(
+      `UPDATE accounts SET balance_micro = balance_micro + ?1
+         WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
+    ),
+    // PostgreSQL (READ COMMITTED): the key's row is locked before its spend and held money are read,
+    // so two reservations on one key cannot both fit the same remaining limit; settle and release
+    // write the same row (held_micro), so they wait too. SQLite runs one writer at a time anyway.
+    keyLimit: this.q<{ monthly_limit_micro: bigint | null }, [string]>(
+      `SELECT monthly_limit_micro FROM api_keys WHERE id = ?${this.sql.dialect === "postgres" ? " FOR UPDATE" : ""}`,
+    ),
+    keySpent: this.q<{ s: bigint | null }, [string, string]>(
+      "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
+    ),
+    keyHeld: this.q<{ s: bigint | null }, [string]>("SELECT held_micro AS s FROM api_keys WHERE id = ?"),
+    addKeyHeld: this.q("UPDATE api_keys SET held_micro = held_micro + ? WHERE id = ?"),
+    fxRate: this.q<{ rate_micro: bigint }, [string]>("SELECT rate_micro FROM fx_rates WHERE currency = ?"),
+    insertHold: this.q(
+      `INSERT INTO holds (id, account_id, key_id, model_id, request_id, source, currency, amount_micro,
+           quoted_usd_micro, fx_rate_micro, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
+    ),
+    getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
+    resolveHold: this.q<HoldRow, [string, bigint | null, bigint | null, number, string]>(
+      `UPDATE holds SET status = ?1, charged_micro = ?2, charged_usd_micro = ?3, resolved_at = ?4
+         WHERE id = ?5 AND status = 'open' RETURNING *`,
+    ),
+    insertEntry: this.q(
+      `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
+           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    addSpend: this.q(
+      `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
+         ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = key_spend.spent_micro + ?4, calls = key_spend.calls + 1`,
+    ),
+  };
+
   /** Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached. */
-  reserve(input: ReserveInput): HoldRow {
+  async reserve(input: ReserveInput): Promise<HoldRow> {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
-    return this.db
-      .transaction(() => {
-        const account = this.s.account.get(input.accountId);
-        if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
-        const rate = account.currency === "USD" ? null : this.rateFor(account.currency);
-        const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
+    return await this.atomic(async (self) => {
+      const account = await self.s.account.get(input.accountId);
+      if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
+      const rate = account.currency === "USD" ? null : await self.rateFor(account.currency);
+      const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
 
-        if (input.keyId) this.checkKeyLimit(input.keyId, amount, account.currency);
-        const after = this.s.reserveFunds.get(amount, input.accountId, amount);
-        if (!after) {
-          const available = account.balance_micro - account.held_micro;
-          throw new DomainError(
-            "insufficient_balance",
-            `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${this.options.billingUrl}.`,
-            { extra: { billing_url: this.options.billingUrl } },
-          );
-        }
-        const id = newTimeOrderedId("hold");
-        const now = this.now();
-        this.s.insertHold.run(
-          id,
-          input.accountId,
-          input.keyId,
-          input.modelId,
-          input.requestId,
-          input.source,
-          account.currency,
-          amount,
-          input.quotedUsdMicro,
-          rate,
-          now,
+      if (input.keyId) await self.checkKeyLimit(input.keyId, amount, account.currency);
+      const after = await self.s.reserveFunds.get(amount, input.accountId, amount);
+      if (!after) {
+        const available = account.balance_micro - account.held_micro;
+        throw new DomainError(
+          "insufficient_balance",
+          `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${self.options.billingUrl}.`,
+          { extra: { billing_url: self.options.billingUrl } },
         );
-        if (input.keyId) this.s.addKeyHeld.run(amount, input.keyId);
-        this.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
-          holdId: id,
-          keyId: input.keyId,
-          modelId: input.modelId,
-          requestId: input.requestId,
-        });
-        this.watch(input.accountId, after, false);
-        // The row as inserted (not re-read: this runs on every submit).
-        return {
-          id,
-          account_id: input.accountId,
-          key_id: input.keyId,
-          model_id: input.modelId,
-          request_id: input.requestId,
-          source: input.source,
-          currency: account.currency,
-          amount_micro: amount,
-          quoted_usd_micro: input.quotedUsdMicro,
-          fx_rate_micro: rate,
-          status: "open" as const,
-          charged_micro: null,
-          charged_usd_micro: null,
-          created_at: BigInt(now),
-          resolved_at: null,
-        };
-      })
-      .immediate();
+      }
+      const id = newTimeOrderedId("hold");
+      const now = self.now();
+      await self.s.insertHold.run(
+        id,
+        input.accountId,
+        input.keyId,
+        input.modelId,
+        input.requestId,
+        input.source,
+        account.currency,
+        amount,
+        input.quotedUsdMicro,
+        rate,
+        now,
+      );
+      if (input.keyId) await self.s.addKeyHeld.run(amount, input.keyId);
+      await self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
+        holdId: id,
+        keyId: input.keyId,
+        modelId: input.modelId,
+        requestId: input.requestId,
+      });
+      await self.watch(input.accountId, after, false);
+      // The row as inserted (not re-read: this runs on every submit).
+      return {
+        id,
+        account_id: input.accountId,
+        key_id: input.keyId,
+        model_id: input.modelId,
+        request_id: input.requestId,
+        source: input.source,
+        currency: account.currency,
+        amount_micro: amount,
+        quoted_usd_micro: input.quotedUsdMicro,
+        fx_rate_micro: rate,
+        status: "open" as const,
+        charged_micro: null,
+        charged_usd_micro: null,
+        created_at: BigInt(now),
+        resolved_at: null,
+      };
+    });
   }
 
   /**
    * Charges the actual price (micro-USD, converted with the rate fixed in the hold) capped at the
    * hold, and releases the rest. A hold that is no longer open is left alone: `changed` is false.
    */
-  settle(holdId: string, actualUsdMicro: bigint): SettleResult {
+  async settle(holdId: string, actualUsdMicro: bigint): Promise<SettleResult> {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
-    return this.db
-      .transaction(() => {
-        const hold = this.s.getHold.get(holdId);
-        if (!hold) throw new Error(`settle: no hold ${holdId}`);
-        if (hold.status !== "open") return { changed: false, hold };
-        const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
-        const converted = hold.fx_rate_micro === null ? usd : usdMicroToRubMicro(usd, hold.fx_rate_micro);
-        const charge = converted < hold.amount_micro ? converted : hold.amount_micro;
-        const now = this.now();
-        const resolved = this.s.resolveHold.get("settled", charge, usd, now, holdId);
-        if (!resolved) return { changed: false, hold: this.s.getHold.get(holdId)! };
+    return await this.atomic(async (self) => {
+      const hold = await self.s.getHold.get(holdId);
+      if (!hold) throw new Error(`settle: no hold ${holdId}`);
+      if (hold.status !== "open") return { changed: false, hold };
+      const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
+      const converted = hold.fx_rate_micro === null ? usd : usdMicroToRubMicro(usd, hold.fx_rate_micro);
+      const charge = converted < hold.amount_micro ? converted : hold.amount_micro;
+      const now = self.now();
+      const resolved = await self.s.resolveHold.get("settled", charge, usd, now, holdId);
+      if (!resolved) return { changed: false, hold: (await self.s.getHold.get(holdId))! };
 
-        // One instant for the whole settlement: the charge entry's day and the key_spend month
-        // must name the same calendar month, even at a month's last second (docs/money.md).
-        const ctx = {
+      // One instant for the whole settlement: the charge entry's day and the key_spend month
+      // must name the same calendar month, even at a month's last second (docs/money.md).
+      const ctx = {
+        holdId,
+        keyId: hold.key_id,
+        modelId: hold.model_id,
+        requestId: hold.request_id,
+        at: now,
+      };
+      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
+      let after = (await self.s.moveFunds.get(-charge, -charge, hold.account_id))!;
+      await self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
+      const rest = hold.amount_micro - charge;
+      if (rest > 0n) {
+        after = (await self.s.moveFunds.get(0n, -rest, hold.account_id))!;
+        await self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
+      }
+      if (hold.key_id) await self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+      await self.watch(hold.account_id, after, false);
+      self.onCharge?.(hold.currency, hold.model_id, charge);
+      return { changed: true, hold: resolved };
+    });
+  }
+
+  /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
+  async release(holdId: string, reason?: string): Promise<SettleResult> {
+    return await this.atomic(async (self) => {
+      const hold = await self.s.getHold.get(holdId);
+      if (!hold) throw new Error(`release: no hold ${holdId}`);
+      const resolved = await self.s.resolveHold.get("released", null, null, self.now(), holdId);
+      if (!resolved) return { changed: false, hold };
+      const after = (await self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id))!;
+      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
+      await self.entry(
+        hold.account_id,
+        "release",
+        hold.source,
+        hold.amount_micro,
+        0n,
+        -hold.amount_micro,
+        after,
+        {
           holdId,
           keyId: hold.key_id,
           modelId: hold.model_id,
           requestId: hold.request_id,
-          at: now,
-        };
-        if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-        let after = this.s.moveFunds.get(-charge, -charge, hold.account_id)!;
-        this.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
-        const rest = hold.amount_micro - charge;
-        if (rest > 0n) {
-          after = this.s.moveFunds.get(0n, -rest, hold.account_id)!;
-          this.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
-        }
-        if (hold.key_id) this.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
-        this.watch(hold.account_id, after, false);
-        this.onCharge?.(hold.currency, hold.model_id, charge);
-        return { changed: true, hold: resolved };
-      })
-      .immediate();
-  }
-
-  /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
-  release(holdId: string, reason?: string): SettleResult {
-    return this.db
-      .transaction(() => {
-        const hold = this.s.getHold.get(holdId);
-        if (!hold) throw new Error(`release: no hold ${holdId}`);
-        const resolved = this.s.resolveHold.get("released", null, null, this.now(), holdId);
-        if (!resolved) return { changed: false, hold };
-        const after = this.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id)!;
-        if (hold.key_id) this.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-        this.entry(
-          hold.account_id,
-          "release",
-          hold.source,
-          hold.amount_micro,
-          0n,
-          -hold.amount_micro,
-          after,
-          {
-            holdId,
-            keyId: hold.key_id,
-            modelId: hold.model_id,
-            requestId: hold.request_id,
-            reason,
-          },
-        );
-        this.watch(hold.account_id, after, false);
-        return { changed: true, hold: resolved };
-      })
-      .immediate();
+          reason,
+        },
+      );
+      await self.watch(hold.account_id, after, false);
+      return { changed: true, hold: resolved };
+    });
   }
 
   /**
@@ -296,65 +291,66 @@ export class Ledger {
    * second credit for the same cause fail its transaction (migration 011). Callers that credit a
    * cause mark it used by a conditional update in the same transaction, before calling this.
    */
-  topUp(
+  async topUp(
     accountId: string,
     amountMicro: bigint,
     reason: string | null,
     source: "ADMIN" | "TOPUP" = "ADMIN",
     refId: string | null = null,
-  ): BalanceRow {
+  ): Promise<BalanceRow> {
     if (amountMicro <= 0n || amountMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
     if (source === "TOPUP" && !refId)
       throw new RangeError("topUp: a TOPUP credit must name its order or code");
-    return this.db
-      .transaction(() => {
-        this.requireAccount(accountId);
-        const after = this.s.moveFunds.get(amountMicro, 0n, accountId)!;
-        this.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
-        this.watch(accountId, after, true);
-        return after;
-      })
-      .immediate();
+    return await this.atomic(async (self) => {
+      await self.requireAccount(accountId);
+      const after = (await self.s.moveFunds.get(amountMicro, 0n, accountId))!;
+      await self.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
+      await self.watch(accountId, after, true);
+      return after;
+    });
   }
 
   /**
    * A signed correction by the operator, with a reason. It may not take the balance below what is
    * held by open jobs (409 conflict): holds must stay covered.
    */
-  adjust(accountId: string, deltaMicro: bigint, reason: string, refId: string | null = null): BalanceRow {
+  async adjust(
+    accountId: string,
+    deltaMicro: bigint,
+    reason: string,
+    refId: string | null = null,
+  ): Promise<BalanceRow> {
     if (deltaMicro === 0n)
       throw new DomainError("validation_error", "amount must not be 0.", { param: "amount" });
     if (deltaMicro > MAX_MICRO || -deltaMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount out of range.", { param: "amount" });
-    return this.db
-      .transaction(() => {
-        const account = this.requireAccount(accountId);
-        const after = this.s.adjustFunds.get(deltaMicro, accountId);
-        if (!after) {
-          throw new DomainError(
-            "conflict",
-            `An adjustment of ${formatMicro(deltaMicro)} would leave less than the ${formatMicro(account.held_micro)} held by open jobs.`,
-            { param: "amount" },
-          );
-        }
-        const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
-        this.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
-        this.watch(accountId, after, deltaMicro > 0n);
-        return after;
-      })
-      .immediate();
+    return await this.atomic(async (self) => {
+      const account = await self.requireAccount(accountId);
+      const after = await self.s.adjustFunds.get(deltaMicro, accountId);
+      if (!after) {
+        throw new DomainError(
+          "conflict",
+          `An adjustment of ${formatMicro(deltaMicro)} would leave less than the ${formatMicro(account.held_micro)} held by open jobs.`,
+          { param: "amount" },
+        );
+      }
+      const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
+      await self.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
+      await self.watch(accountId, after, deltaMicro > 0n);
+      return after;
+    });
   }
 
-  getHold(id: string): HoldRow | null {
-    return this.s.getHold.get(id);
+  async getHold(id: string): Promise<HoldRow | null> {
+    return await this.s.getHold.get(id);
   }
 
   /** Spent this month + held by open jobs, for a key, in the account currency. */
-  keyUsage(keyId: string): { spent: bigint; held: bigint } {
+  async keyUsage(keyId: string): Promise<{ spent: bigint; held: bigint }> {
     return {
-      spent: this.s.keySpent.get(keyId, monthOf(this.now()))?.s ?? 0n,
-      held: this.s.keyHeld.get(keyId)?.s ?? 0n,
+      spent: (await this.s.keySpent.get(keyId, monthOf(this.now())))?.s ?? 0n,
+      held: (await this.s.keyHeld.get(keyId))?.s ?? 0n,
     };
   }
 
@@ -368,14 +364,15 @@ export class Ledger {
   }
 
   /** One property read when the account has no threshold (the common case, and the hot path). */
-  private watch(accountId: string, after: MovedRow, credit: boolean): void {
-    if (after.alert_threshold_micro !== null) this.balanceWatcher?.moved(accountId, after, credit);
+  private async watch(accountId: string, after: MovedRow, credit: boolean): Promise<void> {
+    if (after.alert_threshold_micro !== null && this.balanceWatcher)
+      await this.balanceWatcher.moved(this.sql, accountId, after, credit);
   }
 
-  private checkKeyLimit(keyId: string, amount: bigint, currency: Currency): void {
-    const limit = this.s.keyLimit.get(keyId)?.monthly_limit_micro ?? null;
+  private async checkKeyLimit(keyId: string, amount: bigint, currency: Currency): Promise<void> {
+    const limit = (await this.s.keyLimit.get(keyId))?.monthly_limit_micro ?? null;
     if (limit === null) return;
-    const { spent, held } = this.keyUsage(keyId);
+    const { spent, held } = await this.keyUsage(keyId);
     if (spent + held + amount > limit) {
       throw new DomainError(
         "key_limit_reached",
@@ -384,8 +381,8 @@ export class Ledger {
     }
   }
 
-  private rateFor(currency: Currency): bigint {
-    const row = this.s.fxRate.get(currency);
+  private async rateFor(currency: Currency): Promise<bigint> {
+    const row = await this.s.fxRate.get(currency);
     if (!row) {
       throw new DomainError(
         "unpriceable",
@@ -395,13 +392,13 @@ export class Ledger {
     return row.rate_micro;
   }
 
-  private requireAccount(accountId: string) {
-    const account = this.s.account.get(accountId);
+  private async requireAccount(accountId: string) {
+    const account = await this.s.account.get(accountId);
     if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return account;
   }
 
-  private entry(
+  private async entry(
     accountId: string,
     kind: EntryKind,
     source: Source,
@@ -420,8 +417,8 @@ export class Ledger {
       /** The entry's time (epoch seconds); default: now. */
       at?: number;
     },
-  ): void {
-    this.s.insertEntry.run(
+  ): Promise<void> {
+    await this.s.insertEntry.run(
       accountId,
       kind,
       source,

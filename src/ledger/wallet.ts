@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Source } from "./ledger.ts";
 
@@ -76,41 +77,40 @@ export const WALLET_SQL = {
 } as const;
 
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
-export class Wallet {
-  private readonly s;
-
-  constructor(private readonly db: Database) {
-    this.s = {
-      // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
-      // Served by ledger_entries_charges (migration 010), a covering index: only the account's
-      // charges in the range are read. Grouped by the integer day (cheaper than strftime).
-      chargesByDay: db.prepare<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
-        WALLET_SQL.chargesByDay,
-      ),
-      bySource: db.prepare<EntryRow, [string, bigint, string, number]>(
-        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
+export class Wallet extends SqlStore {
+  protected override s = {
+    // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
+    // Served by ledger_entries_charges (migration 010), a covering index: only the account's
+    // charges in the range are read. Grouped by the integer day (cheaper than strftime).
+    chargesByDay: this.q<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
+      WALLET_SQL.chargesByDay,
+    ),
+    bySource: this.q<EntryRow, [string, bigint, string, number]>(
+      `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND (?3 = '' OR source = ?3)
          ORDER BY id DESC LIMIT ?4`,
-      ),
-      creditsBySource: db.prepare<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
-      noKeyCharges: db.prepare<
-        { model_id: string; spent_micro: bigint; calls: bigint },
-        [string, number, number]
-      >(WALLET_SQL.noKeyCharges),
-      // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
-      credits: db.prepare<EntryRow, [string, bigint, string, number]>(
-        `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
+    ),
+    creditsBySource: this.q<EntryRow, [string, bigint, string, number]>(WALLET_SQL.creditsBySource),
+    noKeyCharges: this.q<{ model_id: string; spent_micro: bigint; calls: bigint }, [string, number, number]>(
+      WALLET_SQL.noKeyCharges,
+    ),
+    // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
+    credits: this.q<EntryRow, [string, bigint, string, number]>(
+      `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
            AND (?3 = '' OR kind = ?3)
          ORDER BY id DESC LIMIT ?4`,
-      ),
-    };
+    ),
+  };
+
+  constructor(sql: Sql) {
+    super(sql);
   }
 
   /**
    * Charges between two instants (epoch seconds, `from` included, `to` excluded), summed per UTC
    * day, key and model: the one query every usage figure of the console is built from.
    */
-  chargesByDay(accountId: string, fromSeconds: number, toSeconds: number): ChargeBucket[] {
-    return this.s.chargesByDay.all(accountId, fromSeconds, toSeconds).map(({ d, ...r }) => ({
+  async chargesByDay(accountId: string, fromSeconds: number, toSeconds: number): Promise<ChargeBucket[]> {
+    return (await this.s.chargesByDay.all(accountId, fromSeconds, toSeconds)).map(({ d, ...r }) => ({
       day: new Date(Number(d) * 86_400_000).toISOString().slice(0, 10),
       ...r,
     }));
@@ -120,34 +120,35 @@ export class Wallet {
    * Entries newest first, all of them or those of one source; `before` is the id of the previous
    * page's last entry. Up to `limit` rows and the next page's cursor (null on the last page).
    */
-  list(
+  async list(
     accountId: string,
     o: { limit: number; before?: bigint | null; source?: WalletSource | null },
-  ): { rows: EntryRow[]; next: bigint | null } {
+  ): Promise<{ rows: EntryRow[]; next: bigint | null }> {
     const before = o.before ?? 2n ** 62n;
     // ADMIN and TOPUP label credits only (reserve takes API or STUDIO): read them from the small
     // credits index instead of walking every job entry of the account.
     if (o.source === "ADMIN" || o.source === "TOPUP") {
-      return page(this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
+      return page(await this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
     }
-    return page(this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
+    return page(await this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
   }
 
   /** Credits newest first: top-ups (`kind` "topup") or top-ups and operator adjustments (null). */
-  credits(
+  async credits(
     accountId: string,
     o: { limit: number; before?: bigint | null; kind?: "topup" | "adjustment" | null },
-  ): { rows: EntryRow[]; next: bigint | null } {
-    return page(this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1), o.limit);
+  ): Promise<{ rows: EntryRow[]; next: bigint | null }> {
+    return page(
+      await this.s.credits.all(accountId, o.before ?? 2n ** 62n, o.kind ?? "", o.limit + 1),
+      o.limit,
+    );
   }
 
   /** Newest first; `before` is the id of the last entry of the previous page. */
-  entries(accountId: string, limit: number, before: bigint | null) {
-    const rows = this.db
-      .query<EntryRow, [string, bigint, number]>(
-        "SELECT * FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-      )
-      .all(accountId, before ?? 2n ** 62n, limit + 1);
+  async entries(accountId: string, limit: number, before: bigint | null) {
+    const rows = await this.q<EntryRow, [string, bigint, number]>(
+      "SELECT * FROM ledger_entries WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+    ).all(accountId, before ?? 2n ** 62n, limit + 1);
     const page = rows.slice(0, limit);
     return {
       data: page.map(entryView),
@@ -156,8 +157,8 @@ export class Wallet {
   }
 
   /** Spend of one calendar month, per key and per model (key_spend is kept with every charge). */
-  spend(accountId: string, month: string) {
-    const rows = this.spendRows(accountId, month);
+  async spend(accountId: string, month: string) {
+    const rows = await this.spendRows(accountId, month);
     const byKey = new Map<
       string | null,
       { key_id: string | null; name: string; spent_micro: bigint; calls: bigint }
@@ -199,31 +200,29 @@ export class Wallet {
    * them): key_spend per key and model, then the month's charges without a key (the studio's),
    * per model, under key_id null.
    */
-  spendRows(accountId: string, month: string): KeySpendRow[] {
-    const keyed = this.db
-      .query<KeySpendRow, [string, string]>(
-        `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
+  async spendRows(accountId: string, month: string): Promise<KeySpendRow[]> {
+    const keyed = await this.q<KeySpendRow, [string, string]>(
+      `SELECT s.key_id, k.name AS key_name, s.model_id, s.spent_micro, s.calls
          FROM key_spend s JOIN api_keys k ON k.id = s.key_id
          WHERE k.account_id = ? AND s.month = ? ORDER BY s.key_id, s.model_id`,
-      )
-      .all(accountId, month);
+    ).all(accountId, month);
     const [from, to] = monthRange(month);
-    const noKey = this.s.noKeyCharges
-      .all(accountId, from, to)
-      .map((r) => ({ key_id: null, key_name: NO_KEY_NAME, ...r }));
+    const noKey = (await this.s.noKeyCharges.all(accountId, from, to)).map((r) => ({
+      key_id: null,
+      key_name: NO_KEY_NAME,
+      ...r,
+    }));
     return [...keyed, ...noKey];
   }
 
   /** The month's spend of the account: every key's (key_spend) and the charges without a key. */
-  monthTotal(accountId: string, month: string): bigint {
-    const row = this.db
-      .query<{ s: bigint | null }, [string, string]>(
-        "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
-      )
-      .get(accountId, month);
+  async monthTotal(accountId: string, month: string): Promise<bigint> {
+    const row = await this.q<{ s: bigint | null }, [string, string]>(
+      "SELECT sum(s.spent_micro) AS s FROM key_spend s JOIN api_keys k ON k.id = s.key_id WHERE k.account_id = ? AND s.month = ?",
+    ).get(accountId, month);
     const [from, to] = monthRange(month);
     let noKey = 0n;
-    for (const r of this.s.noKeyCharges.all(accountId, from, to)) noKey += r.spent_micro;
+    for (const r of await this.s.noKeyCharges.all(accountId, from, to)) noKey += r.spent_micro;
     return (row?.s ?? 0n) + noKey;
   }
 }
@@ -259,4 +258,4 @@ function entryView(e: EntryRow) {
     created_at: rfc3339(e.created_at)!,
   };
 }
-export type EntryView = ReturnType<typeof entryView>;
+export type EntryView = Awaited<ReturnType<typeof entryView>>;

@@ -11,9 +11,9 @@ export interface OutboxLoopOptions<T> {
   stopTimeoutMs: number;
   now: () => number;
   /** Leases up to `limit` due rows (one statement, so no two loops take the same row). */
-  claim(limit: number): T[];
+  claim(limit: number): Promise<T[]>;
   /** Earliest due time of a pending row (leases included), or null. */
-  nextDueAt(): number | null;
+  nextDueAt(): Promise<number | null>;
   /** One attempt, recording its own outcome; a rejection is logged, never thrown. */
   attempt(item: T): Promise<unknown>;
   /** The row's id, for the log line of an attempt that crashed. */
@@ -29,14 +29,16 @@ export interface OutboxLoopOptions<T> {
 export class OutboxLoop<T> {
   private readonly inFlight = new Set<Promise<void>>();
   private running = false;
+  private pumping = false;
+  private pumpAgain = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly o: OutboxLoopOptions<T>) {}
 
-  start(): void {
+  async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.pump();
+    await this.pump();
   }
 
   wake(): void {
@@ -60,21 +62,41 @@ export class OutboxLoop<T> {
 
   private sleep(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
+    this.timer = setTimeout(async () => {
       this.timer = null;
-      this.pump();
+      await this.pump();
     }, ms);
     // The loop alone must not keep a process (CLI, tests) alive; the server's socket does.
     this.timer.unref?.();
   }
 
-  private pump(): void {
+  /**
+   * One pump at a time: the claim is async, and two pumps computing their limit from the same
+   * in-flight count would overshoot `concurrency`. A pump asked for meanwhile runs right after.
+   */
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        await this.pumpOnce();
+      } while (this.pumpAgain && this.running);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async pumpOnce(): Promise<void> {
     if (!this.running) return;
     let claimed: T[] = [];
     let next: number | null;
     try {
-      claimed = this.o.claim(this.o.concurrency - this.inFlight.size);
-      next = this.o.nextDueAt();
+      claimed = await this.o.claim(this.o.concurrency - this.inFlight.size);
+      next = await this.o.nextDueAt();
     } catch (err) {
       // E.g. SQLITE_BUSY under a long operator transaction: try again shortly.
       log("warn", `${this.o.name} claim failed`, errorFields(err));
@@ -101,9 +123,9 @@ export class OutboxLoop<T> {
           ...errorFields(err),
         }),
       )
-      .finally(() => {
+      .finally(async () => {
         this.inFlight.delete(p);
-        this.pump();
+        await this.pump();
       });
     this.inFlight.add(p);
   }

@@ -1,13 +1,14 @@
 import type { AccountStore } from "../accounts/accounts.ts";
 import type { SmtpSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
 import type { PeopleNotifier } from "../people/service.ts";
 import type { MailKind, MailMessage, MailOutbox } from "./outbox.ts";
 import { inviteMessage, passwordResetMessage } from "./templates.ts";
 
 /**
  * Queues mail when [smtp] is configured, and only then: without it nothing is written and every
- * caller carries on as before (links are shown and printed). Synchronous: call it inside the
- * transaction of the cause, so a message exists exactly when its cause committed.
+ * caller carries on as before (links are shown and printed). Call it with the transaction of the
+ * cause, so a message exists exactly when its cause committed.
  */
 export class Mailer {
   /** Set by the server once the sender runs: a queued message is sent at once. */
@@ -23,12 +24,18 @@ export class Mailer {
   }
 
   /** True when the message was queued (SMTP is set and there is a recipient). */
-  queue(kind: MailKind, to: string[], message: MailMessage, accountId: string | null = null): boolean {
+  async queue(
+    tx: Sql,
+    kind: MailKind,
+    to: string[],
+    message: MailMessage,
+    accountId: string | null = null,
+  ): Promise<boolean> {
     if (!this.enabled() || to.length === 0) return false;
     // A header must stay on one line whatever an account name holds.
     // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
     const subject = message.subject.replace(/[\u0000-\u001f\u007f]+/g, " ").slice(0, 200);
-    this.outbox.enqueue(kind, to, { ...message, subject }, accountId);
+    await this.outbox.in(tx).enqueue(kind, to, { ...message, subject }, accountId);
     this.wake();
     return true;
   }
@@ -38,19 +45,22 @@ export class Mailer {
  * The people service's mail: an invite goes to the invite's own email (an invite without one is
  * not mailed), a reset link to the person's stored email. Never to any other address.
  */
-export function peopleMail(mailer: Mailer, accounts: Pick<AccountStore, "getAccount">): PeopleNotifier {
+export function peopleMail(mailer: Mailer, accounts: AccountStore): PeopleNotifier {
   return {
-    invite(to, invite) {
-      const accountName = invite.accountId ? (accounts.getAccount(invite.accountId)?.name ?? null) : null;
+    async invite(tx, to, invite) {
+      const accountName = invite.accountId
+        ? ((await accounts.in(tx).getAccount(invite.accountId))?.name ?? null)
+        : null;
       return mailer.queue(
+        tx,
         "invite",
         [to],
         inviteMessage({ url: invite.url, expiresAt: invite.expiresAt, accountName, role: invite.role }),
         invite.accountId,
       );
     },
-    passwordReset(to, url) {
-      return mailer.queue("password_reset", [to], passwordResetMessage(url));
+    async passwordReset(tx, to, url) {
+      return await mailer.queue(tx, "password_reset", [to], passwordResetMessage(url));
     },
     enabled: () => mailer.enabled(),
   };

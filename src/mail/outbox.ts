@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 
 export type MailKind = "invite" | "password_reset" | "balance_low";
@@ -62,59 +63,61 @@ const MAX_ERROR_LENGTH = 500;
  * next_attempt_at forward, so no two senders take the same row) and records each outcome guarded
  * by that lease. Bodies may carry one-time links, so they are emptied when a row is finished.
  */
-export class MailOutbox {
+export class MailOutbox extends SqlStore {
   private readonly now: () => number;
-  private readonly s;
 
-  constructor(db: Database, options: { now?: () => number } = {}) {
-    this.now = options.now ?? Date.now;
-    this.s = {
-      insert: db.prepare<null, [string, string, string, string, string, string, string | null, number]>(
-        `INSERT INTO mail_outbox (id, kind, to_addrs, subject, text_body, html_body, account_id, status,
+  protected override s = {
+    insert: this.q<null, [string, string, string, string, string, string, string | null, number]>(
+      `INSERT INTO mail_outbox (id, kind, to_addrs, subject, text_body, html_body, account_id, status,
            attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?8)`,
-      ),
-      claim: db.prepare<MailRow, [number, number, number]>(
-        `UPDATE mail_outbox SET next_attempt_at = ?2
+    ),
+    claim: this.q<MailRow, [number, number, number]>(
+      `UPDATE mail_outbox SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?1
            ORDER BY next_attempt_at, created_at, id LIMIT ?3)
          RETURNING *`,
-      ),
-      nextDue: db.prepare<{ t: bigint | null }, []>(
-        "SELECT min(next_attempt_at) AS t FROM mail_outbox WHERE status = 'pending'",
-      ),
-      finish: db.prepare<{ id: string }, [string, string | null, number, number | null, string, number]>(
-        `UPDATE mail_outbox
+    ),
+    nextDue: this.q<{ t: bigint | null }, []>(
+      "SELECT min(next_attempt_at) AS t FROM mail_outbox WHERE status = 'pending'",
+    ),
+    finish: this.q<{ id: string }, [string, string | null, number, number | null, string, number]>(
+      `UPDATE mail_outbox
          SET status = ?1, attempts = attempts + 1, last_error = ?2, last_attempt_at = ?3, sent_at = ?4,
              text_body = '', html_body = ''
          WHERE id = ?5 AND status = 'pending' AND next_attempt_at = ?6
          RETURNING id`,
-      ),
-      retry: db.prepare<{ id: string }, [number, string | null, number, string, number]>(
-        `UPDATE mail_outbox
+    ),
+    retry: this.q<{ id: string }, [number, string | null, number, string, number]>(
+      `UPDATE mail_outbox
          SET attempts = attempts + 1, next_attempt_at = ?1, last_error = ?2, last_attempt_at = ?3
          WHERE id = ?4 AND status = 'pending' AND next_attempt_at = ?5
          RETURNING id`,
-      ),
-      recent: db.prepare<MailRow, [number]>(
-        "SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?",
-      ),
-      counts: db.prepare<{ status: MailStatus; n: bigint }, []>(
-        "SELECT status, count(*) AS n FROM mail_outbox GROUP BY status",
-      ),
-      purge: db.prepare<null, [number]>(
-        "DELETE FROM mail_outbox WHERE status != 'pending' AND created_at < ?",
-      ),
-    };
+    ),
+    recent: this.q<MailRow, [number]>("SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?"),
+    counts: this.q<{ status: MailStatus; n: bigint }, []>(
+      "SELECT status, count(*) AS n FROM mail_outbox GROUP BY status",
+    ),
+    purge: this.q<null, [number]>("DELETE FROM mail_outbox WHERE status != 'pending' AND created_at < ?"),
+  };
+
+  constructor(sql: Sql, options: { now?: () => number } = {}) {
+    super(sql);
+    this.now = options.now ?? Date.now;
   }
 
   /** Records a message to send, due now. Synchronous, one INSERT: call it in the cause's transaction. */
-  enqueue(kind: MailKind, to: string[], message: MailMessage, accountId: string | null = null): string {
+  async enqueue(
+    kind: MailKind,
+    to: string[],
+    message: MailMessage,
+    accountId: string | null = null,
+  ): Promise<string> {
     if (to.length === 0) throw new RangeError("mail: no recipient");
     const now = this.now();
     const id = newTimeOrderedId("mail", now);
-    this.s.insert.run(
+    await this.s.insert.run(
       id,
       kind,
       JSON.stringify(to),
@@ -128,10 +131,10 @@ export class MailOutbox {
   }
 
   /** Leases up to `limit` due messages until now + leaseMs, oldest first. */
-  claimDue(now: number, limit: number, leaseMs: number): ClaimedMail[] {
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<ClaimedMail[]> {
     if (limit <= 0) return [];
     const lease = now + leaseMs;
-    const rows = this.s.claim.all(now, lease, limit);
+    const rows = await this.s.claim.all(now, lease, limit);
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return rows.map((r) => ({
       id: r.id,
@@ -145,28 +148,28 @@ export class MailOutbox {
     }));
   }
 
-  nextDueAt(): number | null {
-    const t = this.s.nextDue.get()?.t ?? null;
+  async nextDueAt(): Promise<number | null> {
+    const t = (await this.s.nextDue.get())?.t ?? null;
     return t === null ? null : Number(t);
   }
 
   /** Accepted by the SMTP server. False when the lease was lost. */
-  markSent(c: ClaimedMail, now: number): boolean {
-    return this.s.finish.get("sent", null, now, now, c.id, c.lease) !== null;
+  async markSent(c: ClaimedMail, now: number): Promise<boolean> {
+    return (await this.s.finish.get("sent", null, now, now, c.id, c.lease)) !== null;
   }
 
   /** Given up (attempts exhausted or refused for good), with the reason. False when the lease was lost. */
-  markFailed(c: ClaimedMail, now: number, error: string): boolean {
-    return this.s.finish.get("failed", clip(error), now, null, c.id, c.lease) !== null;
+  async markFailed(c: ClaimedMail, now: number, error: string): Promise<boolean> {
+    return (await this.s.finish.get("failed", clip(error), now, null, c.id, c.lease)) !== null;
   }
 
-  markRetry(c: ClaimedMail, now: number, error: string, nextAt: number): boolean {
-    return this.s.retry.get(nextAt, clip(error), now, c.id, c.lease) !== null;
+  async markRetry(c: ClaimedMail, now: number, error: string, nextAt: number): Promise<boolean> {
+    return (await this.s.retry.get(nextAt, clip(error), now, c.id, c.lease)) !== null;
   }
 
   /** The newest messages, for the operator page. */
-  recent(limit: number): MailView[] {
-    return this.s.recent.all(limit).map((r) => ({
+  async recent(limit: number): Promise<MailView[]> {
+    return (await this.s.recent.all(limit)).map((r) => ({
       id: r.id,
       kind: r.kind,
       to: JSON.parse(r.to_addrs) as string[],
@@ -182,15 +185,15 @@ export class MailOutbox {
     }));
   }
 
-  counts(): Record<MailStatus, number> {
+  async counts(): Promise<Record<MailStatus, number>> {
     const out: Record<MailStatus, number> = { pending: 0, sent: 0, failed: 0 };
-    for (const r of this.s.counts.all()) out[r.status] = Number(r.n);
+    for (const r of await this.s.counts.all()) out[r.status] = Number(r.n);
     return out;
   }
 
   /** Deletes finished rows created before `before` (epoch ms); pending ones stay. */
-  purgeFinished(before: number): number {
-    return this.s.purge.run(before).changes;
+  async purgeFinished(before: number): Promise<number> {
+    return (await this.s.purge.run(before)).changes;
   }
 }
 

@@ -66,16 +66,16 @@ export class MailSender {
       maxSleepMs: deps.maxSleepMs ?? 30_000,
       stopTimeoutMs: deps.stopTimeoutMs ?? 20_000,
       now: this.now,
-      claim: (limit) => this.claim(limit),
+      claim: async (limit) => await this.claim(limit),
       // Without [smtp] nothing is claimed: sleep the longest, a reload may add it.
-      nextDueAt: () => (this.deps.settings() ? this.deps.outbox.nextDueAt() : null),
+      nextDueAt: async () => (this.deps.settings() ? await this.deps.outbox.nextDueAt() : null),
       attempt: (c) => this.attempt(c),
       idOf: (c) => c.id,
     });
   }
 
-  start(): void {
-    this.loop.start();
+  async start(): Promise<void> {
+    await this.loop.start();
   }
 
   /** Look for due messages now (after an enqueue commits). */
@@ -92,18 +92,18 @@ export class MailSender {
 
   /** One pass without the loop (tests, tools): sends what is due now; returns how many were tried. */
   async runDue(): Promise<number> {
-    const claimed = this.claim(this.concurrency);
+    const claimed = await this.claim(this.concurrency);
     await Promise.all(claimed.map((c) => this.attempt(c)));
     return claimed.length;
   }
 
-  private claim(limit: number): ClaimedMail[] {
+  private async claim(limit: number): Promise<ClaimedMail[]> {
     if (this.now() - this.lastPurge > 3_600_000) {
       this.lastPurge = this.now();
-      this.deps.outbox.purgeFinished(this.now() - KEEP_FINISHED_MS);
+      await this.deps.outbox.purgeFinished(this.now() - KEEP_FINISHED_MS);
     }
     if (!this.deps.settings()) return [];
-    return this.deps.outbox.claimDue(this.now(), limit, this.leaseMs);
+    return await this.deps.outbox.claimDue(this.now(), limit, this.leaseMs);
   }
 
   /** The transport for the current settings (a reload that changes them makes a new one). */
@@ -133,17 +133,17 @@ export class MailSender {
     let nextIn: number | undefined;
     if (error === null) {
       outcome = "sent";
-      recorded = this.deps.outbox.markSent(c, now);
+      recorded = await this.deps.outbox.markSent(c, now);
     } else if (permanent) {
       outcome = "failed";
-      recorded = this.deps.outbox.markFailed(c, now, `refused by the mail server: ${error}`);
+      recorded = await this.deps.outbox.markFailed(c, now, `refused by the mail server: ${error}`);
     } else if (attempt > this.schedule.length) {
       outcome = "failed";
-      recorded = this.deps.outbox.markFailed(c, now, `gave up after ${attempt} attempts: ${error}`);
+      recorded = await this.deps.outbox.markFailed(c, now, `gave up after ${attempt} attempts: ${error}`);
     } else {
       outcome = "retry";
       nextIn = this.schedule[attempt - 1]!;
-      recorded = this.deps.outbox.markRetry(c, now, error, now + nextIn);
+      recorded = await this.deps.outbox.markRetry(c, now, error, now + nextIn);
     }
     if (!recorded) outcome = "lost_lease";
     this.deps.onOutcome?.(outcome);

@@ -1,5 +1,6 @@
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
+import type { Sql } from "../db/sql.ts";
 import { freeBytes } from "../files/upload.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { ExpositionWriter } from "./exposition.ts";
@@ -7,11 +8,13 @@ import type { Metrics } from "./metrics.ts";
 
 /** What a scrape reads: the server's context, narrowed to the parts metrics need. */
 export interface ScrapeSources {
-  db: Database;
+  sql: Sql;
+  /** The SQLite file under `sql` (its size is a gauge); null on PostgreSQL. */
+  sqlite: Database | null;
   metrics: Metrics;
   providers: Map<string, unknown>;
   circuits: Map<string, CircuitBreaker>;
-  files: { root: string; usageBytes(): { files: number; outputs: number } };
+  files: { root: string; usageBytes(): Promise<{ files: number; outputs: number }> };
   version: string;
   /** Epoch ms. */
   startedAt: number;
@@ -41,22 +44,6 @@ export const SCRAPE_SQL = {
 type Lane = { provider: string; model_id: string; n: bigint };
 type Money = { currency: string; n: bigint; balance: bigint | null; held: bigint | null };
 
-const statements = new WeakMap<Database, Record<keyof typeof SCRAPE_SQL, Statement>>();
-
-function prepared(db: Database) {
-  let s = statements.get(db);
-  if (!s) {
-    s = {
-      queued: db.prepare(SCRAPE_SQL.queued),
-      running: db.prepare(SCRAPE_SQL.running),
-      money: db.prepare(SCRAPE_SQL.money),
-      pendingWebhooks: db.prepare(SCRAPE_SQL.pendingWebhooks),
-    };
-    statements.set(db, s);
-  }
-  return s;
-}
-
 function fileSize(path: string): number {
   try {
     return statSync(path).size;
@@ -66,11 +53,10 @@ function fileSize(path: string): number {
 }
 
 /** One scrape: the in-memory counters, then the gauges read now. */
-export function renderMetrics(src: ScrapeSources): string {
+export async function renderMetrics(src: ScrapeSources): Promise<string> {
   const started = performance.now();
   const out = new ExpositionWriter();
   const m = src.metrics;
-  const s = prepared(src.db);
 
   out.family("gengate_build_info", "gauge", "Always 1; the version of the running binary.");
   out.sample({ version: src.version }, 1);
@@ -85,8 +71,8 @@ export function renderMetrics(src: ScrapeSources): string {
   m.webhookAttempts.write(out);
 
   // Jobs not yet final, and the queue.
-  const queued = s.queued.all() as Lane[];
-  const running = s.running.all() as Lane[];
+  const queued = await src.sql.all<Lane>(SCRAPE_SQL.queued);
+  const running = await src.sql.all<Lane>(SCRAPE_SQL.running);
   out.family("gengate_jobs", "gauge", "Jobs not yet final, by model and state (IN_QUEUE, IN_PROGRESS).");
   for (const r of queued) out.sample({ model: r.model_id, state: "IN_QUEUE" }, r.n);
   for (const r of running) out.sample({ model: r.model_id, state: "IN_PROGRESS" }, r.n);
@@ -124,7 +110,7 @@ export function renderMetrics(src: ScrapeSources): string {
   const money = new Map<string, Money>(
     CURRENCIES.map((c) => [c, { currency: c, n: 0n, balance: 0n, held: 0n }]),
   );
-  for (const r of s.money.all() as Money[]) money.set(r.currency, r);
+  for (const r of await src.sql.all<Money>(SCRAPE_SQL.money)) money.set(r.currency, r);
   out.family("gengate_accounts", "gauge", "Accounts, by currency.");
   for (const r of money.values()) out.sample({ currency: r.currency }, r.n);
   out.family(
@@ -146,15 +132,15 @@ export function renderMetrics(src: ScrapeSources): string {
     "gauge",
     "Webhook deliveries not yet delivered or given up (due now, in flight or waiting for a retry).",
   );
-  out.sample(undefined, (s.pendingWebhooks.get() as { n: bigint }).n);
+  out.sample(undefined, (await src.sql.get<{ n: bigint }>(SCRAPE_SQL.pendingWebhooks))!.n);
 
   // Disk.
-  const dbPath = src.db.filename;
+  const dbPath = src.sqlite?.filename ?? "";
   const onDisk = dbPath !== "" && dbPath !== ":memory:";
   out.family("gengate_database_bytes", "gauge", "Size of the SQLite database files: main and WAL.");
   out.sample({ file: "main" }, onDisk ? fileSize(dbPath) : 0);
   out.sample({ file: "wal" }, onDisk ? fileSize(`${dbPath}-wal`) : 0);
-  const used = src.files.usageBytes();
+  const used = await src.files.usageBytes();
   out.family("gengate_storage_bytes", "gauge", "Bytes in the file store: uploads and job outputs.");
   out.sample({ kind: "uploads" }, used.files);
   out.sample({ kind: "outputs" }, used.outputs);

@@ -30,8 +30,8 @@ export function metricsAuthorized(
   return admin || scrape;
 }
 
-function exposition(ctx: ScrapeSources): Response {
-  return new Response(renderMetrics(ctx), {
+async function exposition(ctx: ScrapeSources): Promise<Response> {
+  return new Response(await renderMetrics(ctx), {
     headers: { "content-type": CONTENT_TYPE, "cache-control": "no-store" },
   });
 }
@@ -40,11 +40,11 @@ function exposition(ctx: ScrapeSources): Response {
 export function metricsRoutes(ctx: AppContext) {
   return new Elysia({ detail: { tags: ["Operations"] } }).get(
     "/metrics",
-    ({ request }) => {
+    async ({ request }) => {
       if (!metricsAuthorized(ctx, request)) throw new DomainError("unauthorized", UNAUTHORIZED);
       const meta = requestMeta(request);
       if (meta) meta.keyPrefix = "metrics";
-      return exposition(ctx);
+      return await exposition(ctx);
     },
     {
       detail: {
@@ -63,8 +63,8 @@ export function metricsRoutes(ctx: AppContext) {
  * tokens unless the operator set `listen_auth = "none"` (then anyone who reaches the address may
  * scrape: bind it to loopback or a private network).
  */
-export function metricsListenerFetch(ctx: AppContext): (request: Request) => Response {
-  return (request) => {
+export function metricsListenerFetch(ctx: AppContext): (request: Request) => Promise<Response> {
+  return async (request) => {
     const path = new URL(request.url).pathname;
     if (path !== "/metrics")
       return errorResponse(
@@ -81,7 +81,7 @@ export function metricsListenerFetch(ctx: AppContext): (request: Request) => Res
     if (ctx.live.metrics.listenAuth && !metricsAuthorized(ctx, request))
       return errorResponse(new DomainError("unauthorized", UNAUTHORIZED));
     try {
-      return exposition(ctx);
+      return await exposition(ctx);
     } catch (err) {
       log("error", "metrics scrape failed", errorFields(err));
       return errorResponse(new DomainError("internal_error", "The metrics could not be collected."));

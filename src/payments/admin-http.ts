@@ -11,7 +11,7 @@ import type { AppContext } from "../server/context.ts";
 import { notificationView, ORDER_ID, ORDER_STATUSES, type OrderStatus, orderView } from "./orders.ts";
 import { isProviderName } from "./service.ts";
 
-const Nullable = <S extends ReturnType<typeof t.String>>(s: S) => t.Union([s, t.Null()]);
+const Nullable = <S extends Awaited<ReturnType<typeof t.String>>>(s: S) => t.Union([s, t.Null()]);
 const OrderSchema = t.Object(
   {
     id: t.String(),
@@ -53,7 +53,7 @@ export function orderAdminRoutes(ctx: AppContext) {
     })
     .get(
       "/orders",
-      ({ query }) => {
+      async ({ query }) => {
         const { limit, cursor } = paging(query, idCursor(ORDER_ID));
         if (query.status !== undefined && !ORDER_STATUSES.includes(query.status as OrderStatus))
           throw new DomainError("validation_error", `status must be one of ${ORDER_STATUSES.join(", ")}.`, {
@@ -67,7 +67,7 @@ export function orderAdminRoutes(ctx: AppContext) {
           throw new DomainError("validation_error", "account_id must be an account id.", {
             param: "account_id",
           });
-        const rows = ctx.payments.orders.list({
+        const rows = await ctx.payments.orders.list({
           limit: limit + 1,
           before: cursor,
           status: (query.status as OrderStatus | undefined) ?? null,
@@ -99,12 +99,12 @@ export function orderAdminRoutes(ctx: AppContext) {
     )
     .get(
       "/orders/:id",
-      ({ params }) => {
-        const o = ctx.payments.orders.get(params.id);
+      async ({ params }) => {
+        const o = await ctx.payments.orders.get(params.id);
         if (!o) throw new DomainError("not_found", `No order ${params.id}.`);
         return {
           ...orderView(o),
-          notifications: ctx.payments.orders.notificationsOf(o.id).map(notificationView),
+          notifications: (await ctx.payments.orders.notificationsOf(o.id)).map(notificationView),
         };
       },
       {
@@ -118,9 +118,9 @@ export function orderAdminRoutes(ctx: AppContext) {
     )
     .post(
       "/orders/:id/refund",
-      ({ params, body }) =>
+      async ({ params, body }) =>
         orderView(
-          ctx.payments.refund(
+          await ctx.payments.refund(
             params.id,
             body.amount === undefined ? null : decimalFromInput(body.amount, "amount"),
             body.reason,

@@ -4,7 +4,8 @@
  * once, and only from an open (or expired) state. Crediting and refunds call these inside the
  * service's own transaction, together with the ledger (src/payments/service.ts).
  */
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { PaymentCurrency, ProviderName } from "./provider.ts";
@@ -86,53 +87,49 @@ export interface OrderFilter {
 /** Open orders: the customer may still pay. Paid from one of these, or late from expired. */
 const PAYABLE = "('created', 'pending', 'expired')";
 
-export class OrderStore {
-  private readonly s;
-
-  constructor(private readonly db: Database) {
-    this.s = {
-      insert: db.prepare<OrderRow, [string, string, string | null, string, string, bigint, number, number]>(
-        `INSERT INTO orders (id, account_id, person_id, provider, currency, amount_micro, status, created_at, expires_at)
+export class OrderStore extends SqlStore {
+  protected override s = {
+    insert: this.q<OrderRow, [string, string, string | null, string, string, bigint, number, number]>(
+      `INSERT INTO orders (id, account_id, person_id, provider, currency, amount_micro, status, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, 'created', ?, ?) RETURNING *`,
-      ),
-      get: db.prepare<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?"),
-      byRef: db.prepare<OrderRow, [string, string]>(
-        "SELECT * FROM orders WHERE provider = ? AND provider_ref = ?",
-      ),
-      attach: db.prepare<OrderRow, [string, string, string]>(
-        `UPDATE orders SET status = 'pending', provider_ref = ?1, checkout_url = ?2
+    ),
+    get: this.q<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?"),
+    byRef: this.q<OrderRow, [string, string]>("SELECT * FROM orders WHERE provider = ? AND provider_ref = ?"),
+    attach: this.q<OrderRow, [string, string, string]>(
+      `UPDATE orders SET status = 'pending', provider_ref = ?1, checkout_url = ?2
          WHERE id = ?3 AND status = 'created' RETURNING *`,
-      ),
-      close: db.prepare<OrderRow, [string, string | null, string]>(
-        `UPDATE orders SET status = ?1, failure = coalesce(?2, failure)
+    ),
+    close: this.q<OrderRow, [string, string | null, string]>(
+      `UPDATE orders SET status = ?1, failure = coalesce(?2, failure)
          WHERE id = ?3 AND status IN ('created', 'pending') RETURNING *`,
-      ),
-      markPaid: db.prepare<OrderRow, [number, string, string]>(
-        `UPDATE orders SET status = 'paid', paid_at = ?1, provider_ref = coalesce(provider_ref, ?2)
+    ),
+    markPaid: this.q<OrderRow, [number, string, string]>(
+      `UPDATE orders SET status = 'paid', paid_at = ?1, provider_ref = coalesce(provider_ref, ?2)
          WHERE id = ?3 AND status IN ${PAYABLE} RETURNING *`,
-      ),
-      pruneUnlinked: db.prepare(
-        "DELETE FROM payment_notifications WHERE order_id IS NULL AND received_at < ?",
-      ),
-      expireDue: db.prepare<{ id: string }, [number]>(
-        `UPDATE orders SET status = 'expired'
+    ),
+    pruneUnlinked: this.q("DELETE FROM payment_notifications WHERE order_id IS NULL AND received_at < ?"),
+    expireDue: this.q<{ id: string }, [number]>(
+      `UPDATE orders SET status = 'expired'
          WHERE status IN ('created', 'pending') AND expires_at <= ? RETURNING id`,
-      ),
-      refund: db.prepare<OrderRow, [bigint, string]>(
-        `UPDATE orders SET refunded_micro = refunded_micro + ?1
+    ),
+    refund: this.q<OrderRow, [bigint, string]>(
+      `UPDATE orders SET refunded_micro = refunded_micro + ?1
          WHERE id = ?2 AND status = 'paid' AND refunded_micro + ?1 <= amount_micro RETURNING *`,
-      ),
-      log: db.prepare(
-        `INSERT INTO payment_notifications (provider, order_id, event_id, event_type, outcome, detail, received_at)
+    ),
+    log: this.q(
+      `INSERT INTO payment_notifications (provider, order_id, event_id, event_type, outcome, detail, received_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      notificationsOf: db.prepare<NotificationRow, [string]>(
-        "SELECT * FROM payment_notifications WHERE order_id = ? ORDER BY id",
-      ),
-    };
+    ),
+    notificationsOf: this.q<NotificationRow, [string]>(
+      "SELECT * FROM payment_notifications WHERE order_id = ? ORDER BY id",
+    ),
+  };
+
+  constructor(sql: Sql) {
+    super(sql);
   }
 
-  create(input: {
+  async create(input: {
     accountId: string;
     personId: string | null;
     provider: ProviderName;
@@ -140,8 +137,8 @@ export class OrderStore {
     amountMicro: bigint;
     now: number;
     ttlSeconds: number;
-  }): OrderRow {
-    return this.s.insert.get(
+  }): Promise<OrderRow> {
+    return (await this.s.insert.get(
       newTimeOrderedId("ord"),
       input.accountId,
       input.personId,
@@ -150,61 +147,61 @@ export class OrderStore {
       input.amountMicro,
       input.now,
       input.now + input.ttlSeconds,
-    )!;
+    ))!;
   }
 
-  get(id: string): OrderRow | null {
-    return ORDER_ID.test(id) ? this.s.get.get(id) : null;
+  async get(id: string): Promise<OrderRow | null> {
+    return ORDER_ID.test(id) ? await this.s.get.get(id) : null;
   }
 
   /** The order only if it belongs to the account (another account's id reads as missing). */
-  getOwned(id: string, accountId: string): OrderRow | null {
-    const o = this.get(id);
+  async getOwned(id: string, accountId: string): Promise<OrderRow | null> {
+    const o = await this.get(id);
     return o && o.account_id === accountId ? o : null;
   }
 
-  byProviderRef(provider: ProviderName, ref: string): OrderRow | null {
-    return this.s.byRef.get(provider, ref);
+  async byProviderRef(provider: ProviderName, ref: string): Promise<OrderRow | null> {
+    return await this.s.byRef.get(provider, ref);
   }
 
   /** created -> pending with the provider's checkout; null if the order is no longer created. */
-  attachCheckout(id: string, ref: string, url: string): OrderRow | null {
-    return this.s.attach.get(ref, url, id);
+  async attachCheckout(id: string, ref: string, url: string): Promise<OrderRow | null> {
+    return await this.s.attach.get(ref, url, id);
   }
 
   /** created/pending -> failed, expired or canceled; null if it was not open. */
-  close(
+  async close(
     id: string,
     status: "failed" | "expired" | "canceled",
     failure: string | null = null,
-  ): OrderRow | null {
-    return this.s.close.get(status, failure, id);
+  ): Promise<OrderRow | null> {
+    return await this.s.close.get(status, failure, id);
   }
 
   /** created/pending/expired -> paid; null if it was paid already (or failed/canceled). */
-  markPaid(id: string, at: number, ref: string): OrderRow | null {
-    return this.s.markPaid.get(at, ref, id);
+  async markPaid(id: string, at: number, ref: string): Promise<OrderRow | null> {
+    return await this.s.markPaid.get(at, ref, id);
   }
 
   /** Open orders past their expiry become expired; returns their ids. */
-  expireDue(now: number): string[] {
-    return this.s.expireDue.all(now).map((r) => r.id);
+  async expireDue(now: number): Promise<string[]> {
+    return (await this.s.expireDue.all(now)).map((r) => r.id);
   }
 
   /**
    * Forgets notifications that name no order of ours and arrived before `before` (epoch s), so
    * forged or stray deliveries cannot grow the log for ever; those about an order are kept with it.
    */
-  pruneUnlinked(before: number): number {
-    return this.s.pruneUnlinked.run(before).changes;
+  async pruneUnlinked(before: number): Promise<number> {
+    return (await this.s.pruneUnlinked.run(before)).changes;
   }
 
   /** Adds a refund, never above what was paid; null when it would be (or the order is not paid). */
-  addRefund(id: string, amountMicro: bigint): OrderRow | null {
-    return this.s.refund.get(amountMicro, id);
+  async addRefund(id: string, amountMicro: bigint): Promise<OrderRow | null> {
+    return await this.s.refund.get(amountMicro, id);
   }
 
-  log(entry: {
+  async log(entry: {
     provider: ProviderName;
     orderId: string | null;
     eventId: string | null;
@@ -212,8 +209,8 @@ export class OrderStore {
     outcome: NotificationOutcome;
     detail: string | null;
     at: number;
-  }): void {
-    this.s.log.run(
+  }): Promise<void> {
+    await this.s.log.run(
       entry.provider,
       entry.orderId,
       entry.eventId?.slice(0, 200) ?? null,
@@ -224,7 +221,7 @@ export class OrderStore {
     );
   }
 
-  list(f: OrderFilter): OrderRow[] {
+  async list(f: OrderFilter): Promise<OrderRow[]> {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (f.accountId) {
@@ -245,18 +242,18 @@ export class OrderStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM orders ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.db.query<OrderRow, (string | number)[]>(sql).all(...args);
+    return await this.q<OrderRow, (string | number)[]>(sql).all(...args);
   }
 
-  notificationsOf(orderId: string): NotificationRow[] {
-    return this.s.notificationsOf.all(orderId);
+  async notificationsOf(orderId: string): Promise<NotificationRow[]> {
+    return await this.s.notificationsOf.all(orderId);
   }
 
-  notifications(f: {
+  async notifications(f: {
     outcome?: NotificationOutcome | null;
     before?: bigint | null;
     limit: number;
-  }): NotificationRow[] {
+  }): Promise<NotificationRow[]> {
     const where: string[] = [];
     const args: (string | number | bigint)[] = [];
     if (f.outcome) {
@@ -269,26 +266,26 @@ export class OrderStore {
     }
     args.push(f.limit);
     const sql = `SELECT * FROM payment_notifications ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
-    return this.db.query<NotificationRow, (string | number | bigint)[]>(sql).all(...args);
+    return await this.q<NotificationRow, (string | number | bigint)[]>(sql).all(...args);
   }
 
   /** Paid totals per currency (the operator's reconciliation summary). */
-  paidTotals(): {
-    currency: PaymentCurrency;
-    provider: ProviderName;
-    orders: bigint;
-    paid: bigint;
-    refunded: bigint;
-  }[] {
-    return this.db
-      .query<
-        { currency: PaymentCurrency; provider: ProviderName; orders: bigint; paid: bigint; refunded: bigint },
-        []
-      >(
-        `SELECT currency, provider, count(*) AS orders, sum(amount_micro) AS paid, sum(refunded_micro) AS refunded
+  async paidTotals(): Promise<
+    {
+      currency: PaymentCurrency;
+      provider: ProviderName;
+      orders: bigint;
+      paid: bigint;
+      refunded: bigint;
+    }[]
+  > {
+    return await this.q<
+      { currency: PaymentCurrency; provider: ProviderName; orders: bigint; paid: bigint; refunded: bigint },
+      []
+    >(
+      `SELECT currency, provider, count(*) AS orders, sum(amount_micro) AS paid, sum(refunded_micro) AS refunded
          FROM orders WHERE status = 'paid' GROUP BY currency, provider ORDER BY currency, provider`,
-      )
-      .all();
+    ).all();
   }
 }
 

@@ -11,10 +11,12 @@
  *   at once find the order paid and credit nothing; the ledger's unique ref_id index backs this up.
  * - Every notification is logged with its outcome (payment_notifications).
  */
-import type { Database } from "bun:sqlite";
+
 import type { AccountStore } from "../accounts/accounts.ts";
 import { requireReason } from "../admin/operations.ts";
 import type { PaymentSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
+import { Stmt, serviceIn } from "../db/store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { formatMicro } from "../lib/money.ts";
@@ -74,15 +76,23 @@ export class PaymentService {
   private readonly recent;
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: Sql,
     private readonly accounts: AccountStore,
     private readonly ledger: Ledger,
     private readonly options: PaymentServiceOptions,
   ) {
-    this.orders = new OrderStore(db);
+    this.orders = new OrderStore(sql);
     this.now = options.now ?? nowSeconds;
-    this.recent = db.prepare<{ n: bigint }, [string, number]>(
+    this.recent = new Stmt<{ n: bigint }, [string, number]>(
+      sql,
       "SELECT count(*) AS n FROM orders WHERE account_id = ? AND created_at > ?",
+    );
+  }
+
+  /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
+  private async atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
+    return await this.sql.tx(
+      async (tx) => await fn(serviceIn(this, tx, ["orders", "accounts", "ledger"]), tx),
     );
   }
 
@@ -133,7 +143,7 @@ export class PaymentService {
       throw new DomainError("validation_error", `${PROVIDER_LABEL[input.provider]} is not enabled here.`, {
         param: "provider",
       });
-    const account = this.accounts.getAccount(input.accountId);
+    const account = await this.accounts.getAccount(input.accountId);
     if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
     if (account.currency !== provider.currency)
       throw new DomainError(
@@ -154,13 +164,13 @@ export class PaymentService {
         param: "amount",
       });
     const now = this.now();
-    if ((this.recent.get(account.id, now - 3600)?.n ?? 0n) >= BigInt(CHECKOUTS_PER_HOUR))
+    if (((await this.recent.get(account.id, now - 3600))?.n ?? 0n) >= BigInt(CHECKOUTS_PER_HOUR))
       throw new DomainError(
         "rate_limited",
         `At most ${CHECKOUTS_PER_HOUR} checkouts an hour per account; try again later.`,
         { retryAfterSeconds: 600 },
       );
-    const order = this.orders.create({
+    const order = await this.orders.create({
       accountId: account.id,
       personId: input.personId,
       provider: provider.name,
@@ -184,11 +194,11 @@ export class PaymentService {
         cancelUrl: `${back}&canceled=1`,
       });
       url = checkout.url;
-      attached = this.orders.attachCheckout(order.id, checkout.ref, checkout.url);
+      attached = await this.orders.attachCheckout(order.id, checkout.ref, checkout.url);
     } catch (err) {
       const known =
         err instanceof DomainError ? err : providerError(provider.name, (err as Error)?.message ?? "");
-      this.orders.close(order.id, "failed", known.message.slice(0, 500));
+      await this.orders.close(order.id, "failed", known.message.slice(0, 500));
       throw known;
     }
     if (!attached) throw new DomainError("conflict", `Order ${order.id} is no longer open.`);
@@ -204,7 +214,7 @@ export class PaymentService {
       facts = await stripe.verify(rawBody, signature, this.now() * 1000);
     } catch (err) {
       if (!(err instanceof UnverifiedNotification)) throw err;
-      this.log("stripe", null, err.claimedEventId, null, err.outcome, `unverified: ${err.message}`);
+      await this.log("stripe", null, err.claimedEventId, null, err.outcome, `unverified: ${err.message}`);
       throw new DomainError("validation_error", "The Stripe-Signature header does not verify.", {
         param: "stripe-signature",
       });
@@ -233,20 +243,27 @@ export class PaymentService {
       typeof id !== "string" ||
       !YOOKASSA_PAYMENT_ID.test(id)
     ) {
-      this.log("yookassa", null, null, null, "forged", "malformed notification");
+      await this.log("yookassa", null, null, null, "forged", "malformed notification");
       throw new DomainError("validation_error", "Not a YooKassa payment notification.");
     }
     const event = n.event;
     const claimedOrder = (n.object?.metadata as { order_id?: unknown } | undefined)?.order_id;
     const known =
-      this.orders.byProviderRef("yookassa", id) ??
-      (typeof claimedOrder === "string" ? this.orders.get(claimedOrder) : null);
+      (await this.orders.byProviderRef("yookassa", id)) ??
+      (typeof claimedOrder === "string" ? await this.orders.get(claimedOrder) : null);
     if (!event.startsWith("payment.")) {
-      this.log("yookassa", known?.id ?? null, `${id}:${event}`, event, "ignored", "not a payment event");
+      await this.log(
+        "yookassa",
+        known?.id ?? null,
+        `${id}:${event}`,
+        event,
+        "ignored",
+        "not a payment event",
+      );
       return { outcome: "ignored", orderId: known?.id ?? null };
     }
     if (known?.provider !== "yookassa") {
-      this.log(
+      await this.log(
         "yookassa",
         null,
         `${id}:${event}`,
@@ -261,20 +278,20 @@ export class PaymentService {
       facts = await yoo.verify(id, event);
     } catch (err) {
       if (err instanceof UnverifiedNotification) {
-        this.log("yookassa", known.id, `${id}:${event}`, event, "forged", err.message);
+        await this.log("yookassa", known.id, `${id}:${event}`, event, "forged", err.message);
         throw new DomainError("validation_error", "YooKassa does not confirm this payment.");
       }
-      this.log("yookassa", known.id, `${id}:${event}`, event, "verify_failed", (err as Error).message);
+      await this.log("yookassa", known.id, `${id}:${event}`, event, "verify_failed", (err as Error).message);
       throw err instanceof DomainError ? err : providerError("yookassa", "verification failed");
     }
     return this.apply(facts);
   }
 
   /** What verified facts are worth for their order: credit once, or log why not. */
-  private apply(facts: PaymentFacts): NotificationResult {
-    const order = this.findOrder(facts);
-    const log = (outcome: NotificationOutcome, detail: string | null) => {
-      this.log(facts.provider, order?.id ?? null, facts.eventId, facts.eventType, outcome, detail);
+  private async apply(facts: PaymentFacts): Promise<NotificationResult> {
+    const order = await this.findOrder(facts);
+    const log = async (outcome: NotificationOutcome, detail: string | null, via: PaymentService = this) => {
+      await via.log(facts.provider, order?.id ?? null, facts.eventId, facts.eventType, outcome, detail);
       return { outcome, orderId: order?.id ?? null };
     };
     if (!facts.creditEvent && !facts.closes) return log("ignored", "an event that neither pays nor closes");
@@ -282,7 +299,7 @@ export class PaymentService {
     const wrong = this.mismatches(order, facts);
     if (wrong.length) return log("mismatch", wrong.join("; "));
     if (facts.closes) {
-      const closed = this.orders.close(
+      const closed = await this.orders.close(
         order.id,
         facts.closes,
         `${PROVIDER_LABEL[facts.provider]}: ${facts.eventType}`,
@@ -293,36 +310,38 @@ export class PaymentService {
       );
     }
     if (!facts.paid) return log("not_paid", "the provider does not report it paid (yet)");
-    return this.db
-      .transaction((): NotificationResult => {
-        const before = this.orders.get(order.id)!;
-        const paid = this.orders.markPaid(order.id, this.now(), facts.ref);
-        if (!paid) {
-          return before.status === "paid"
-            ? log("duplicate", "already credited")
-            : log("mismatch", `the order is ${before.status}`);
-        }
-        this.ledger.topUp(
-          order.account_id,
-          order.amount_micro,
-          `${PROVIDER_LABEL[facts.provider]} payment ${facts.ref}`,
-          "TOPUP",
-          order.id,
-        );
-        return before.status === "expired"
-          ? log("credited_late", "paid after the order expired: the money was taken, so it is credited")
-          : log("credited", null);
-      })
-      .immediate();
+    return await this.atomic(async (self): Promise<NotificationResult> => {
+      const before = (await self.orders.get(order.id))!;
+      const paid = await self.orders.markPaid(order.id, self.now(), facts.ref);
+      if (!paid) {
+        return before.status === "paid"
+          ? await log("duplicate", "already credited", self)
+          : await log("mismatch", `the order is ${before.status}`, self);
+      }
+      await self.ledger.topUp(
+        order.account_id,
+        order.amount_micro,
+        `${PROVIDER_LABEL[facts.provider]} payment ${facts.ref}`,
+        "TOPUP",
+        order.id,
+      );
+      return before.status === "expired"
+        ? await log(
+            "credited_late",
+            "paid after the order expired: the money was taken, so it is credited",
+            self,
+          )
+        : await log("credited", null, self);
+    });
   }
 
-  private findOrder(facts: PaymentFacts): OrderRow | null {
+  private async findOrder(facts: PaymentFacts): Promise<OrderRow | null> {
     if (facts.ref) {
-      const byRef = this.orders.byProviderRef(facts.provider, facts.ref);
+      const byRef = await this.orders.byProviderRef(facts.provider, facts.ref);
       if (byRef) return byRef;
     }
     const id = facts.orderIds.find((x): x is string => typeof x === "string");
-    return id ? this.orders.get(id) : null;
+    return id ? await this.orders.get(id) : null;
   }
 
   private mismatches(order: OrderRow, f: PaymentFacts): string[] {
@@ -341,21 +360,21 @@ export class PaymentService {
     return out;
   }
 
-  private log(
+  private async log(
     provider: ProviderName,
     orderId: string | null,
     eventId: string | null,
     eventType: string | null,
     outcome: NotificationOutcome,
     detail: string | null,
-  ): void {
-    this.orders.log({ provider, orderId, eventId, eventType, outcome, detail, at: this.now() });
+  ): Promise<void> {
+    await this.orders.log({ provider, orderId, eventId, eventType, outcome, detail, at: this.now() });
   }
 
   /** The sweep: open orders past their expiry become expired (a late genuine payment still credits). */
-  expireDue(): number {
-    this.orders.pruneUnlinked(this.now() - UNLINKED_NOTIFICATION_DAYS * 86_400);
-    return this.orders.expireDue(this.now()).length;
+  async expireDue(): Promise<number> {
+    await this.orders.pruneUnlinked(this.now() - UNLINKED_NOTIFICATION_DAYS * 86_400);
+    return (await this.orders.expireDue(this.now())).length;
   }
 
   /**
@@ -363,33 +382,31 @@ export class PaymentService {
    * order and the order's refunded amount, in one transaction. Never more than paid minus already
    * refunded, never below what open jobs hold (both 409 conflict). `amountMicro` null: the rest.
    */
-  refund(orderId: string, amountMicro: bigint | null, reasonText: string): OrderRow {
+  async refund(orderId: string, amountMicro: bigint | null, reasonText: string): Promise<OrderRow> {
     const reason = requireReason(reasonText, "A refund");
-    return this.db
-      .transaction(() => {
-        const order = this.orders.get(orderId);
-        if (!order) throw new DomainError("not_found", `No order ${orderId}.`, { param: "order_id" });
-        if (order.status !== "paid")
-          throw new DomainError(
-            "conflict",
-            `Only a paid order can be refunded; ${order.id} is ${order.status}.`,
-          );
-        const left = order.amount_micro - order.refunded_micro;
-        const amount = amountMicro ?? left;
-        if (left === 0n) throw new DomainError("conflict", `Order ${order.id} is already refunded in full.`);
-        if (amount <= 0n)
-          throw new DomainError("validation_error", "The refund must be above 0.", { param: "amount" });
-        if (amount > left)
-          throw new DomainError(
-            "conflict",
-            `At most ${formatMicro(left)} ${order.currency} of ${order.id} can still be refunded.`,
-            { param: "amount" },
-          );
-        const updated = this.orders.addRefund(order.id, amount);
-        if (!updated) throw new DomainError("conflict", `Order ${order.id} changed; try again.`);
-        this.ledger.adjust(order.account_id, -amount, `refund of ${order.id}: ${reason}`, order.id);
-        return updated;
-      })
-      .immediate();
+    return await this.atomic(async (self) => {
+      const order = await self.orders.get(orderId);
+      if (!order) throw new DomainError("not_found", `No order ${orderId}.`, { param: "order_id" });
+      if (order.status !== "paid")
+        throw new DomainError(
+          "conflict",
+          `Only a paid order can be refunded; ${order.id} is ${order.status}.`,
+        );
+      const left = order.amount_micro - order.refunded_micro;
+      const amount = amountMicro ?? left;
+      if (left === 0n) throw new DomainError("conflict", `Order ${order.id} is already refunded in full.`);
+      if (amount <= 0n)
+        throw new DomainError("validation_error", "The refund must be above 0.", { param: "amount" });
+      if (amount > left)
+        throw new DomainError(
+          "conflict",
+          `At most ${formatMicro(left)} ${order.currency} of ${order.id} can still be refunded.`,
+          { param: "amount" },
+        );
+      const updated = await self.orders.addRefund(order.id, amount);
+      if (!updated) throw new DomainError("conflict", `Order ${order.id} changed; try again.`);
+      await self.ledger.adjust(order.account_id, -amount, `refund of ${order.id}: ${reason}`, order.id);
+      return updated;
+    });
   }
 }

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { AccountStore, Currency } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
+import { serviceIn } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId, newTimeOrderedId } from "../lib/ids.ts";
 import { base32Encode, newTotpSecret, otpauthUrl, verifyTotp } from "../lib/totp.ts";
@@ -51,10 +53,11 @@ export interface PeopleServiceOptions {
  */
 export interface PeopleNotifier {
   invite(
+    tx: Sql,
     to: string,
     invite: { url: string; expiresAt: number; accountId: string | null; role: Role },
-  ): boolean;
-  passwordReset(to: string, url: string): boolean;
+  ): Promise<boolean>;
+  passwordReset(tx: Sql, to: string, url: string): Promise<boolean>;
   /** Whether links can be mailed at all ([smtp] is set). */
   enabled(): boolean;
 }
@@ -138,6 +141,13 @@ export class PeopleService {
   private dummyHash: Promise<string> | null = null;
   private readonly notify: PeopleNotifier | null;
 
+  /** Runs `fn` in one transaction, with `self` a view of this service whose stores write in it. */
+  private async atomic<T>(fn: (self: this, tx: Sql) => Promise<T>): Promise<T> {
+    return await this.store.transaction(
+      async (tx) => await fn(serviceIn(this, tx, ["store", "accounts"]), tx),
+    );
+  }
+
   constructor(
     db: ConstructorParameters<typeof PeopleStore>[0],
     private readonly accounts: AccountStore,
@@ -207,12 +217,12 @@ export class PeopleService {
   }
 
   /** 429 while any subject (the email, the client address) has 10 failures in the window. */
-  private checkThrottle(subjects: string[]): void {
+  private async checkThrottle(subjects: string[]): Promise<void> {
     const nowMs = this.now();
     const windowMs = SIGNIN_WINDOW_SECONDS * 1000;
     let retryMs = 0;
     for (const s of subjects) {
-      const f = this.store.failures(s, nowMs - windowMs);
+      const f = await this.store.failures(s, nowMs - windowMs);
       if (f.count >= SIGNIN_MAX_FAILURES && f.oldestMs !== null)
         retryMs = Math.max(retryMs, f.oldestMs + windowMs - nowMs);
     }
@@ -226,26 +236,26 @@ export class PeopleService {
     }
   }
 
-  private recordFailure(subjects: string[]): void {
+  private async recordFailure(subjects: string[]): Promise<void> {
     const nowMs = this.now();
-    this.store.recordFailure(subjects, nowMs, nowMs - SIGNIN_WINDOW_SECONDS * 1000);
+    await this.store.recordFailure(subjects, nowMs, nowMs - SIGNIN_WINDOW_SECONDS * 1000);
   }
 
-  private failSignIn(subjects: string[], param?: string, message = SIGNIN_FAILED): never {
-    this.recordFailure(subjects);
+  private async failSignIn(subjects: string[], param?: string, message = SIGNIN_FAILED): Promise<never> {
+    await this.recordFailure(subjects);
     throw new DomainError("unauthorized", message, param ? { param } : {});
   }
 
   // --- sessions -----------------------------------------------------------------------------
 
-  private consoleSession(row: SessionRow, person: PersonRow): ConsoleSession {
+  private async consoleSession(row: SessionRow, person: PersonRow): Promise<ConsoleSession> {
     let accountId = row.account_id;
     let role: Role | null = null;
-    const m = accountId ? this.store.membership(accountId, person.id) : null;
+    const m = accountId ? await this.store.membership(accountId, person.id) : null;
     if (m) role = m.role;
     else {
       // Removed from the account being looked at: fall back to the first account left, if any.
-      const first = this.store.accountsOf(person.id)[0];
+      const first = (await this.store.accountsOf(person.id))[0];
       accountId = first?.account_id ?? null;
       role = first?.role ?? null;
     }
@@ -261,17 +271,17 @@ export class PeopleService {
     };
   }
 
-  private openSession(
+  private async openSession(
     person: PersonRow,
     client: ClientInfo | null | undefined,
     accountId?: string,
-  ): NewSession {
+  ): Promise<NewSession> {
     const now = this.seconds();
     const token = newToken();
     const id = newId("sess");
     const expiresAt = now + SESSION_ABSOLUTE_SECONDS;
-    const account = accountId ?? this.store.accountsOf(person.id)[0]?.account_id ?? null;
-    this.store.insertSession({
+    const account = accountId ?? (await this.store.accountsOf(person.id))[0]?.account_id ?? null;
+    await this.store.insertSession({
       id,
       tokenHash: hashSecret(token),
       personId: person.id,
@@ -282,22 +292,22 @@ export class PeopleService {
       userAgent: client?.userAgent?.slice(0, 512) ?? null,
       ip: client?.ip?.slice(0, 64) ?? null,
     });
-    const row = this.store.sessionById(id)!;
-    return { token, session: this.consoleSession(row, person), expiresAt };
+    const row = (await this.store.sessionById(id))!;
+    return { token, session: await this.consoleSession(row, person), expiresAt };
   }
 
   /** The signed-in person behind a cookie token, or null (unknown, revoked, idle or too old). */
-  resolveSession(token: string, _client?: ClientInfo): ConsoleSession | null {
+  async resolveSession(token: string, _client?: ClientInfo): Promise<ConsoleSession | null> {
     if (typeof token !== "string" || token.length < 16 || token.length > 128) return null;
     const digest = hashSecret(token);
-    const row = this.store.sessionByHash(digest);
+    const row = await this.store.sessionByHash(digest);
     if (!row || !digestsEqual(row.token_hash, digest) || row.revoked_at !== null) return null;
     const now = this.seconds();
     if (now >= Number(row.expires_at) || now - Number(row.last_seen_at) >= SESSION_IDLE_SECONDS) return null;
-    const person = this.store.personById(row.person_id);
+    const person = await this.store.personById(row.person_id);
     if (!person || person.disabled_at !== null) return null;
     if (now - Number(row.last_seen_at) >= TOUCH_EVERY_SECONDS)
-      this.store.touchSession(row.id, now, now - TOUCH_EVERY_SECONDS + 1);
+      await this.store.touchSession(row.id, now, now - TOUCH_EVERY_SECONDS + 1);
     return this.consoleSession(row, person);
   }
 
@@ -313,27 +323,31 @@ export class PeopleService {
   ): Promise<NewSession> {
     const email = normalizeEmail(String(input.email ?? ""));
     const subjects = this.subjects(email, client);
-    this.checkThrottle(subjects);
-    const person = email.length <= EMAIL_MAX_LENGTH ? this.store.personByEmail(email) : null;
+    await this.checkThrottle(subjects);
+    const person = email.length <= EMAIL_MAX_LENGTH ? await this.store.personByEmail(email) : null;
     const usable = person !== null && person.disabled_at === null ? person.password_hash : null;
     const ok = await this.verifyPassword(String(input.password ?? ""), usable);
-    if (!ok || !person) this.failSignIn(subjects);
-    if (person.totp_enabled_at !== null) this.requireSecondFactor(person, input.code, subjects);
-    this.store.clearFailures(subjects[0]!);
+    if (!ok || !person) return await this.failSignIn(subjects);
+    if (person.totp_enabled_at !== null) await this.requireSecondFactor(person, input.code, subjects);
+    await this.store.clearFailures(subjects[0]!);
     return this.openSession(person, client);
   }
 
   /** After the right password: a missing code asks for one; a wrong one is a counted failure. */
-  private requireSecondFactor(person: PersonRow, code: string | null | undefined, subjects: string[]): void {
+  private async requireSecondFactor(
+    person: PersonRow,
+    code: string | null | undefined,
+    subjects: string[],
+  ): Promise<void> {
     const c = String(code ?? "").trim();
     if (!c)
       throw new DomainError("unauthorized", "Enter the code from your authenticator app.", { param: "code" });
-    if (!this.checkSecondFactor(person, c))
-      this.failSignIn(subjects, "code", "The code is incorrect or was already used.");
+    if (!(await this.checkSecondFactor(person, c)))
+      await this.failSignIn(subjects, "code", "The code is incorrect or was already used.");
   }
 
   /** A TOTP code (each step once) or an unused recovery code. */
-  private checkSecondFactor(person: PersonRow, code: string): boolean {
+  private async checkSecondFactor(person: PersonRow, code: string): Promise<boolean> {
     if (/^\d{6}$/.test(code.replace(/\s/g, ""))) {
       if (!person.totp_secret) return false;
       const step = verifyTotp(
@@ -342,36 +356,39 @@ export class PeopleService {
         this.seconds(),
         person.totp_last_step === null ? null : Number(person.totp_last_step),
       );
-      return step !== null && this.store.useTotpStep(person.id, step);
+      return step !== null && (await this.store.useTotpStep(person.id, step));
     }
     const clean = normalizeRecoveryCode(code);
     if (!/^[A-Z2-7]{10}$/.test(clean)) return false;
-    return this.store.useRecoveryCode(person.id, hashSecret(clean), this.seconds());
+    return await this.store.useRecoveryCode(person.id, hashSecret(clean), this.seconds());
   }
 
-  signOut(sessionId: string): void {
-    this.store.revokeSession(sessionId, this.seconds());
+  async signOut(sessionId: string): Promise<void> {
+    await this.store.revokeSession(sessionId, this.seconds());
   }
 
   /** Revokes every session of the person (but `exceptSessionId`); returns how many. */
-  signOutEverywhere(personId: string, exceptSessionId?: string): number {
-    return this.store.revokeSessionsOf(personId, this.seconds(), exceptSessionId ?? null);
+  async signOutEverywhere(personId: string, exceptSessionId?: string): Promise<number> {
+    return await this.store.revokeSessionsOf(personId, this.seconds(), exceptSessionId ?? null);
   }
 
   /** Points the session at another account of the person; another account is 404. */
-  switchAccount(sessionId: string, personId: string, accountId: string): ConsoleSession {
-    return this.store.transaction(() => {
-      if (!this.store.membership(accountId, personId))
+  async switchAccount(sessionId: string, personId: string, accountId: string): Promise<ConsoleSession> {
+    return await this.atomic(async (self) => {
+      if (!(await self.store.membership(accountId, personId)))
         throw new DomainError("not_found", "No such account.", { param: "account_id" });
-      if (!this.store.setSessionAccount(sessionId, personId, accountId))
+      if (!(await self.store.setSessionAccount(sessionId, personId, accountId)))
         throw new DomainError("not_found", "No such session.", { param: "session_id" });
-      return this.consoleSession(this.store.sessionById(sessionId)!, this.store.personById(personId)!);
+      return self.consoleSession(
+        (await self.store.sessionById(sessionId))!,
+        (await self.store.personById(personId))!,
+      );
     });
   }
 
-  listSessions(personId: string): SessionView[] {
+  async listSessions(personId: string): Promise<SessionView[]> {
     const now = this.seconds();
-    return this.store.liveSessionsOf(personId, now, now - SESSION_IDLE_SECONDS).map((s) => ({
+    return (await this.store.liveSessionsOf(personId, now, now - SESSION_IDLE_SECONDS)).map((s) => ({
       id: s.id,
       createdAt: Number(s.created_at),
       lastSeenAt: Number(s.last_seen_at),
@@ -382,25 +399,25 @@ export class PeopleService {
   }
 
   /** Revokes one of the person's sessions; another person's session id is 404. */
-  revokeSession(personId: string, sessionId: string): void {
-    if (!this.store.revokeSession(sessionId, this.seconds(), personId))
+  async revokeSession(personId: string, sessionId: string): Promise<void> {
+    if (!(await this.store.revokeSession(sessionId, this.seconds(), personId)))
       throw new DomainError("not_found", "No such session.", { param: "session_id" });
   }
 
   // --- sign-up and invites ------------------------------------------------------------------
 
   /** A unique account name derived from the email ("ann@example.com", then "ann@example.com (2)"...). */
-  private accountNameFor(email: string): string {
+  private async accountNameFor(email: string): Promise<string> {
     for (let n = 1; ; n++) {
       const name = n === 1 ? email : `${email} (${n})`;
-      if (!this.accounts.findAccountByName(name)) return name;
+      if (!(await this.accounts.findAccountByName(name))) return name;
     }
   }
 
-  private liveInvite(token: string): InviteRow | null {
+  private async liveInvite(token: string): Promise<InviteRow | null> {
     if (typeof token !== "string" || token.length < 16 || token.length > 128) return null;
     const digest = hashSecret(token);
-    const row = this.store.inviteByHash(digest);
+    const row = await this.store.inviteByHash(digest);
     if (!row || !digestsEqual(row.token_hash, digest)) return null;
     if (row.used_at !== null || row.revoked_at !== null || Number(row.expires_at) <= this.seconds())
       return null;
@@ -408,30 +425,32 @@ export class PeopleService {
   }
 
   /** Made by the operator: the CLI or admin API (no creator) or a person with the operator flag. */
-  private operatorMade(invite: InviteRow): boolean {
+  private async operatorMade(invite: InviteRow): Promise<boolean> {
     if (invite.created_by === null) return true;
-    return this.store.personById(invite.created_by)?.operator === 1n;
+    return (await this.store.personById(invite.created_by))?.operator === 1n;
   }
 
   /** An invite usable under the current sign-up mode, or 404 (same answer for unknown and refused). */
-  private usableInvite(token: string): InviteRow {
-    const invite = this.liveInvite(token);
-    if (!invite || (this.console().signup === "closed" && !this.operatorMade(invite)))
+  private async usableInvite(token: string): Promise<InviteRow> {
+    const invite = await this.liveInvite(token);
+    if (!invite || (this.console().signup === "closed" && !(await this.operatorMade(invite))))
       throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
     return invite;
   }
 
-  inviteInfo(
+  async inviteInfo(
     token: string,
-  ): { email: string | null; accountName: string | null; role: Role; personExists: boolean } | null {
-    const invite = this.liveInvite(token);
+  ): Promise<{ email: string | null; accountName: string | null; role: Role; personExists: boolean } | null> {
+    const invite = await this.liveInvite(token);
     if (!invite) return null;
-    if (this.console().signup === "closed" && !this.operatorMade(invite)) return null;
+    if (this.console().signup === "closed" && !(await this.operatorMade(invite))) return null;
     return {
       email: invite.email,
-      accountName: invite.account_id ? (this.accounts.getAccount(invite.account_id)?.name ?? null) : null,
+      accountName: invite.account_id
+        ? ((await this.accounts.getAccount(invite.account_id))?.name ?? null)
+        : null,
       role: invite.role,
-      personExists: invite.email !== null && this.store.personByEmail(invite.email) !== null,
+      personExists: invite.email !== null && (await this.store.personByEmail(invite.email)) !== null,
     };
   }
 
@@ -450,7 +469,7 @@ export class PeopleService {
     const mode = this.console().signup;
     let invite: InviteRow | null = null;
     if (input.invite) {
-      invite = this.usableInvite(input.invite);
+      invite = await this.usableInvite(input.invite);
       if (invite.account_id !== null)
         throw new DomainError(
           "validation_error",
@@ -492,7 +511,7 @@ export class PeopleService {
     email?: string | null,
     code?: string | null,
   ): Promise<{ session: NewSession; key: string | null; keyId: string | null }> {
-    const invite = this.usableInvite(token);
+    const invite = await this.usableInvite(token);
     let who = invite.email;
     if (who === null) {
       if (!email) throw new DomainError("validation_error", "Enter your email address.", { param: "email" });
@@ -518,55 +537,59 @@ export class PeopleService {
     newAccount: boolean;
   }): Promise<{ session: NewSession; accountId: string; keyId: string | null; key: string | null }> {
     const subjects = this.subjects(o.email, o.client);
-    let existing = this.store.personByEmail(o.email);
+    let existing = await this.store.personByEmail(o.email);
     if (existing) {
       // Only the person themselves: their current password (throttled like a sign-in).
-      this.checkThrottle(subjects);
+      await this.checkThrottle(subjects);
       const ok =
         existing.disabled_at === null && (await this.verifyPassword(o.password, existing.password_hash));
-      if (!ok) this.failSignIn(subjects);
+      if (!ok) await this.failSignIn(subjects);
       // The password alone never opens a session for a person with two-factor on.
-      if (existing.totp_enabled_at !== null) this.requireSecondFactor(existing, o.code, subjects);
+      if (existing.totp_enabled_at !== null) await this.requireSecondFactor(existing, o.code, subjects);
     } else {
       this.checkNewPassword(o.password);
     }
     const passwordHash = existing ? null : await this.hashPassword(o.password);
     const now = this.seconds();
-    const result = this.store.transaction(() => {
+    const result = await this.atomic(async (self) => {
       // Re-read inside the transaction: a concurrent sign-up with the same email loses here.
-      const again = this.store.personByEmail(o.email);
+      const again = await self.store.personByEmail(o.email);
       if (!existing && again) throw new DomainError("unauthorized", SIGNIN_FAILED);
       existing = again;
-      const personId = existing?.id ?? newTimeOrderedId("person", this.now());
+      const personId = existing?.id ?? newTimeOrderedId("person", self.now());
       if (!existing)
-        this.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
+        await self.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
       let invite = o.invite;
       if (invite) {
-        invite = this.store.consumeInvite(invite.token_hash, personId, now);
+        invite = await self.store.consumeInvite(invite.token_hash, personId, now);
         if (!invite) throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
-        if (invite.operator === 1n) this.store.setOperator(personId);
+        if (invite.operator === 1n) await self.store.setOperator(personId);
       }
       let accountId: string;
       let keyId: string | null = null;
       let key: string | null = null;
       if (o.newAccount || !invite?.account_id) {
-        const created = this.accounts.createAccount(this.accountNameFor(o.email), this.console().currency, {
-          keyCreatedBy: personId,
-        });
+        const created = await self.accounts.createAccount(
+          await self.accountNameFor(o.email),
+          self.console().currency,
+          {
+            keyCreatedBy: personId,
+          },
+        );
         accountId = created.account.id;
         keyId = created.keyId;
         key = created.key;
-        this.store.addMembership(accountId, personId, "owner", now);
+        await self.store.addMembership(accountId, personId, "owner", now);
       } else {
         accountId = invite.account_id;
-        if (!this.accounts.getAccount(accountId))
+        if (!(await self.accounts.getAccount(accountId)))
           throw new DomainError("not_found", LINK_INVALID, { param: "invite" });
-        this.store.addMembership(accountId, personId, invite.role, now);
+        await self.store.addMembership(accountId, personId, invite.role, now);
       }
-      const person = this.store.personById(personId)!;
-      return { session: this.openSession(person, o.client, accountId), accountId, keyId, key };
+      const person = (await self.store.personById(personId))!;
+      return { session: await self.openSession(person, o.client, accountId), accountId, keyId, key };
     });
-    this.store.clearFailures(subjects[0]!);
+    await this.store.clearFailures(subjects[0]!);
     return result;
   }
 
@@ -574,36 +597,36 @@ export class PeopleService {
    * A one-time invite link (7 days). No creator (CLI, admin API) or an operator: any account or a
    * new one, any role, the operator flag. An owner: only into an account they own, no operator flag.
    */
-  createInvite(input: {
+  async createInvite(input: {
     email?: string | null;
     accountId?: string | null;
     role?: Role;
     operator?: boolean;
     createdBy?: string | null;
-  }): { url: string; expiresAt: number; id: string; mailed: boolean } {
+  }): Promise<{ url: string; expiresAt: number; id: string; mailed: boolean }> {
     const email = input.email ? this.checkEmail(input.email) : null;
     const accountId = input.accountId ?? null;
     if (input.role !== undefined && input.role !== "owner" && input.role !== "member")
       throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
     const role: Role = accountId === null ? "owner" : (input.role ?? "member");
     const createdBy = input.createdBy ?? null;
-    return this.store.transaction(() => {
-      if (accountId !== null && !this.accounts.getAccount(accountId))
+    return await this.atomic(async (self, tx) => {
+      if (accountId !== null && !(await self.accounts.getAccount(accountId)))
         throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
       if (createdBy !== null) {
-        const creator = this.store.personById(createdBy);
+        const creator = await self.store.personById(createdBy);
         if (!creator) throw new DomainError("not_found", "No such person.", { param: "created_by" });
         if (creator.operator !== 1n) {
           if (input.operator) throw new DomainError("forbidden", "Only operators invite operators.");
-          if (accountId === null || this.store.membership(accountId, createdBy)?.role !== "owner")
+          if (accountId === null || (await self.store.membership(accountId, createdBy))?.role !== "owner")
             throw new DomainError("forbidden", "Only the account's owners invite members.");
         }
       }
       const token = newToken();
-      const now = this.seconds();
+      const now = self.seconds();
       const expiresAt = now + INVITE_TTL_SECONDS;
-      const id = newTimeOrderedId("inv", this.now());
-      this.store.insertInvite({
+      const id = newTimeOrderedId("inv", self.now());
+      await self.store.insertInvite({
         id,
         tokenHash: hashSecret(token),
         email,
@@ -614,26 +637,29 @@ export class PeopleService {
         now,
         expiresAt,
       });
-      const url = `${this.publicUrl}/console/invite/${token}`;
+      const url = `${self.publicUrl}/console/invite/${token}`;
       // Only to the invite's own email; an invite without one is handed over by hand.
       const mailed =
-        email !== null && (this.notify?.invite(email, { url, expiresAt, accountId, role }) ?? false);
+        email !== null &&
+        ((await self.notify?.invite(tx, email, { url, expiresAt, accountId, role })) ?? false);
       return { url, expiresAt, id, mailed };
     });
   }
 
-  revokeInvite(id: string): void {
-    if (!this.store.revokeInvite(id, this.seconds()))
+  async revokeInvite(id: string): Promise<void> {
+    if (!(await this.store.revokeInvite(id, this.seconds())))
       throw new DomainError("not_found", `No unused invite ${id}.`, { param: "invite_id" });
   }
 
-  listInvites(options: { limit?: number; after?: string | null } = {}): InviteView[] {
-    return this.store.listInvites(options.limit ?? 100, options.after ?? null).map((i) => this.inviteView(i));
+  async listInvites(options: { limit?: number; after?: string | null } = {}): Promise<InviteView[]> {
+    return (await this.store.listInvites(options.limit ?? 100, options.after ?? null)).map((i) =>
+      this.inviteView(i),
+    );
   }
 
   /** One invite by id (operators), or null. */
-  getInvite(id: string): InviteView | null {
-    const row = this.store.inviteById(id);
+  async getInvite(id: string): Promise<InviteView | null> {
+    const row = await this.store.inviteById(id);
     return row && this.inviteView(row);
   }
 
@@ -661,9 +687,9 @@ export class PeopleService {
     };
   }
 
-  listPeople(options: { limit?: number; after?: string | null } = {}): PersonView[] {
-    const rows = this.store.listPeople(options.limit ?? 100, options.after ?? null);
-    const memberships = this.store.membershipsByPeople(rows.map((p) => p.id));
+  async listPeople(options: { limit?: number; after?: string | null } = {}): Promise<PersonView[]> {
+    const rows = await this.store.listPeople(options.limit ?? 100, options.after ?? null);
+    const memberships = await this.store.membershipsByPeople(rows.map((p) => p.id));
     return rows.map((p) => ({
       id: p.id,
       email: p.email,
@@ -684,15 +710,15 @@ export class PeopleService {
    * A one-time reset link (1 hour) for a known email, or null; callers show the same either way.
    * With [smtp] the link is also mailed, to the person's stored email only (`mailed`).
    */
-  requestPasswordReset(email: string): { url: string; mailed: boolean } | null {
-    const person = this.store.personByEmail(normalizeEmail(String(email ?? "")));
+  async requestPasswordReset(email: string): Promise<{ url: string; mailed: boolean } | null> {
+    const person = await this.store.personByEmail(normalizeEmail(String(email ?? "")));
     if (!person || person.disabled_at !== null) return null;
     const token = newToken();
     const now = this.seconds();
     const url = `${this.publicUrl}/console/reset/${token}`;
-    return this.store.transaction(() => {
-      this.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
-      return { url, mailed: this.notify?.passwordReset(person.email, url) ?? false };
+    return await this.atomic(async (self, tx) => {
+      await self.store.insertReset(hashSecret(token), person.id, now, now + RESET_TTL_SECONDS);
+      return { url, mailed: (await self.notify?.passwordReset(tx, person.email, url)) ?? false };
     });
   }
 
@@ -702,22 +728,23 @@ export class PeopleService {
    * it, nothing (a link nobody receives would only be a live secret). Returns nothing: the page
    * answers the same whether the email exists or not.
    */
-  forgotPassword(email: string): void {
+  async forgotPassword(email: string): Promise<void> {
     if (!this.notify?.enabled()) return;
-    const person = this.store.personByEmail(normalizeEmail(String(email ?? "")));
+    const person = await this.store.personByEmail(normalizeEmail(String(email ?? "")));
     if (!person || person.disabled_at !== null) return;
-    if (this.store.countResetsSince(person.id, this.seconds() - 3600) >= FORGOT_MAILS_PER_HOUR) return;
-    this.requestPasswordReset(person.email);
+    if ((await this.store.countResetsSince(person.id, this.seconds() - 3600)) >= FORGOT_MAILS_PER_HOUR)
+      return;
+    await this.requestPasswordReset(person.email);
   }
 
   /** Whether a reset link is live (the page shows the form or "invalid link"). */
-  resetLinkValid(token: string): boolean {
+  async resetLinkValid(token: string): Promise<boolean> {
     if (typeof token !== "string" || token.length < 16 || token.length > 128) return false;
-    return this.liveReset(hashSecret(token));
+    return await this.liveReset(hashSecret(token));
   }
 
-  private liveReset(digest: Uint8Array): boolean {
-    const row = this.store.resetByHash(digest);
+  private async liveReset(digest: Uint8Array): Promise<boolean> {
+    const row = await this.store.resetByHash(digest);
     return (
       row !== null &&
       digestsEqual(row.token_hash, digest) &&
@@ -729,17 +756,18 @@ export class PeopleService {
   /** Sets a new password from a reset link (once) and revokes every session of the person. */
   async resetPassword(token: string, password: string): Promise<void> {
     this.checkNewPassword(password);
-    if (!this.resetLinkValid(token)) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
+    if (!(await this.resetLinkValid(token)))
+      throw new DomainError("not_found", LINK_INVALID, { param: "token" });
     const hash = await this.hashPassword(password);
-    this.store.transaction(() => {
-      const now = this.seconds();
-      const reset = this.store.consumeReset(hashSecret(token), now);
+    await this.atomic(async (self) => {
+      const now = self.seconds();
+      const reset = await self.store.consumeReset(hashSecret(token), now);
       if (!reset) throw new DomainError("not_found", LINK_INVALID, { param: "token" });
-      this.store.setPassword(reset.person_id, hash, now);
-      this.store.expireResetsOf(reset.person_id, now);
-      this.store.revokeSessionsOf(reset.person_id, now, null);
-      const person = this.store.personById(reset.person_id)!;
-      this.store.clearFailures(`email:${person.email}`);
+      await self.store.setPassword(reset.person_id, hash, now);
+      await self.store.expireResetsOf(reset.person_id, now);
+      await self.store.revokeSessionsOf(reset.person_id, now, null);
+      const person = (await self.store.personById(reset.person_id))!;
+      await self.store.clearFailures(`email:${person.email}`);
     });
   }
 
@@ -750,23 +778,23 @@ export class PeopleService {
     next: string,
     keepSessionId: string,
   ): Promise<void> {
-    const person = this.requirePerson(personId);
+    const person = await this.requirePerson(personId);
     if (!(await this.verifyPassword(String(current ?? ""), person.password_hash)))
       throw new DomainError("unauthorized", "The current password is incorrect.", {
         param: "current_password",
       });
     this.checkNewPassword(next, "new_password");
     const hash = await this.hashPassword(next);
-    this.store.transaction(() => {
-      const now = this.seconds();
-      this.store.setPassword(personId, hash, now);
-      this.store.expireResetsOf(personId, now);
-      this.store.revokeSessionsOf(personId, now, keepSessionId);
+    await this.atomic(async (self) => {
+      const now = self.seconds();
+      await self.store.setPassword(personId, hash, now);
+      await self.store.expireResetsOf(personId, now);
+      await self.store.revokeSessionsOf(personId, now, keepSessionId);
     });
   }
 
-  private requirePerson(personId: string): PersonRow {
-    const p = this.store.personById(personId);
+  private async requirePerson(personId: string): Promise<PersonRow> {
+    const p = await this.store.personById(personId);
     if (!p) throw new DomainError("not_found", "No such person.", { param: "person_id" });
     return p;
   }
@@ -774,18 +802,18 @@ export class PeopleService {
   // --- two-factor ---------------------------------------------------------------------------
 
   /** A new pending secret (replacing any pending one); two-factor is on once enableTwoFactor confirms it. */
-  beginTwoFactor(personId: string): { secret: string; otpauthUrl: string } {
-    const person = this.requirePerson(personId);
+  async beginTwoFactor(personId: string): Promise<{ secret: string; otpauthUrl: string }> {
+    const person = await this.requirePerson(personId);
     if (person.totp_enabled_at !== null)
       throw new DomainError("conflict", "Two-factor sign-in is already on; turn it off first.");
     const secret = newTotpSecret();
-    this.store.setTotpSecret(personId, secret);
+    await this.store.setTotpSecret(personId, secret);
     return { secret, otpauthUrl: otpauthUrl(secret, person.email, TOTP_ISSUER) };
   }
 
   /** The secret begun by beginTwoFactor and not yet confirmed (to show the set-up again), or null. */
-  pendingTwoFactor(personId: string): { secret: string; otpauthUrl: string } | null {
-    const person = this.requirePerson(personId);
+  async pendingTwoFactor(personId: string): Promise<{ secret: string; otpauthUrl: string } | null> {
+    const person = await this.requirePerson(personId);
     if (!person.totp_secret || person.totp_enabled_at !== null) return null;
     return {
       secret: person.totp_secret,
@@ -794,21 +822,21 @@ export class PeopleService {
   }
 
   /** Confirms the pending secret with a code; returns 10 one-time recovery codes (shown once). */
-  enableTwoFactor(personId: string, code: string): { recoveryCodes: string[] } {
-    return this.store.transaction(() => {
-      const person = this.requirePerson(personId);
+  async enableTwoFactor(personId: string, code: string): Promise<{ recoveryCodes: string[] }> {
+    return await this.atomic(async (self) => {
+      const person = await self.requirePerson(personId);
       if (person.totp_enabled_at !== null)
         throw new DomainError("conflict", "Two-factor sign-in is already on.");
       if (!person.totp_secret)
         throw new DomainError("conflict", "Start two-factor set-up first.", { param: "code" });
-      const step = verifyTotp(person.totp_secret, String(code ?? ""), this.seconds());
+      const step = verifyTotp(person.totp_secret, String(code ?? ""), self.seconds());
       if (step === null)
         throw new DomainError("validation_error", "The code is incorrect; check the time on your device.", {
           param: "code",
         });
-      this.store.enableTotp(personId, this.seconds(), step);
+      await self.store.enableTotp(personId, self.seconds(), step);
       const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-      this.store.replaceRecoveryCodes(
+      await self.store.replaceRecoveryCodes(
         personId,
         codes.map((c) => hashSecret(normalizeRecoveryCode(c))),
       );
@@ -818,19 +846,21 @@ export class PeopleService {
 
   /** Turns two-factor off (the password is required); the secret and recovery codes are deleted. */
   async disableTwoFactor(personId: string, password: string): Promise<void> {
-    const person = this.requirePerson(personId);
+    const person = await this.requirePerson(personId);
     if (!(await this.verifyPassword(String(password ?? ""), person.password_hash)))
       throw new DomainError("unauthorized", "The password is incorrect.", { param: "password" });
-    this.store.transaction(() => {
-      this.store.setTotpSecret(personId, null);
-      this.store.replaceRecoveryCodes(personId, []);
+    await this.atomic(async (self) => {
+      await self.store.setTotpSecret(personId, null);
+      await self.store.replaceRecoveryCodes(personId, []);
     });
   }
 
   // --- accounts and members -----------------------------------------------------------------
 
-  accountsOf(personId: string): { accountId: string; name: string; currency: Currency; role: Role }[] {
-    return this.store.accountsOf(personId).map((m) => ({
+  async accountsOf(
+    personId: string,
+  ): Promise<{ accountId: string; name: string; currency: Currency; role: Role }[]> {
+    return (await this.store.accountsOf(personId)).map((m) => ({
       accountId: m.account_id,
       name: m.name,
       currency: m.currency,
@@ -838,8 +868,9 @@ export class PeopleService {
     }));
   }
 
-  listMembers(accountId: string): MemberView[] {
-    return this.store.membersOf(accountId).map((m) => ({
+  async listMembers(accountId: string, tx?: Sql): Promise<MemberView[]> {
+    const store = tx ? this.store.in(tx) : this.store;
+    return (await store.membersOf(accountId)).map((m) => ({
       personId: m.person_id,
       email: m.email,
       role: m.role,
@@ -849,42 +880,42 @@ export class PeopleService {
   }
 
   /** Owners act on members; anyone may leave. `by`'s role is read again here, not trusted from the session. */
-  private requireOwnerOrSelf(
+  private async requireOwnerOrSelf(
     accountId: string,
     personId: string,
     by: ConsoleSession,
     allowSelf: boolean,
-  ): void {
-    const mine = this.store.membership(accountId, by.personId);
+  ): Promise<void> {
+    const mine = await this.store.membership(accountId, by.personId);
     if (!mine) throw new DomainError("not_found", "No such account.", { param: "account_id" });
     if (mine.role !== "owner" && !(allowSelf && personId === by.personId))
       throw new DomainError("forbidden", "Only the account's owners manage members.");
-    if (!this.store.membership(accountId, personId))
+    if (!(await this.store.membership(accountId, personId)))
       throw new DomainError("not_found", "No such member.", { param: "person_id" });
   }
 
   /** Removes a member (owners; or a person leaving). The last owner cannot be removed. */
-  removeMember(accountId: string, personId: string, by: ConsoleSession): void {
-    this.store.transaction(() => {
-      this.requireOwnerOrSelf(accountId, personId, by, true);
-      if (!this.store.removeMembership(accountId, personId))
+  async removeMember(accountId: string, personId: string, by: ConsoleSession): Promise<void> {
+    await this.atomic(async (self) => {
+      await self.requireOwnerOrSelf(accountId, personId, by, true);
+      if (!(await self.store.removeMembership(accountId, personId)))
         throw new DomainError("conflict", "An account keeps at least one owner.", { param: "person_id" });
     });
   }
 
   /** Changes a member's role (owners). The last owner cannot be demoted. */
-  setRole(accountId: string, personId: string, role: Role, by: ConsoleSession): void {
+  async setRole(accountId: string, personId: string, role: Role, by: ConsoleSession): Promise<void> {
     if (role !== "owner" && role !== "member")
       throw new DomainError("validation_error", 'The role must be "owner" or "member".', { param: "role" });
-    this.store.transaction(() => {
-      this.requireOwnerOrSelf(accountId, personId, by, false);
-      if (!this.store.setRole(accountId, personId, role))
+    await this.atomic(async (self) => {
+      await self.requireOwnerOrSelf(accountId, personId, by, false);
+      if (!(await self.store.setRole(accountId, personId, role)))
         throw new DomainError("conflict", "An account keeps at least one owner.", { param: "role" });
     });
   }
 
   /** A person by email (operator commands), or null. */
-  findPerson(email: string): PersonRow | null {
-    return this.store.personByEmail(normalizeEmail(email));
+  async findPerson(email: string): Promise<PersonRow | null> {
+    return await this.store.personByEmail(normalizeEmail(email));
   }
 }

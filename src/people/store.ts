@@ -1,5 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { Currency } from "../accounts/accounts.ts";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import type { Role } from "./types.ts";
 
 /**
@@ -75,149 +76,139 @@ export interface ResetRow {
   used_at: bigint | null;
 }
 
-export class PeopleStore {
-  private readonly personByEmailStmt;
-  private readonly personByIdStmt;
-  private readonly sessionByHashStmt;
-  private readonly touchSessionStmt;
-  private readonly membershipStmt;
-  private readonly countFailuresStmt;
-  private readonly insertFailureStmt;
-
-  constructor(private readonly db: Database) {
-    this.personByEmailStmt = db.prepare<PersonRow, [string]>("SELECT * FROM people WHERE email = ?");
-    this.personByIdStmt = db.prepare<PersonRow, [string]>("SELECT * FROM people WHERE id = ?");
-    this.sessionByHashStmt = db.prepare<SessionRow, [Uint8Array]>(
-      "SELECT * FROM sessions WHERE token_hash = ?",
-    );
-    this.touchSessionStmt = db.prepare(
-      "UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?",
-    );
-    this.membershipStmt = db.prepare<MembershipRow, [string, string]>(
+export class PeopleStore extends SqlStore {
+  protected override s = {
+    personByEmail: this.q<PersonRow, [string]>("SELECT * FROM people WHERE email = ?"),
+    personById: this.q<PersonRow, [string]>("SELECT * FROM people WHERE id = ?"),
+    sessionByHash: this.q<SessionRow, [Uint8Array]>("SELECT * FROM sessions WHERE token_hash = ?"),
+    touchSession: this.q("UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?"),
+    membership: this.q<MembershipRow, [string, string]>(
       "SELECT * FROM memberships WHERE account_id = ? AND person_id = ?",
-    );
-    this.countFailuresStmt = db.prepare<{ n: bigint; oldest: bigint | null }, [string, number]>(
+    ),
+    countFailures: this.q<{ n: bigint; oldest: bigint | null }, [string, number]>(
       "SELECT count(*) AS n, min(at_ms) AS oldest FROM signin_failures WHERE subject = ? AND at_ms > ?",
-    );
-    this.insertFailureStmt = db.prepare("INSERT INTO signin_failures (subject, at_ms) VALUES (?, ?)");
+    ),
+    insertFailure: this.q("INSERT INTO signin_failures (subject, at_ms) VALUES (?, ?)"),
+  };
+
+  constructor(sql: Sql) {
+    super(sql);
   }
 
-  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+  /** Memberships created in the same second: insertion order (SQLite's rowid), the key on PostgreSQL. */
+  private tie(alias: string | null): string {
+    const a = alias ? `${alias}.` : "";
+    return this.sql.dialect === "postgres" ? `${a}account_id, ${a}person_id` : `${a}rowid`;
   }
 
   // --- people -------------------------------------------------------------------------------
 
-  personByEmail(email: string): PersonRow | null {
-    return this.personByEmailStmt.get(email);
+  async personByEmail(email: string): Promise<PersonRow | null> {
+    return await this.s.personByEmail.get(email);
   }
 
-  personById(id: string): PersonRow | null {
-    return this.personByIdStmt.get(id);
+  async personById(id: string): Promise<PersonRow | null> {
+    return await this.s.personById.get(id);
   }
 
-  insertPerson(p: {
+  async insertPerson(p: {
     id: string;
     email: string;
     passwordHash: string | null;
     operator: boolean;
     now: number;
-  }): void {
-    this.db
-      .query(
-        "INSERT INTO people (id, email, password_hash, operator, created_at, password_changed_at) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(p.id, p.email, p.passwordHash, p.operator ? 1 : 0, p.now, p.passwordHash === null ? null : p.now);
+  }): Promise<void> {
+    await this.q(
+      "INSERT INTO people (id, email, password_hash, operator, created_at, password_changed_at) VALUES (?, ?, ?, ?, ?, ?)",
+    ).run(p.id, p.email, p.passwordHash, p.operator ? 1 : 0, p.now, p.passwordHash === null ? null : p.now);
   }
 
-  setPassword(personId: string, passwordHash: string, now: number): void {
-    this.db
-      .query("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?")
-      .run(passwordHash, now, personId);
+  async setPassword(personId: string, passwordHash: string, now: number): Promise<void> {
+    await this.q("UPDATE people SET password_hash = ?, password_changed_at = ? WHERE id = ?").run(
+      passwordHash,
+      now,
+      personId,
+    );
   }
 
-  setOperator(personId: string): void {
-    this.db.query("UPDATE people SET operator = 1 WHERE id = ?").run(personId);
+  async setOperator(personId: string): Promise<void> {
+    await this.q("UPDATE people SET operator = 1 WHERE id = ?").run(personId);
   }
 
   /** A pending secret (two-factor not yet on), or null to turn two-factor off. */
-  setTotpSecret(personId: string, secret: string | null): void {
-    this.db
-      .query("UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?")
-      .run(secret, personId);
+  async setTotpSecret(personId: string, secret: string | null): Promise<void> {
+    await this.q(
+      "UPDATE people SET totp_secret = ?, totp_enabled_at = NULL, totp_last_step = NULL WHERE id = ?",
+    ).run(secret, personId);
   }
 
-  enableTotp(personId: string, now: number, step: number): void {
-    this.db
-      .query("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?")
-      .run(now, step, personId);
+  async enableTotp(personId: string, now: number, step: number): Promise<void> {
+    await this.q("UPDATE people SET totp_enabled_at = ?, totp_last_step = ? WHERE id = ?").run(
+      now,
+      step,
+      personId,
+    );
   }
 
   /** Records `step` as used; false when it (or a later step) was already used: a replay. */
-  useTotpStep(personId: string, step: number): boolean {
+  async useTotpStep(personId: string, step: number): Promise<boolean> {
     return (
-      this.db
-        .query(
+      (
+        await this.q(
           "UPDATE people SET totp_last_step = ? WHERE id = ? AND (totp_last_step IS NULL OR totp_last_step < ?)",
-        )
-        .run(step, personId, step).changes === 1
+        ).run(step, personId, step)
+      ).changes === 1
     );
   }
 
   /** Oldest first; `after` is the last id of the previous page. */
-  listPeople(limit: number, after: string | null): PersonRow[] {
-    return this.db
-      .query<PersonRow, [string, number]>(
-        `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
+  async listPeople(limit: number, after: string | null): Promise<PersonRow[]> {
+    return await this.q<PersonRow, [string, number]>(
+      // PostgreSQL has no rowid: person ids are time-ordered (ties within one ms may order differently).
+      this.sql.dialect === "postgres"
+        ? "SELECT * FROM people WHERE id > ? ORDER BY id LIMIT ?"
+        : `SELECT * FROM people WHERE rowid > coalesce((SELECT rowid FROM people WHERE id = ?), 0)
          ORDER BY rowid LIMIT ?`,
-      )
-      .all(after ?? "", limit);
+    ).all(after ?? "", limit);
   }
 
   // --- memberships --------------------------------------------------------------------------
 
-  membership(accountId: string, personId: string): MembershipRow | null {
-    return this.membershipStmt.get(accountId, personId);
+  async membership(accountId: string, personId: string): Promise<MembershipRow | null> {
+    return await this.s.membership.get(accountId, personId);
   }
 
   /** Adds the person to the account; an existing membership is kept as it is (false). */
-  addMembership(accountId: string, personId: string, role: Role, now: number): boolean {
+  async addMembership(accountId: string, personId: string, role: Role, now: number): Promise<boolean> {
     return (
-      this.db
-        .query(
+      (
+        await this.q(
           "INSERT INTO memberships (account_id, person_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        )
-        .run(accountId, personId, role, now).changes === 1
+        ).run(accountId, personId, role, now)
+      ).changes === 1
     );
   }
 
   /** The person's accounts, oldest membership first. */
-  accountsOf(personId: string): AccountMembershipRow[] {
-    return this.db
-      .query<AccountMembershipRow, [string]>(
-        `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
-         WHERE m.person_id = ? ORDER BY m.created_at, m.rowid`,
-      )
-      .all(personId);
+  async accountsOf(personId: string): Promise<AccountMembershipRow[]> {
+    return await this.q<AccountMembershipRow, [string]>(
+      `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
+         WHERE m.person_id = ? ORDER BY m.created_at, ${this.tie("m")}`,
+    ).all(personId);
   }
 
-  membersOf(accountId: string): MemberRow[] {
-    return this.db
-      .query<MemberRow, [string]>(
-        `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
-         WHERE m.account_id = ? ORDER BY m.created_at, m.rowid`,
-      )
-      .all(accountId);
+  async membersOf(accountId: string): Promise<MemberRow[]> {
+    return await this.q<MemberRow, [string]>(
+      `SELECT m.*, p.email, p.totp_enabled_at FROM memberships m JOIN people p ON p.id = m.person_id
+         WHERE m.account_id = ? ORDER BY m.created_at, ${this.tie("m")}`,
+    ).all(accountId);
   }
 
-  countOwners(accountId: string): number {
+  async countOwners(accountId: string): Promise<number> {
     return Number(
-      this.db
-        .query<{ n: bigint }, [string]>(
-          "SELECT count(*) AS n FROM memberships WHERE account_id = ? AND role = 'owner'",
-        )
-        .get(accountId)!.n,
+      (await this.q<{ n: bigint }, [string]>(
+        "SELECT count(*) AS n FROM memberships WHERE account_id = ? AND role = 'owner'",
+      ).get(accountId))!.n,
     );
   }
 
@@ -225,42 +216,40 @@ export class PeopleStore {
    * Changes a role; demoting an owner only while another owner remains (checked by the update
    * itself, so two owners demoting each other at once cannot leave the account without one).
    */
-  setRole(accountId: string, personId: string, role: Role): boolean {
+  async setRole(accountId: string, personId: string, role: Role): Promise<boolean> {
     return (
-      this.db
-        .query(
+      (
+        await this.q(
           `UPDATE memberships SET role = ?1 WHERE account_id = ?2 AND person_id = ?3
              AND (?1 = 'owner' OR role = 'member'
                   OR (SELECT count(*) FROM memberships WHERE account_id = ?2 AND role = 'owner') > 1)`,
-        )
-        .run(role, accountId, personId).changes === 1
+        ).run(role, accountId, personId)
+      ).changes === 1
     );
   }
 
   /** Removes a membership; an owner only while another owner remains (same rule as setRole). */
-  removeMembership(accountId: string, personId: string): boolean {
+  async removeMembership(accountId: string, personId: string): Promise<boolean> {
     return (
-      this.db
-        .query(
+      (
+        await this.q(
           `DELETE FROM memberships WHERE account_id = ?1 AND person_id = ?2
              AND (role = 'member' OR (SELECT count(*) FROM memberships WHERE account_id = ?1 AND role = 'owner') > 1)`,
-        )
-        .run(accountId, personId).changes === 1
+        ).run(accountId, personId)
+      ).changes === 1
     );
   }
 
-  membershipsByPeople(personIds: string[]): MembershipRow[] {
+  async membershipsByPeople(personIds: string[]): Promise<MembershipRow[]> {
     if (personIds.length === 0) return [];
-    return this.db
-      .query<MembershipRow, string[]>(
-        `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, rowid`,
-      )
-      .all(...personIds);
+    return await this.q<MembershipRow, string[]>(
+      `SELECT * FROM memberships WHERE person_id IN (${personIds.map(() => "?").join(",")}) ORDER BY created_at, ${this.tie(null)}`,
+    ).all(...personIds);
   }
 
   // --- invites ------------------------------------------------------------------------------
 
-  insertInvite(i: {
+  async insertInvite(i: {
     id: string;
     tokenHash: Uint8Array;
     email: string | null;
@@ -270,109 +259,97 @@ export class PeopleStore {
     createdBy: string | null;
     now: number;
     expiresAt: number;
-  }): void {
-    this.db
-      .query(
-        `INSERT INTO invites (id, token_hash, email, account_id, role, operator, created_by, created_at, expires_at)
+  }): Promise<void> {
+    await this.q(
+      `INSERT INTO invites (id, token_hash, email, account_id, role, operator, created_by, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        i.id,
-        i.tokenHash,
-        i.email,
-        i.accountId,
-        i.role,
-        i.operator ? 1 : 0,
-        i.createdBy,
-        i.now,
-        i.expiresAt,
-      );
+    ).run(
+      i.id,
+      i.tokenHash,
+      i.email,
+      i.accountId,
+      i.role,
+      i.operator ? 1 : 0,
+      i.createdBy,
+      i.now,
+      i.expiresAt,
+    );
   }
 
-  inviteByHash(tokenHash: Uint8Array): InviteRow | null {
-    return this.db
-      .query<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?")
-      .get(tokenHash);
+  async inviteByHash(tokenHash: Uint8Array): Promise<InviteRow | null> {
+    return await this.q<InviteRow, [Uint8Array]>("SELECT * FROM invites WHERE token_hash = ?").get(tokenHash);
   }
 
   /** Compare-and-swap: marks a live invite used; null when it is unknown, used, revoked or expired. */
-  consumeInvite(tokenHash: Uint8Array, personId: string, now: number): InviteRow | null {
-    return this.db
-      .query<InviteRow, [number, string, Uint8Array, number]>(
-        `UPDATE invites SET used_at = ?1, used_by = ?2
+  async consumeInvite(tokenHash: Uint8Array, personId: string, now: number): Promise<InviteRow | null> {
+    return await this.q<InviteRow, [number, string, Uint8Array, number]>(
+      `UPDATE invites SET used_at = ?1, used_by = ?2
          WHERE token_hash = ?3 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?4 RETURNING *`,
-      )
-      .get(now, personId, tokenHash, now);
+    ).get(now, personId, tokenHash, now);
   }
 
   /** Newest first; `after` is the last id of the previous page. */
-  listInvites(limit: number, after: string | null): InviteRow[] {
-    return this.db
-      .query<InviteRow, [string, number]>(
-        `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?), 9223372036854775807)
-         ORDER BY rowid DESC LIMIT ?`,
-      )
-      .all(after ?? "", limit);
+  async listInvites(limit: number, after: string | null): Promise<InviteRow[]> {
+    return await this.q<InviteRow, [string, number]>(
+      // PostgreSQL has no rowid: invite ids are time-ordered (ties within one ms may order differently).
+      this.sql.dialect === "postgres"
+        ? "SELECT * FROM invites WHERE (?1 = '' OR id < ?1) ORDER BY id DESC LIMIT ?2"
+        : `SELECT * FROM invites WHERE rowid < coalesce((SELECT rowid FROM invites WHERE id = ?1), 9223372036854775807)
+         ORDER BY rowid DESC LIMIT ?2`,
+    ).all(after ?? "", limit);
   }
 
   /** Revokes an unused invite; false when it is unknown or already used. */
-  revokeInvite(id: string, now: number): InviteRow | null {
-    return this.db
-      .query<InviteRow, [number, string]>(
-        "UPDATE invites SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *",
-      )
-      .get(now, id);
+  async revokeInvite(id: string, now: number): Promise<InviteRow | null> {
+    return await this.q<InviteRow, [number, string]>(
+      "UPDATE invites SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND used_at IS NULL RETURNING *",
+    ).get(now, id);
   }
 
-  inviteById(id: string): InviteRow | null {
-    return this.db.query<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id);
+  async inviteById(id: string): Promise<InviteRow | null> {
+    return await this.q<InviteRow, [string]>("SELECT * FROM invites WHERE id = ?").get(id);
   }
 
   // --- password resets ----------------------------------------------------------------------
 
-  insertReset(tokenHash: Uint8Array, personId: string, now: number, expiresAt: number): void {
-    this.db
-      .query(
-        "INSERT INTO password_resets (token_hash, person_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-      )
-      .run(tokenHash, personId, now, expiresAt);
+  async insertReset(tokenHash: Uint8Array, personId: string, now: number, expiresAt: number): Promise<void> {
+    await this.q(
+      "INSERT INTO password_resets (token_hash, person_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+    ).run(tokenHash, personId, now, expiresAt);
   }
 
   /** Reset links made for the person since `since` (epoch seconds): the forgot page's mail limit. */
-  countResetsSince(personId: string, since: number): number {
-    const row = this.db
-      .query<{ n: bigint }, [string, number]>(
-        "SELECT count(*) AS n FROM password_resets WHERE person_id = ? AND created_at >= ?",
-      )
-      .get(personId, since)!;
+  async countResetsSince(personId: string, since: number): Promise<number> {
+    const row = (await this.q<{ n: bigint }, [string, number]>(
+      "SELECT count(*) AS n FROM password_resets WHERE person_id = ? AND created_at >= ?",
+    ).get(personId, since))!;
     return Number(row.n);
   }
 
-  resetByHash(tokenHash: Uint8Array): ResetRow | null {
-    return this.db
-      .query<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?")
-      .get(tokenHash);
+  async resetByHash(tokenHash: Uint8Array): Promise<ResetRow | null> {
+    return await this.q<ResetRow, [Uint8Array]>("SELECT * FROM password_resets WHERE token_hash = ?").get(
+      tokenHash,
+    );
   }
 
   /** Compare-and-swap: marks a live reset used; null when unknown, used or expired. */
-  consumeReset(tokenHash: Uint8Array, now: number): ResetRow | null {
-    return this.db
-      .query<ResetRow, [number, Uint8Array, number]>(
-        "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING *",
-      )
-      .get(now, tokenHash, now);
+  async consumeReset(tokenHash: Uint8Array, now: number): Promise<ResetRow | null> {
+    return await this.q<ResetRow, [number, Uint8Array, number]>(
+      "UPDATE password_resets SET used_at = ?1 WHERE token_hash = ?2 AND used_at IS NULL AND expires_at > ?3 RETURNING *",
+    ).get(now, tokenHash, now);
   }
 
   /** Older unused links of the person stop working once a newer one is used or a password is set. */
-  expireResetsOf(personId: string, now: number): void {
-    this.db
-      .query("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL")
-      .run(now, personId);
+  async expireResetsOf(personId: string, now: number): Promise<void> {
+    await this.q("UPDATE password_resets SET used_at = ? WHERE person_id = ? AND used_at IS NULL").run(
+      now,
+      personId,
+    );
   }
 
   // --- sessions -----------------------------------------------------------------------------
 
-  insertSession(s: {
+  async insertSession(s: {
     id: string;
     tokenHash: Uint8Array;
     personId: string;
@@ -382,117 +359,115 @@ export class PeopleStore {
     expiresAt: number;
     userAgent: string | null;
     ip: string | null;
-  }): void {
-    this.db
-      .query(
-        `INSERT INTO sessions (id, token_hash, person_id, account_id, csrf_token, created_at, last_seen_at,
+  }): Promise<void> {
+    await this.q(
+      `INSERT INTO sessions (id, token_hash, person_id, account_id, csrf_token, created_at, last_seen_at,
            expires_at, user_agent, ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        s.id,
-        s.tokenHash,
-        s.personId,
-        s.accountId,
-        s.csrfToken,
-        s.now,
-        s.now,
-        s.expiresAt,
-        s.userAgent,
-        s.ip,
-      );
-  }
-
-  sessionByHash(tokenHash: Uint8Array): SessionRow | null {
-    return this.sessionByHashStmt.get(tokenHash);
-  }
-
-  sessionById(id: string): SessionRow | null {
-    return this.db.query<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id);
-  }
-
-  /** Moves last_seen_at forward only when it is older than `before` (at most one write a minute). */
-  touchSession(id: string, now: number, before: number): void {
-    this.touchSessionStmt.run(now, id, before);
-  }
-
-  setSessionAccount(id: string, personId: string, accountId: string): boolean {
-    return (
-      this.db
-        .query("UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL")
-        .run(accountId, id, personId).changes === 1
+    ).run(
+      s.id,
+      s.tokenHash,
+      s.personId,
+      s.accountId,
+      s.csrfToken,
+      s.now,
+      s.now,
+      s.expiresAt,
+      s.userAgent,
+      s.ip,
     );
   }
 
-  revokeSession(id: string, now: number, personId?: string): boolean {
+  async sessionByHash(tokenHash: Uint8Array): Promise<SessionRow | null> {
+    return await this.s.sessionByHash.get(tokenHash);
+  }
+
+  async sessionById(id: string): Promise<SessionRow | null> {
+    return await this.q<SessionRow, [string]>("SELECT * FROM sessions WHERE id = ?").get(id);
+  }
+
+  /** Moves last_seen_at forward only when it is older than `before` (at most one write a minute). */
+  async touchSession(id: string, now: number, before: number): Promise<void> {
+    await this.s.touchSession.run(now, id, before);
+  }
+
+  async setSessionAccount(id: string, personId: string, accountId: string): Promise<boolean> {
+    return (
+      (
+        await this.q(
+          "UPDATE sessions SET account_id = ? WHERE id = ? AND person_id = ? AND revoked_at IS NULL",
+        ).run(accountId, id, personId)
+      ).changes === 1
+    );
+  }
+
+  async revokeSession(id: string, now: number, personId?: string): Promise<boolean> {
     const sql =
       personId === undefined
         ? "UPDATE sessions SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL"
         : "UPDATE sessions SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL AND person_id = ?3";
     const args: [number, string, ...string[]] = personId === undefined ? [now, id] : [now, id, personId];
-    return this.db.query(sql).run(...args).changes === 1;
+    return (await this.q(sql).run(...args)).changes === 1;
   }
 
   /** Revokes every live session of the person except `exceptId`; returns how many. */
-  revokeSessionsOf(personId: string, now: number, exceptId: string | null): number {
-    return this.db
-      .query("UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?")
-      .run(now, personId, exceptId ?? "").changes;
+  async revokeSessionsOf(personId: string, now: number, exceptId: string | null): Promise<number> {
+    return (
+      await this.q(
+        "UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?",
+      ).run(now, personId, exceptId ?? "")
+    ).changes;
   }
 
-  liveSessionsOf(personId: string, now: number, idleSince: number): SessionRow[] {
-    return this.db
-      .query<SessionRow, [string, number, number]>(
-        `SELECT * FROM sessions WHERE person_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
+  async liveSessionsOf(personId: string, now: number, idleSince: number): Promise<SessionRow[]> {
+    return await this.q<SessionRow, [string, number, number]>(
+      `SELECT * FROM sessions WHERE person_id = ? AND revoked_at IS NULL AND expires_at > ? AND last_seen_at > ?
          ORDER BY last_seen_at DESC`,
-      )
-      .all(personId, now, idleSince);
+    ).all(personId, now, idleSince);
   }
 
   // --- recovery codes -----------------------------------------------------------------------
 
-  replaceRecoveryCodes(personId: string, hashes: Uint8Array[]): void {
-    this.db.query("DELETE FROM recovery_codes WHERE person_id = ?").run(personId);
-    const insert = this.db.query("INSERT INTO recovery_codes (person_id, code_hash) VALUES (?, ?)");
-    for (const h of hashes) insert.run(personId, h);
+  async replaceRecoveryCodes(personId: string, hashes: Uint8Array[]): Promise<void> {
+    await this.q("DELETE FROM recovery_codes WHERE person_id = ?").run(personId);
+    const insert = this.q("INSERT INTO recovery_codes (person_id, code_hash) VALUES (?, ?)");
+    for (const h of hashes) await insert.run(personId, h);
   }
 
   /** Compare-and-swap: true once per code. */
-  useRecoveryCode(personId: string, codeHash: Uint8Array, now: number): boolean {
+  async useRecoveryCode(personId: string, codeHash: Uint8Array, now: number): Promise<boolean> {
     return (
-      this.db
-        .query(
+      (
+        await this.q(
           "UPDATE recovery_codes SET used_at = ? WHERE person_id = ? AND code_hash = ? AND used_at IS NULL",
-        )
-        .run(now, personId, codeHash).changes === 1
+        ).run(now, personId, codeHash)
+      ).changes === 1
     );
   }
 
-  unusedRecoveryCodes(personId: string): number {
+  async unusedRecoveryCodes(personId: string): Promise<number> {
     return Number(
-      this.db
-        .query<{ n: bigint }, [string]>(
-          "SELECT count(*) AS n FROM recovery_codes WHERE person_id = ? AND used_at IS NULL",
-        )
-        .get(personId)!.n,
+      (await this.q<{ n: bigint }, [string]>(
+        "SELECT count(*) AS n FROM recovery_codes WHERE person_id = ? AND used_at IS NULL",
+      ).get(personId))!.n,
     );
   }
 
   // --- sign-in failures ---------------------------------------------------------------------
 
   /** Failures of `subject` after `sinceMs`, and the oldest of them (when the window frees up). */
-  failures(subject: string, sinceMs: number): { count: number; oldestMs: number | null } {
-    const row = this.countFailuresStmt.get(subject, sinceMs)!;
+  async failures(subject: string, sinceMs: number): Promise<{ count: number; oldestMs: number | null }> {
+    const row = (await this.s.countFailures.get(subject, sinceMs))!;
     return { count: Number(row.n), oldestMs: row.oldest === null ? null : Number(row.oldest) };
   }
 
-  recordFailure(subjects: string[], atMs: number, pruneBeforeMs: number): void {
-    this.transaction(() => {
-      for (const s of subjects) this.insertFailureStmt.run(s, atMs);
-      this.db.query("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs);
+  async recordFailure(subjects: string[], atMs: number, pruneBeforeMs: number): Promise<void> {
+    return await this.atomic(async (self) => {
+      for (const s of subjects) await self.s.insertFailure.run(s, atMs);
+      await self.q("DELETE FROM signin_failures WHERE at_ms <= ?").run(pruneBeforeMs);
     });
   }
 
-  clearFailures(subject: string): void {
-    this.db.query("DELETE FROM signin_failures WHERE subject = ?").run(subject);
+  async clearFailures(subject: string): Promise<void> {
+    await this.q("DELETE FROM signin_failures WHERE subject = ?").run(subject);
   }
 }

@@ -23,21 +23,21 @@ export interface AccountEstimate {
  * unknown_model; an input the model refuses throws the pricing engine's DomainError; a RUB account
  * without a rate is unpriceable.
  */
-export function accountEstimate(
+export async function accountEstimate(
   ctx: Pick<AppContext, "catalog" | "files" | "accounts" | "fx">,
   accountId: string,
   modelId: string,
   input: Record<string, unknown>,
-): AccountEstimate {
+): Promise<AccountEstimate> {
   const model = ctx.catalog.get(modelId);
   if (!model)
     throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog.`, {
       param: "model_id",
     });
   // As at submit: an upscale of an uploaded file is priced on the file's measured size.
-  const files = model.kind === "text" ? new Map() : resolveFileRefs(ctx.files, accountId, input);
+  const files = model.kind === "text" ? new Map() : await resolveFileRefs(ctx.files, accountId, input);
   const e = estimate(model, input, { imageSize: uploadedImageSize(files) });
-  const account = ctx.accounts.getAccount(accountId)!;
+  const account = (await ctx.accounts.getAccount(accountId))!;
   const out: AccountEstimate = {
     object: "estimate",
     model_id: e.model_id,
@@ -48,7 +48,7 @@ export function accountEstimate(
     currency: account.currency,
   };
   if (account.currency === "USD") return out;
-  const rate = ctx.fx.get(account.currency);
+  const rate = await ctx.fx.get(account.currency);
   if (!rate)
     throw new DomainError(
       "unpriceable",

@@ -22,10 +22,11 @@ const EstimateSchema = t.Object(
 /** POST /v1/estimate: the exact price of an input, computed by the same engine as a submit. */
 export function estimateRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1", detail: { tags: ["Pricing"], security: [{ apiKey: [] }] } })
-    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
     .post(
       "/estimate",
-      ({ principal, body }) => accountEstimate(ctx, principal.accountId, body.model_id, body.input ?? {}),
+      async ({ principal, body }) =>
+        await accountEstimate(ctx, principal.accountId, body.model_id, body.input ?? {}),
       {
         body: t.Object(
           {

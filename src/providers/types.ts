@@ -32,15 +32,16 @@ export interface ProviderJob {
   /** The upstream's id from an earlier attempt: resume it instead of submitting again. */
   upstreamId: string | null;
   signal: AbortSignal;
+  /** Appends a line to the job's logs (written in the background, in order; never throws). */
   log(message: string): void;
   /** Record the upstream's id as soon as it is known (durably, before waiting on it). */
-  setUpstreamId(id: string): void;
+  setUpstreamId(id: string): Promise<void>;
   /**
    * Pixel size of the uploaded image a top-level input field referred to (as a file id, before it
    * became a signed URL), as measured at upload; null for a plain URL or an unmeasured file. The
    * same measurement priced the job (an upscale's source), so a provider can deliver what was priced.
    */
-  inputImageSize?(field: string): { width: number; height: number } | null;
+  inputImageSize?(field: string): Promise<{ width: number; height: number } | null>;
 }
 
 /** Why a provider gave up, which decides what the queue does next. */

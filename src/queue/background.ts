@@ -13,8 +13,8 @@ import { WorkerPool } from "./workers.ts";
  * uploads and outputs (every 5 minutes), webhook delivery and the expiry of unpaid payment orders
  * (every minute).
  */
-export function startBackground(ctx: AppContext) {
-  recoverJobs(ctx.jobs, ctx.providers, Date.now(), true);
+export async function startBackground(ctx: AppContext) {
+  await recoverJobs(ctx.jobs, ctx.providers, Date.now(), true);
   const pool = new WorkerPool({
     jobs: ctx.jobs,
     events: ctx.events,
@@ -26,26 +26,26 @@ export function startBackground(ctx: AppContext) {
     outputTtlMs: () => ctx.live.files.retentionMs,
     prepareInput: (input) =>
       replaceFileRefs(input, (id) => signedFileUrl(ctx, id)) as Record<string, unknown>,
-    uploadedImageSize: (id, accountId) => fileImageSize(ctx.files.getLive(id, accountId)),
+    uploadedImageSize: async (id, accountId) => fileImageSize(await ctx.files.getLive(id, accountId)),
   });
   pool.start();
   const dispatcher = new WebhookDispatcher({
     outbox: ctx.outbox,
     secrets: ctx.webhookSecrets,
-    renderRecord: (id) => {
-      const job = ctx.jobs.get(id);
-      return job ? ctx.views.record(job) : null;
+    renderRecord: async (id) => {
+      const job = await ctx.jobs.get(id);
+      return job ? await ctx.views.record(job) : null;
     },
     policy: () => ctx.live.webhooks,
     onOutcome: (outcome) => ctx.metrics.webhookAttempts.inc([outcome], 1),
   });
-  dispatcher.start();
+  await dispatcher.start();
   ctx.metrics.workerUsage = () => pool.usage();
   ctx.webhookWaker.wake = () => dispatcher.wake();
   ctx.alerts.wakeWebhooks = () => dispatcher.wake();
   // Mail ([smtp]): runs always, idles while none is configured (a reload may add it).
   const mail = new MailSender({ outbox: ctx.mailer.outbox, settings: () => ctx.live.smtp });
-  mail.start();
+  await mail.start();
   ctx.mailer.wake = () => mail.wake();
   const guard = (name: string, fn: () => unknown) => async () => {
     try {
@@ -58,12 +58,12 @@ export function startBackground(ctx: AppContext) {
     new Cron(
       "*/10 * * * * *",
       { name: "queue-sweep", protect: true, timezone: "UTC" },
-      guard("queue sweep", () => recoverJobs(ctx.jobs, ctx.providers, Date.now(), false)),
+      guard("queue sweep", async () => await recoverJobs(ctx.jobs, ctx.providers, Date.now(), false)),
     ),
     new Cron(
       "17 * * * *",
       { name: "idempotency-purge", protect: true, timezone: "UTC" },
-      guard("idempotency purge", () => ctx.idempotency.purgeExpired()),
+      guard("idempotency purge", async () => await ctx.idempotency.purgeExpired()),
     ),
     new Cron(
       "*/5 * * * *",
@@ -76,8 +76,8 @@ export function startBackground(ctx: AppContext) {
     new Cron(
       "30 * * * * *",
       { name: "order-expiry", protect: true, timezone: "UTC" },
-      guard("order expiry", () => {
-        const expired = ctx.payments.expireDue();
+      guard("order expiry", async () => {
+        const expired = await ctx.payments.expireDue();
         if (expired) log("info", "payment orders expired", { expired });
       }),
     ),

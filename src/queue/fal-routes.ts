@@ -10,9 +10,9 @@ import type { JobRow } from "./jobs.ts";
 /** "<owner>/<alias>[/...]/requests/<id>[/status[/stream]|/cancel]", as fal clients build it. */
 const ALIAS = /^(.+?)\/requests\/([^/]+)(\/status|\/status\/stream|\/cancel)?\/?$/;
 
-function falResult(ctx: AppContext, request: Request, job: JobRow): Response {
+async function falResult(ctx: AppContext, request: Request, job: JobRow): Promise<Response> {
   if (job.status === "COMPLETED") {
-    return new Response(JSON.stringify(ctx.views.output(job)), {
+    return new Response(JSON.stringify(await ctx.views.output(job)), {
       headers: { "content-type": "application/json", "x-fal-request-id": job.id },
     });
   }
@@ -47,15 +47,20 @@ function falResult(ctx: AppContext, request: Request, job: JobRow): Response {
  * here (fal forwards a signal the app may ignore): 400 with the reason instead of a 202 that would
  * let the caller believe it was cancelled, and never the 409 that fal_client retries.
  */
-function falCancel(ctx: AppContext, request: Request, principal: Principal, id: string): Response {
-  const job = ownedJob(ctx, principal, id);
-  if (ctx.jobs.cancel(job.id, Date.now())) {
+async function falCancel(
+  ctx: AppContext,
+  request: Request,
+  principal: Principal,
+  id: string,
+): Promise<Response> {
+  const job = await ownedJob(ctx, principal, id);
+  if (await ctx.jobs.cancel(job.id, Date.now())) {
     return new Response(JSON.stringify({ status: "CANCELLATION_REQUESTED", request_id: job.id }), {
       status: 202,
       headers: { "content-type": "application/json", "x-fal-request-id": job.id },
     });
   }
-  const now = ctx.jobs.get(job.id)!;
+  const now = (await ctx.jobs.get(job.id))!;
   const running = now.status === "IN_QUEUE" || now.status === "IN_PROGRESS";
   return falError(
     request,
@@ -82,15 +87,15 @@ function parse(tail: string) {
 export function falAliasRoutes(ctx: AppContext) {
   const base = () => `${ctx.publicUrl}/v1`;
   return new Elysia({ prefix: "/v1", detail: { tags: ["fal compatibility"], security: [{ apiKey: [] }] } })
-    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
     .get(
       "/queue/*",
-      ({ principal, params, query, request }) => {
+      async ({ principal, params, query, request }) => {
         const { id, action } = parse(params["*"]);
-        const job = ownedJob(ctx, principal, id);
+        const job = await ownedJob(ctx, principal, id);
         const logs = query.logs === "1" || query.logs === "true";
         if (action === "/status") {
-          const body = falStatus(base(), ctx.views.status(job, logs));
+          const body = falStatus(base(), await ctx.views.status(job, logs));
           // fal answers 202 while the request is queued or running and 200 once it is COMPLETED.
           return new Response(JSON.stringify(body), {
             status: body.status === "COMPLETED" ? 200 : 202,
@@ -116,11 +121,11 @@ export function falAliasRoutes(ctx: AppContext) {
     )
     .put(
       "/queue/*",
-      ({ principal, params, request }) => {
+      async ({ principal, params, request }) => {
         const { id, action } = parse(params["*"]);
         if (action !== "/cancel")
           throw new DomainError("not_found", `No route PUT /v1/queue/${params["*"]}.`);
-        return falCancel(ctx, request, principal, id);
+        return await falCancel(ctx, request, principal, id);
       },
       {
         detail: {

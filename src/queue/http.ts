@@ -27,10 +27,10 @@ const SubmitQuery = t.Object({
 });
 
 /** A request id from the path: malformed is 400, another account's or unknown is 404. */
-export function ownedJob(ctx: AppContext, principal: Principal, id: string): JobRow {
+export async function ownedJob(ctx: AppContext, principal: Principal, id: string): Promise<JobRow> {
   if (!UUID.test(id))
     throw new DomainError("validation_error", "request_id must be a UUID.", { param: "request_id" });
-  const job = ctx.jobs.getOwned(id, principal.accountId);
+  const job = await ctx.jobs.getOwned(id, principal.accountId);
   if (!job) throw new DomainError("not_found", `No request ${id}.`, { param: "request_id" });
   return job;
 }
@@ -62,7 +62,7 @@ function submitOf(
 /** The asynchronous half of the API: submit, run, read, stream and cancel jobs. */
 export function queueRoutes(ctx: AppContext) {
   return new Elysia({ prefix: "/v1", detail: { tags: ["Queue"], security: [{ apiKey: [] }] } })
-    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
     .post(
       "/queue/*",
       async ({ principal, params, body, query, request }) => {
@@ -79,7 +79,7 @@ export function queueRoutes(ctx: AppContext) {
             : stored.body;
           return replayResponse(stored, 200, replay);
         }
-        const view = ctx.views.queued(opened.value);
+        const view = await ctx.views.queued(opened.value);
         return json(fal ? forFalClient(baseUrl(ctx), view) : view, 202);
       },
       {
@@ -99,7 +99,7 @@ export function queueRoutes(ctx: AppContext) {
     .post(
       "/run/*",
       async ({ principal, params, body, query, request }) => {
-        const claim = ctx.idempotency.claimRunning(principal.keyId, claimOf(request, body));
+        const claim = await ctx.idempotency.claimRunning(principal.keyId, claimOf(request, body));
         if (claim.replay) return replayResponse(claim.replay);
         let answer: StoredResponse | null = null;
         try {
@@ -109,7 +109,7 @@ export function queueRoutes(ctx: AppContext) {
             request.signal,
           );
           if (done.status === "COMPLETED") {
-            answer = { status: 200, body: JSON.stringify(ctx.views.output(done)) };
+            answer = { status: 200, body: JSON.stringify(await ctx.views.output(done)) };
             return json(answer.body, 200, { "x-fal-request-id": done.id });
           }
           if (done.status === "FAILED") {
@@ -121,14 +121,14 @@ export function queueRoutes(ctx: AppContext) {
               { extra: { request_id: done.id } },
             );
           }
-          const view = ctx.views.queued(done);
+          const view = await ctx.views.queued(done);
           answer = {
             status: 202,
             body: JSON.stringify(isFalClient(request) ? forFalClient(baseUrl(ctx), view) : view),
           };
           return json(answer.body, 202);
         } finally {
-          claim.settle(answer);
+          await claim.settle(answer);
         }
       },
       {
@@ -148,9 +148,9 @@ export function queueRoutes(ctx: AppContext) {
     )
     .get(
       "/requests",
-      ({ principal, query }) => {
+      async ({ principal, query }) => {
         const { limit, cursor } = paging(query, idCursor(UUID));
-        const rows = ctx.jobs.list(principal.accountId, {
+        const rows = await ctx.jobs.list(principal.accountId, {
           limit: limit + 1,
           before: cursor,
           status: query.status,
@@ -158,7 +158,7 @@ export function queueRoutes(ctx: AppContext) {
         });
         const page = rows.slice(0, limit);
         return {
-          data: page.map((j) => ctx.views.listItem(j)),
+          data: await Promise.all(page.map(async (j) => await ctx.views.listItem(j))),
           next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
         };
       },
@@ -183,21 +183,28 @@ export function queueRoutes(ctx: AppContext) {
         response: { 200: RecordListSchema, ...errors(400, 401) },
       },
     )
-    .get("/requests/:id", ({ principal, params }) => ctx.views.record(ownedJob(ctx, principal, params.id)), {
-      params: IdParams,
-      detail: {
-        summary: "Get a request",
-        description: "The full record: status, input, price and fresh output_urls.",
+    .get(
+      "/requests/:id",
+      async ({ principal, params }) => ctx.views.record(await ownedJob(ctx, principal, params.id)),
+      {
+        params: IdParams,
+        detail: {
+          summary: "Get a request",
+          description: "The full record: status, input, price and fresh output_urls.",
+        },
+        response: { 200: RecordSchema, ...errors(400, 401, 404) },
       },
-      response: { 200: RecordSchema, ...errors(400, 401, 404) },
-    })
+    )
     .get(
       "/requests/:id/status",
       // A Response skips Elysia's runtime response validation on the hottest read; the schema
       // below still documents it, and the tests check the body's shape.
-      ({ principal, params, query }) =>
+      async ({ principal, params, query }) =>
         json(
-          ctx.views.status(ownedJob(ctx, principal, params.id), query.logs === "1" || query.logs === "true"),
+          await ctx.views.status(
+            await ownedJob(ctx, principal, params.id),
+            query.logs === "1" || query.logs === "true",
+          ),
           200,
         ),
       {
@@ -212,8 +219,8 @@ export function queueRoutes(ctx: AppContext) {
     )
     .get(
       "/requests/:id/status/stream",
-      ({ principal, params, query, request }) => {
-        const job = ownedJob(ctx, principal, params.id);
+      async ({ principal, params, query, request }) => {
+        const job = await ownedJob(ctx, principal, params.id);
         return statusStream(
           ctx,
           job.id,
@@ -238,8 +245,8 @@ export function queueRoutes(ctx: AppContext) {
     )
     .get(
       "/requests/:id/response",
-      ({ principal, params }) => {
-        const job = ownedJob(ctx, principal, params.id);
+      async ({ principal, params }) => {
+        const job = await ownedJob(ctx, principal, params.id);
         if (job.status !== "COMPLETED") {
           throw new DomainError(
             "request_not_ready",
@@ -249,7 +256,7 @@ export function queueRoutes(ctx: AppContext) {
             },
           );
         }
-        return json(ctx.views.output(job), 200, { "x-fal-request-id": job.id });
+        return json(await ctx.views.output(job), 200, { "x-fal-request-id": job.id });
       },
       {
         params: IdParams,
@@ -260,7 +267,7 @@ export function queueRoutes(ctx: AppContext) {
         response: { 200: t.Record(t.String(), t.Unknown()), ...errors(400, 401, 404, 409) },
       },
     )
-    .post("/requests/:id/cancel", ({ principal, params }) => cancel(ctx, principal, params.id), {
+    .post("/requests/:id/cancel", async ({ principal, params }) => await cancel(ctx, principal, params.id), {
       params: IdParams,
       detail: {
         summary: "Cancel a request",
@@ -271,7 +278,7 @@ export function queueRoutes(ctx: AppContext) {
         ...errors(400, 401, 404, 409),
       },
     })
-    .put("/requests/:id/cancel", ({ principal, params }) => cancel(ctx, principal, params.id), {
+    .put("/requests/:id/cancel", async ({ principal, params }) => await cancel(ctx, principal, params.id), {
       params: IdParams,
       detail: { summary: "Cancel a request (PUT)", description: "Same as POST." },
       response: {
@@ -281,10 +288,10 @@ export function queueRoutes(ctx: AppContext) {
     });
 }
 
-export function cancel(ctx: AppContext, principal: Principal, id: string) {
-  const job = ownedJob(ctx, principal, id);
-  if (!ctx.jobs.cancel(job.id, Date.now())) {
-    const now = ctx.jobs.get(job.id)!;
+export async function cancel(ctx: AppContext, principal: Principal, id: string) {
+  const job = await ownedJob(ctx, principal, id);
+  if (!(await ctx.jobs.cancel(job.id, Date.now()))) {
+    const now = (await ctx.jobs.get(job.id))!;
     throw new DomainError(
       "not_cancellable",
       `The request is ${now.status}; only IN_QUEUE requests can be cancelled.`,
@@ -309,7 +316,7 @@ export function statusStream(
   let off: () => void = () => {};
   let keepAlive: ReturnType<typeof setInterval> | undefined;
   const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
+    async start(controller) {
       let last = "";
       const close = () => {
         if (closed) return;
@@ -318,10 +325,10 @@ export function statusStream(
         clearInterval(keepAlive);
         controller.close();
       };
-      const push = () => {
+      const push = async () => {
         if (closed) return;
-        const job = ctx.jobs.get(id)!;
-        const body = JSON.stringify(map(ctx.views.status(job, withLogs)));
+        const job = (await ctx.jobs.get(id))!;
+        const body = JSON.stringify(map(await ctx.views.status(job, withLogs)));
         if (body !== last) {
           last = body;
           controller.enqueue(enc.encode(`event: status\ndata: ${body}\n\n`));
@@ -331,7 +338,7 @@ export function statusStream(
       off = ctx.events.onJob(id, push);
       keepAlive = setInterval(() => !closed && controller.enqueue(enc.encode(": keep-alive\n\n")), 15_000);
       signal.addEventListener("abort", close, { once: true });
-      push();
+      await push();
     },
     cancel() {
       closed = true;

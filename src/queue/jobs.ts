@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 import type { StoredOutput } from "../files/output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
@@ -87,10 +88,27 @@ export const SWEEP_SQL = {
   pastDeadline: "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND deadline_at < ?",
 } as const;
 
+/** ` FOR UPDATE` on PostgreSQL (a row read to decide a write); SQLite does not parse it. */
+function forUpdate(sql: Sql): string {
+  return sql.dialect === "postgres" ? " FOR UPDATE" : "";
+}
+
+/**
+ * The values of a JSON array parameter as a sub-select (`?N` when numbered): SQLite's json_each,
+ * PostgreSQL's jsonb_array_elements_text. A list of any length in one prepared statement.
+ */
+function jsonList(sql: Sql, n?: number): string {
+  const p = n === undefined ? "?" : `?${n}`;
+  return sql.dialect === "postgres"
+    ? // The parameter typed text: typed jsonb, Bun.sql would send the string as a JSON string.
+      `SELECT value FROM jsonb_array_elements_text(CAST(CAST(${p} AS TEXT) AS jsonb))`
+    : `SELECT value FROM json_each(${p})`;
+}
+
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
-export type FinalStateHook = (job: JobRow) => void;
+export type FinalStateHook = (tx: Sql, job: JobRow) => Promise<void> | void;
 
 /**
  * The job state machine, enforced here and nowhere else. Every transition is a compare-and-swap
@@ -98,100 +116,132 @@ export type FinalStateHook = (job: JobRow) => void;
  * the same transaction as its settlement (charge or release of the job's hold) and its hooks, so
  * no job is settled twice or ends without a settlement. Listeners are told after the commit.
  */
-export class JobStore {
-  private readonly s;
-  private seq: bigint;
+export class JobStore extends SqlStore {
+  /** The last sequence number given (shared by every view of this store). */
+  private readonly seq = { last: 0n };
+  private readonly index = new QueueIndex([]);
+  /** The sequence and the queue index, read once at start. */
+  private readonly ready: Promise<void>;
 
   constructor(
-    private readonly db: Database,
-    private readonly ledger: Ledger,
+    sql: Sql,
+    private ledger: Ledger,
     private readonly events: JobEvents,
     private readonly finalHooks: FinalStateHook[] = [],
   ) {
-    this.s = {
-      insert: db.prepare(
-        `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
-           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      get: db.prepare<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
-      getOwned: db.prepare<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
-      openForKey: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM api_keys WHERE id = ?"),
-      addOpen: db.prepare("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-      openForPerson: db.prepare<{ n: bigint }, [string]>("SELECT open_jobs AS n FROM people WHERE id = ?"),
-      addPersonOpen: db.prepare("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
-      byPerson: db.prepare<JobRow, [string, string, string, number]>(
-        `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
-      ),
-      queued: db.prepare<{ provider: string; model_id: string; seq: bigint }, []>(
-        "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
-      ),
-      nextQueued: db.prepare<JobRow, [string, number, string]>(
-        `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
-           AND model_id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY seq LIMIT 1`,
-      ),
-      claim: db.prepare<JobRow, [string, number, number, string]>(
-        `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
-           started_at = coalesce(started_at, ?3)
-         WHERE id = ?4 AND status = 'IN_QUEUE' RETURNING *`,
-      ),
-      renew: db.prepare(
-        "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
-      ),
-      setUpstream: db.prepare("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
-      toFinal: db.prepare<
-        JobRow,
-        [string, string | null, string | null, string | null, string | null, number, string, string]
-      >(
-        `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
-           completed_at = ?6, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?7 AND status IN (SELECT value FROM json_each(?8)) RETURNING *`,
-      ),
-      requeue: db.prepare<JobRow, [number, string]>(
-        `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
-      ),
-      expiredLeases: db.prepare<JobRow, [number]>(SWEEP_SQL.expiredLeases),
-      pastDeadline: db.prepare<JobRow, [number]>(SWEEP_SQL.pastDeadline),
-      insertOutput: db.prepare(
-        `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      outputIndexes: db.prepare<{ idx: bigint }, [string]>(
-        "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
-      ),
-      outputFile: db.prepare<OutputFileRow, [string, number]>(
-        `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
-         WHERE o.job_id = ? AND o.idx = ?`,
-      ),
-      // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
-      countDownload: db.prepare<{ downloads: bigint }, [string, number, number]>(
-        "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
-      ),
-      expiredOutputs: db.prepare<{ job_id: string; idx: bigint; path: string }, [number, number]>(
-        "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
-      ),
-      deleteOutput: db.prepare("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
-      logCount: db.prepare<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
-      insertLog: db.prepare("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
-      logs: db.prepare<{ at: bigint; level: string; message: string }, [string]>(
-        "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
-      ),
-      maxSeq: db.prepare<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
-      lastJobAt: db.prepare<{ created_at: bigint }, [string]>(
-        "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
-      ),
-      outputRows: db.prepare<
-        { idx: bigint; content_type: string; size: bigint; expires_at: bigint },
-        [string]
-      >("SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx"),
-    };
-    this.seq = this.s.maxSeq.get()?.s ?? 0n;
-    this.index = new QueueIndex(this.s.queued.all());
+    super(sql);
+    this.ready = this.load().then(() => undefined);
   }
 
-  private readonly index: QueueIndex;
+  private async load(): Promise<void> {
+    this.seq.last = (await this.s.maxSeq.get())?.s ?? 0n;
+    for (const row of await this.s.queued.all()) this.index.add(row);
+  }
+
+  /** Resolves once the store read its sequence and queue index (at start). */
+  whenReady(): Promise<void> {
+    return this.ready;
+  }
+
+  protected override bound(tx: Sql): void {
+    this.ledger = this.ledger.in(tx);
+  }
+
+  protected override s = {
+    insert: this.q(
+      `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
+    getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
+    // PostgreSQL (READ COMMITTED): the counter's row is locked when read inside the opening
+    // transaction, so concurrent opens cannot both pass the in-flight cap (SQLite: one writer).
+    openForKey: this.q<{ n: bigint }, [string]>(
+      `SELECT open_jobs AS n FROM api_keys WHERE id = ?${forUpdate(this.sql)}`,
+    ),
+    addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
+    openForPerson: this.q<{ n: bigint }, [string]>(
+      `SELECT open_jobs AS n FROM people WHERE id = ?${forUpdate(this.sql)}`,
+    ),
+    addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
+    byPerson: this.q<JobRow, [string, string, string, number]>(
+      `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
+    ),
+    queued: this.q<{ provider: string; model_id: string; seq: bigint }, []>(
+      "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
+    ),
+    nextQueued: this.q<JobRow, [string, number, string]>(
+      `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
+           AND model_id NOT IN (${jsonList(this.sql)})
+         ORDER BY seq LIMIT 1`,
+    ),
+    // PostgreSQL: concurrent workers (of every instance) each take a different job: the row is
+    // locked by the sub-select and skipped by the others, so the claim is one statement and never
+    // comes back empty while a runnable job is free (a plain select-then-CAS could lose the race).
+    claimPg: this.q<JobRow, [string, number, number, string, number, string]>(
+      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
+           started_at = coalesce(started_at, ?3)
+         WHERE id = (SELECT id FROM jobs WHERE status = 'IN_QUEUE' AND provider = ?4 AND not_before <= ?5
+             AND model_id NOT IN (${jsonList(this.sql, 6)})
+           ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING *`,
+    ),
+    claim: this.q<JobRow, [string, number, number, string]>(
+      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
+           started_at = coalesce(started_at, ?3)
+         WHERE id = ?4 AND status = 'IN_QUEUE' RETURNING *`,
+    ),
+    renew: this.q(
+      "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
+    ),
+    setUpstream: this.q("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
+    toFinal: this.q<
+      JobRow,
+      [string, string | null, string | null, string | null, string | null, number, string, string]
+    >(
+      `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
+           completed_at = ?6, lease_owner = NULL, lease_until = NULL
+         WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) RETURNING *`,
+    ),
+    requeue: this.q<JobRow, [number, string]>(
+      `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
+         WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
+    ),
+    expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
+    pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
+    insertOutput: this.q(
+      `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    outputIndexes: this.q<{ idx: bigint }, [string]>(
+      "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
+    ),
+    outputFile: this.q<OutputFileRow, [string, number]>(
+      `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
+         WHERE o.job_id = ? AND o.idx = ?`,
+    ),
+    // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
+    countDownload: this.q<{ downloads: bigint }, [string, number, number]>(
+      "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
+    ),
+    expiredOutputs: this.q<{ job_id: string; idx: bigint; path: string }, [number, number]>(
+      "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
+    ),
+    deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
+    logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
+    insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+    logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
+      "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
+    ),
+    maxSeq: this.q<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
+    lastJobAt: this.q<{ created_at: bigint }, [string]>(
+      "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
+    ),
+    outputRows: this.q<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }, [string]>(
+      "SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx",
+    ),
+  };
 
   /** Call after the submit transaction committed: the job is now visible in the queue. */
   markQueued(job: JobRow): void {
@@ -202,13 +252,14 @@ export class JobStore {
    * Inserts a queued job (or, with `runningUntil`, one its request runs). Call inside the submit
    * transaction, after the hold was placed.
    */
-  insert(j: NewJob): JobRow {
+  async insert(j: NewJob): Promise<JobRow> {
     // Only the server inserts jobs, so the next sequence number is kept in memory.
-    this.seq += 1n;
+    await this.ready;
+    const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
-    this.s.insert.run(
+    await this.s.insert.run(
       j.id,
-      this.seq,
+      seq,
       j.accountId,
       j.keyId,
       j.modelId,
@@ -228,11 +279,11 @@ export class JobStore {
       running ? j.createdAt : null,
       j.personId ?? null,
     );
-    if (j.keyId) this.s.addOpen.run(1, j.keyId);
-    if (j.personId) this.s.addPersonOpen.run(1, j.personId);
+    if (j.keyId) await this.s.addOpen.run(1, j.keyId);
+    if (j.personId) await this.s.addPersonOpen.run(1, j.personId);
     return {
       id: j.id,
-      seq: this.seq,
+      seq,
       account_id: j.accountId,
       key_id: j.keyId,
       person_id: j.personId ?? null,
@@ -261,30 +312,35 @@ export class JobStore {
     };
   }
 
-  get(id: string): JobRow | null {
-    return this.s.get.get(id);
+  async get(id: string): Promise<JobRow | null> {
+    return await this.s.get.get(id);
   }
 
   /** A job of this account, or null: another account's job is indistinguishable from none. */
-  getOwned(id: string, accountId: string): JobRow | null {
-    return this.s.getOwned.get(id, accountId);
+  async getOwned(id: string, accountId: string): Promise<JobRow | null> {
+    return await this.s.getOwned.get(id, accountId);
   }
 
-  openForKey(keyId: string): number {
-    return Number(this.s.openForKey.get(keyId)?.n ?? 0n);
+  async openForKey(keyId: string): Promise<number> {
+    return Number((await this.s.openForKey.get(keyId))?.n ?? 0n);
   }
 
   /** A person's open studio jobs (people.open_jobs), over every account. */
-  openForPerson(personId: string): number {
-    return Number(this.s.openForPerson.get(personId)?.n ?? 0n);
+  async openForPerson(personId: string): Promise<number> {
+    return Number((await this.s.openForPerson.get(personId))?.n ?? 0n);
   }
 
   /**
    * A person's studio jobs in one account, newest first (index jobs_by_person); `before` is the
    * id of the previous page's last job.
    */
-  listByPerson(accountId: string, personId: string, limit: number, before: string | null): JobRow[] {
-    return this.s.byPerson.all(personId, before ?? "~", accountId, limit);
+  async listByPerson(
+    accountId: string,
+    personId: string,
+    limit: number,
+    before: string | null,
+  ): Promise<JobRow[]> {
+    return await this.s.byPerson.all(personId, before ?? "~", accountId, limit);
   }
 
   /** 0-based position among queued jobs of the same model, live at each read. */
@@ -294,20 +350,23 @@ export class JobStore {
   }
 
   /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */
-  claimNext(
+  async claimNext(
     provider: string,
     busyModels: string[],
     owner: string,
     leaseMs: number,
     now: number,
-  ): JobRow | null {
-    const claimed = this.db
-      .transaction(() => {
-        const next = this.s.nextQueued.get(provider, now, JSON.stringify(busyModels));
-        if (!next) return null;
-        return this.s.claim.get(owner, now + leaseMs, now, next.id);
-      })
-      .immediate();
+  ): Promise<JobRow | null> {
+    const busy = JSON.stringify(busyModels);
+    const claimed =
+      this.sql.dialect === "postgres"
+        ? await this.s.claimPg.get(owner, now + leaseMs, now, provider, now, busy)
+        : // SQLite: one writer at a time, so the oldest runnable job read here is still queued below.
+          await this.atomic(async (self) => {
+            const next = await self.s.nextQueued.get(provider, now, busy);
+            if (!next) return null;
+            return self.s.claim.get(owner, now + leaseMs, now, next.id);
+          });
     if (claimed) {
       this.index.remove(claimed);
       this.events.changed(claimed.id);
@@ -315,19 +374,19 @@ export class JobStore {
     return claimed;
   }
 
-  renewLease(id: string, owner: string, until: number): boolean {
-    return this.s.renew.run(until, id, owner).changes === 1;
+  async renewLease(id: string, owner: string, until: number): Promise<boolean> {
+    return (await this.s.renew.run(until, id, owner)).changes === 1;
   }
 
-  setUpstreamId(id: string, upstreamId: string): void {
-    this.s.setUpstream.run(upstreamId, id);
+  async setUpstreamId(id: string, upstreamId: string): Promise<void> {
+    await this.s.setUpstream.run(upstreamId, id);
   }
 
   /**
    * IN_PROGRESS -> COMPLETED: outputs recorded, hold settled at `chargeUsdMicro` (capped at the
    * hold by the ledger), hooks run, all in one transaction. False if the job was not IN_PROGRESS.
    */
-  complete(
+  async complete(
     id: string,
     output: unknown,
     outputs: OutputRow[],
@@ -335,63 +394,68 @@ export class JobStore {
     actualUnits: string | null,
     outputTtlMs: number,
     now: number,
-  ): boolean {
-    const job = this.db
-      .transaction(() => {
-        const row = this.s.toFinal.get(
-          "COMPLETED",
-          JSON.stringify(output),
-          actualUnits,
-          null,
-          null,
-          now,
+  ): Promise<boolean> {
+    const job = await this.atomic(async (self) => {
+      const row = await self.s.toFinal.get(
+        "COMPLETED",
+        JSON.stringify(output),
+        actualUnits,
+        null,
+        null,
+        now,
+        id,
+        '["IN_PROGRESS"]',
+      );
+      if (!row) return null;
+      if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
+      if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
+      for (const o of outputs) {
+        await self.s.insertOutput.run(
           id,
-          '["IN_PROGRESS"]',
+          o.idx,
+          o.path,
+          o.contentType,
+          o.size,
+          o.sha256,
+          now,
+          now + outputTtlMs,
         );
-        if (!row) return null;
-        if (row.key_id) this.s.addOpen.run(-1, row.key_id);
-        if (row.person_id) this.s.addPersonOpen.run(-1, row.person_id);
-        for (const o of outputs) {
-          this.s.insertOutput.run(id, o.idx, o.path, o.contentType, o.size, o.sha256, now, now + outputTtlMs);
-        }
-        this.ledger.settle(row.hold_id, chargeUsdMicro);
-        for (const hook of this.finalHooks) hook(row);
-        return row;
-      })
-      .immediate();
+      }
+      await self.ledger.settle(row.hold_id, chargeUsdMicro);
+      for (const hook of self.finalHooks) await hook(self.sql, row);
+      return row;
+    });
     if (job) this.events.changed(id);
     return job !== null;
   }
 
   /** IN_QUEUE|IN_PROGRESS -> FAILED, releasing the hold (nothing charged). */
-  fail(id: string, code: string, message: string, now: number): boolean {
-    return this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now);
+  async fail(id: string, code: string, message: string, now: number): Promise<boolean> {
+    return await this.finish(id, "FAILED", ["IN_QUEUE", "IN_PROGRESS"], code, message, now);
   }
 
   /** IN_QUEUE -> CANCELLED, releasing the hold. False if the job had left IN_QUEUE. */
-  cancel(id: string, now: number): boolean {
-    return this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now);
+  async cancel(id: string, now: number): Promise<boolean> {
+    return await this.finish(id, "CANCELLED", ["IN_QUEUE"], null, null, now);
   }
 
-  private finish(
+  private async finish(
     id: string,
     to: JobStatus,
     from: JobStatus[],
     code: string | null,
     message: string | null,
     now: number,
-  ): boolean {
-    const job = this.db
-      .transaction(() => {
-        const row = this.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
-        if (!row) return null;
-        if (row.key_id) this.s.addOpen.run(-1, row.key_id);
-        if (row.person_id) this.s.addPersonOpen.run(-1, row.person_id);
-        this.ledger.release(row.hold_id, code ?? to.toLowerCase());
-        for (const hook of this.finalHooks) hook(row);
-        return row;
-      })
-      .immediate();
+  ): Promise<boolean> {
+    const job = await this.atomic(async (self) => {
+      const row = await self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
+      if (!row) return null;
+      if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
+      if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
+      await self.ledger.release(row.hold_id, code ?? to.toLowerCase());
+      for (const hook of self.finalHooks) await hook(self.sql, row);
+      return row;
+    });
     if (job) {
       this.index.remove(job);
       this.events.changed(id);
@@ -400,8 +464,8 @@ export class JobStore {
   }
 
   /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
-  requeue(id: string, notBefore: number): boolean {
-    const row = this.s.requeue.get(notBefore, id);
+  async requeue(id: string, notBefore: number): Promise<boolean> {
+    const row = await this.s.requeue.get(notBefore, id);
     if (row) {
       this.index.add(row);
       this.events.changed(id);
@@ -411,20 +475,20 @@ export class JobStore {
   }
 
   /** Running jobs whose lease lapsed, oldest submit first. */
-  expiredLeases(now: number): JobRow[] {
-    return bySeq(this.s.expiredLeases.all(now));
+  async expiredLeases(now: number): Promise<JobRow[]> {
+    return bySeq(await this.s.expiredLeases.all(now));
   }
 
   /** Open jobs past their model's time limit, oldest submit first. */
-  pastDeadline(now: number): JobRow[] {
-    return bySeq(this.s.pastDeadline.all(now));
+  async pastDeadline(now: number): Promise<JobRow[]> {
+    return bySeq(await this.s.pastDeadline.all(now));
   }
 
   /**
    * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job.
    * Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
    */
-  list(
+  async list(
     accountId: string,
     o: {
       limit: number;
@@ -434,7 +498,7 @@ export class JobStore {
       keyId?: string;
       source?: "API" | "STUDIO";
     },
-  ): JobRow[] {
+  ): Promise<JobRow[]> {
     const where = ["account_id = ?", "id < ?"];
     const args: (string | number)[] = [accountId, o.before ?? "~"];
     const filter = (column: string, value: string | undefined) => {
@@ -447,54 +511,54 @@ export class JobStore {
     filter("key_id", o.keyId);
     filter("source", o.source);
     args.push(o.limit);
-    return this.db
-      .query<JobRow, (string | number)[]>(
-        `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
-      )
-      .all(...args);
+    return await this.q<JobRow, (string | number)[]>(
+      `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
+    ).all(...args);
   }
 
   /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */
-  lastJobAt(keyId: string): bigint | null {
-    return this.s.lastJobAt.get(keyId)?.created_at ?? null;
+  async lastJobAt(keyId: string): Promise<bigint | null> {
+    return (await this.s.lastJobAt.get(keyId))?.created_at ?? null;
   }
 
   /** A job's stored outputs in index order: what each is, for previews (links come from the views). */
-  outputRows(jobId: string): { idx: bigint; content_type: string; size: bigint; expires_at: bigint }[] {
-    return this.s.outputRows.all(jobId);
+  async outputRows(
+    jobId: string,
+  ): Promise<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }[]> {
+    return await this.s.outputRows.all(jobId);
   }
 
-  appendLog(id: string, level: string, message: string, now: number): void {
-    const n = this.s.logCount.get(id)!.n;
+  async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
+    const n = (await this.s.logCount.get(id))!.n;
     if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
-    this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
+    await this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
   }
 
-  logs(id: string) {
-    return this.s.logs.all(id);
+  async logs(id: string) {
+    return await this.s.logs.all(id);
   }
 
   /** The indexes of a job's stored outputs, in order. */
-  outputIndexes(jobId: string): number[] {
-    return this.s.outputIndexes.all(jobId).map(({ idx }) => Number(idx));
+  async outputIndexes(jobId: string): Promise<number[]> {
+    return (await this.s.outputIndexes.all(jobId)).map(({ idx }) => Number(idx));
   }
 
   /** One stored output with the account of its job, or null. */
-  outputFile(jobId: string, idx: number): OutputFileRow | null {
-    return this.s.outputFile.get(jobId, idx);
+  async outputFile(jobId: string, idx: number): Promise<OutputFileRow | null> {
+    return await this.s.outputFile.get(jobId, idx);
   }
 
   /** Counts one full download unless the output already reached `cap`; false when it had. */
-  countDownload(jobId: string, idx: number, cap: number): boolean {
-    return this.s.countDownload.get(jobId, idx, cap) !== null;
+  async countDownload(jobId: string, idx: number, cap: number): Promise<boolean> {
+    return (await this.s.countDownload.get(jobId, idx, cap)) !== null;
   }
 
   /** Up to `limit` outputs past their retention (the caller deletes them and their bytes). */
-  expiredOutputs(now: number, limit: number): { job_id: string; idx: bigint; path: string }[] {
-    return this.s.expiredOutputs.all(now, limit);
+  async expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]> {
+    return await this.s.expiredOutputs.all(now, limit);
   }
 
-  deleteOutput(jobId: string, idx: bigint): void {
-    this.s.deleteOutput.run(jobId, idx);
+  async deleteOutput(jobId: string, idx: bigint): Promise<void> {
+    await this.s.deleteOutput.run(jobId, idx);
   }
 }

@@ -8,26 +8,29 @@ import type { JobStore } from "./jobs.ts";
  * sweep. A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
  * resubmitted); any other is failed and its hold released.
  */
-export function recoverJobs(
+export async function recoverJobs(
   jobs: JobStore,
   providers: Map<string, Provider>,
   now: number,
   atStartup: boolean,
-): { requeued: number; failed: number } {
+): Promise<{ requeued: number; failed: number }> {
   let requeued = 0;
   let failed = 0;
-  for (const job of jobs.pastDeadline(now)) {
-    if (jobs.fail(job.id, "generation_failed", "The job exceeded the model's time limit.", now)) failed++;
+  for (const job of await jobs.pastDeadline(now)) {
+    if (await jobs.fail(job.id, "generation_failed", "The job exceeded the model's time limit.", now))
+      failed++;
   }
-  const orphans = atStartup ? jobs.expiredLeases(Number.MAX_SAFE_INTEGER) : jobs.expiredLeases(now);
+  const orphans = atStartup
+    ? await jobs.expiredLeases(Number.MAX_SAFE_INTEGER)
+    : await jobs.expiredLeases(now);
   for (const job of orphans) {
     const provider = providers.get(job.provider);
     // A chat call lives in its HTTP request: when the process died, so did the request.
     if (job.kind !== "text" && provider?.resumable({ upstreamId: job.upstream_id })) {
-      jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
-      if (jobs.requeue(job.id, now)) requeued++;
+      await jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
+      if (await jobs.requeue(job.id, now)) requeued++;
     } else if (
-      jobs.fail(
+      await jobs.fail(
         job.id,
         "generation_failed",
         "The worker running this job was lost and the job cannot be resumed.",

@@ -73,8 +73,8 @@ function bad(param: string, message: string): never {
   throw new DomainError("validation_error", message, { param });
 }
 
-function priceOf(s: Pick<RequestStores, "ledger">, job: JobRow): RequestPrice {
-  const hold = s.ledger.getHold(job.hold_id);
+async function priceOf(s: Pick<RequestStores, "ledger">, job: JobRow): Promise<RequestPrice> {
+  const hold = await s.ledger.getHold(job.hold_id);
   const quote = JSON.parse(job.quote) as { amount_usd_micro?: string };
   return {
     currency: hold?.currency ?? "USD",
@@ -89,7 +89,11 @@ function priceOf(s: Pick<RequestStores, "ledger">, job: JobRow): RequestPrice {
  * One page of an account's requests, newest first. Filters on another account's key simply match
  * nothing: every query is scoped to the account. Bad filter values are 400 validation_error.
  */
-export function listRequests(s: RequestStores, accountId: string, f: RequestFilters = {}): RequestPage {
+export async function listRequests(
+  s: RequestStores,
+  accountId: string,
+  f: RequestFilters = {},
+): Promise<RequestPage> {
   const limit = f.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     bad("limit", "limit must be an integer from 1 to 100.");
@@ -102,7 +106,7 @@ export function listRequests(s: RequestStores, accountId: string, f: RequestFilt
     bad("status", `status must be one of ${JOB_STATUSES.join(", ")}.`);
   if (f.source && f.source !== "API" && f.source !== "STUDIO") bad("source", "source must be API or STUDIO.");
 
-  const rows = s.jobs.list(accountId, {
+  const rows = await s.jobs.list(accountId, {
     limit: limit + 1,
     before: f.cursor || null,
     status: f.status || undefined,
@@ -111,21 +115,23 @@ export function listRequests(s: RequestStores, accountId: string, f: RequestFilt
     source: (f.source || undefined) as "API" | "STUDIO" | undefined,
   });
   const page = rows.slice(0, limit);
-  const names = new Map(s.accounts.listKeys(accountId).map((k) => [k.id, k.name]));
+  const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
   return {
-    items: page.map((job) => ({
-      id: job.id,
-      created_at: iso(job.created_at)!,
-      completed_at: iso(job.completed_at),
-      status: job.status,
-      model_id: job.model_id,
-      kind: job.kind,
-      source: job.source,
-      key_id: job.key_id,
-      key_name: job.key_id === null ? null : (names.get(job.key_id) ?? null),
-      error_code: job.error_code,
-      price: priceOf(s, job),
-    })),
+    items: await Promise.all(
+      page.map(async (job) => ({
+        id: job.id,
+        created_at: iso(job.created_at)!,
+        completed_at: iso(job.completed_at),
+        status: job.status,
+        model_id: job.model_id,
+        kind: job.kind,
+        source: job.source,
+        key_id: job.key_id,
+        key_name: job.key_id === null ? null : (names.get(job.key_id) ?? null),
+        error_code: job.error_code,
+        price: await priceOf(s, job),
+      })),
+    ),
     next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
   };
 }
@@ -172,21 +178,27 @@ export interface RequestDetail extends RequestSummary {
 }
 
 /** A request of this account with everything its page shows; another account's id is 404 not_found. */
-export function requestDetail(s: RequestStores, accountId: string, requestId: string): RequestDetail {
-  const job = UUID_PATTERN.test(requestId) ? s.jobs.getOwned(requestId, accountId) : null;
+export async function requestDetail(
+  s: RequestStores,
+  accountId: string,
+  requestId: string,
+): Promise<RequestDetail> {
+  const job = UUID_PATTERN.test(requestId) ? await s.jobs.getOwned(requestId, accountId) : null;
   if (!job) throw new DomainError("not_found", `No request ${requestId}.`, { param: "request_id" });
-  const record = s.views.record(job);
-  const hold = s.ledger.getHold(job.hold_id);
+  const record = await s.views.record(job);
+  const hold = await s.ledger.getHold(job.hold_id);
   const quote = JSON.parse(job.quote) as { unit?: string; units?: string };
-  const price = priceOf(s, job);
-  const key = job.key_id ? s.accounts.listKeys(accountId).find((k) => k.id === job.key_id) : undefined;
+  const price = await priceOf(s, job);
+  const key = job.key_id
+    ? (await s.accounts.listKeys(accountId)).find((k) => k.id === job.key_id)
+    : undefined;
 
   const timeline: TimelineEvent[] = [
     { at: iso(job.created_at)!, event: "submitted", level: null, message: null },
   ];
   if (job.started_at !== null)
     timeline.push({ at: iso(job.started_at)!, event: "started", level: null, message: null });
-  for (const l of s.jobs.logs(job.id))
+  for (const l of await s.jobs.logs(job.id))
     timeline.push({ at: iso(l.at)!, event: "log", level: l.level, message: l.message });
   if (job.completed_at !== null) {
     timeline.push({
@@ -202,7 +214,7 @@ export function requestDetail(s: RequestStores, accountId: string, requestId: st
   const completed = job.status === "COMPLETED";
   const urls = record.output_urls;
   const outputs = completed
-    ? s.jobs.outputRows(job.id).map((o, i) => ({
+    ? (await s.jobs.outputRows(job.id)).map((o, i) => ({
         index: Number(o.idx),
         url: urls[i]!,
         content_type: o.content_type,
@@ -235,7 +247,7 @@ export function requestDetail(s: RequestStores, accountId: string, requestId: st
       fx_rate_micro: hold?.fx_rate_micro ?? null,
     },
     timeline,
-    output: completed ? s.views.output(job) : null,
+    output: completed ? await s.views.output(job) : null,
     outputs,
     webhook: record.webhook,
     usage: "usage" in record ? ((record.usage as RequestDetail["usage"]) ?? null) : null,

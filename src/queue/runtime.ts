@@ -1,6 +1,6 @@
-import type { Database } from "bun:sqlite";
 import type { LiveSettings } from "../config/schema.ts";
 import { GroupCommit } from "../db/group-commit.ts";
+import type { Sql } from "../db/sql.ts";
 import type { BlobStore } from "../files/blobs.ts";
 import { LocalBlobStore } from "../files/blobs-local.ts";
 import { OutputStore } from "../files/output-store.ts";
@@ -40,16 +40,16 @@ export interface QueueOptions {
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
-export function createQueueServices(db: Database, services: { ledger: Ledger }, o: QueueOptions) {
+export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: QueueOptions) {
   const events = new JobEvents();
-  const outbox = new WebhookOutbox(db, {});
-  const webhookSecrets = new WebhookSecretStore(db);
+  const outbox = new WebhookOutbox(sql, {});
+  const webhookSecrets = new WebhookSecretStore(sql);
   // Inside the final-state transaction: a delivery exists exactly when the final state committed.
   // The dispatcher starts later (background); until then a wake-up is a no-op and its timer finds the row.
   const webhookWaker = { wake: () => {} };
-  const enqueueWebhook = (job: JobRow) => {
+  const enqueueWebhook = async (tx: Sql, job: JobRow) => {
     if (job.webhook_url) {
-      outbox.enqueue({
+      await outbox.in(tx).enqueue({
         requestId: job.id,
         accountId: job.account_id,
         url: job.webhook_url,
@@ -60,41 +60,44 @@ export function createQueueServices(db: Database, services: { ledger: Ledger }, 
   };
   // Counted inside the final-state transaction, like the webhook: its commit is the event.
   const metrics = new Metrics();
-  const countFinal = (job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
+  const countFinal = (_tx: Sql, job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
   services.ledger.onCharge = (currency, modelId, micro) =>
     metrics.charged.inc([currency, modelId ?? ""], micro);
-  const jobs = new JobStore(db, services.ledger, events, [enqueueWebhook, countFinal]);
+  const jobs = new JobStore(sql, services.ledger, events, [enqueueWebhook, countFinal]);
   const blobs = o.blobs ?? new LocalBlobStore(o.filesRoot);
   const outputs = new OutputStore(blobs);
-  const files = new FileStore(db, blobs, jobs);
+  const files = new FileStore(sql, blobs, jobs);
   const signer = new LinkSigner(o.linkSecrets);
 
   const viewCtx: ViewContext = {
     baseUrl: o.baseUrl,
     queuePosition: (job) => jobs.queuePosition(job),
-    logs: (id) => jobs.logs(id),
-    hold: (id) => services.ledger.getHold(id),
-    webhook: (job) => {
+    logs: async (id) => await jobs.logs(id),
+    hold: async (id) => await services.ledger.getHold(id),
+    webhook: async (job) => {
       if (!job.webhook_url) return null;
-      const d = outbox.deliveryFor(job.id);
+      const d = await outbox.deliveryFor(job.id);
       return { url: job.webhook_url, status: d?.status ?? "not_sent", attempts: d?.attempts ?? 0 };
     },
-    outputUrls: (job) => {
+    outputUrls: async (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.
       const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
-      return jobs
-        .outputIndexes(job.id)
-        .map(
-          (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
-        );
+      return (await jobs.outputIndexes(job.id)).map(
+        (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
+      );
     },
   };
   const views = {
-    queued: (job: JobRow) => queuedRequestView(job, viewCtx),
-    status: (job: JobRow, withLogs: boolean) => statusView(job, viewCtx, withLogs),
-    record: (job: JobRow) => recordView(job, viewCtx),
-    listItem: (job: JobRow) => listItemView(job, viewCtx),
-    output: (job: JobRow) => renderOutput(job, viewCtx),
+    /** With `tx`: rendered inside the transaction that opened the job (its stored Idempotency answer). */
+    queued: async (job: JobRow, tx?: Sql) =>
+      await queuedRequestView(
+        job,
+        tx ? { ...viewCtx, hold: async (id) => await services.ledger.in(tx).getHold(id) } : viewCtx,
+      ),
+    status: async (job: JobRow, withLogs: boolean) => await statusView(job, viewCtx, withLogs),
+    record: async (job: JobRow) => await recordView(job, viewCtx),
+    listItem: async (job: JobRow) => await listItemView(job, viewCtx),
+    output: async (job: JobRow) => await renderOutput(job, viewCtx),
   };
   const providers = new Map<string, Provider>();
   const circuits = new Map<string, CircuitBreaker>();
@@ -114,10 +117,10 @@ export function createQueueServices(db: Database, services: { ledger: Ledger }, 
     outbox,
     webhookSecrets,
     webhookWaker,
-    idempotency: new IdempotencyStore(db),
-    submits: new GroupCommit(db),
+    idempotency: new IdempotencyStore(sql),
+    submits: new GroupCommit(sql),
     rateLimiter: new WriteRateLimiter(),
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
   };
 }
-export type QueueServices = ReturnType<typeof createQueueServices>;
+export type QueueServices = Awaited<ReturnType<typeof createQueueServices>>;

@@ -1,6 +1,7 @@
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
+import type { Sql } from "../db/sql.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import type { IdempotencyClaim, Once, StoredResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -68,7 +69,7 @@ export interface NewJobRequest {
    * claim their key around the whole call instead (IdempotencyStore.claimRunning) and pass null.
    */
   idempotency: IdempotencyClaim | null;
-  answer?: (ctx: AppContext, job: JobRow) => StoredResponse;
+  answer?: (ctx: AppContext, job: JobRow, tx: Sql) => StoredResponse | Promise<StoredResponse>;
 }
 
 /**
@@ -121,9 +122,10 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const now = Date.now();
   const deadline = now + model.time_limit_seconds * 1000;
   const id = Bun.randomUUIDv7();
-  const insert = (): JobRow => {
+  const insert = async (tx: Sql): Promise<JobRow> => {
+    const jobs = ctx.jobs.in(tx);
     // Keyed openers count their key (as before, one statement); keyless ones their person.
-    const open = keyId !== null ? ctx.jobs.openForKey(keyId) : ctx.jobs.openForPerson(personId!);
+    const open = keyId !== null ? await jobs.openForKey(keyId) : await jobs.openForPerson(personId!);
     if (open >= who.maxInFlight) {
       const what = inRequest ? "calls" : "jobs";
       throw new DomainError(
@@ -134,7 +136,7 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
         { retryAfterSeconds: 1 },
       );
     }
-    const hold = ctx.ledger.reserve({
+    const hold = await ctx.ledger.in(tx).reserve({
       accountId: who.accountId,
       keyId,
       modelId: model.id,
@@ -142,7 +144,7 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
       source: who.source,
       quotedUsdMicro: r.quote.amount_usd_micro,
     });
-    return ctx.jobs.insert({
+    return jobs.insert({
       id,
       accountId: who.accountId,
       keyId,
@@ -165,8 +167,14 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
   const opened: Once<JobRow> =
     claim === null
       ? { replay: null, value: await ctx.submits.run(insert) }
-      : await ctx.submits.run(() =>
-          ctx.idempotency.once(keyId!, claim, insert, (job) => r.answer!(ctx, job)),
+      : await ctx.submits.run(
+          async (tx) =>
+            await ctx.idempotency.in(tx).once(
+              keyId!,
+              claim,
+              async () => await insert(tx),
+              async (job) => await r.answer!(ctx, job, tx),
+            ),
         );
   if (opened.replay === null && !inRequest) {
     ctx.jobs.markQueued(opened.value);
@@ -186,8 +194,8 @@ export interface SubmitInput {
 }
 
 /** The answer a /queue submit stores under its Idempotency-Key: the queued request, 202. */
-function queuedAnswer(ctx: AppContext, job: JobRow): StoredResponse {
-  return { status: 202, body: JSON.stringify(ctx.views.queued(job)) };
+async function queuedAnswer(ctx: AppContext, job: JobRow, tx: Sql): Promise<StoredResponse> {
+  return { status: 202, body: JSON.stringify(await ctx.views.queued(job, tx)) };
 }
 
 /**
@@ -213,7 +221,7 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<J
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
   validateModelInput(model, input);
-  const files = resolveFileRefs(ctx.files, s.who.accountId, input);
+  const files = await resolveFileRefs(ctx.files, s.who.accountId, input);
   // Per-megapixel upscales are priced on an uploaded image's measured size.
   const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });
   const webhookUrl = webhookRaw ? (await ctx.checkWebhookUrl(webhookRaw)).toString() : null;
@@ -252,7 +260,7 @@ export async function waitForFinal(
 ): Promise<JobRow> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const job = ctx.jobs.get(id)!;
+    const job = (await ctx.jobs.get(id))!;
     const left = deadline - Date.now();
     if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
     await ctx.events.waitForChange(id, left, signal);

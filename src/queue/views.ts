@@ -5,10 +5,10 @@ import type { JobRow } from "./jobs.ts";
 export interface ViewContext {
   baseUrl: string;
   queuePosition: (job: JobRow) => number | null;
-  logs: (jobId: string) => { at: bigint; level: string; message: string }[];
-  outputUrls: (job: JobRow) => string[];
-  hold: (holdId: string) => HoldRow | null;
-  webhook: (job: JobRow) => { url: string; status: string; attempts: number } | null;
+  logs: (jobId: string) => Promise<{ at: bigint; level: string; message: string }[]>;
+  outputUrls: (job: JobRow) => Promise<string[]>;
+  hold: (holdId: string) => Promise<HoldRow | null>;
+  webhook: (job: JobRow) => Promise<{ url: string; status: string; attempts: number } | null>;
 }
 
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
@@ -32,8 +32,8 @@ export function falQueueUrls(base: string, modelId: string, id: string) {
 }
 
 /** The spec's queued request (submit 202, /run 202), plus queue_position and RUB price. */
-export function queuedRequestView(job: JobRow, v: ViewContext) {
-  const hold = v.hold(job.hold_id);
+export async function queuedRequestView(job: JobRow, v: ViewContext) {
+  const hold = await v.hold(job.hold_id);
   const quote = JSON.parse(job.quote) as { amount_usd_micro: string };
   return {
     status: job.status,
@@ -47,7 +47,7 @@ export function queuedRequestView(job: JobRow, v: ViewContext) {
 }
 
 /** The status body of CONTRACT.md. `logs` is always an array; filled only when asked for. */
-export function statusView(job: JobRow, v: ViewContext, withLogs: boolean) {
+export async function statusView(job: JobRow, v: ViewContext, withLogs: boolean) {
   return {
     status: job.status,
     request_id: job.id,
@@ -55,7 +55,7 @@ export function statusView(job: JobRow, v: ViewContext, withLogs: boolean) {
     ...urls(v.baseUrl, job.id),
     queue_position: v.queuePosition(job),
     logs: withLogs
-      ? v.logs(job.id).map((l) => ({ timestamp: iso(l.at), level: l.level, message: l.message }))
+      ? (await v.logs(job.id)).map((l) => ({ timestamp: iso(l.at), level: l.level, message: l.message }))
       : [],
     created_at: iso(job.created_at),
     started_at: iso(job.started_at),
@@ -73,9 +73,9 @@ function charged(hold: HoldRow | null, amount: bigint | null | undefined): strin
   return hold?.status === "released" ? "0" : null;
 }
 
-function priceView(job: JobRow, v: ViewContext) {
+async function priceView(job: JobRow, v: ViewContext) {
   const quote = JSON.parse(job.quote) as { unit: string; units: string; amount_usd_micro: string };
-  const hold = v.hold(job.hold_id);
+  const hold = await v.hold(job.hold_id);
   return {
     currency: hold?.currency ?? "USD",
     unit: quote.unit,
@@ -90,14 +90,14 @@ function priceView(job: JobRow, v: ViewContext) {
 }
 
 /** A list item of GET /requests: the full record without its input. */
-export function listItemView(job: JobRow, v: ViewContext) {
+export async function listItemView(job: JobRow, v: ViewContext) {
   return {
-    ...statusView(job, v, false),
+    ...(await statusView(job, v, false)),
     kind: job.kind,
     source: job.source,
-    price: priceView(job, v),
-    output_urls: job.status === "COMPLETED" ? v.outputUrls(job) : [],
-    webhook: v.webhook(job),
+    price: await priceView(job, v),
+    output_urls: job.status === "COMPLETED" ? await v.outputUrls(job) : [],
+    webhook: await v.webhook(job),
     // Chat calls: the token counts they were billed on.
     ...(job.kind === "text" && job.output
       ? {
@@ -110,13 +110,13 @@ export function listItemView(job: JobRow, v: ViewContext) {
 }
 
 /** The full record (GET /requests/{id}, the webhook body). */
-export function recordView(job: JobRow, v: ViewContext) {
-  return { ...listItemView(job, v), input: JSON.parse(job.input) as unknown };
+export async function recordView(job: JobRow, v: ViewContext) {
+  return { ...(await listItemView(job, v)), input: JSON.parse(job.input) as unknown };
 }
 
 /** The model output with media placeholders ({"$output": n}) replaced by fresh signed URLs. */
-export function renderOutput(job: JobRow, v: ViewContext): unknown {
-  const links = v.outputUrls(job);
+export async function renderOutput(job: JobRow, v: ViewContext): Promise<unknown> {
+  const links = await v.outputUrls(job);
   const walk = (x: unknown): unknown => {
     if (Array.isArray(x)) return x.map(walk);
     if (x !== null && typeof x === "object") {

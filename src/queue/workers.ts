@@ -24,7 +24,10 @@ export interface WorkerPoolOptions {
   /** Rewrites a stored input for the provider (file ids -> fresh signed URLs). */
   prepareInput: (input: Record<string, unknown>) => Record<string, unknown>;
   /** Measured pixel size of an account's uploaded file (for ProviderJob.inputImageSize). */
-  uploadedImageSize?: (fileId: string, accountId: string) => { width: number; height: number } | null;
+  uploadedImageSize?: (
+    fileId: string,
+    accountId: string,
+  ) => Promise<{ width: number; height: number } | null>;
   leaseMs?: number;
   owner?: string;
 }
@@ -99,7 +102,7 @@ export class WorkerPool {
     while (this.running) {
       let job: JobRow | null = null;
       try {
-        job = this.o.jobs.claimNext(provider, this.busyModels(), this.owner, this.leaseMs, Date.now());
+        job = await this.o.jobs.claimNext(provider, this.busyModels(), this.owner, this.leaseMs, Date.now());
       } catch (err) {
         log("error", "claim failed", { provider, ...errorFields(err) });
       }
@@ -136,7 +139,7 @@ export class WorkerPool {
     const slot = this.slots.get(job.provider);
     if (slot) slot.busy++;
     const renew = setInterval(
-      () => this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs),
+      async () => await this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs),
       this.leaseMs / 3,
     );
     const untilDeadline = Number(job.deadline_at) - Date.now();
@@ -145,7 +148,7 @@ export class WorkerPool {
       await this.execute(job, controller.signal);
     } catch (err) {
       log("error", "job crashed", { request_id: job.id, ...errorFields(err) });
-      this.o.jobs.fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
+      await this.o.jobs.fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
     } finally {
       clearInterval(renew);
       clearTimeout(deadline);
@@ -161,10 +164,11 @@ export class WorkerPool {
     const provider = this.o.providers.get(job.provider);
     const model = this.o.catalog().get(job.model_id);
     if (!provider || !model) {
-      jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now());
+      await jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now());
       return;
     }
     const stored = JSON.parse(job.input) as Record<string, unknown>;
+    let logged: Promise<unknown> = Promise.resolve();
     const pj: ProviderJob = {
       id: job.id,
       model,
@@ -172,21 +176,29 @@ export class WorkerPool {
       attempt: Number(job.attempt),
       upstreamId: job.upstream_id,
       signal,
-      log: (message) => jobs.appendLog(job.id, "info", message, Date.now()),
-      setUpstreamId: (id) => jobs.setUpstreamId(job.id, id),
-      inputImageSize: (field) => {
+      // In order, in the background: a provider logs without waiting, and a failed write is not its failure.
+      log: (message) => {
+        const at = Date.now();
+        logged = logged
+          .then(async () => await jobs.appendLog(job.id, "info", message, at))
+          .catch((err) => log("warn", "job log write failed", { job_id: job.id, ...errorFields(err) }));
+      },
+      setUpstreamId: async (id) => await jobs.setUpstreamId(job.id, id),
+      inputImageSize: async (field) => {
         const value = stored[field];
         return typeof value === "string" && this.o.uploadedImageSize
-          ? this.o.uploadedImageSize(value, job.account_id)
+          ? await this.o.uploadedImageSize(value, job.account_id)
           : null;
       },
     };
     let result: Awaited<ReturnType<Provider["run"]>>;
     try {
       result = await provider.run(pj);
+      await logged;
     } catch (err) {
+      await logged;
       if (signal.aborted && signal.reason instanceof DeadlineError) {
-        jobs.fail(
+        await jobs.fail(
           job.id,
           "generation_failed",
           `The job exceeded the model's time limit of ${model.time_limit_seconds} s.`,
@@ -196,19 +208,24 @@ export class WorkerPool {
         // Shutdown: leave the job IN_PROGRESS; its lease lapses and recovery resumes it.
       } else if (err instanceof ProviderError && err.kind === "capacity") {
         const wait = err.retryAfterMs ?? backoff(Number(job.attempt));
-        jobs.appendLog(job.id, "warn", `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`, Date.now());
-        jobs.requeue(job.id, Date.now() + wait);
+        await jobs.appendLog(
+          job.id,
+          "warn",
+          `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`,
+          Date.now(),
+        );
+        await jobs.requeue(job.id, Date.now() + wait);
       } else {
         const message = err instanceof ProviderError ? err.message : "The provider failed.";
         if (!(err instanceof ProviderError))
           log("error", "provider error", { request_id: job.id, ...errorFields(err) });
-        jobs.fail(job.id, "generation_failed", message, Date.now());
+        await jobs.fail(job.id, "generation_failed", message, Date.now());
       }
       return;
     }
     if (result.outputs.length === 0) {
       // Nothing delivered is a failed generation: the hold is released, nothing charged.
-      jobs.fail(job.id, "generation_failed", "The provider finished without any output.", Date.now());
+      await jobs.fail(job.id, "generation_failed", "The provider finished without any output.", Date.now());
       return;
     }
     // Outputs are in the store before the job is COMPLETED, so a completed job always has its media.
@@ -236,7 +253,7 @@ export class WorkerPool {
       log("error", "storing outputs failed", { request_id: job.id, ...errorFields(err) });
       await this.removeOutputs(job.id);
       const why = err instanceof ProviderError ? err.message : "The outputs could not be stored.";
-      jobs.fail(job.id, "generation_failed", why, Date.now());
+      await jobs.fail(job.id, "generation_failed", why, Date.now());
       return;
     }
     // The charge is the price of what was delivered, measured from the stored files (docs/money.md,
@@ -248,7 +265,7 @@ export class WorkerPool {
       result.outputs.map((o, i) => withMeasured(o, delivered[i]!)),
       result.extra,
     );
-    const completed = jobs.complete(
+    const completed = await jobs.complete(
       job.id,
       output,
       rows,

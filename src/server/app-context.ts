@@ -4,6 +4,8 @@ import { buildCatalog, type Catalog, CatalogError } from "../catalog/catalog.ts"
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { ConfigFile, LiveSettings, ServerSettings } from "../config/schema.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import type { Sql } from "../db/sql.ts";
+import { SqliteSql } from "../db/sql-sqlite.ts";
 import type { BlobStore } from "../files/blobs.ts";
 import { validateProviderModels } from "../providers/registry.ts";
 import { createQueueServices } from "../queue/runtime.ts";
@@ -39,8 +41,10 @@ export function liveFromConfig(file: ConfigFile | null): LoadedLive {
 }
 
 export interface AppContextOptions extends LoadedLive {
-  /** A migrated database; omitted: a fresh in-memory one (tests). */
-  db?: Database;
+  /** A migrated database; omitted: a fresh in-memory SQLite one (tests). */
+  sql?: Sql;
+  /** The SQLite connection under `sql` (null on PostgreSQL). */
+  sqlite?: Database | null;
   settings: ServerSettings;
   /** Absolute public address without a trailing slash; {base_url} is publicUrl + "/v1". */
   publicUrl: string;
@@ -75,24 +79,28 @@ export interface CreatedAppContext {
  * and by the tests' in-process app: stores, ledger, queue, files, webhooks and providers. A
  * database without accounts gets the "default" account (USD) and its first key.
  */
-export function createAppContext(o: AppContextOptions): CreatedAppContext {
-  let db = o.db;
-  if (!db) {
-    db = openDatabase(":memory:");
-    migrate(db);
+export async function createAppContext(o: AppContextOptions): Promise<CreatedAppContext> {
+  let sql = o.sql;
+  let sqlite = o.sqlite ?? null;
+  if (!sql) {
+    sqlite = openDatabase(":memory:");
+    migrate(sqlite);
+    sql = new SqliteSql(sqlite);
   }
-  const services = createServices(db, o.publicUrl, o.now, {
+  const services = createServices(sql, o.publicUrl, o.now, {
     console: () => ctx.live.console,
     payments: () => ctx.live.payments,
     passwordCost: o.passwordCost,
     smtp: () => ctx.live.smtp,
   });
   const defaultKey =
-    services.accounts.countAccounts() === 0 ? services.accounts.createAccount("default", "USD") : null;
+    (await services.accounts.countAccounts()) === 0
+      ? await services.accounts.createAccount("default", "USD")
+      : null;
   const ownerInvite = defaultKey
-    ? services.people.createInvite({ accountId: defaultKey.account.id, role: "owner", operator: true })
+    ? await services.people.createInvite({ accountId: defaultKey.account.id, role: "owner", operator: true })
     : null;
-  const queue = createQueueServices(db, services, {
+  const queue = createQueueServices(sql, services, {
     baseUrl: `${o.publicUrl}/v1`,
     filesRoot: o.filesRoot,
     blobs: o.blobs,
@@ -101,8 +109,9 @@ export function createAppContext(o: AppContextOptions): CreatedAppContext {
     live: o.live,
   });
   const shutdown = new AbortController();
+  await queue.jobs.whenReady();
   const ctx: AppContext = {
-    db,
+    sqlite,
     shutdownSignal: shutdown.signal,
     ...services,
     ...queue,

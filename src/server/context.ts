@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
 import type { QueueServices } from "../queue/runtime.ts";
 import type { Services } from "./services.ts";
 
@@ -9,7 +10,10 @@ import type { Services } from "./services.ts";
  * swapped whole on reload (SIGHUP), so handlers must read them through this object each time.
  */
 export interface AppContext extends Services, QueueServices {
-  db: Database;
+  /** The database (docs/architecture.md "Stores and transactions"). */
+  sql: Sql;
+  /** The SQLite connection under `sql`, for SQLite-only features (backup, PRAGMA checks); null on PostgreSQL. */
+  sqlite: Database | null;
   catalog: Catalog;
   live: LiveSettings;
   settings: ServerSettings;

@@ -1,8 +1,8 @@
-import type { Database } from "bun:sqlite";
 import { AccountStore } from "../accounts/accounts.ts";
 import { LowBalanceAlerts } from "../alerts/alerts.ts";
 import { CodeService } from "../codes/service.ts";
 import type { ConsoleSettings, PaymentSettings, SmtpSettings } from "../config/schema.ts";
+import type { Sql } from "../db/sql.ts";
 import { FxStore } from "../fx/rates.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { Wallet } from "../ledger/wallet.ts";
@@ -24,18 +24,18 @@ export interface ServicesOptions {
 
 /** The domain services over one database, shared by the server, the CLI and tests. */
 export function createServices(
-  db: Database,
+  sql: Sql,
   publicUrl: string,
   now?: () => number,
   options: ServicesOptions = {},
 ) {
-  const accounts = new AccountStore(db);
+  const accounts = new AccountStore(sql);
   const billingUrl = `${publicUrl}/console/billing`;
-  const ledger = new Ledger(db, { billingUrl, now });
+  const ledger = new Ledger(sql, { billingUrl, now });
   // `now` is epoch seconds (the ledger's clock); the people service and alerts count milliseconds.
   const nowMs = now ? () => now() * 1000 : undefined;
-  const mailer = new Mailer(new MailOutbox(db, { now: nowMs }), options.smtp ?? (() => null));
-  const people = new PeopleService(db, accounts, {
+  const mailer = new Mailer(new MailOutbox(sql, { now: nowMs }), options.smtp ?? (() => null));
+  const people = new PeopleService(sql, accounts, {
     publicUrl,
     now: nowMs,
     console: options.console,
@@ -43,32 +43,30 @@ export function createServices(
     notify: peopleMail(mailer, accounts),
   });
   // Wired here, not in the queue: operator commands move money too, and must disarm and re-arm.
-  const alerts = new LowBalanceAlerts(db, {
-    webhooks: new WebhookOutbox(db, { now: nowMs }),
+  const alerts = new LowBalanceAlerts(sql, {
+    webhooks: new WebhookOutbox(sql, { now: nowMs }),
     mailer,
-    owners: (id) =>
-      people
-        .listMembers(id)
-        .filter((m) => m.role === "owner")
-        .map((m) => m.email),
+    owners: async (tx, id) =>
+      (await people.listMembers(id, tx)).filter((m) => m.role === "owner").map((m) => m.email),
     billingUrl,
     now: nowMs,
   });
   ledger.balanceWatcher = alerts;
   return {
+    sql,
     accounts,
     ledger,
-    codes: new CodeService(db, accounts, ledger),
-    payments: new PaymentService(db, accounts, ledger, {
+    codes: new CodeService(sql, accounts, ledger),
+    payments: new PaymentService(sql, accounts, ledger, {
       publicUrl,
       settings: options.payments ?? (() => DISABLED_PAYMENTS),
       now,
     }),
-    fx: new FxStore(db),
-    wallet: new Wallet(db),
+    fx: new FxStore(sql),
+    wallet: new Wallet(sql),
     people,
     mailer,
     alerts,
   };
 }
-export type Services = ReturnType<typeof createServices>;
+export type Services = Awaited<ReturnType<typeof createServices>>;

@@ -1,9 +1,8 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { hashSecret } from "../accounts/keys.ts";
-import { refuseUnconvertedBackend } from "../config/load.ts";
 import type { ServerSettings } from "../config/schema.ts";
-import { migrate, openDatabase } from "../db/database.ts";
+import { openSql } from "../db/open-sql.ts";
 import { openBlobStore } from "../files/open-blobs.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
@@ -42,7 +41,6 @@ export interface RunningServer {
  * first, then the port is bound (a port in use fails here), and only then is the data dir touched.
  */
 export async function startServer(settings: ServerSettings): Promise<RunningServer> {
-  refuseUnconvertedBackend(settings.database);
   const { live, catalog } = loadLive(settings.configPath);
 
   const scheme = settings.tls ? "https" : "http";
@@ -100,17 +98,12 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     ensureWritableDataDir(paths);
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
     const blobs = openBlobStore(settings.storage, paths.root, { atStart: true });
-    const db = openDatabase(paths.database);
-    try {
-      migrate(db);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
+    const database = await openSql(settings.database ?? { kind: "sqlite" }, paths.database);
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
-    const { ctx, shutdown, defaultKey, ownerInvite } = createAppContext({
-      db,
+    const { ctx, shutdown, defaultKey, ownerInvite } = await createAppContext({
+      sql: database.sql,
+      sqlite: database.sqlite,
       live,
       catalog,
       settings,
@@ -122,8 +115,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     });
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
-    if (ctx.live.fxRefresh && !ctx.fx.get("RUB")) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
-    const background = startBackground(ctx);
+    if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
+    const background = await startBackground(ctx);
     const app = createApp(ctx);
     const handle = app.fetch;
     server.reload({
@@ -184,7 +177,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         metricsServer?.stop(true);
         // Running jobs get 10 s; the rest stay IN_PROGRESS and are resumed at the next start.
         await background.stop(10_000);
-        db.close();
+        await database.close();
       },
     };
   } catch (err) {

@@ -28,13 +28,13 @@ function inputObject(input: unknown): Record<string, unknown> {
 }
 
 /** Exactly what POST /v1/estimate answers for this account and input (same function, same errors). */
-export function studioEstimate(
+export async function studioEstimate(
   ctx: AppContext,
   accountId: string,
   modelId: string,
   input: unknown,
-): AccountEstimate {
-  return accountEstimate(ctx, accountId, modelId, inputObject(input ?? {}));
+): Promise<AccountEstimate> {
+  return await accountEstimate(ctx, accountId, modelId, inputObject(input ?? {}));
 }
 
 /**
@@ -88,16 +88,16 @@ export interface ChatEstimate {
  * (chatQuote, what startChat reserves), priced for the account by POST /v1/estimate's function with
  * those tokens, so the two agree. The reply is then charged what its tokens cost, never more.
  */
-export function studioChatEstimate(
+export async function studioChatEstimate(
   ctx: AppContext,
   accountId: string,
   modelId: string,
   body: unknown,
-): ChatEstimate {
+): Promise<ChatEstimate> {
   const req = parseChatBody({ ...inputObject(body), model: modelId });
   const { quote } = chatQuote(resolveModel(ctx, req.model, "chat"), req);
   return {
-    estimate: accountEstimate(ctx, accountId, modelId, {
+    estimate: await accountEstimate(ctx, accountId, modelId, {
       input_tokens: quote.input_tokens,
       output_tokens: quote.output_tokens,
     }),
@@ -107,7 +107,7 @@ export function studioChatEstimate(
 }
 
 /** A studio run as the history lists it: the API's list item, plus each output's content type. */
-export type StudioRun = ReturnType<AppContext["views"]["listItem"]> & {
+export type StudioRun = Awaited<ReturnType<AppContext["views"]["listItem"]>> & {
   outputs: { index: number; url: string; content_type: string }[];
 };
 
@@ -115,12 +115,12 @@ export type StudioRun = ReturnType<AppContext["views"]["listItem"]> & {
  * The person's studio runs in the account, newest first. `cursor` is the previous page's
  * next_cursor (the id of its last run); limit 1..100 (default 24).
  */
-export function studioRuns(
+export async function studioRuns(
   ctx: AppContext,
   accountId: string,
   personId: string,
   o: { limit?: number; cursor?: string | null } = {},
-): { items: StudioRun[]; next_cursor: string | null } {
+): Promise<{ items: StudioRun[]; next_cursor: string | null }> {
   const limit = o.limit ?? 24;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     throw new DomainError("validation_error", "limit must be an integer from 1 to 100.", { param: "limit" });
@@ -128,28 +128,30 @@ export function studioRuns(
     throw new DomainError("validation_error", "cursor must be the next_cursor of a previous page.", {
       param: "cursor",
     });
-  const rows = ctx.jobs.listByPerson(accountId, personId, limit + 1, o.cursor || null);
+  const rows = await ctx.jobs.listByPerson(accountId, personId, limit + 1, o.cursor || null);
   const page = rows.slice(0, limit);
   return {
-    items: page.map((job) => {
-      const item = ctx.views.listItem(job);
-      const types = job.status === "COMPLETED" ? ctx.jobs.outputRows(job.id) : [];
-      return {
-        ...item,
-        outputs: types.map((t, i) => ({
-          index: Number(t.idx),
-          url: item.output_urls[i]!,
-          content_type: t.content_type,
-        })),
-      };
-    }),
+    items: await Promise.all(
+      page.map(async (job) => {
+        const item = await ctx.views.listItem(job);
+        const types = job.status === "COMPLETED" ? await ctx.jobs.outputRows(job.id) : [];
+        return {
+          ...item,
+          outputs: types.map((t, i) => ({
+            index: Number(t.idx),
+            url: item.output_urls[i]!,
+            content_type: t.content_type,
+          })),
+        };
+      }),
+    ),
     next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
   };
 }
 
 /** One run of the account for the run page; another account's (or a malformed id) is 404. */
-export function studioRunOf(ctx: AppContext, accountId: string, id: string): JobRow {
-  const job = UUID_PATTERN.test(id) ? ctx.jobs.getOwned(id, accountId) : null;
+export async function studioRunOf(ctx: AppContext, accountId: string, id: string): Promise<JobRow> {
+  const job = UUID_PATTERN.test(id) ? await ctx.jobs.getOwned(id, accountId) : null;
   if (!job) throw new DomainError("not_found", `No studio run ${id}.`, { param: "request_id" });
   return job;
 }

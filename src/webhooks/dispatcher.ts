@@ -22,7 +22,7 @@ export interface DispatcherDeps {
   outbox: WebhookOutbox;
   secrets: WebhookSecretStore;
   /** The full request record at send time (so the body is current), or null if the request is gone. */
-  renderRecord: (requestId: string) => unknown | null;
+  renderRecord: (requestId: string) => Promise<unknown | null>;
   /** Read at every attempt, so a config reload applies to pending deliveries too. */
   policy: () => WebhookPolicy;
   /** Clock in epoch ms. */
@@ -86,15 +86,15 @@ export class WebhookDispatcher {
       maxSleepMs: deps.maxSleepMs ?? 30_000,
       stopTimeoutMs: deps.stopTimeoutMs ?? this.timeoutMs + 5_000,
       now: this.now,
-      claim: (limit) => deps.outbox.claimDue(this.now(), limit, this.leaseMs),
-      nextDueAt: () => deps.outbox.nextDueAt(),
+      claim: async (limit) => await deps.outbox.claimDue(this.now(), limit, this.leaseMs),
+      nextDueAt: async () => await deps.outbox.nextDueAt(),
       attempt: (c) => this.attempt(c),
       idOf: (c) => c.id,
     });
   }
 
-  start(): void {
-    this.loop.start();
+  async start(): Promise<void> {
+    await this.loop.start();
   }
 
   /** Look for due deliveries now (call after an enqueue commits). */
@@ -112,7 +112,7 @@ export class WebhookDispatcher {
    * attempts. For tests and one-shot tools; returns how many attempts were made.
    */
   async runDue(): Promise<number> {
-    const claimed = this.deps.outbox.claimDue(this.now(), this.concurrency, this.leaseMs);
+    const claimed = await this.deps.outbox.claimDue(this.now(), this.concurrency, this.leaseMs);
     await Promise.all(claimed.map((c) => this.attempt(c)));
     return claimed.length;
   }
@@ -125,15 +125,14 @@ export class WebhookDispatcher {
     let gone = false;
     try {
       // An account-level event carries its body; a request's record is rendered now (current).
-      const record = c.payload ?? (c.requestId === null ? null : this.deps.renderRecord(c.requestId));
+      const record = c.payload ?? (c.requestId === null ? null : await this.deps.renderRecord(c.requestId));
       if (record === null || record === undefined) {
         gone = true;
       } else {
         const body = typeof record === "string" && c.payload !== null ? record : stringifyWithBigints(record);
         const timestamp = Math.floor(this.now() / 1000);
         // During a rotation overlap both secrets sign; receivers accept either (Standard Webhooks).
-        const signature = this.deps.secrets
-          .signingSecrets(c.accountId)
+        const signature = (await this.deps.secrets.signingSecrets(c.accountId))
           .map((s) => signWebhook(s, c.id, timestamp, body))
           .join(" ");
         const headers = {
@@ -160,21 +159,26 @@ export class WebhookDispatcher {
     let recorded: boolean;
     if (gone) {
       outcome = "failed";
-      recorded = this.deps.outbox.markFailed(c, now, null, "the request record no longer exists");
+      recorded = await this.deps.outbox.markFailed(c, now, null, "the request record no longer exists");
     } else if (status !== null && status >= 200 && status <= 299) {
       outcome = "delivered";
-      recorded = this.deps.outbox.markDelivered(c, now, status);
+      recorded = await this.deps.outbox.markDelivered(c, now, status);
     } else if (status === 410) {
       // 410 Gone: the receiver says this endpoint is retired; retrying would be pestering.
       outcome = "failed";
-      recorded = this.deps.outbox.markFailed(c, now, status, "HTTP 410: the receiver asked to stop");
+      recorded = await this.deps.outbox.markFailed(c, now, status, "HTTP 410: the receiver asked to stop");
     } else if (attempt > this.schedule.length) {
       outcome = "failed";
-      recorded = this.deps.outbox.markFailed(c, now, status, `gave up after ${attempt} attempts: ${error}`);
+      recorded = await this.deps.outbox.markFailed(
+        c,
+        now,
+        status,
+        `gave up after ${attempt} attempts: ${error}`,
+      );
     } else {
       outcome = "retry";
       nextIn = this.schedule[attempt - 1]!;
-      recorded = this.deps.outbox.markRetry(c, now, status, error, now + nextIn);
+      recorded = await this.deps.outbox.markRetry(c, now, status, error, now + nextIn);
     }
     if (!recorded) outcome = "lost_lease";
     this.deps.onOutcome?.(outcome);

@@ -34,10 +34,10 @@ function requireManage(p: Principal): void {
 /** The account's webhook signing secret: read and rotate. */
 export function webhookRoutes(ctx: AppContext & { webhookSecrets: WebhookSecretStore }) {
   return new Elysia({ prefix: "/v1", detail: { security: [{ apiKey: [] }] } })
-    .derive(({ request }) => ({ principal: requirePrincipal(ctx, request) }))
+    .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
     .get(
       "/account/webhook-secret",
-      ({ principal }) => ({ secret: ctx.webhookSecrets.get(principal.accountId) }),
+      async ({ principal }) => ({ secret: await ctx.webhookSecrets.get(principal.accountId) }),
       {
         detail: {
           tags: ["Webhooks"],
@@ -50,7 +50,7 @@ export function webhookRoutes(ctx: AppContext & { webhookSecrets: WebhookSecretS
     )
     .post(
       "/account/webhook-secret/rotate",
-      ({ principal }) => ({ secret: ctx.webhookSecrets.rotate(principal.accountId) }),
+      async ({ principal }) => ({ secret: await ctx.webhookSecrets.rotate(principal.accountId) }),
       {
         beforeHandle: ({ principal }) => requireManage(principal),
         detail: {

@@ -1,4 +1,5 @@
-import type { Database } from "bun:sqlite";
+import type { Sql } from "../db/sql.ts";
+import { SqlStore } from "../db/store.ts";
 
 export type WebhookEvent = "COMPLETED" | "FAILED" | "CANCELLED";
 /** Events about an account rather than a request; their body is stored when enqueued. */
@@ -65,58 +66,59 @@ const MAX_ERROR_LENGTH = 500;
  * lease and record each attempt's outcome, guarded by that lease so a late result of an attempt
  * whose lease lapsed (and was re-claimed) cannot overwrite a newer one.
  */
-export class WebhookOutbox {
+export class WebhookOutbox extends SqlStore {
   private readonly now: () => number;
-  private readonly s;
 
-  constructor(db: Database, options: WebhookOutboxOptions = {}) {
-    this.now = options.now ?? Date.now;
-    this.s = {
-      insert: db.prepare<null, [string, string, string, string, string, number]>(
-        `INSERT OR IGNORE INTO webhook_deliveries
+  protected override s = {
+    insert: this.q<null, [string, string, string, string, string, number]>(
+      `INSERT INTO webhook_deliveries
            (id, request_id, account_id, url, event, status, attempts, next_attempt_at, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
-      ),
-      insertAccountEvent: db.prepare<null, [string, string, string, string, string, number]>(
-        `INSERT OR IGNORE INTO webhook_deliveries
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6) ON CONFLICT DO NOTHING`,
+    ),
+    insertAccountEvent: this.q<null, [string, string, string, string, string, number]>(
+      `INSERT INTO webhook_deliveries
            (id, request_id, account_id, url, event, payload, status, attempts, next_attempt_at, created_at)
-         VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6)`,
-      ),
-      forRequest: db.prepare<DeliveryRow, [string]>(
-        `SELECT * FROM webhook_deliveries WHERE request_id = ?
-         ORDER BY created_at DESC, rowid DESC LIMIT 1`,
-      ),
-      // One statement, so two dispatchers (or processes) can never claim the same row: once
-      // next_attempt_at moves past now, the row is no longer due for anyone else.
-      claim: db.prepare<DeliveryRow, [number, number, number]>(
-        `UPDATE webhook_deliveries SET next_attempt_at = ?2
+         VALUES (?1, NULL, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6) ON CONFLICT DO NOTHING`,
+    ),
+    forRequest: this.q<DeliveryRow, [string]>(
+      `SELECT * FROM webhook_deliveries WHERE request_id = ?
+         ORDER BY created_at DESC, ${this.sql.dialect === "postgres" ? "id" : "rowid"} DESC LIMIT 1`,
+    ),
+    // One statement, so two dispatchers (or processes) can never claim the same row: once
+    // next_attempt_at moves past now, the row is no longer due for anyone else.
+    claim: this.q<DeliveryRow, [number, number, number]>(
+      `UPDATE webhook_deliveries SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= ?1
            ORDER BY next_attempt_at, created_at, id LIMIT ?3)
          RETURNING *`,
-      ),
-      nextDue: db.prepare<{ t: bigint | null }, []>(
-        "SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'",
-      ),
-      finish: db.prepare<
-        { id: string },
-        [string, number | null, string | null, number, number | null, string, number]
-      >(
-        `UPDATE webhook_deliveries
+    ),
+    nextDue: this.q<{ t: bigint | null }, []>(
+      "SELECT min(next_attempt_at) AS t FROM webhook_deliveries WHERE status = 'pending'",
+    ),
+    finish: this.q<
+      { id: string },
+      [string, number | null, string | null, number, number | null, string, number]
+    >(
+      `UPDATE webhook_deliveries
          SET status = ?1, attempts = attempts + 1, last_status = ?2, last_error = ?3,
              last_attempt_at = ?4, delivered_at = ?5
          WHERE id = ?6 AND status = 'pending' AND next_attempt_at = ?7
          RETURNING id`,
-      ),
-      retry: db.prepare<{ id: string }, [number, number | null, string | null, number, string, number]>(
-        `UPDATE webhook_deliveries
+    ),
+    retry: this.q<{ id: string }, [number, number | null, string | null, number, string, number]>(
+      `UPDATE webhook_deliveries
          SET attempts = attempts + 1, next_attempt_at = ?1, last_status = ?2, last_error = ?3,
              last_attempt_at = ?4
          WHERE id = ?5 AND status = 'pending' AND next_attempt_at = ?6
          RETURNING id`,
-      ),
-    };
+    ),
+  };
+
+  constructor(sql: Sql, options: WebhookOutboxOptions = {}) {
+    super(sql);
+    this.now = options.now ?? Date.now;
   }
 
   /** The webhook-id: stable per request and event, so a retried enqueue is the same delivery. */
@@ -129,8 +131,8 @@ export class WebhookOutbox {
    * transaction that writes the job's final state, so the delivery exists if and only if that
    * state committed, and survives restarts. A second call for the same request and event is a no-op.
    */
-  enqueue(input: EnqueueInput): void {
-    this.s.insert.run(
+  async enqueue(input: EnqueueInput): Promise<void> {
+    await this.s.insert.run(
       WebhookOutbox.deliveryId(input.requestId, input.event),
       input.requestId,
       input.accountId,
@@ -144,14 +146,14 @@ export class WebhookOutbox {
    * Records an account-level delivery (a low-balance alert) with its body, due now. Like enqueue:
    * synchronous, one INSERT, inside the transaction of its cause. `id` is the webhook-id.
    */
-  enqueueAccountEvent(input: {
+  async enqueueAccountEvent(input: {
     id: string;
     accountId: string;
     url: string;
     event: AccountEvent;
     payload: string;
-  }): void {
-    this.s.insertAccountEvent.run(
+  }): Promise<void> {
+    await this.s.insertAccountEvent.run(
       input.id,
       input.accountId,
       input.url,
@@ -162,8 +164,8 @@ export class WebhookOutbox {
   }
 
   /** The request's latest delivery, or null when none was owed (yet). */
-  deliveryFor(requestId: string): DeliveryState | null {
-    const row = this.s.forRequest.get(requestId);
+  async deliveryFor(requestId: string): Promise<DeliveryState | null> {
+    const row = await this.s.forRequest.get(requestId);
     if (!row) return null;
     return {
       url: row.url,
@@ -175,11 +177,11 @@ export class WebhookOutbox {
   }
 
   /** Leases up to `limit` due deliveries until now + leaseMs, oldest due first. */
-  claimDue(now: number, limit: number, leaseMs: number): ClaimedDelivery[] {
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const lease = now + leaseMs;
     // RETURNING order is unspecified; launch the batch oldest first.
-    const rows = this.s.claim.all(now, lease, limit);
+    const rows = await this.s.claim.all(now, lease, limit);
     rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
     return rows.map((r) => ({
       id: r.id,
@@ -194,30 +196,35 @@ export class WebhookOutbox {
   }
 
   /** Earliest next_attempt_at of a pending delivery (leases included), or null. */
-  nextDueAt(): number | null {
-    const t = this.s.nextDue.get()?.t ?? null;
+  async nextDueAt(): Promise<number | null> {
+    const t = (await this.s.nextDue.get())?.t ?? null;
     return t === null ? null : Number(t);
   }
 
   /** A 2xx: done. False when the lease was lost (another attempt owns the row now). */
-  markDelivered(c: ClaimedDelivery, now: number, status: number): boolean {
-    return this.s.finish.get("delivered", status, null, now, now, c.id, c.lease) !== null;
+  async markDelivered(c: ClaimedDelivery, now: number, status: number): Promise<boolean> {
+    return (await this.s.finish.get("delivered", status, null, now, now, c.id, c.lease)) !== null;
   }
 
   /** Final failure (410, schedule exhausted, record gone). False when the lease was lost. */
-  markFailed(c: ClaimedDelivery, now: number, status: number | null, error: string | null): boolean {
-    return this.s.finish.get("failed", status, clip(error), now, null, c.id, c.lease) !== null;
+  async markFailed(
+    c: ClaimedDelivery,
+    now: number,
+    status: number | null,
+    error: string | null,
+  ): Promise<boolean> {
+    return (await this.s.finish.get("failed", status, clip(error), now, null, c.id, c.lease)) !== null;
   }
 
   /** Another attempt at `nextAt`. False when the lease was lost. */
-  markRetry(
+  async markRetry(
     c: ClaimedDelivery,
     now: number,
     status: number | null,
     error: string | null,
     nextAt: number,
-  ): boolean {
-    return this.s.retry.get(nextAt, status, clip(error), now, c.id, c.lease) !== null;
+  ): Promise<boolean> {
+    return (await this.s.retry.get(nextAt, status, clip(error), now, c.id, c.lease)) !== null;
   }
 }
 

@@ -11,9 +11,9 @@ const patch = (body: unknown) => ({ ...post(body), method: "PATCH" });
 
 describe("GET /v1/account, /account/ledger, /account/spend", () => {
   test("balance, held, available and this month's spend", async () => {
-    const t = makeTestApp();
-    t.ctx.ledger.topUp(t.account.id, 5_000_000n, "welcome");
-    const hold = t.ctx.ledger.reserve({
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 5_000_000n, "welcome");
+    const hold = await t.ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: t.keyId,
       modelId: "sandbox/image",
@@ -21,8 +21,8 @@ describe("GET /v1/account, /account/ledger, /account/spend", () => {
       source: "API",
       quotedUsdMicro: 30_000n,
     });
-    t.ctx.ledger.settle(hold.id, 20_000n);
-    t.ctx.ledger.reserve({
+    await t.ctx.ledger.settle(hold.id, 20_000n);
+    await t.ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: t.keyId,
       modelId: "sandbox/video",
@@ -43,10 +43,10 @@ describe("GET /v1/account, /account/ledger, /account/spend", () => {
   });
 
   test("the wallet pages newest first with labels and never shows another account", async () => {
-    const t = makeTestApp();
-    for (let i = 1; i <= 5; i++) t.ctx.ledger.topUp(t.account.id, BigInt(i), `t${i}`);
-    const other = t.ctx.accounts.createAccount("other", "USD");
-    t.ctx.ledger.topUp(other.account.id, 999n, "other's");
+    const t = await makeTestApp();
+    for (let i = 1; i <= 5; i++) await t.ctx.ledger.topUp(t.account.id, BigInt(i), `t${i}`);
+    const other = await t.ctx.accounts.createAccount("other", "USD");
+    await t.ctx.ledger.topUp(other.account.id, 999n, "other's");
     const p1 = await json<{ data: { reason: string; label: string }[]; next_cursor: string }>(
       await t.request("/v1/account/ledger?limit=2"),
     );
@@ -65,11 +65,11 @@ describe("GET /v1/account, /account/ledger, /account/spend", () => {
 
   test("spend per key and per model for a month; other months are separate", async () => {
     let clock = Date.UTC(2026, 9, 31, 23, 0, 0) / 1000;
-    const t = makeTestApp({ now: () => clock });
-    t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
-    const second = t.ctx.accounts.createKey(t.account.id, { name: "ci" });
-    const charge = (keyId: string, model: string, usd: bigint) => {
-      const h = t.ctx.ledger.reserve({
+    const t = await makeTestApp({ now: () => clock });
+    await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
+    const second = await t.ctx.accounts.createKey(t.account.id, { name: "ci" });
+    const charge = async (keyId: string, model: string, usd: bigint) => {
+      const h = await t.ctx.ledger.reserve({
         accountId: t.account.id,
         keyId,
         modelId: model,
@@ -77,13 +77,13 @@ describe("GET /v1/account, /account/ledger, /account/spend", () => {
         source: "API",
         quotedUsdMicro: usd,
       });
-      t.ctx.ledger.settle(h.id, usd);
+      await t.ctx.ledger.settle(h.id, usd);
     };
-    charge(t.keyId, "sandbox/image", 10_000n);
+    await charge(t.keyId, "sandbox/image", 10_000n);
     clock += 3600 * 2; // November
-    charge(t.keyId, "sandbox/image", 20_000n);
-    charge(second.keyId, "sandbox/image", 30_000n);
-    charge(second.keyId, "sandbox/video", 40_000n);
+    await charge(t.keyId, "sandbox/image", 20_000n);
+    await charge(second.keyId, "sandbox/image", 30_000n);
+    await charge(second.keyId, "sandbox/video", 40_000n);
     const nov = await json<{
       total_micro: string;
       by_key: { key_id: string; spent_micro: string }[];
@@ -104,7 +104,7 @@ describe("GET /v1/account, /account/ledger, /account/spend", () => {
   test.each(["2026-13", "26-01", "2026-1", "abc", "2026-00"])(
     "month %p is 400 validation_error",
     async (month) => {
-      const t = makeTestApp();
+      const t = await makeTestApp();
       const res = await t.request(`/v1/account/spend?month=${month}`);
       expect(res.status).toBe(400);
       expect((await json<Err>(res)).error.param).toBe("month");
@@ -112,14 +112,14 @@ describe("GET /v1/account, /account/ledger, /account/spend", () => {
   );
 
   test.each(["0", "101", "-1", "x"])("ledger limit %p is 400", async (limit) => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect((await t.request(`/v1/account/ledger?limit=${limit}`)).status).toBe(400);
   });
 });
 
 describe("keys API", () => {
   test("the Default key creates, lists, updates and revokes keys", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const created = await t.request(
       "/v1/keys",
       post({ name: "ci", monthly_limit_micro: "5000000", max_in_flight: 3 }),
@@ -153,8 +153,8 @@ describe("keys API", () => {
   });
 
   test("a key without the manage right cannot manage keys (403) but can use the account", async () => {
-    const t = makeTestApp();
-    const { key } = t.ctx.accounts.createKey(t.account.id, { name: "plain" });
+    const t = await makeTestApp();
+    const { key } = await t.ctx.accounts.createKey(t.account.id, { name: "plain" });
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     for (const [path, init] of [
       ["/v1/keys", {}],
@@ -169,7 +169,7 @@ describe("keys API", () => {
   });
 
   test("a key created with can_manage may manage keys", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const k = await json<{ key: string }>(
       await t.request("/v1/keys", post({ name: "admin2", can_manage: true })),
     );
@@ -179,7 +179,7 @@ describe("keys API", () => {
   });
 
   test("revoking the last manage key is refused with a clear error", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request(`/v1/keys/${t.keyId}`, { method: "DELETE" });
     expect(res.status).toBe(409);
     expect((await json<Err>(res)).error.message).toContain("last key with the manage right");
@@ -187,12 +187,12 @@ describe("keys API", () => {
   });
 
   test("another account's key id is 404, and a malformed id is 400", async () => {
-    const t = makeTestApp();
-    const other = t.ctx.accounts.createAccount("other", "USD");
+    const t = await makeTestApp();
+    const other = await t.ctx.accounts.createAccount("other", "USD");
     expect((await t.request(`/v1/keys/${other.keyId}`, patch({ name: "mine" }))).status).toBe(404);
     expect((await t.request(`/v1/keys/${other.keyId}`, { method: "DELETE" })).status).toBe(404);
     expect((await t.request("/v1/keys/..%2F..%2Fetc", { method: "DELETE" })).status).toBe(400);
-    expect(t.ctx.accounts.getKey(other.account.id, other.keyId).name).toBe("Default");
+    expect((await t.ctx.accounts.getKey(other.account.id, other.keyId)).name).toBe("Default");
   });
 
   test.each([
@@ -202,23 +202,23 @@ describe("keys API", () => {
     ["non-numeric", "ten"],
     ["a number, not a string", 5],
   ])("monthly_limit_micro %s is 400 and changes nothing", async (_label, value) => {
-    const t = makeTestApp();
-    const k = t.ctx.accounts.createKey(t.account.id, { name: "x", monthlyLimitMicro: 7n });
+    const t = await makeTestApp();
+    const k = await t.ctx.accounts.createKey(t.account.id, { name: "x", monthlyLimitMicro: 7n });
     const res = await t.request(`/v1/keys/${k.keyId}`, patch({ monthly_limit_micro: value }));
     expect(res.status).toBe(400);
     expect((await json<Err>(res)).error.code).toBe("validation_error");
-    expect(t.ctx.accounts.getKey(t.account.id, k.keyId).monthly_limit_micro).toBe(7n);
+    expect((await t.ctx.accounts.getKey(t.account.id, k.keyId)).monthly_limit_micro).toBe(7n);
   });
 
   test("a 19-digit limit above the supported maximum is refused", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request("/v1/keys", post({ monthly_limit_micro: "9223372036854775807" }));
     expect(res.status).toBe(400);
     expect((await json<Err>(res)).error.param).toBe("monthly_limit_micro");
   });
 
   test("unknown fields are refused", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect((await t.request("/v1/keys", post({ name: "x", superuser: true }))).status).toBe(400);
   });
 });

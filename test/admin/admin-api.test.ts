@@ -4,7 +4,7 @@ import { admin, type Err } from "./helpers.ts";
 
 describe("/admin/v1", () => {
   test("needs the admin token; an API key is not enough", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect((await t.request("/admin/v1/accounts", admin("GET", undefined, null))).status).toBe(401);
     expect((await t.request("/admin/v1/accounts", admin("GET", undefined, "gat_wrong"))).status).toBe(401);
     expect(
@@ -16,7 +16,7 @@ describe("/admin/v1", () => {
   });
 
   test("create an account with credit, top it up, adjust it, list and read it", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const created = await t.request(
       "/admin/v1/accounts",
       admin("POST", { name: "acme", currency: "RUB", credit: "100.50" }),
@@ -62,7 +62,7 @@ describe("/admin/v1", () => {
   });
 
   test("keys for an account and FX rates", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const k = await json<{ key: string; monthly_limit_micro: string }>(
       await t.request(
         `/admin/v1/accounts/${t.account.id}/keys`,
@@ -90,16 +90,16 @@ describe("/admin/v1", () => {
     ["adjust below zero", "adjust", { amount: "-1", reason: "x" }, "conflict", 409],
   ];
   test.each(bad)("%s changes no money", async (_label, action, body, code, status = 400) => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request(`/admin/v1/accounts/${t.account.id}/${action}`, admin("POST", body));
     expect(res.status).toBe(status);
     expect((await json<Err>(res)).error.code).toBe(code);
-    expect(t.ctx.accounts.getAccount(t.account.id)!.balance_micro).toBe(0n);
+    expect((await t.ctx.accounts.getAccount(t.account.id))!.balance_micro).toBe(0n);
     expect(t.db.query("SELECT count(*) AS n FROM ledger_entries").get()).toEqual({ n: 0n });
   });
 
   test("unknown account ids are 404; malformed ones 400", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect((await t.request("/admin/v1/accounts/acct_0000000000000000", admin("GET"))).status).toBe(404);
     expect(
       (
@@ -116,14 +116,14 @@ describe("/admin/v1", () => {
   });
 
   test.each(["0", "-5", "abc", "1e3", "92.1234567", "99999999"])("rate %p is refused", async (rate) => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request("/admin/v1/fx/RUB", admin("PUT", { rate }));
     expect(res.status).toBe(400);
-    expect(t.ctx.fx.get("RUB")).toBeNull();
+    expect(await t.ctx.fx.get("RUB")).toBeNull();
   });
 
   test("a duplicate account name is 409", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect((await t.request("/admin/v1/accounts", admin("POST", { name: "default" }))).status).toBe(409);
   });
 });

@@ -12,13 +12,13 @@ describe("operator key management: error paths", () => {
     ["DELETE", "/admin/v1/keys/key_..%2F..%2Fx", 400, "validation_error"],
     ["POST", "/admin/v1/keys/key_0000000000000000", 405, "method_not_allowed"],
   ])("%s %s is %d %s with the contract's body", async (method, path, status, code) => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request(path, admin(method));
     expect(res.status).toBe(status);
     const body = await json<Err>(res);
     expect(body.error.code).toBe(code);
     expect(typeof body.error.message).toBe("string");
-    expect(t.ctx.accounts.findKey(t.keyId)!.revoked_at).toBeNull();
+    expect((await t.ctx.accounts.findKey(t.keyId))!.revoked_at).toBeNull();
   });
 
   // One vocabulary: the API's names are monthly_limit_micro and can_manage; the CLI's
@@ -34,7 +34,7 @@ describe("operator key management: error paths", () => {
     ["manage", { manage: true }, "manage", /"can_manage"/],
   ];
   test.each(misnamed)("%s names the right field on every key route", async (_l, body, param, pattern) => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const routes: [string, string, Record<string, unknown>][] = [
       [`/admin/v1/accounts/${t.account.id}/keys`, "POST", admin("POST", body)],
       [
@@ -55,11 +55,11 @@ describe("operator key management: error paths", () => {
       expect(e).toMatchObject({ code: "validation_error", type: "invalid_request_error", param });
       expect(e.message).toMatch(pattern);
     }
-    expect(t.ctx.accounts.listKeys(t.account.id).length).toBe(1);
+    expect((await t.ctx.accounts.listKeys(t.account.id)).length).toBe(1);
   });
 
   test("the right field works on the same routes", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request(
       `/admin/v1/accounts/${t.account.id}/keys`,
       admin("POST", { monthly_limit_micro: "10000000", can_manage: true }),

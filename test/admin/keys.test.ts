@@ -4,7 +4,7 @@ import { admin, type Key } from "./helpers.ts";
 
 describe("operator key management under /admin/v1", () => {
   test("show an account: balance, this month's spend and its keys", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     await t.request(
       `/admin/v1/accounts/${t.account.id}/credit`,
       admin("POST", { amount: "3.5", reason: "r" }),
@@ -35,7 +35,7 @@ describe("operator key management under /admin/v1", () => {
   });
 
   test("list an account's keys, revoke one: listed as revoked, refused on the next request", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const created = await json<{ key_id: string; key: string }>(
       await t.request(`/admin/v1/accounts/${t.account.id}/keys`, admin("POST", { name: "ci" })),
     );
@@ -71,7 +71,7 @@ describe("operator key management under /admin/v1", () => {
   });
 
   test("the operator may revoke an account's last manage key (a client may not), then issue a new one", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     // The client itself is stopped at its last manage key ...
     const own = await t.request(`/v1/keys/${t.keyId}`, { method: "DELETE" });
     expect(own.status).toBe(409);

@@ -4,7 +4,7 @@ import { admin, type Err } from "./helpers.ts";
 
 describe("/admin/v1 people and invites: errors", () => {
   test("every route needs the admin token, before looking at the body", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     for (const [method, path] of [
       ["POST", "/admin/v1/users/invite"],
       ["POST", "/admin/v1/users/reset-password"],
@@ -19,7 +19,7 @@ describe("/admin/v1 people and invites: errors", () => {
   });
 
   test("bad bodies are 400 with the field; an unknown account or email 404", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const cases: [unknown, string, number][] = [
       [{}, "validation_error", 400],
       [{ email: "not-an-email" }, "validation_error", 400],

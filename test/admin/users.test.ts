@@ -22,7 +22,7 @@ type Person = {
 
 describe("/admin/v1 people and invites", () => {
   test("invite into the default account, accept, list people and invites", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request(
       "/admin/v1/users/invite",
       admin("POST", { email: "Ann@Example.com", account_id: t.account.id, role: "owner", operator: true }),
@@ -63,7 +63,7 @@ describe("/admin/v1 people and invites", () => {
   });
 
   test("an invite without an account makes a new account on acceptance", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const { url } = await json<{ url: string }>(
       await t.request("/admin/v1/users/invite", admin("POST", { email: "new@example.com" })),
     );
@@ -73,7 +73,7 @@ describe("/admin/v1 people and invites", () => {
   });
 
   test("reset-password gives a one-hour link for a known email", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const { url } = await json<{ url: string }>(
       await t.request("/admin/v1/users/invite", admin("POST", { email: "ann@example.com" })),
     );
@@ -90,7 +90,7 @@ describe("/admin/v1 people and invites", () => {
   });
 
   test("people and invites page with limit and cursor; an unused invite can be revoked", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     for (const e of ["a", "b", "c"])
       await t.request("/admin/v1/users/invite", admin("POST", { email: `${e}@example.com` }));
     const first = await json<{ data: Invite[]; next_cursor: string }>(

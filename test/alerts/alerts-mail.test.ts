@@ -13,18 +13,18 @@ afterAll(() => smtp.close());
 
 describe("low-balance alert email", () => {
   test("ONE email to the account's owners (not members, not other accounts), once per fall", async () => {
-    const t = consoleApp();
+    const t = await consoleApp();
     await t.person("owner1@example.com", "owner");
     await t.person("owner2@example.com", "owner");
     await t.person("member@example.com", "member");
     t.ctx.live = { ...t.ctx.live, smtp: smtpSettingsFor(smtp.port) };
-    const other = t.ctx.accounts.createAccount("other", "USD").account.id;
-    t.ctx.ledger.topUp(t.account.id, USD(10), "credit");
-    t.ctx.ledger.topUp(other, USD(10), "credit");
-    t.ctx.accounts.setAlertThreshold(t.account.id, USD(5));
-    t.ctx.accounts.setAlertThreshold(other, USD(5));
-    reserveUsd(t.ctx.ledger, t.account.id, USD(6));
-    reserveUsd(t.ctx.ledger, t.account.id, USD(1));
+    const other = (await t.ctx.accounts.createAccount("other", "USD")).account.id;
+    await t.ctx.ledger.topUp(t.account.id, USD(10), "credit");
+    await t.ctx.ledger.topUp(other, USD(10), "credit");
+    await t.ctx.accounts.setAlertThreshold(t.account.id, USD(5));
+    await t.ctx.accounts.setAlertThreshold(other, USD(5));
+    await reserveUsd(t.ctx.ledger, t.account.id, USD(6));
+    await reserveUsd(t.ctx.ledger, t.account.id, USD(1));
     const rows = mailRows(t.db, "balance_low");
     expect(rows).toHaveLength(1);
     expect(JSON.parse(rows[0]!.to_addrs).sort()).toEqual(["owner1@example.com", "owner2@example.com"]);
@@ -42,12 +42,12 @@ describe("low-balance alert email", () => {
   });
 
   test("without [smtp]: the alert disarms and sends its webhook only; no mail row", async () => {
-    const t = consoleApp();
+    const t = await consoleApp();
     await t.person("owner@example.com", "owner");
-    t.ctx.ledger.topUp(t.account.id, USD(10), "credit");
-    t.ctx.accounts.setAlertThreshold(t.account.id, USD(5));
-    t.ctx.alerts.setUrl(t.account.id, "https://hooks.example.com/low");
-    reserveUsd(t.ctx.ledger, t.account.id, USD(6));
+    await t.ctx.ledger.topUp(t.account.id, USD(10), "credit");
+    await t.ctx.accounts.setAlertThreshold(t.account.id, USD(5));
+    await t.ctx.alerts.setUrl(t.account.id, "https://hooks.example.com/low");
+    await reserveUsd(t.ctx.ledger, t.account.id, USD(6));
     expect(mailRows(t.db)).toHaveLength(0);
     expect(t.db.query("SELECT count(*) AS n FROM webhook_deliveries").get()).toEqual({ n: 1n });
   });

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { verifyWebhook } from "../../src/webhooks/signing.ts";
+import { reserveUsd } from "../ledger/ledger-helpers.ts";
 import { receiver } from "../webhooks/helpers.ts";
 import { alertRows, alertsApp, armed, mailRows, testDispatcher, USD } from "./helpers.ts";
 
@@ -9,51 +10,51 @@ afterAll(() => hooks.stop());
 describe("low-balance alert: the rule", () => {
   test("fires once on a fall below, not again on further falls", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/once"));
-    t.reserve(4); // available 6: above
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/once"));
+    await t.reserve(4); // available 6: above
     expect(alertRows(t.db)).toHaveLength(0);
-    t.reserve(2); // available 4: below -> alert
+    await t.reserve(2); // available 4: below -> alert
     expect(alertRows(t.db)).toHaveLength(1);
     expect(armed(t.db, t.accountId)).toBe(false);
-    t.reserve(1); // available 3: further fall, no second alert
-    t.reserve(3); // available 0
+    await t.reserve(1); // available 3: further fall, no second alert
+    await t.reserve(3); // available 0
     expect(alertRows(t.db)).toHaveLength(1);
   });
 
   test("a reservation and its release (a failed job) do not alert twice: no flapping", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/flap"));
-    const first = t.reserve(6); // available 4 -> alert
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/flap"));
+    const first = await t.reserve(6); // available 4 -> alert
     expect(alertRows(t.db)).toHaveLength(1);
-    t.ctx.ledger.release(first.id); // available 10, above; a release does not re-arm
+    await t.ctx.ledger.release(first.id); // available 10, above; a release does not re-arm
     expect(armed(t.db, t.accountId)).toBe(false);
-    for (let i = 0; i < 5; i++) t.ctx.ledger.release(t.reserve(6).id);
+    for (let i = 0; i < 5; i++) await t.ctx.ledger.release((await t.reserve(6)).id);
     expect(alertRows(t.db)).toHaveLength(1);
     // A settlement (charge) cannot re-arm either.
-    t.ctx.ledger.settle(t.reserve(6).id, USD(1));
+    await t.ctx.ledger.settle((await t.reserve(6)).id, USD(1));
     expect(alertRows(t.db)).toHaveLength(1);
   });
 
   test("a top-up above re-arms; the next fall alerts again", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/again"));
-    t.ctx.ledger.settle(t.reserve(7).id, USD(7)); // balance 3 -> alert 1
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/again"));
+    await t.ctx.ledger.settle((await t.reserve(7)).id, USD(7)); // balance 3 -> alert 1
     expect(alertRows(t.db)).toHaveLength(1);
-    t.ctx.ledger.topUp(t.accountId, USD(1), "small credit"); // available 4: still below, stays disarmed
+    await t.ctx.ledger.topUp(t.accountId, USD(1), "small credit"); // available 4: still below, stays disarmed
     expect(armed(t.db, t.accountId)).toBe(false);
     expect(alertRows(t.db)).toHaveLength(1);
-    t.ctx.ledger.topUp(t.accountId, USD(1), "credit to the threshold"); // available 5 = threshold: re-armed
+    await t.ctx.ledger.topUp(t.accountId, USD(1), "credit to the threshold"); // available 5 = threshold: re-armed
     expect(armed(t.db, t.accountId)).toBe(true);
     expect(alertRows(t.db)).toHaveLength(1);
-    t.reserve(0.5); // 4.5: below -> alert 2
+    await t.reserve(0.5); // 4.5: below -> alert 2
     expect(alertRows(t.db)).toHaveLength(2);
     // A positive adjustment re-arms too; a negative one can make the fall.
-    t.ctx.ledger.adjust(t.accountId, USD(10), "goodwill");
+    await t.ctx.ledger.adjust(t.accountId, USD(10), "goodwill");
     expect(armed(t.db, t.accountId)).toBe(true);
-    t.ctx.ledger.adjust(t.accountId, -USD(10), "correction"); // available 4.5 again -> alert 3
+    await t.ctx.ledger.adjust(t.accountId, -USD(10), "correction"); // available 4.5 again -> alert 3
     expect(alertRows(t.db)).toHaveLength(3);
     const ids = alertRows(t.db).map((r) => r.id);
     expect(new Set(ids).size).toBe(3);
@@ -62,39 +63,39 @@ describe("low-balance alert: the rule", () => {
 
   test("a redeem-code or payment credit (source TOPUP) re-arms like an operator credit", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.reserve(6);
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.reserve(6);
     expect(armed(t.db, t.accountId)).toBe(false);
-    t.ctx.ledger.topUp(t.accountId, USD(20), "redeem code rbatch_x", "TOPUP", "rcode_test1");
+    await t.ctx.ledger.topUp(t.accountId, USD(20), "redeem code rbatch_x", "TOPUP", "rcode_test1");
     expect(armed(t.db, t.accountId)).toBe(true);
   });
 
   test("threshold changes: raising it above the balance does not re-arm a disarmed alert; lowering under the balance re-arms", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/threshold"));
-    t.reserve(6); // 4 -> alert
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(8)); // still below: stays disarmed
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/threshold"));
+    await t.reserve(6); // 4 -> alert
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(8)); // still below: stays disarmed
     expect(armed(t.db, t.accountId)).toBe(false);
-    t.reserve(1);
+    await t.reserve(1);
     expect(alertRows(t.db)).toHaveLength(1);
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(2)); // available 3 >= 2: re-armed
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(2)); // available 3 >= 2: re-armed
     expect(armed(t.db, t.accountId)).toBe(true);
-    t.reserve(1.5); // 1.5 < 2 -> alert 2
+    await t.reserve(1.5); // 1.5 < 2 -> alert 2
     expect(alertRows(t.db)).toHaveLength(2);
-    t.ctx.accounts.setAlertThreshold(t.accountId, null); // cleared: armed, nothing fires
+    await t.ctx.accounts.setAlertThreshold(t.accountId, null); // cleared: armed, nothing fires
     expect(armed(t.db, t.accountId)).toBe(true);
-    t.reserve(1);
+    await t.reserve(1);
     expect(alertRows(t.db)).toHaveLength(2);
   });
 
   test("no threshold: nothing is checked or written; no URL and no SMTP: disarmed, nothing queued", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.reserve(9.5);
+    await t.reserve(9.5);
     expect(armed(t.db, t.accountId)).toBe(true);
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.ledger.topUp(t.accountId, USD(10), "credit"); // available 10.5: above
-    t.reserve(6); // 4.5: below, no URL, no SMTP
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.ledger.topUp(t.accountId, USD(10), "credit"); // available 10.5: above
+    await t.reserve(6); // 4.5: below, no URL, no SMTP
     expect(armed(t.db, t.accountId)).toBe(false);
     expect(alertRows(t.db)).toHaveLength(0);
     expect(mailRows(t.db)).toHaveLength(0);
@@ -102,29 +103,27 @@ describe("low-balance alert: the rule", () => {
 
   test("the alert is written in the movement's transaction: a rolled-back reservation leaves no alert", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/rollback"));
-    expect(() =>
-      t.db
-        .transaction(() => {
-          t.reserve(6);
-          throw new Error("the job insert failed");
-        })
-        .immediate(),
-    ).toThrow("the job insert failed");
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/rollback"));
+    await expect(
+      t.ctx.sql.tx(async (tx) => {
+        await reserveUsd(t.ctx.ledger.in(tx), t.accountId, USD(6));
+        throw new Error("the job insert failed");
+      }),
+    ).rejects.toThrow("the job insert failed");
     expect(alertRows(t.db)).toHaveLength(0);
     expect(armed(t.db, t.accountId)).toBe(true);
-    t.reserve(6);
+    await t.reserve(6);
     expect(alertRows(t.db)).toHaveLength(1);
   });
 
   test("another account's threshold and movements are its own", async () => {
     const t = await alertsApp({ balance: 10 });
-    const other = t.ctx.accounts.createAccount("other", "USD").account.id;
-    t.ctx.ledger.topUp(other, USD(10), "credit");
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/mine"));
-    t.ctx.ledger.reserve({
+    const other = (await t.ctx.accounts.createAccount("other", "USD")).account.id;
+    await t.ctx.ledger.topUp(other, USD(10), "credit");
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/mine"));
+    await t.ctx.ledger.reserve({
       accountId: other,
       keyId: null,
       modelId: null,
@@ -133,7 +132,7 @@ describe("low-balance alert: the rule", () => {
       quotedUsdMicro: USD(9),
     });
     expect(alertRows(t.db)).toHaveLength(0);
-    const o = t.ctx.accounts.getAccount(other)!;
+    const o = (await t.ctx.accounts.getAccount(other))!;
     expect([o.alert_threshold_micro, o.alert_url, o.alert_armed]).toEqual([null, null, 1n]);
   });
 });
@@ -141,15 +140,17 @@ describe("low-balance alert: the rule", () => {
 describe("low-balance alert: the webhook", () => {
   test("one signed POST with the documented payload, verified with the account's secret", async () => {
     const t = await alertsApp({ balance: 10 });
-    t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-    t.ctx.alerts.setUrl(t.accountId, hooks.url("/signed"));
+    await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+    await t.ctx.alerts.setUrl(t.accountId, hooks.url("/signed"));
     const before = Date.now();
-    t.reserve(6.25);
+    await t.reserve(6.25);
     expect(await testDispatcher(t.ctx).runDue()).toBe(1);
     const hit = hooks.hits.find((h) => h.path === "/signed")!;
-    const secret = t.ctx.webhookSecrets.get(t.accountId);
+    const secret = await t.ctx.webhookSecrets.get(t.accountId);
     expect(() => verifyWebhook(secret, hit.headers, hit.body)).not.toThrow();
-    expect(() => verifyWebhook(t.ctx.webhookSecrets.rotate(t.accountId), hit.headers, hit.body)).toThrow();
+    await expect(
+      (async () => verifyWebhook(await t.ctx.webhookSecrets.rotate(t.accountId), hit.headers, hit.body))(),
+    ).rejects.toThrow();
     expect(hit.headers.get("content-type")).toBe("application/json");
     expect(hit.headers.get("webhook-id")).toBe(alertRows(t.db)[0]!.id);
     const body = JSON.parse(hit.body);
@@ -171,9 +172,9 @@ describe("low-balance alert: the webhook", () => {
     const flaky = receiver((_p, n) => new Response(null, { status: n === 1 ? 503 : 200 }));
     try {
       const t = await alertsApp({ balance: 10 });
-      t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
-      t.ctx.alerts.setUrl(t.accountId, flaky.url("/retry"));
-      t.reserve(6);
+      await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
+      await t.ctx.alerts.setUrl(t.accountId, flaky.url("/retry"));
+      await t.reserve(6);
       const d = testDispatcher(t.ctx);
       await d.runDue();
       expect(alertRows(t.db)[0]!.status).toBe("pending");

@@ -10,11 +10,11 @@ export const USD = (n: number) => BigInt(Math.round(n * 1_000_000));
 
 /** An in-process app whose default account has `balance` USD and an owner person. */
 export async function alertsApp(options: { balance?: number; smtp?: SmtpSettings | null } = {}) {
-  const t = makeTestApp();
+  const t = await makeTestApp();
   t.ctx.live = { ...t.ctx.live, webhooks: LOOPBACK_ALLOWED, smtp: options.smtp ?? null };
   const accountId = t.account.id;
-  if (options.balance) t.ctx.ledger.topUp(accountId, USD(options.balance), "test credit");
-  const reserve = (usd: number) => reserveUsd(t.ctx.ledger, accountId, USD(usd));
+  if (options.balance) await t.ctx.ledger.topUp(accountId, USD(options.balance), "test credit");
+  const reserve = async (usd: number) => await reserveUsd(t.ctx.ledger, accountId, USD(usd));
   return { ...t, accountId, reserve };
 }
 
@@ -57,9 +57,9 @@ export function testDispatcher(ctx: AppContext) {
   return new WebhookDispatcher({
     outbox: ctx.outbox,
     secrets: ctx.webhookSecrets,
-    renderRecord: (id) => {
-      const job = ctx.jobs.get(id);
-      return job ? ctx.views.record(job) : null;
+    renderRecord: async (id) => {
+      const job = await ctx.jobs.get(id);
+      return job ? await ctx.views.record(job) : null;
     },
     policy: () => LOOPBACK_ALLOWED,
     schedule: [10, 10],

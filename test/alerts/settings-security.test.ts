@@ -3,12 +3,12 @@ import { consoleApp } from "../console/helpers.ts";
 import { LOOPBACK_ALLOWED } from "../webhooks/helpers.ts";
 
 async function owner() {
-  const t = consoleApp();
+  const t = await consoleApp();
   await t.person("owner@example.com", "owner");
   await t.person("member@example.com", "member");
   const b = await t.signedIn("owner@example.com");
   await b.page("/console/settings");
-  const url = () => t.ctx.accounts.getAccount(t.account.id)!.alert_url;
+  const url = async () => (await t.ctx.accounts.getAccount(t.account.id))!.alert_url;
   return { ...t, b, url };
 }
 
@@ -18,12 +18,12 @@ describe("alert URL in settings: who and what", () => {
     const res = await t.b.post("/console/settings/alert-url", { alert_url: "https://93.184.215.14/hook" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/settings?done=alert-url");
-    expect(t.url()).toBe("https://93.184.215.14/hook");
+    expect(await t.url()).toBe("https://93.184.215.14/hook");
     const page = await t.b.page("/console/settings?done=alert-url");
     expect(page.text).toContain("The alert URL is saved.");
     expect(page.text).toContain('value="https://93.184.215.14/hook"');
     await t.b.post("/console/settings/alert-url", { alert_url: "" });
-    expect(t.url()).toBeNull();
+    expect(await t.url()).toBeNull();
   });
 
   test("private, loopback and metadata addresses are refused (the job webhooks' SSRF policy), nothing saved", async () => {
@@ -42,14 +42,14 @@ describe("alert URL in settings: who and what", () => {
       expect(res.status).toBe(400);
       const text = await res.text();
       expect(text).toContain("The alert URL");
-      expect(t.url()).toBeNull();
+      expect(await t.url()).toBeNull();
     }
     // The operator's allowed private blocks apply here as for job webhooks.
     t.ctx.live = { ...t.ctx.live, webhooks: LOOPBACK_ALLOWED };
     expect(
       (await t.b.post("/console/settings/alert-url", { alert_url: "http://127.0.0.1:9/x" })).status,
     ).toBe(303);
-    expect(t.url()).toBe("http://127.0.0.1:9/x");
+    expect(await t.url()).toBe("http://127.0.0.1:9/x");
   });
 
   test("the typed value is shown back escaped", async () => {
@@ -92,9 +92,9 @@ describe("alert URL in settings: who and what", () => {
       (await t.browser().post("/console/settings/alert-url", { alert_url: "https://93.184.215.14/c" }))
         .status,
     ).toBe(303);
-    expect(t.url()).toBeNull();
+    expect(await t.url()).toBeNull();
     // A member sees the URL but no form.
-    t.ctx.alerts.setUrl(t.account.id, "https://93.184.215.14/seen");
+    await t.ctx.alerts.setUrl(t.account.id, "https://93.184.215.14/seen");
     const page = await m.page("/console/settings");
     expect(page.text).toContain("https://93.184.215.14/seen");
     expect(page.text).not.toContain('action="/console/settings/alert-url"');
@@ -102,12 +102,12 @@ describe("alert URL in settings: who and what", () => {
 
   test("another account's settings are untouched", async () => {
     const t = await owner();
-    const other = t.ctx.accounts.createAccount("other", "USD").account.id;
-    t.ctx.accounts.setAlertThreshold(other, 7_000_000n);
+    const other = (await t.ctx.accounts.createAccount("other", "USD")).account.id;
+    await t.ctx.accounts.setAlertThreshold(other, 7_000_000n);
     await t.b.post("/console/settings/alert-url", { alert_url: "https://93.184.215.14/mine" });
     await t.b.post("/console/settings/alert-threshold", { threshold: "3" });
-    const o = t.ctx.accounts.getAccount(other)!;
+    const o = (await t.ctx.accounts.getAccount(other))!;
     expect([o.alert_url, o.alert_threshold_micro]).toEqual([null, 7_000_000n]);
-    expect(t.ctx.accounts.getAccount(t.account.id)!.alert_threshold_micro).toBe(3_000_000n);
+    expect((await t.ctx.accounts.getAccount(t.account.id))!.alert_threshold_micro).toBe(3_000_000n);
   });
 });

@@ -93,8 +93,8 @@ describe("catalog loading", () => {
   });
 });
 
-describe("GET /v1/models", () => {
-  const { request } = makeTestApp({
+describe("GET /v1/models", async () => {
+  const { request } = await makeTestApp({
     models: [
       {
         id: "acme/llm",
@@ -134,7 +134,7 @@ describe("GET /v1/models", () => {
 
   test("every entry is also an OpenAI model object: object, stable created, owned_by", async () => {
     const first = await json<{ data: Record<string, unknown>[] }>(await request("/v1/models", { key: null }));
-    const { request: other } = makeTestApp();
+    const { request: other } = await makeTestApp();
     const second = await json<{ data: Record<string, unknown>[] }>(await other("/v1/models", { key: null }));
     for (const m of first.data) {
       expect(m.object).toBe("model");
@@ -179,7 +179,7 @@ describe("GET /v1/models", () => {
   );
 
   test("the catalog is live: swapping it changes the next response", async () => {
-    const { request: req, ctx } = makeTestApp();
+    const { request: req, ctx } = await makeTestApp();
     const before = await json<{ data: unknown[] }>(await req("/v1/models"));
     ctx.catalog = buildCatalog([{ id: "acme/new", kind: "image", price_usd_micro: 5, max: 2 }]);
     const after = await json<{ data: { id: string }[] }>(await req("/v1/models"));

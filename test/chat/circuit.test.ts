@@ -16,12 +16,12 @@ const model = (name: string) => ({
   context: 8192,
 });
 
-function setup() {
-  const t = makeTestApp({
+async function setup() {
+  const t = await makeTestApp({
     providers: { mock: { type: "openai", base_url: `${mock.url}/v1` } },
     models: ["ok", "503", "400"].map(model),
   });
-  t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
+  await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
   const chat = (name: string) =>
     t.request("/v1/chat/completions", {
       method: "POST",
@@ -37,7 +37,7 @@ function setup() {
 
 describe("chat calls feed their upstream's circuit breaker", () => {
   test("upstream failures open it: the next call is 503 before anything is reserved", async () => {
-    const { t, chat, circuit } = setup();
+    const { t, chat, circuit } = await setup();
     for (let i = 0; i < 5; i++) expect((await chat("503")).status).toBe(503);
     expect(circuit.view()).toMatchObject({ state: "open" });
     const refused = await chat("ok");
@@ -46,11 +46,11 @@ describe("chat calls feed their upstream's circuit breaker", () => {
     expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(
       "Nothing was reserved",
     );
-    expect(t.ctx.accounts.getAccount(t.account.id)!.held_micro).toBe(0n);
+    expect((await t.ctx.accounts.getAccount(t.account.id))!.held_micro).toBe(0n);
   });
 
   test("the caller's own bad input does not count; an answer closes the count", async () => {
-    const { chat, circuit } = setup();
+    const { chat, circuit } = await setup();
     for (let i = 0; i < 6; i++) expect((await chat("400")).status).toBe(502);
     expect(circuit.view()).toMatchObject({ state: "closed", consecutive_failures: 0 });
     for (let i = 0; i < 4; i++) await chat("503");

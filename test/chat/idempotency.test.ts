@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { makeTestApp } from "../helpers/context.ts";
 
-function setup() {
-  const t = makeTestApp();
-  t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
+async function setup() {
+  const t = await makeTestApp();
+  await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
   const chat = (path: string, key: string, body: Record<string, unknown> = {}) =>
     t.request(path, {
       method: "POST",
@@ -21,7 +21,7 @@ function setup() {
 
 describe("chat Idempotency-Key: the contract's fingerprint rule", () => {
   test("the query counts like the path: the same key on another query is 409", async () => {
-    const { chat, jobs } = setup();
+    const { chat, jobs } = await setup();
     expect((await chat("/v1/chat/completions", "q1")).status).toBe(200);
     const replay = await chat("/v1/chat/completions", "q1");
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
@@ -32,7 +32,7 @@ describe("chat Idempotency-Key: the contract's fingerprint rule", () => {
   });
 
   test("two identical calls racing: one runs, the other is 409 while it runs, one job", async () => {
-    const { chat, jobs } = setup();
+    const { chat, jobs } = await setup();
     const body = { sandbox: { delay_ms: 200 } };
     const [a, b] = await Promise.all([
       chat("/v1/chat/completions", "race", body),

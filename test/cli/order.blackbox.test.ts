@@ -6,17 +6,18 @@ import { migrate, openDatabase } from "../../src/db/database.ts";
 import { dataDirPaths } from "../../src/server/datadir.ts";
 import { createServices } from "../../src/server/services.ts";
 import { runGengate, tempDir } from "../helpers/server.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function preparePaidOrder(): { orderId: string; accountId: string } {
+async function preparePaidOrder(): Promise<{ orderId: string; accountId: string }> {
   const db = openDatabase(dataDirPaths(dir).database);
   try {
     migrate(db);
-    const s = createServices(db, "http://gengate.test");
-    const { account } = s.accounts.createAccount("buyer", "USD");
-    const order = s.payments.orders.create({
+    const s = createServices(sqlOf(db), "http://gengate.test");
+    const { account } = await s.accounts.createAccount("buyer", "USD");
+    const order = await s.payments.orders.create({
       accountId: account.id,
       personId: null,
       provider: "stripe",
@@ -25,10 +26,10 @@ function preparePaidOrder(): { orderId: string; accountId: string } {
       now: Math.floor(Date.now() / 1000),
       ttlSeconds: 3600,
     });
-    db.transaction(() => {
-      s.payments.orders.markPaid(order.id, Math.floor(Date.now() / 1000), "cs_test_cli");
-      s.ledger.topUp(account.id, 30_000_000n, "Stripe payment cs_test_cli", "TOPUP", order.id);
-    }).immediate();
+    await s.sql.tx(async (tx) => {
+      await s.payments.orders.in(tx).markPaid(order.id, Math.floor(Date.now() / 1000), "cs_test_cli");
+      await s.ledger.in(tx).topUp(account.id, 30_000_000n, "Stripe payment cs_test_cli", "TOPUP", order.id);
+    });
     return { orderId: order.id, accountId: account.id };
   } finally {
     db.close();
@@ -37,7 +38,7 @@ function preparePaidOrder(): { orderId: string; accountId: string } {
 
 describe("gengate order", () => {
   test("list and refund; over-refunds and bad input are refused with one line", async () => {
-    const { orderId, accountId } = preparePaidOrder();
+    const { orderId, accountId } = await preparePaidOrder();
     const dd = ["--data-dir", dir];
     const list = await runGengate(["order", "list", "--json", ...dd]);
     expect(list.code).toBe(0);

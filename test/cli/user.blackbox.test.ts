@@ -3,6 +3,7 @@ import { migrate, openDatabase } from "../../src/db/database.ts";
 import { dataDirPaths } from "../../src/server/datadir.ts";
 import { createServices } from "../../src/server/services.ts";
 import { runGengate, startServer, type TestServer } from "../helpers/server.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 const servers: TestServer[] = [];
 afterAll(() => {
@@ -17,7 +18,7 @@ function peopleOf(dataDir: string) {
   migrate(db);
   return {
     db,
-    people: createServices(db, "http://unused.test", undefined, {
+    people: createServices(sqlOf(db), "http://unused.test", undefined, {
       passwordCost: { memoryCost: 1024, timeCost: 1 },
     }).people,
   };
@@ -30,7 +31,7 @@ describe("gengate user", () => {
     expect(s.ownerInvite).toMatch(new RegExp(`^${s.url}/console/invite/[A-Za-z0-9_-]{43}$`));
     expect(s.output()).toContain("Console sign-up link");
     const { db, people } = peopleOf(s.dataDir);
-    const info = people.inviteInfo(tokenOf(s.ownerInvite!));
+    const info = await people.inviteInfo(tokenOf(s.ownerInvite!));
     expect(info).toEqual({ email: null, accountName: "default", role: "owner", personExists: false });
     db.close();
     expect(await s.stop()).toBe(0);

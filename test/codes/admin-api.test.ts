@@ -14,7 +14,7 @@ type Batch = {
 
 describe("admin API: /admin/v1/code-batches", () => {
   test("create (codes in the answer only), list with counts, get, revoke unused", async () => {
-    const t = codesApp();
+    const t = await codesApp();
     const res = await t.request(
       "/admin/v1/code-batches",
       admin("POST", { amount: "2.50", currency: "USD", count: 3, expires_at: "2027-03-01", note: "launch" }),
@@ -33,7 +33,7 @@ describe("admin API: /admin/v1/code-batches", () => {
       expires_at: "2027-03-02T00:00:00Z",
       unused: 3,
     });
-    t.codes.redeem(t.account.id, made.codes[0]!, t.keyId);
+    await t.codes.redeem(t.account.id, made.codes[0]!, t.keyId);
 
     const list = await json<{ data: Batch[]; next_cursor: string | null }>(
       await t.request("/admin/v1/code-batches", admin("GET")),
@@ -54,8 +54,8 @@ describe("admin API: /admin/v1/code-batches", () => {
   });
 
   test("paging: newest first, next_cursor", async () => {
-    const t = codesApp();
-    for (let i = 0; i < 3; i++) t.batch(String(i + 1));
+    const t = await codesApp();
+    for (let i = 0; i < 3; i++) await t.batch(String(i + 1));
     const p1 = await json<{ data: Batch[]; next_cursor: string }>(
       await t.request("/admin/v1/code-batches?limit=2", admin("GET")),
     );
@@ -69,7 +69,7 @@ describe("admin API: /admin/v1/code-batches", () => {
   });
 
   test("errors: 401 without the token (before the body is looked at), 400 bad bodies, 404 unknown batch", async () => {
-    const t = codesApp();
+    const t = await codesApp();
     const good = { amount: "1", currency: "USD" };
     expect((await t.request("/admin/v1/code-batches", admin("POST", good, null))).status).toBe(401);
     expect(
@@ -94,7 +94,7 @@ describe("admin API: /admin/v1/code-batches", () => {
       expect(`${JSON.stringify(body)} -> ${res.status}`).toBe(`${JSON.stringify(body)} -> 400`);
       expect((await json<Err>(res)).error.code).toBe("validation_error");
     }
-    expect(t.codes.listBatches()).toEqual([]);
+    expect(await t.codes.listBatches()).toEqual([]);
     const missing = await t.request("/admin/v1/code-batches/rbatch_nonexistent00000/revoke", admin("POST"));
     expect(missing.status).toBe(404);
     expect((await t.request("/admin/v1/code-batches/nope", admin("GET"))).status).toBe(400);
@@ -103,11 +103,11 @@ describe("admin API: /admin/v1/code-batches", () => {
   });
 
   test("an API key is not the admin token", async () => {
-    const t = codesApp();
+    const t = await codesApp();
     const res = await t.request("/admin/v1/code-batches", {
       ...admin("POST", { amount: "1", currency: "USD" }, t.key),
     });
     expect(res.status).toBe(401);
-    expect(t.codes.listBatches()).toEqual([]);
+    expect(await t.codes.listBatches()).toEqual([]);
   });
 });

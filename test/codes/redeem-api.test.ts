@@ -4,8 +4,8 @@ import { codesApp } from "./helpers.ts";
 
 type Err = { error: { code: string; message: string; type: string; param?: string } };
 
-function redeemApp() {
-  const t = codesApp();
+async function redeemApp() {
+  const t = await codesApp();
   const redeem = (body: unknown, key?: string | null, raw = false) =>
     t.request("/v1/account/redeem", {
       method: "POST",
@@ -18,8 +18,8 @@ function redeemApp() {
 
 describe("POST /v1/account/redeem", () => {
   test("200 with the account and its new balance, and what was credited", async () => {
-    const t = redeemApp();
-    const { codes } = t.batch("12.5");
+    const t = await redeemApp();
+    const { codes } = await t.batch("12.5");
     const res = await t.redeem({ code: ` ${codes[0]!.toLowerCase()} ` });
     expect(res.status).toBe(200);
     const body = await json<
@@ -44,8 +44,8 @@ describe("POST /v1/account/redeem", () => {
   });
 
   test("used, unknown: 400 invalid_code; another currency: 400 currency_mismatch", async () => {
-    const t = redeemApp();
-    const { codes } = t.batch("1");
+    const t = await redeemApp();
+    const { codes } = await t.batch("1");
     expect((await t.redeem({ code: codes[0] })).status).toBe(200);
     for (const code of [codes[0], "AAAAA-AAAAA-AAAAA-AAAAA", "hello"]) {
       const res = await t.redeem({ code });
@@ -56,15 +56,15 @@ describe("POST /v1/account/redeem", () => {
         param: "code",
       });
     }
-    const rub = t.batch("1", 1, { currency: "RUB" }).codes[0];
+    const rub = (await t.batch("1", 1, { currency: "RUB" })).codes[0];
     const res = await t.redeem({ code: rub });
     expect(res.status).toBe(400);
     expect((await json<Err>(res)).error.code).toBe("currency_mismatch");
   });
 
   test("after 5 failures in an hour: 429 rate_limited with Retry-After and RateLimit headers", async () => {
-    const t = redeemApp();
-    const { codes } = t.batch("1");
+    const t = await redeemApp();
+    const { codes } = await t.batch("1");
     for (let i = 0; i < 5; i++) expect((await t.redeem({ code: `bad-${i}` })).status).toBe(400);
     const res = await t.redeem({ code: codes[0] });
     expect(res.status).toBe(429);
@@ -77,7 +77,7 @@ describe("POST /v1/account/redeem", () => {
   });
 
   test("odd bodies: 400 validation_error, never a 500, and nothing counted as a failed code", async () => {
-    const t = redeemApp();
+    const t = await redeemApp();
     const bodies: unknown[] = [
       {},
       { code: "" },
@@ -102,11 +102,11 @@ describe("POST /v1/account/redeem", () => {
       const res = await t.redeem(raw, undefined, true);
       expect(res.status).toBeLessThan(500);
     }
-    expect(t.codes.store.failures(t.account.id, 0).count).toBeLessThanOrEqual(1);
+    expect((await t.codes.store.failures(t.account.id, 0)).count).toBeLessThanOrEqual(1);
   });
 
   test("the OpenAPI document describes the route and its errors", async () => {
-    const t = redeemApp();
+    const t = await redeemApp();
     const spec = await json<{
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
     }>(await t.request("/v1/openapi.json", { key: null }));
@@ -119,45 +119,45 @@ describe("POST /v1/account/redeem", () => {
 
 describe("POST /v1/account/redeem: who may", () => {
   test("no key or a bad key: 401; a key without the manage right: 403, nothing credited, no failure counted", async () => {
-    const t = redeemApp();
-    const { codes } = t.batch("3");
+    const t = await redeemApp();
+    const { codes } = await t.batch("3");
     expect((await t.redeem({ code: codes[0] }, null)).status).toBe(401);
     expect((await t.redeem({ code: codes[0] }, "gk_notakeynotakeynotakeynotakeynotakey")).status).toBe(401);
-    const plain = t.ctx.accounts.createKey(t.account.id, { name: "worker", canManage: false });
+    const plain = await t.ctx.accounts.createKey(t.account.id, { name: "worker", canManage: false });
     const res = await t.redeem({ code: codes[0] }, plain.key);
     expect(res.status).toBe(403);
     const err = (await json<Err>(res)).error;
     expect(err.code).toBe("forbidden");
     expect(err.message).toContain("redeem codes");
-    expect(t.balance(t.account.id)).toBe(0n);
-    expect(t.codes.store.failures(t.account.id, 0).count).toBe(0);
+    expect(await t.balance(t.account.id)).toBe(0n);
+    expect((await t.codes.store.failures(t.account.id, 0)).count).toBe(0);
     // A revoked manage key: 401.
-    const manage = t.ctx.accounts.createKey(t.account.id, { name: "m2", canManage: true });
-    t.ctx.accounts.revokeKey(t.account.id, manage.keyId);
+    const manage = await t.ctx.accounts.createKey(t.account.id, { name: "m2", canManage: true });
+    await t.ctx.accounts.revokeKey(t.account.id, manage.keyId);
     expect((await t.redeem({ code: codes[0] }, manage.key)).status).toBe(401);
     expect((await t.redeem({ code: codes[0] })).status).toBe(200);
   });
 
   test("a key credits only its own account", async () => {
-    const t = redeemApp();
-    const other = t.ctx.accounts.createAccount("other", "USD");
-    const { codes } = t.batch("4");
+    const t = await redeemApp();
+    const other = await t.ctx.accounts.createAccount("other", "USD");
+    const { codes } = await t.batch("4");
     const res = await t.redeem({ code: codes[0] }, other.key);
     expect(res.status).toBe(200);
     expect((await json(res)).id).toBe(other.account.id);
-    expect(t.balance(other.account.id)).toBe(4_000_000n);
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(other.account.id)).toBe(4_000_000n);
+    expect(await t.balance(t.account.id)).toBe(0n);
   });
 });
 
 describe("POST /v1/account/redeem: blank codes", () => {
   test("a code of only spaces is a validation_error, not a counted failure", async () => {
-    const t = redeemApp();
+    const t = await redeemApp();
     for (let i = 0; i < 6; i++) {
       const res = await t.redeem({ code: " \t " });
       expect(res.status).toBe(400);
       expect((await json<Err>(res)).error).toMatchObject({ code: "validation_error", param: "code" });
     }
-    expect(t.codes.store.failures(t.account.id, 0).count).toBe(0);
+    expect((await t.codes.store.failures(t.account.id, 0)).count).toBe(0);
   });
 });

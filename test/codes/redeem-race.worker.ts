@@ -4,14 +4,15 @@
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { createServices } from "../../src/server/services.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 const [path, accountId, code, startAt] = process.argv.slice(2) as [string, string, string, string];
 const db = openDatabase(path, { create: false });
 migrate(db);
-const s = createServices(db, "http://gengate.test");
+const s = createServices(sqlOf(db), "http://gengate.test");
 while (Date.now() < Number(startAt)) await Bun.sleep(1);
 try {
-  const r = s.codes.redeem(accountId, code, "key_race");
+  const r = await s.codes.redeem(accountId, code, "key_race");
   console.log(JSON.stringify({ ok: true, codeId: r.codeId }));
 } catch (err) {
   console.log(JSON.stringify({ ok: false, code: err instanceof DomainError ? err.code : String(err) }));

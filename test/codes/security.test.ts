@@ -3,33 +3,39 @@ import { join } from "node:path";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { createServices } from "../../src/server/services.ts";
 import { tempDir } from "../helpers/server.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import { codesApp } from "./helpers.ts";
 
 describe("redeem codes: security", () => {
-  test("a code redeemed by one account is invalid for another, and credits only the first", () => {
-    const t = codesApp();
-    const other = t.ctx.accounts.createAccount("other", "USD");
-    const { codes } = t.batch("9");
-    t.codes.redeem(t.account.id, codes[0]!, t.keyId);
-    expect(() => t.codes.redeem(other.account.id, codes[0]!, other.keyId)).toThrow("not valid");
-    expect(t.balance(other.account.id)).toBe(0n);
-    expect(t.balance(t.account.id)).toBe(9_000_000n);
+  test("a code redeemed by one account is invalid for another, and credits only the first", async () => {
+    const t = await codesApp();
+    const other = await t.ctx.accounts.createAccount("other", "USD");
+    const { codes } = await t.batch("9");
+    await t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+    await expect(
+      (async () => await t.codes.redeem(other.account.id, codes[0]!, other.keyId))(),
+    ).rejects.toThrow("not valid");
+    expect(await t.balance(other.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(9_000_000n);
   });
 
-  test("the throttle is per account: one account's failures do not lock out another", () => {
-    const t = codesApp();
-    const other = t.ctx.accounts.createAccount("other", "USD");
-    for (let i = 0; i < 5; i++) expect(() => t.codes.redeem(t.account.id, `x${i}`, t.keyId)).toThrow();
-    const { codes } = t.batch("1", 2);
-    expect(() => t.codes.redeem(t.account.id, codes[0]!, t.keyId)).toThrow("Too many");
-    t.codes.redeem(other.account.id, codes[0]!, other.keyId);
-    expect(t.balance(other.account.id)).toBe(1_000_000n);
+  test("the throttle is per account: one account's failures do not lock out another", async () => {
+    const t = await codesApp();
+    const other = await t.ctx.accounts.createAccount("other", "USD");
+    for (let i = 0; i < 5; i++)
+      await expect((async () => await t.codes.redeem(t.account.id, `x${i}`, t.keyId))()).rejects.toThrow();
+    const { codes } = await t.batch("1", 2);
+    await expect((async () => await t.codes.redeem(t.account.id, codes[0]!, t.keyId))()).rejects.toThrow(
+      "Too many",
+    );
+    await t.codes.redeem(other.account.id, codes[0]!, other.keyId);
+    expect(await t.balance(other.account.id)).toBe(1_000_000n);
   });
 
-  test("only SHA-256 digests are stored: no table holds a code, in any form", () => {
-    const t = codesApp();
-    const { codes } = t.batch("1", 20, { note: "audit" });
-    t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+  test("only SHA-256 digests are stored: no table holds a code, in any form", async () => {
+    const t = await codesApp();
+    const { codes } = await t.batch("1", 20, { note: "audit" });
+    await t.codes.redeem(t.account.id, codes[0]!, t.keyId);
     const forms = codes.flatMap((c) => [c, c.replaceAll("-", ""), c.toLowerCase()]);
     const tables = t.db
       .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -51,10 +57,10 @@ describe("redeem codes: security", () => {
     for (const { h } of hashes) expect(h.byteLength).toBe(32);
   });
 
-  test("the database refuses a half-redeemed or re-credited code", () => {
-    const t = codesApp();
-    const { codes } = t.batch("1");
-    const r = t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+  test("the database refuses a half-redeemed or re-credited code", async () => {
+    const t = await codesApp();
+    const { codes } = await t.batch("1");
+    const r = await t.codes.redeem(t.account.id, codes[0]!, t.keyId);
     expect(() => t.db.run("UPDATE redeem_codes SET redeemed_by = NULL WHERE id = ?", [r.codeId])).toThrow(
       /CHECK/,
     );
@@ -62,8 +68,10 @@ describe("redeem codes: security", () => {
       /CHECK/,
     );
     // The ledger's unique index: a second TOPUP naming the same code fails.
-    expect(() => t.ctx.ledger.topUp(t.account.id, 1_000_000n, "again", "TOPUP", r.codeId)).toThrow(/UNIQUE/);
-    expect(t.balance(t.account.id)).toBe(1_000_000n);
+    await expect(
+      (async () => await t.ctx.ledger.topUp(t.account.id, 1_000_000n, "again", "TOPUP", r.codeId))(),
+    ).rejects.toThrow(/UNIQUE/);
+    expect(await t.balance(t.account.id)).toBe(1_000_000n);
     expect(() =>
       t.db.run(
         "INSERT INTO redeem_batches (id, currency, amount_micro, code_count, created_at) VALUES ('rbatch_x', 'USD', 0, 1, 1)",
@@ -76,10 +84,10 @@ describe("redeem codes: security", () => {
     const path = join(dir, "gengate.db");
     const db = openDatabase(path);
     migrate(db);
-    const s = createServices(db, "http://gengate.test");
-    const a = s.accounts.createAccount("a", "USD").account.id;
-    const b = s.accounts.createAccount("b", "USD").account.id;
-    const { codes } = s.codes.createBatchFrom({ amount: "7", currency: "USD" });
+    const s = createServices(sqlOf(db), "http://gengate.test");
+    const a = (await s.accounts.createAccount("a", "USD")).account.id;
+    const b = (await s.accounts.createAccount("b", "USD")).account.id;
+    const { codes } = await s.codes.createBatchFrom({ amount: "7", currency: "USD" });
     const startAt = Date.now() + 1500;
     // Four contenders per account, all at once.
     const procs = [a, b, a, b, a, b, a, b].map((acct) =>
@@ -108,7 +116,9 @@ describe("redeem codes: security", () => {
     );
     expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
     expect(outcomes.filter((o) => !o.ok).map((o) => o.code)).toEqual(Array(7).fill("invalid_code"));
-    const balances = [a, b].map((id) => s.accounts.getAccount(id)!.balance_micro);
+    const balances = await Promise.all(
+      [a, b].map(async (id) => (await s.accounts.getAccount(id))!.balance_micro),
+    );
     expect(balances[0]! + balances[1]!).toBe(7_000_000n);
     const topups = db
       .query<{ n: bigint }, []>("SELECT count(*) AS n FROM ledger_entries WHERE source = 'TOPUP'")

@@ -3,9 +3,9 @@ import { INVALID_CODE_MESSAGE, parseBatchInput, parseExpiry } from "../../src/co
 import { DomainError } from "../../src/lib/errors.ts";
 import { codesApp } from "./helpers.ts";
 
-function caught(fn: () => unknown): DomainError {
+async function caught(fn: () => unknown): Promise<DomainError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof DomainError) return err;
     throw err;
@@ -14,52 +14,56 @@ function caught(fn: () => unknown): DomainError {
 }
 
 describe("redeem codes: errors", () => {
-  test("unknown, used, expired and revoked codes: the same invalid_code, nothing credited", () => {
-    const t = codesApp();
-    const used = t.batch("1").codes[0]!;
-    t.codes.redeem(t.account.id, used, t.keyId);
-    const expiring = t.batch("1", 1, { expires: "2027-01-15T09:00:00Z" }).codes[0]!;
-    const revokedBatch = t.batch("1");
-    t.codes.revokeBatch(revokedBatch.batch.id);
+  test("unknown, used, expired and revoked codes: the same invalid_code, nothing credited", async () => {
+    const t = await codesApp();
+    const used = (await t.batch("1")).codes[0]!;
+    await t.codes.redeem(t.account.id, used, t.keyId);
+    const expiring = (await t.batch("1", 1, { expires: "2027-01-15T09:00:00Z" })).codes[0]!;
+    const revokedBatch = await t.batch("1");
+    await t.codes.revokeBatch(revokedBatch.batch.id);
     t.advance(3600);
-    const balance = t.balance(t.account.id);
-    const entries = t.ctx.wallet.entries(t.account.id, 100, null).data.length;
+    const balance = await t.balance(t.account.id);
+    const entries = (await t.ctx.wallet.entries(t.account.id, 100, null)).data.length;
     for (const code of ["AAAAA-AAAAA-AAAAA-AAAAA", used, expiring, revokedBatch.codes[0]!]) {
-      const err = caught(() => t.codes.redeem(t.account.id, code, t.keyId));
+      const err = await caught(async () => await t.codes.redeem(t.account.id, code, t.keyId));
       expect(err.code).toBe("invalid_code");
       expect(err.message).toBe(INVALID_CODE_MESSAGE);
       expect(err.param).toBe("code");
       t.advance(3600); // keep the throttle out of this test
     }
-    expect(t.balance(t.account.id)).toBe(balance);
-    expect(t.ctx.wallet.entries(t.account.id, 100, null).data.length).toBe(entries);
+    expect(await t.balance(t.account.id)).toBe(balance);
+    expect((await t.ctx.wallet.entries(t.account.id, 100, null)).data.length).toBe(entries);
   });
 
-  test("a code of another currency: currency_mismatch, and the code stays usable", () => {
-    const t = codesApp();
-    const { batch, codes } = t.batch("5", 1, { currency: "RUB" });
-    const err = caught(() => t.codes.redeem(t.account.id, codes[0]!, t.keyId));
+  test("a code of another currency: currency_mismatch, and the code stays usable", async () => {
+    const t = await codesApp();
+    const { batch, codes } = await t.batch("5", 1, { currency: "RUB" });
+    const err = await caught(async () => await t.codes.redeem(t.account.id, codes[0]!, t.keyId));
     expect(err.code).toBe("currency_mismatch");
     expect(err.message).toContain("RUB");
-    expect(t.balance(t.account.id)).toBe(0n);
-    expect(t.codes.getBatch(batch.id)).toMatchObject({ redeemed: 0, unused: 1 });
-    t.codes.redeem(t.rub.account.id, codes[0]!, "person_x");
-    expect(t.balance(t.rub.account.id)).toBe(5_000_000n);
+    expect(await t.balance(t.account.id)).toBe(0n);
+    expect(await t.codes.getBatch(batch.id)).toMatchObject({ redeemed: 0, unused: 1 });
+    await t.codes.redeem(t.rub.account.id, codes[0]!, "person_x");
+    expect(await t.balance(t.rub.account.id)).toBe(5_000_000n);
   });
 
-  test("5 failed codes in an hour, then 429 with Retry-After until the oldest leaves the window", () => {
-    const t = codesApp();
-    const good = t.batch("2").codes[0]!;
-    const rub = t.batch("2", 1, { currency: "RUB" }).codes[0]!;
+  test("5 failed codes in an hour, then 429 with Retry-After until the oldest leaves the window", async () => {
+    const t = await codesApp();
+    const good = (await t.batch("2")).codes[0]!;
+    const rub = (await t.batch("2", 1, { currency: "RUB" })).codes[0]!;
     // A currency mismatch counts as a failure too.
-    expect(caught(() => t.codes.redeem(t.account.id, rub, t.keyId)).code).toBe("currency_mismatch");
+    expect((await caught(async () => await t.codes.redeem(t.account.id, rub, t.keyId))).code).toBe(
+      "currency_mismatch",
+    );
     for (let i = 0; i < 4; i++) {
       t.advance(60);
-      expect(caught(() => t.codes.redeem(t.account.id, `BAD${i}`, t.keyId)).code).toBe("invalid_code");
+      expect((await caught(async () => await t.codes.redeem(t.account.id, `BAD${i}`, t.keyId))).code).toBe(
+        "invalid_code",
+      );
     }
     t.advance(60);
     // The 6th try is refused before the code is looked at: even a good code.
-    const limited = caught(() => t.codes.redeem(t.account.id, good, t.keyId));
+    const limited = await caught(async () => await t.codes.redeem(t.account.id, good, t.keyId));
     expect(limited.code).toBe("rate_limited");
     expect(limited.retryAfterSeconds).toBe(3600 - 5 * 60);
     expect(limited.rateLimit).toMatchObject({
@@ -68,30 +72,34 @@ describe("redeem codes: errors", () => {
       windowSeconds: 3600,
       remaining: 0,
     });
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(0n);
     // Refused tries are not failures: the window does not grow.
     t.advance(3600 - 5 * 60 - 1);
-    expect(caught(() => t.codes.redeem(t.account.id, good, t.keyId)).retryAfterSeconds).toBe(1);
+    expect(
+      (await caught(async () => await t.codes.redeem(t.account.id, good, t.keyId))).retryAfterSeconds,
+    ).toBe(1);
     t.advance(1);
-    t.codes.redeem(t.account.id, good, t.keyId);
-    expect(t.balance(t.account.id)).toBe(2_000_000n);
+    await t.codes.redeem(t.account.id, good, t.keyId);
+    expect(await t.balance(t.account.id)).toBe(2_000_000n);
   });
 
-  test("failures are recorded although the failed transaction rolled back", () => {
-    const t = codesApp();
-    caught(() => t.codes.redeem(t.account.id, "nope", t.keyId));
-    expect(t.codes.store.failures(t.account.id, 0)).toEqual({ count: 1, oldest: t.now() });
+  test("failures are recorded although the failed transaction rolled back", async () => {
+    const t = await codesApp();
+    await caught(async () => await t.codes.redeem(t.account.id, "nope", t.keyId));
+    expect(await t.codes.store.failures(t.account.id, 0)).toEqual({ count: 1, oldest: t.now() });
   });
 
-  test("an unknown account is not_found and not a failure", () => {
-    const t = codesApp();
-    const { codes } = t.batch("1");
-    expect(caught(() => t.codes.redeem("acct_nobodynobodynobody", codes[0]!, "x")).code).toBe("not_found");
-    expect(t.codes.store.failures("acct_nobodynobodynobody", 0).count).toBe(0);
-    t.codes.redeem(t.account.id, codes[0]!, t.keyId);
+  test("an unknown account is not_found and not a failure", async () => {
+    const t = await codesApp();
+    const { codes } = await t.batch("1");
+    expect(
+      (await caught(async () => await t.codes.redeem("acct_nobodynobodynobody", codes[0]!, "x"))).code,
+    ).toBe("not_found");
+    expect((await t.codes.store.failures("acct_nobodynobodynobody", 0)).count).toBe(0);
+    await t.codes.redeem(t.account.id, codes[0]!, t.keyId);
   });
 
-  test("batch input: each bad field is a validation_error naming it", () => {
+  test("batch input: each bad field is a validation_error naming it", async () => {
     const now = 1_800_000_000;
     const ok = { amount: "1", currency: "USD" };
     const cases: [Record<string, unknown>, string][] = [
@@ -112,10 +120,10 @@ describe("redeem codes: errors", () => {
       [{ expires: "99999-01-01" }, "expires_at"],
       [{ note: "x".repeat(501) }, "note"],
     ];
-    const t = codesApp();
+    const t = await codesApp();
     for (const [patch, param] of cases) {
       const input = { ...ok, ...patch } as Parameters<typeof parseBatchInput>[0];
-      const err = caught(() => t.codes.createBatch(parseBatchInput(input, now)));
+      const err = await caught(async () => await t.codes.createBatch(parseBatchInput(input, now)));
       expect(`${JSON.stringify(patch)} -> ${err.code} ${err.param}`).toBe(
         `${JSON.stringify(patch)} -> validation_error ${param}`,
       );
@@ -125,7 +133,7 @@ describe("redeem codes: errors", () => {
       count: 1000,
       amountMicro: 1_000_000n,
     });
-    expect(t.codes.listBatches()).toEqual([]);
+    expect(await t.codes.listBatches()).toEqual([]);
   });
 
   test("expiry: dates and RFC 3339 times", () => {
@@ -137,9 +145,13 @@ describe("redeem codes: errors", () => {
     expect(() => parseExpiry("2027-13-01", now)).toThrow("YYYY-MM-DD");
   });
 
-  test("revoking or reading an unknown batch is not_found", () => {
-    const t = codesApp();
-    expect(caught(() => t.codes.revokeBatch("rbatch_nonexistent00000")).code).toBe("not_found");
-    expect(caught(() => t.codes.getBatch("rbatch_nonexistent00000")).code).toBe("not_found");
+  test("revoking or reading an unknown batch is not_found", async () => {
+    const t = await codesApp();
+    expect((await caught(async () => await t.codes.revokeBatch("rbatch_nonexistent00000"))).code).toBe(
+      "not_found",
+    );
+    expect((await caught(async () => await t.codes.getBatch("rbatch_nonexistent00000"))).code).toBe(
+      "not_found",
+    );
   });
 });

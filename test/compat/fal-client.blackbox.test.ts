@@ -4,7 +4,7 @@ import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "../helpers/api.ts";
 
 let s: Awaited<ReturnType<typeof startFunded>>;
-let fal: ReturnType<typeof createFalClient>;
+let fal: Awaited<ReturnType<typeof createFalClient>>;
 /** Every request the client sent, as "METHOD path". */
 const sent: string[] = [];
 let otherKey = "";

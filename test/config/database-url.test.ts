@@ -59,7 +59,7 @@ describe("database_url", () => {
     ).toMatchObject({ password: "from-file" });
   });
 
-  test("a PostgreSQL database_url is refused at start until the stores are converted", () => {
+  test("a PostgreSQL database_url is refused by backup and restore (SQLite-file commands)", () => {
     const settings = databaseSettings({ GENGATE_DATABASE_URL: "postgres://u@h/db" }, null);
     let err: unknown = null;
     try {

@@ -3,16 +3,16 @@ import { circuitFor } from "../../src/providers/registry.ts";
 import { consoleApp, PASSWORD } from "./helpers.ts";
 
 async function operatorApp() {
-  const c = consoleApp();
+  const c = await consoleApp();
   await c.person("op@example.com", "owner", true);
   const b = await c.signedIn("op@example.com");
   await b.page("/console/admin"); // the CSRF token
-  const acme = c.ctx.accounts.createAccount("Acme Studio", "USD").account;
-  const rub = c.ctx.accounts.createAccount("Moscow Lab", "RUB").account;
+  const acme = (await c.ctx.accounts.createAccount("Acme Studio", "USD")).account;
+  const rub = (await c.ctx.accounts.createAccount("Moscow Lab", "RUB")).account;
   return { c, b, acme, rub };
 }
 
-const adminRows = (c: ReturnType<typeof consoleApp>, accountId: string) =>
+const adminRows = (c: Awaited<ReturnType<typeof consoleApp>>, accountId: string) =>
   c.db
     .query<{ source: string; reason: string | null; balance_delta_micro: bigint }, [string]>(
       "SELECT source, reason, balance_delta_micro FROM ledger_entries WHERE account_id = ? ORDER BY id",
@@ -22,7 +22,7 @@ const adminRows = (c: ReturnType<typeof consoleApp>, accountId: string) =>
 describe("accounts", () => {
   test("the list shows every account with balance, held and available; the nav has Admin", async () => {
     const { c, b, acme } = await operatorApp();
-    c.ctx.ledger.topUp(acme.id, 12_500_000n, null);
+    await c.ctx.ledger.topUp(acme.id, 12_500_000n, null);
     const p = await b.page("/console/admin");
     expect(p.status).toBe(200);
     expect(p.text).toContain('<a href="/console/admin" aria-current="page">Admin</a>');
@@ -54,7 +54,7 @@ describe("accounts", () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toStartWith(`/console/admin/accounts/${acme.id}?done=`);
-    expect(c.ctx.accounts.getAccount(acme.id)!.balance_micro).toBe(25_125_000n);
+    expect((await c.ctx.accounts.getAccount(acme.id))!.balance_micro).toBe(25_125_000n);
     expect(adminRows(c, acme.id)).toEqual([
       { source: "ADMIN", reason: "Invoice 42 paid by wire", balance_delta_micro: 25_125_000n },
     ]);
@@ -66,10 +66,10 @@ describe("accounts", () => {
 
   test("adjust negative; below what is held: the ledger's message, nothing written", async () => {
     const { c, b, rub } = await operatorApp();
-    c.ctx.ledger.topUp(rub.id, 100_000_000n, null);
+    await c.ctx.ledger.topUp(rub.id, 100_000_000n, null);
     const res = await b.post(`/console/admin/accounts/${rub.id}/adjust`, { amount: "-40", reason: "refund" });
     expect(res.status).toBe(303);
-    expect(c.ctx.accounts.getAccount(rub.id)!.balance_micro).toBe(60_000_000n);
+    expect((await c.ctx.accounts.getAccount(rub.id))!.balance_micro).toBe(60_000_000n);
     expect(adminRows(c, rub.id).at(-1)).toEqual({
       source: "ADMIN",
       reason: "refund",
@@ -87,7 +87,7 @@ describe("accounts", () => {
     expect(text).toContain("would leave less than the 50.00 held by open jobs");
     expect(text).toContain('value="-20"'); // the form keeps what was typed
     expect(adminRows(c, rub.id).length).toBe(before);
-    expect(c.ctx.accounts.getAccount(rub.id)!.balance_micro).toBe(60_000_000n);
+    expect((await c.ctx.accounts.getAccount(rub.id))!.balance_micro).toBe(60_000_000n);
   });
 
   test("a missing reason: 400 and nothing written, for credit and adjust", async () => {
@@ -103,7 +103,7 @@ describe("accounts", () => {
       }
     }
     expect(adminRows(c, acme.id)).toEqual([]);
-    expect(c.ctx.accounts.getAccount(acme.id)!.balance_micro).toBe(0n);
+    expect((await c.ctx.accounts.getAccount(acme.id))!.balance_micro).toBe(0n);
   });
 
   test("an unknown account: 404", async () => {
@@ -154,8 +154,8 @@ describe("people and invites", () => {
     expect((await guest.page(path)).status).toBe(200);
     const accepted = await guest.post(path, { password: PASSWORD });
     expect(accepted.status).toBeLessThan(400);
-    const person = c.people.findPerson("new@example.com")!;
-    expect(c.people.accountsOf(person.id)).toEqual([
+    const person = (await c.people.findPerson("new@example.com"))!;
+    expect(await c.people.accountsOf(person.id)).toEqual([
       { accountId: acme.id, name: "Acme Studio", currency: "USD", role: "owner" },
     ]);
   });
@@ -168,7 +168,7 @@ describe("people and invites", () => {
       operator: "1",
     });
     expect(ok.status).toBe(200);
-    const inv = c.people.listInvites().find((i) => i.email === "boss@example.com")!;
+    const inv = (await c.people.listInvites()).find((i) => i.email === "boss@example.com")!;
     expect(inv).toMatchObject({ accountId: null, operator: true, state: "pending" });
     const cases: [Record<string, string>, number][] = [
       [{ email: "x@example.com", role: "admin" }, 400],
@@ -185,21 +185,21 @@ describe("people and invites", () => {
       expect(text).not.toContain('id="new-link"');
       expect(text).not.toContain("<script>");
     }
-    expect(c.people.listInvites().filter((i) => i.email === "x@example.com")).toEqual([]);
+    expect((await c.people.listInvites()).filter((i) => i.email === "x@example.com")).toEqual([]);
   });
 
   test("revoke an unused invite: it stops working; a used or unknown invite is 404", async () => {
     const { c, b } = await operatorApp();
     const made = await b.post("/console/admin/invites", { email: "late@example.com", role: "member" });
     const url = /value="(http:\/\/gengate\.test\/console\/invite\/[^"]+)"/.exec(await made.text())![1]!;
-    const inv = c.people.listInvites().find((i) => i.email === "late@example.com")!;
+    const inv = (await c.people.listInvites()).find((i) => i.email === "late@example.com")!;
     const page = await b.page("/console/admin/people");
     expect(page.text).toContain(`action="/console/admin/invites/${inv.id}/revoke"`);
     const res = await b.post(`/console/admin/invites/${inv.id}/revoke`, {});
     expect(res.status).toBe(303);
-    expect(c.people.getInvite(inv.id)!.state).toBe("revoked");
+    expect((await c.people.getInvite(inv.id))!.state).toBe("revoked");
     expect((await c.browser().page(new URL(url).pathname)).status).toBe(404);
-    const used = c.people.listInvites().find((i) => i.email === "op@example.com")!;
+    const used = (await c.people.listInvites()).find((i) => i.email === "op@example.com")!;
     expect(used.state).toBe("used");
     expect(page.text).not.toContain(`/console/admin/invites/${used.id}/revoke`);
     expect((await b.post(`/console/admin/invites/${used.id}/revoke`, {})).status).toBe(404);
@@ -231,7 +231,7 @@ describe("people and invites", () => {
 
 describe("providers and FX", () => {
   test("providers: each configured provider's circuit", async () => {
-    const c = consoleApp({
+    const c = await consoleApp({
       providers: {
         up: { type: "openai", base_url: "http://127.0.0.1:9" },
         down: { type: "openai", base_url: "http://127.0.0.1:9" },
@@ -255,7 +255,7 @@ describe("providers and FX", () => {
     const { c, b } = await operatorApp();
     const res = await b.post("/console/admin/fx", { currency: "RUB", rate: "92.5" });
     expect(res.status).toBe(303);
-    expect(c.ctx.fx.get("RUB")).toMatchObject({ rate_micro: 92_500_000n, source: "console" });
+    expect(await c.ctx.fx.get("RUB")).toMatchObject({ rate_micro: 92_500_000n, source: "console" });
     const p = await b.page("/console/admin/fx");
     expect(p.text).toMatch(/<td>USD→RUB<\/td><td class="num">92\.50<\/td>\s*<td>console<\/td>/);
     for (const rate of ["", "0", "-1", "1e3", "92.1234567", "abc", "99999999"]) {
@@ -263,6 +263,6 @@ describe("providers and FX", () => {
       expect(bad.status).toBe(400);
     }
     expect((await b.post("/console/admin/fx", { currency: "EUR", rate: "1" })).status).toBe(400);
-    expect(c.ctx.fx.get("RUB")!.rate_micro).toBe(92_500_000n);
+    expect((await c.ctx.fx.get("RUB"))!.rate_micro).toBe(92_500_000n);
   });
 });

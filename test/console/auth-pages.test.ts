@@ -5,7 +5,7 @@ const tokenOf = (url: string) => url.split("/").pop()!;
 
 describe("sign-in", () => {
   test("the form has Email, Password and Sign in; a right password signs in and sets the cookie", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const b = c.browser();
     const page = await b.page("/console/login");
@@ -16,7 +16,7 @@ describe("sign-in", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
     expect(b.cookie).not.toBeNull();
-    expect(c.people.resolveSession(b.cookie!)?.email).toBe("ann@example.com");
+    expect((await c.people.resolveSession(b.cookie!))?.email).toBe("ann@example.com");
     // Signed in, the sign-in page moves on.
     const again = await b.get("/console/login?next=%2Fconsole%2Fusage");
     expect(again.status).toBe(303);
@@ -24,7 +24,7 @@ describe("sign-in", () => {
   });
 
   test("next is carried through the form and honoured", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const b = c.browser();
     const page = await b.page("/console/login?next=%2Fconsole%2Fkeys%3Fpage%3D2");
@@ -38,7 +38,7 @@ describe("sign-in", () => {
   });
 
   test("a wrong password: 401, one generic message, the email kept", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const b = c.browser();
     const wrong = await b.post("/console/login", { email: "ann@example.com", password: "not the password" });
@@ -55,7 +55,7 @@ describe("sign-in", () => {
   });
 
   test("two-factor: after the right password the code field is shown, then the code signs in", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const code = await c.enableTwoFactor("ann@example.com");
     const b = c.browser();
@@ -84,7 +84,7 @@ describe("sign-in", () => {
 
 describe("sign-up", () => {
   test("open mode: Email and Password, then the Default key once in `New key`, signed in", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     c.setSignup("open");
     const b = c.browser();
     const page = await b.page("/console/signup");
@@ -105,13 +105,13 @@ describe("sign-up", () => {
     // The key works against the API, and the browser is signed in to the new account.
     const api = await c.request("/v1/account", { key: key! });
     expect(api.status).toBe(200);
-    const session = c.people.resolveSession(b.cookie!);
+    const session = await c.people.resolveSession(b.cookie!);
     expect(session?.email).toBe("new@example.com");
     expect(session?.role).toBe("owner");
   });
 
   test("invite mode asks for an Invite code; closed mode says sign-up is closed", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     c.setSignup("invite");
     const invite = await c.browser().page("/console/signup?invite=abc");
     expect(invite.text).toMatch(/<label>Invite code[\s\S]*<input name="invite" value="abc"/);
@@ -124,9 +124,9 @@ describe("sign-up", () => {
   });
 
   test("invite mode with a sign-up invite creates the account", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     c.setSignup("invite");
-    const { url } = c.people.createInvite({});
+    const { url } = await c.people.createInvite({});
     const b = c.browser();
     const res = await b.post("/console/signup", {
       email: "inv@example.com",
@@ -143,7 +143,7 @@ describe("sign-up", () => {
   });
 
   test("a short password re-renders the form with the reason", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     c.setSignup("open");
     const res = await c.browser().post("/console/signup", { email: "s@example.com", password: "short" });
     expect(res.status).toBe(400);
@@ -155,8 +155,8 @@ describe("sign-up", () => {
 
 describe("invites", () => {
   test("the invite page shows the email and the account; Set password signs in", async () => {
-    const c = consoleApp();
-    const { url } = c.people.createInvite({
+    const c = await consoleApp();
+    const { url } = await c.people.createInvite({
       email: "mia@example.com",
       accountId: c.account.id,
       role: "member",
@@ -171,7 +171,7 @@ describe("invites", () => {
     const res = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
-    const s = c.people.resolveSession(b.cookie!);
+    const s = await c.people.resolveSession(b.cookie!);
     expect(s?.accountId).toBe(c.account.id);
     expect(s?.role).toBe("member");
     // Used once.
@@ -179,8 +179,8 @@ describe("invites", () => {
   });
 
   test("an invite without an email (the first-start owner invite) asks for it", async () => {
-    const c = consoleApp();
-    const { url } = c.people.createInvite({ accountId: c.account.id, role: "owner", operator: true });
+    const c = await consoleApp();
+    const { url } = await c.people.createInvite({ accountId: c.account.id, role: "owner", operator: true });
     const b = c.browser();
     const page = await b.page(`/console/invite/${tokenOf(url)}`);
     expect(page.text).toContain('<label>Email <input type="email" name="email"');
@@ -189,16 +189,16 @@ describe("invites", () => {
       password: PASSWORD,
     });
     expect(res.status).toBe(303);
-    const s = c.people.resolveSession(b.cookie!);
+    const s = await c.people.resolveSession(b.cookie!);
     expect(s?.email).toBe("first@example.com");
     expect(s?.operator).toBe(true);
   });
 
   test("an existing person gives their current password to join", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
-    const other = c.ctx.accounts.createAccount("Team B", "USD");
-    const { url } = c.people.createInvite({
+    const other = await c.ctx.accounts.createAccount("Team B", "USD");
+    const { url } = await c.people.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "owner",
@@ -210,15 +210,15 @@ describe("invites", () => {
     expect(wrong.status).toBe(401);
     const ok = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD });
     expect(ok.status).toBe(303);
-    expect(c.people.resolveSession(b.cookie!)?.accountId).toBe(other.account.id);
+    expect((await c.people.resolveSession(b.cookie!))?.accountId).toBe(other.account.id);
   });
 
   test("an existing person with two-factor is asked for the code too", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const code = await c.enableTwoFactor("ann@example.com");
-    const other = c.ctx.accounts.createAccount("Team C", "USD");
-    const { url } = c.people.createInvite({
+    const other = await c.ctx.accounts.createAccount("Team C", "USD");
+    const { url } = await c.people.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "member",
@@ -229,11 +229,11 @@ describe("invites", () => {
     expect(await step.text()).toMatch(/<label>Two-factor code[\s\S]*<input name="code"/);
     const ok = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD, code: await code() });
     expect(ok.status).toBe(303);
-    expect(c.people.resolveSession(b.cookie!)?.accountId).toBe(other.account.id);
+    expect((await c.people.resolveSession(b.cookie!))?.accountId).toBe(other.account.id);
   });
 
   test("a dead invite link is a 404 page", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const res = await c.browser().get("/console/invite/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
     expect(res.status).toBe(404);
     expect(await res.text()).toContain("This link is not valid");
@@ -242,10 +242,10 @@ describe("invites", () => {
 
 describe("password reset and forgotten passwords", () => {
   test("a reset link sets the password, ends every session, and the new one signs in", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const before = await c.signedIn("ann@example.com");
-    const { url } = c.people.requestPasswordReset("ann@example.com")!;
+    const { url } = (await c.people.requestPasswordReset("ann@example.com"))!;
     const b = c.browser();
     const page = await b.page(`/console/reset/${tokenOf(url)}`);
     expect(page.status).toBe(200);
@@ -256,7 +256,7 @@ describe("password reset and forgotten passwords", () => {
     const res = await b.post(`/console/reset/${tokenOf(url)}`, { password: "a brand new password" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login?done=reset");
-    expect(c.people.resolveSession(before.cookie!)).toBeNull();
+    expect(await c.people.resolveSession(before.cookie!)).toBeNull();
     expect((await b.page("/console/login?done=reset")).text).toContain("Your password is set.");
     const again = await b.post("/console/login", {
       email: "ann@example.com",
@@ -267,7 +267,7 @@ describe("password reset and forgotten passwords", () => {
   });
 
   test("forgot: the same answer for any email, and how to get a link without email", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const page = await c.browser().page("/console/forgot");
     expect(page.text).toContain("gengate user reset-password");
@@ -280,7 +280,7 @@ describe("password reset and forgotten passwords", () => {
 
 describe("sign-out", () => {
   test("Sign out ends the session on the server and clears the cookie", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const b = await c.signedIn("ann@example.com");
     const token = b.cookie!;
@@ -290,6 +290,6 @@ describe("sign-out", () => {
     expect(res.headers.get("location")).toBe("/console/login");
     expect(res.headers.get("set-cookie")).toContain("gengate_session=; Path=/console; Max-Age=0");
     expect(b.cookie).toBeNull();
-    expect(c.people.resolveSession(token)).toBeNull();
+    expect(await c.people.resolveSession(token)).toBeNull();
   });
 });

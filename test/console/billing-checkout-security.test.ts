@@ -12,7 +12,7 @@ async function paidFor(email: string) {
   await t.checkout(email, { amount: "10", provider: "stripe" });
   const session = [...t.stripe.sessions.values()].at(-1)!;
   await t.stripe.pay(session.id);
-  return t.ctx.payments.orders.byProviderRef("stripe", session.id)!;
+  return (await t.ctx.payments.orders.byProviderRef("stripe", session.id))!;
 }
 
 describe("checkout form", () => {
@@ -31,7 +31,7 @@ describe("checkout form", () => {
       expect(r.status, JSON.stringify(options)).toBe(403);
       expect(r.headers.get("location")).toBeNull();
     }
-    expect(t.ctx.payments.orders.list({ limit: 10 })).toHaveLength(0);
+    expect(await t.ctx.payments.orders.list({ limit: 10 })).toHaveLength(0);
     expect(t.stripe.requests).toHaveLength(0);
     const anon = t.browser();
     const r = await anon.post(
@@ -79,7 +79,7 @@ describe("checkout form", () => {
       expect((await owner.get(path)).status, path).toBe(404);
     }
     await t.checkout("owner@example.com", { amount: "10", provider: "stripe" });
-    const open = t.ctx.payments.orders.list({ status: "pending", limit: 1 })[0]!;
+    const open = (await t.ctx.payments.orders.list({ status: "pending", limit: 1 }))[0]!;
     expect((await owner.get(`/console/billing/receipts/${open.id}`)).status).toBe(404);
   });
 
@@ -103,7 +103,7 @@ describe("checkout form", () => {
     t = await paymentsApp();
     await t.person("owner@example.com");
     const { b } = await t.checkout("owner@example.com", { amount: "10", provider: "stripe" });
-    const order = t.ctx.payments.orders.list({ limit: 1 })[0]!;
+    const order = (await t.ctx.payments.orders.list({ limit: 1 }))[0]!;
     const page = await b.page(`/console/billing/return?order=${order.id}&canceled=1&x=%3Cscript%3E`);
     expect(page.text).toContain("nothing was charged");
     expect(page.text).not.toContain("<script>");

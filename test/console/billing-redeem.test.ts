@@ -5,13 +5,13 @@ import { describe, expect, test } from "bun:test";
 import { consoleApp, PASSWORD } from "./helpers.ts";
 
 async function setup() {
-  const c = consoleApp();
+  const c = await consoleApp();
   await c.person("owner@example.com", "owner");
   await c.person("member@example.com", "member");
   const owner = await c.signedIn("owner@example.com");
   await owner.page("/console/billing");
-  const batch = (amount = "12.5", currency = "USD", count = 1) =>
-    c.ctx.codes.createBatchFrom({ amount, currency, count }).codes;
+  const batch = async (amount = "12.5", currency = "USD", count = 1) =>
+    (await c.ctx.codes.createBatchFrom({ amount, currency, count })).codes;
   return { ...c, owner, batch };
 }
 
@@ -32,8 +32,8 @@ describe("billing page: redeem a code", () => {
 
   test("redeem: 303 back to the page, whose notice names the amount and the new balance; the top-ups list it as TOPUP", async () => {
     const c = await setup();
-    c.ctx.ledger.topUp(c.account.id, 5_000_000n, "earlier");
-    const [code] = c.batch("12.5");
+    await c.ctx.ledger.topUp(c.account.id, 5_000_000n, "earlier");
+    const [code] = await c.batch("12.5");
     const res = await c.owner.post("/console/billing/redeem", { code: code!.toLowerCase() });
     expect(res.status).toBe(303);
     const location = res.headers.get("location")!;
@@ -43,12 +43,12 @@ describe("billing page: redeem a code", () => {
     expect(text).toContain("Code redeemed: 12.50 USD credited. The balance is now 17.50 USD.");
     expect(text).toContain('<data value="17500000">17.50 USD</data>');
     expect(text).toMatch(/<td>topup<\/td>\s*<td>TOPUP<\/td>/);
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(17_500_000n);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(17_500_000n);
   });
 
   test("each redeemed code has a printable receipt, for the account's owners only", async () => {
     const c = await setup();
-    const [code] = c.batch("12.5");
+    const [code] = await c.batch("12.5");
     const res = await c.owner.post("/console/billing/redeem", { code: code! });
     const codeId = /redeemed=(rcode_[0-9A-Za-z]+)/.exec(res.headers.get("location")!)![1]!;
     const billing = await c.owner.page("/console/billing");
@@ -63,15 +63,19 @@ describe("billing page: redeem a code", () => {
     const member = await c.signedIn("member@example.com");
     expect((await member.page("/console/billing")).text).not.toContain("/console/billing/receipts/");
     expect((await member.page(`/console/billing/receipts/${codeId}`)).status).toBe(403);
-    const other = c.ctx.accounts.createAccount("other", "USD").account;
-    const { url } = c.people.createInvite({ email: "else@example.com", accountId: other.id, role: "owner" });
+    const other = (await c.ctx.accounts.createAccount("other", "USD")).account;
+    const { url } = await c.people.createInvite({
+      email: "else@example.com",
+      accountId: other.id,
+      role: "owner",
+    });
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const stranger = await c.signedIn("else@example.com");
     for (const id of [codeId, "rcode_nope", "rcode_../x", "ord_nope"]) {
       expect((await stranger.page(`/console/billing/receipts/${encodeURIComponent(id)}`)).status).toBe(404);
     }
     // An unused code has no receipt either.
-    c.batch("3");
+    await c.batch("3");
     const batchCode = c.db
       .query<{ id: string }, []>("SELECT id FROM redeem_codes WHERE redeemed_at IS NULL")
       .get()!;
@@ -80,7 +84,7 @@ describe("billing page: redeem a code", () => {
 
   test("errors show next to the field, with fixed messages; nothing is credited", async () => {
     const c = await setup();
-    const [rub] = c.batch("1", "RUB");
+    const [rub] = await c.batch("1", "RUB");
     const cases: [string, string, string][] = [
       ["AAAAA-AAAAA-AAAAA-AAAAA", "invalid_code", "This code is not valid"],
       [rub!, "currency_mismatch", "This code is for another currency; this account is in USD."],
@@ -94,18 +98,18 @@ describe("billing page: redeem a code", () => {
       expect(text).toContain(`<p class="notice error" id="redeem-error" role="alert">${message}`);
       expect(text).toContain('aria-describedby="redeem-error redeem-hint" aria-invalid="true"');
     }
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(0n);
   });
 
   test("after 5 failures: the throttle message, even for a good code", async () => {
     const c = await setup();
-    const [good] = c.batch("1");
+    const [good] = await c.batch("1");
     for (let i = 0; i < 5; i++) await c.owner.post("/console/billing/redeem", { code: `nope${i}` });
     const res = await c.owner.post("/console/billing/redeem", { code: good! });
     expect(res.headers.get("location")).toBe("/console/billing?redeem_error=rate_limited#redeem");
     const { text } = await c.owner.page("/console/billing?redeem_error=rate_limited");
     expect(text).toContain("Too many invalid codes for this account");
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(0n);
   });
 });
 
@@ -116,16 +120,16 @@ describe("billing page: redeem, security", () => {
     const { text } = await member.page("/console/billing");
     expect(text).toContain("Only an owner of this account can redeem codes.");
     expect(text).not.toContain('action="/console/billing/redeem"');
-    const [code] = c.batch("1");
+    const [code] = await c.batch("1");
     const res = await member.post("/console/billing/redeem", { code: code! });
     expect(res.status).toBe(403);
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
-    expect(c.ctx.codes.store.failures(c.account.id, 0).count).toBe(0);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(0n);
+    expect((await c.ctx.codes.store.failures(c.account.id, 0)).count).toBe(0);
   });
 
   test("no CSRF token, a wrong one, another origin, or signed out: nothing redeemed", async () => {
     const c = await setup();
-    const [code] = c.batch("1");
+    const [code] = await c.batch("1");
     const attempts = [
       await c.owner.post("/console/billing/redeem", { code: code! }, { csrf: null }),
       await c.owner.post("/console/billing/redeem", { code: code! }, { csrf: "x".repeat(43) }),
@@ -136,18 +140,18 @@ describe("billing page: redeem, security", () => {
     const anonymous = await c.browser().post("/console/billing/redeem", { code: code! });
     expect(anonymous.status).toBe(303);
     expect(anonymous.headers.get("location")).toBe("/console/login");
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
-    expect(c.ctx.codes.store.failures(c.account.id, 0).count).toBe(0);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(0n);
+    expect((await c.ctx.codes.store.failures(c.account.id, 0)).count).toBe(0);
     // The same code still works from the page itself.
     expect((await c.owner.post("/console/billing/redeem", { code: code! })).status).toBe(303);
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(1_000_000n);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(1_000_000n);
   });
 
   test("the notice shows only this account's own credit; URL text is never echoed", async () => {
     const c = await setup();
-    const other = c.ctx.accounts.createAccount("other", "USD");
-    const [code] = c.batch("99");
-    const r = c.ctx.codes.redeem(other.account.id, code!, other.keyId);
+    const other = await c.ctx.accounts.createAccount("other", "USD");
+    const [code] = await c.batch("99");
+    const r = await c.ctx.codes.redeem(other.account.id, code!, other.keyId);
     const { text } = await c.owner.page(`/console/billing?redeemed=${r.codeId}`);
     expect(text).not.toContain("Code redeemed");
     const spoof = await c.owner.page("/console/billing?redeem_error=%3Cscript%3Ealert(1)%3C/script%3E");
@@ -161,6 +165,6 @@ describe("billing page: redeem, security", () => {
       const res = await c.owner.post("/console/billing/redeem", { code });
       expect(res.status).toBeLessThan(500);
     }
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(0n);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(0n);
   });
 });

@@ -5,14 +5,15 @@ import { SESSION_ABSOLUTE_SECONDS, SIGNIN_MAX_FAILURES } from "../../src/people/
 import { type Browser, consoleApp, ORIGIN, PASSWORD } from "./helpers.ts";
 
 async function signedInAnn() {
-  const c = consoleApp();
+  const c = await consoleApp();
   await c.person("ann@example.com");
   const b = await c.signedIn("ann@example.com");
   await b.page("/console/x"); // picks up the CSRF token
   return { c, b };
 }
 
-const alive = (c: ReturnType<typeof consoleApp>, b: Browser) => c.people.resolveSession(b.cookie!) !== null;
+const alive = async (c: Awaited<ReturnType<typeof consoleApp>>, b: Browser) =>
+  (await c.people.resolveSession(b.cookie!)) !== null;
 
 describe("CSRF", () => {
   test("a state change without the session's token is 403 and changes nothing", async () => {
@@ -28,7 +29,7 @@ describe("CSRF", () => {
       expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expect(res.headers.get("set-cookie")).toBeNull();
       expect(await res.text()).toContain("nothing was changed");
-      expect(alive(c, b)).toBe(true);
+      expect(await alive(c, b)).toBe(true);
     }
   });
 
@@ -39,7 +40,7 @@ describe("CSRF", () => {
     await bob.page("/console/x");
     const res = await b.post("/console/logout", {}, { csrf: bob.csrf });
     expect(res.status).toBe(403);
-    expect(alive(c, b)).toBe(true);
+    expect(await alive(c, b)).toBe(true);
   });
 
   test("htmx sends the token in X-CSRF-Token", async () => {
@@ -50,7 +51,7 @@ describe("CSRF", () => {
       { csrf: null, headers: { "x-csrf-token": b.csrf!, "hx-request": "true" } },
     );
     expect(res.status).toBe(303);
-    expect(alive(c, b)).toBe(false);
+    expect(await alive(c, b)).toBe(false);
   });
 });
 
@@ -65,7 +66,7 @@ describe("Origin", () => {
     ]) {
       const res = await b.post("/console/logout", {}, { origin });
       expect(res.status).toBe(403);
-      expect(alive(c, b)).toBe(true);
+      expect(await alive(c, b)).toBe(true);
     }
   });
 
@@ -79,14 +80,14 @@ describe("Origin", () => {
     expect(foreign.status).toBe(403);
     const neither = await b.post("/console/logout", {}, { origin: null });
     expect(neither.status).toBe(403);
-    expect(alive(c, b)).toBe(true);
+    expect(await alive(c, b)).toBe(true);
     const same = await b.post("/console/logout", {}, { origin: null, referer: `${ORIGIN}/console/x` });
     expect(same.status).toBe(303);
-    expect(alive(c, b)).toBe(false);
+    expect(await alive(c, b)).toBe(false);
   });
 
   test("sign-in from another origin is refused and sets no cookie (login CSRF)", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const b = c.browser();
     const res = await b.post(
@@ -102,7 +103,7 @@ describe("Origin", () => {
 
 describe("keys and cookies stay on their side", () => {
   test("an API key is never a console sign-in", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const auth = { authorization: `Key ${c.key}` };
     const page = await c.handle("/console/settings", { headers: auth });
     expect(page.status).toBe(303);
@@ -136,7 +137,7 @@ describe("keys and cookies stay on their side", () => {
 
 describe("the session cookie", () => {
   test("HttpOnly, SameSite=Lax, Path=/console, Max-Age to the absolute expiry, no Secure on http", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const res = await c.browser().post("/console/login", { email: "ann@example.com", password: PASSWORD });
     const cookie = res.headers.get("set-cookie")!;
@@ -151,7 +152,7 @@ describe("the session cookie", () => {
   });
 
   test("Secure when the public URL is https", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     c.ctx.publicUrl = "https://gengate.test";
     const app = createApp(c.ctx);
@@ -168,7 +169,7 @@ describe("the session cookie", () => {
   });
 
   test("a revoked, unknown or malformed cookie is signed out", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     for (const cookie of [
       "gengate_session=nope",
       "gengate_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
@@ -202,7 +203,7 @@ describe("open redirects", () => {
   });
 
   test("a foreign next after sign-in goes to the console instead", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     for (const next of ["//evil.example/", "https://evil.example/console", "/console/../x"]) {
       const b = c.browser();
@@ -216,7 +217,7 @@ describe("open redirects", () => {
 
 describe("throttling", () => {
   test("too many failed sign-ins: 429 page with Retry-After", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const b = c.browser();
     for (let i = 0; i < SIGNIN_MAX_FAILURES; i++) {
@@ -237,12 +238,12 @@ describe("throttling", () => {
 
 describe("escaping", () => {
   test("<script> in any value is rendered as text", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const evil = "<script>alert(1)</script>";
     // An account name (the switcher, the invite page).
     await c.person("ann@example.com");
-    const other = c.ctx.accounts.createAccount(evil, "USD");
-    const { url } = c.people.createInvite({
+    const other = await c.ctx.accounts.createAccount(evil, "USD");
+    const { url } = await c.people.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "owner",
@@ -273,7 +274,7 @@ describe("escaping", () => {
 describe("CSP on every console response", () => {
   test("pages, redirects, errors and assets all carry it", async () => {
     const { c, b } = await signedInAnn();
-    const { url } = c.people.createInvite({ email: "z@example.com" });
+    const { url } = await c.people.createInvite({ email: "z@example.com" });
     const anon = c.browser();
     const responses: Response[] = [
       await anon.get("/console/login"),

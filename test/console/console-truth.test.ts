@@ -61,12 +61,12 @@ describe("one source of truth, page level (seeded)", () => {
         const handle = (path: string, init: RequestInit = {}) =>
           t.app.handle(new Request(`${ORIGIN}${path}`, { redirect: "manual", ...init }));
         // Enough entries that the wallet page has an "Older" page.
-        for (let n = 0; n < 55; n++) ctx.ledger.topUp(accounts[0]!.id, 1n, `tick ${n}`);
+        for (let n = 0; n < 55; n++) await ctx.ledger.topUp(accounts[0]!.id, 1n, `tick ${n}`);
         for (const [i, a] of accounts.entries()) {
           const key = a.keys[0]!;
           // An owner of this account, signed in now (sessions count from the same injected clock).
           const email = `owner${i}@example.com`;
-          const { url } = ctx.people.createInvite({ email, accountId: a.id, role: "owner" });
+          const { url } = await ctx.people.createInvite({ email, accountId: a.id, role: "owner" });
           const accepted = await ctx.people.acceptInvite(url.split("/").pop()!, PASSWORD, CLIENT);
           // The session's cookie as sign-in sets it (its Max-Age is counted from the real clock,
           // which this test's injected clock is far from, so the cookie is set here directly).

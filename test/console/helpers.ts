@@ -8,14 +8,14 @@ import { makeTestApp } from "../helpers/context.ts";
 export const ORIGIN = "http://gengate.test";
 export const PASSWORD = "correct horse battery";
 
-export function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
-  const t = makeTestApp(options);
+export async function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
+  const t = await makeTestApp(options);
   const people = t.ctx.people;
   const handle = (path: string, init: RequestInit = {}) =>
     t.app.handle(new Request(`http://localhost${path}`, { redirect: "manual", ...init }));
   /** A person with a password who belongs to the default account with `role`. */
   const person = async (email: string, role: "owner" | "member" = "owner", operator = false) => {
-    const { url } = people.createInvite({ email, accountId: t.account.id, role, operator });
+    const { url } = await people.createInvite({ email, accountId: t.account.id, role, operator });
     await people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     return email;
   };
@@ -33,9 +33,9 @@ export function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}) {
   };
   /** Turns two-factor on for a person; returns a function giving a valid second factor (a recovery code). */
   const enableTwoFactor = async (email: string): Promise<() => Promise<string>> => {
-    const person = people.findPerson(email)!;
-    const { secret } = people.beginTwoFactor(person.id);
-    const { recoveryCodes } = people.enableTwoFactor(
+    const person = (await people.findPerson(email))!;
+    const { secret } = await people.beginTwoFactor(person.id);
+    const { recoveryCodes } = await people.enableTwoFactor(
       person.id,
       hotp(base32Decode(secret)!, totpStep(Date.now() / 1000)),
     );

@@ -19,9 +19,9 @@ function sampleArea(kit: ConsoleKit, changes: string[]) {
   return new Elysia()
     .get(
       "/console/sample",
-      kit.page((c) => {
+      kit.page(async (c) => {
         const s = requireAccount(c.session);
-        return c.layout({
+        return await c.layout({
           title: "Sample",
           active: "keys",
           body: html`<h1>Sample</h1><p>${s.email}</p><form method="post" action="/console/sample">${csrfField(s)}<input name="name"><button>Go</button></form>`,
@@ -38,9 +38,9 @@ function sampleArea(kit: ConsoleKit, changes: string[]) {
     )
     .get(
       "/console/sample/admin",
-      kit.page((c) => {
+      kit.page(async (c) => {
         requireOperator(c.session);
-        return c.layout({ title: "Ops", active: "admin", body: html`<h1>Ops</h1>` });
+        return await c.layout({ title: "Ops", active: "admin", body: html`<h1>Ops</h1>` });
       }),
     )
     .get(
@@ -51,8 +51,8 @@ function sampleArea(kit: ConsoleKit, changes: string[]) {
     );
 }
 
-function sampleApp() {
-  const c = consoleApp();
+async function sampleApp() {
+  const c = await consoleApp();
   const changes: string[] = [];
   const area = new Elysia().use(sampleArea(consoleKit(c.ctx), changes));
   const handle = (path: string, init: RequestInit = {}) =>
@@ -62,7 +62,7 @@ function sampleApp() {
 
 describe("the page-module pattern (kit)", () => {
   test("signed out: a page is a 303 to sign-in with next; an action changes nothing", async () => {
-    const c = sampleApp();
+    const c = await sampleApp();
     const page = await c.area("/console/sample?tab=2");
     expect(page.status).toBe(303);
     expect(page.headers.get("location")).toBe("/console/login?next=%2Fconsole%2Fsample%3Ftab%3D2");
@@ -74,7 +74,7 @@ describe("the page-module pattern (kit)", () => {
   });
 
   test("an owner sees the page in the frame and posts with the CSRF token", async () => {
-    const c = sampleApp();
+    const c = await sampleApp();
     await c.person("ann@example.com");
     const ann = await c.signedIn("ann@example.com");
     const b = new Browser(c.area);
@@ -89,7 +89,7 @@ describe("the page-module pattern (kit)", () => {
   });
 
   test("a member gets 403 on an owner-only action; a non-operator 403 on operator pages; foreign ids 404", async () => {
-    const c = sampleApp();
+    const c = await sampleApp();
     await c.person("mia@example.com", "member");
     const mia = await c.signedIn("mia@example.com");
     const b = new Browser(c.area);

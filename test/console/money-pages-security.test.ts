@@ -17,11 +17,14 @@ const PAGES = [
 ];
 
 async function setup() {
-  const t = consoleApp();
+  const t = await consoleApp();
   await t.person("owner@example.com");
   const b = await t.signedIn("owner@example.com");
   await b.page("/console/keys");
-  const { keyId, key } = t.ctx.accounts.createKey(t.account.id, { name: "spare", monthlyLimitMicro: 5n });
+  const { keyId, key } = await t.ctx.accounts.createKey(t.account.id, {
+    name: "spare",
+    monthlyLimitMicro: 5n,
+  });
   return { t, b, keyId, key };
 }
 
@@ -51,17 +54,17 @@ describe("signed out", () => {
       expect(res.status, path).toBe(303);
       expect(res.headers.get("location")).toBe("/console/login");
     }
-    const key = t.ctx.accounts.getKey(t.account.id, keyId);
+    const key = await t.ctx.accounts.getKey(t.account.id, keyId);
     expect(key.revoked_at).toBeNull();
     expect(key.monthly_limit_micro).toBe(5n);
-    expect(t.ctx.accounts.listKeys(t.account.id).some((k) => k.name === "new")).toBe(false);
+    expect((await t.ctx.accounts.listKeys(t.account.id)).some((k) => k.name === "new")).toBe(false);
   });
 });
 
 describe("CSRF and Origin", () => {
   test("a missing or wrong CSRF token, or another Origin, is 403 and changes nothing", async () => {
     const { t, b, keyId, key } = await setup();
-    const before = t.ctx.accounts.listKeys(t.account.id).length;
+    const before = (await t.ctx.accounts.listKeys(t.account.id)).length;
     for (const [path, fields] of actions(keyId)) {
       for (const options of [
         { csrf: null },
@@ -74,8 +77,8 @@ describe("CSRF and Origin", () => {
         expect(await res.text()).not.toContain("New key");
       }
     }
-    expect(t.ctx.accounts.listKeys(t.account.id)).toHaveLength(before);
-    const k = t.ctx.accounts.getKey(t.account.id, keyId);
+    expect(await t.ctx.accounts.listKeys(t.account.id)).toHaveLength(before);
+    const k = await t.ctx.accounts.getKey(t.account.id, keyId);
     expect(k.revoked_at).toBeNull();
     expect(k.monthly_limit_micro).toBe(5n);
     expect((await t.request("/v1/account", { key })).status).toBe(200);
@@ -91,8 +94,8 @@ describe("CSRF and Origin", () => {
 describe("other accounts and roles", () => {
   test("another account's key id is 404 on every key route, and it stays untouched", async () => {
     const { t, b } = await setup();
-    const other = t.ctx.accounts.createAccount("other", "USD");
-    const theirs = t.ctx.accounts.createKey(other.account.id, { name: "theirs" });
+    const other = await t.ctx.accounts.createAccount("other", "USD");
+    const theirs = await t.ctx.accounts.createKey(other.account.id, { name: "theirs" });
     for (const path of [`/console/keys/${theirs.keyId}/limit`, `/console/keys/${theirs.keyId}/revoke`]) {
       expect((await b.get(path)).status, path).toBe(404);
     }
@@ -100,7 +103,7 @@ describe("other accounts and roles", () => {
       expect((await b.post(path, fields)).status, path).toBe(404);
     }
     expect((await b.get("/console/keys/not-a-key/revoke")).status).toBe(404);
-    expect(t.ctx.accounts.getKey(other.account.id, theirs.keyId).revoked_at).toBeNull();
+    expect((await t.ctx.accounts.getKey(other.account.id, theirs.keyId)).revoked_at).toBeNull();
     expect((await t.request("/v1/account", { key: theirs.key })).status).toBe(200);
     // Pages show only the session's account.
     const keys = await b.page("/console/keys");
@@ -119,7 +122,7 @@ describe("other accounts and roles", () => {
     expect((await m.post(`/console/keys/${keyId}/revoke`, {})).status).toBe(403);
     expect((await m.post(`/console/keys/${keyId}/limit`, { monthly_limit: "100" })).status).toBe(403);
     expect((await t.request("/v1/account", { key })).status).toBe(200);
-    expect(t.ctx.accounts.getKey(t.account.id, keyId).monthly_limit_micro).toBe(5n);
+    expect((await t.ctx.accounts.getKey(t.account.id, keyId)).monthly_limit_micro).toBe(5n);
   });
 });
 
@@ -128,8 +131,8 @@ describe("escaping", () => {
 
   test("a key named <script>alert(1)</script> shows as text on every page and in the chart data", async () => {
     const { t, b } = await setup();
-    const evil = t.ctx.accounts.createKey(t.account.id, { name: EVIL });
-    const hold = t.ctx.ledger.reserve({
+    const evil = await t.ctx.accounts.createKey(t.account.id, { name: EVIL });
+    const hold = await t.ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: evil.keyId,
       modelId: "sandbox/image",
@@ -137,8 +140,8 @@ describe("escaping", () => {
       source: "API",
       quotedUsdMicro: 0n,
     });
-    t.ctx.ledger.topUp(t.account.id, 10_000_000n, EVIL);
-    t.ctx.ledger.settle(hold.id, 0n);
+    await t.ctx.ledger.topUp(t.account.id, 10_000_000n, EVIL);
+    await t.ctx.ledger.settle(hold.id, 0n);
     const created = await b.post("/console/keys", { name: EVIL, monthly_limit: "" });
     expect(created.status).toBe(200);
     const pages = [created.text()];
@@ -161,9 +164,9 @@ describe("escaping", () => {
 
   test("CSV cells that start like a formula are neutralised", async () => {
     const { t, b } = await setup();
-    const bad = t.ctx.accounts.createKey(t.account.id, { name: '=HYPERLINK("http://x")' });
-    t.ctx.ledger.topUp(t.account.id, 10_000_000n, "@SUM(1)");
-    const hold = t.ctx.ledger.reserve({
+    const bad = await t.ctx.accounts.createKey(t.account.id, { name: '=HYPERLINK("http://x")' });
+    await t.ctx.ledger.topUp(t.account.id, 10_000_000n, "@SUM(1)");
+    const hold = await t.ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: bad.keyId,
       modelId: "sandbox/image",
@@ -171,7 +174,7 @@ describe("escaping", () => {
       source: "API",
       quotedUsdMicro: 1_000n,
     });
-    t.ctx.ledger.settle(hold.id, 1_000n);
+    await t.ctx.ledger.settle(hold.id, 1_000n);
     const usage = csvObjects(await (await b.get("/console/usage.csv")).text());
     expect(usage.find((r) => r.key_id === bad.keyId)!.key_name).toBe('\'=HYPERLINK("http://x")');
     const wallet = csvObjects(await (await b.get("/console/wallet.csv")).text());

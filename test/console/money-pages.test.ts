@@ -9,12 +9,12 @@ import { consoleApp } from "./helpers.ts";
 /** A console app with money: a top-up, charges on two keys and two models, an open hold. */
 async function seeded() {
   const clock = { now: Math.floor(Date.now() / 1000) };
-  const t = consoleApp({ now: () => clock.now } as never);
+  const t = await consoleApp({ now: () => clock.now } as never);
   const { ctx } = t;
-  ctx.ledger.topUp(t.account.id, 50_000_000n, "welcome");
-  const second = ctx.accounts.createKey(t.account.id, { name: "ci", monthlyLimitMicro: 10_000_000n });
-  const charge = (keyId: string, model: string, quote: bigint, actual = quote) => {
-    const hold = ctx.ledger.reserve({
+  await ctx.ledger.topUp(t.account.id, 50_000_000n, "welcome");
+  const second = await ctx.accounts.createKey(t.account.id, { name: "ci", monthlyLimitMicro: 10_000_000n });
+  const charge = async (keyId: string, model: string, quote: bigint, actual = quote) => {
+    const hold = await ctx.ledger.reserve({
       accountId: t.account.id,
       keyId,
       modelId: model,
@@ -22,12 +22,12 @@ async function seeded() {
       source: "API",
       quotedUsdMicro: quote,
     });
-    ctx.ledger.settle(hold.id, actual);
+    await ctx.ledger.settle(hold.id, actual);
   };
-  charge(t.keyId, "sandbox/image", 1_250_000n);
-  charge(second.keyId, "sandbox/speech", 3_000_000n, 2_000_001n);
-  charge(second.keyId, "sandbox/image", 500_000n);
-  ctx.ledger.reserve({
+  await charge(t.keyId, "sandbox/image", 1_250_000n);
+  await charge(second.keyId, "sandbox/speech", 3_000_000n, 2_000_001n);
+  await charge(second.keyId, "sandbox/image", 500_000n);
+  await ctx.ledger.reserve({
     accountId: t.account.id,
     keyId: second.keyId,
     modelId: "sandbox/video",
@@ -52,7 +52,7 @@ describe("overview", () => {
     const { t, ctx, b, second } = await seeded();
     const { status, text } = await b.page("/console");
     expect(status).toBe(200);
-    const o = overview(ctx, t.account.id);
+    const o = await overview(ctx, t.account.id);
     expect(figure(text, "balance")).toBe(o.balance_micro);
     expect(figure(text, "held")).toBe(700_000n);
     expect(figure(text, "available")).toBe(o.balance_micro - 700_000n);
@@ -70,7 +70,7 @@ describe("overview", () => {
 
   test("a notice when the balance is below the alert threshold", async () => {
     const { t, ctx, b } = await seeded();
-    ctx.accounts.setAlertThreshold(t.account.id, 100_000_000n);
+    await ctx.accounts.setAlertThreshold(t.account.id, 100_000_000n);
     const { text } = await b.page("/console");
     expect(text).toMatch(/id="low-balance"[\s\S]*?<data value="100000000">100.00 USD<\/data>/);
   });
@@ -80,7 +80,7 @@ describe("keys", () => {
   test("the list shows name, prefix, limit, spent this month, last used, created and state", async () => {
     const { t, ctx, b, second } = await seeded();
     const { text } = await b.page("/console/keys");
-    for (const k of keyFigures(ctx, t.account.id)) {
+    for (const k of await keyFigures(ctx, t.account.id)) {
       const row = new RegExp(`<tr data-key="${k.key_id}">[\\s\\S]*?</tr>`).exec(text)![0];
       expect(row).toContain(`${k.prefix}…`);
       expect(row).toContain(`<data value="${k.spent_micro}">`);
@@ -101,9 +101,9 @@ describe("keys", () => {
     const text = await res.text();
     expect(text).toContain('<label for="new-key">New key</label>');
     const key = /id="new-key" type="text" readonly value="(gk_\w+)"/.exec(text)![1]!;
-    const created = ctx.accounts.listKeys(t.account.id).find((k) => k.name === "nightly")!;
+    const created = (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "nightly")!;
     expect(created.monthly_limit_micro).toBe(12_500_000n);
-    expect(created.created_by).toBe(t.people.findPerson("owner@example.com")!.id);
+    expect(created.created_by).toBe((await t.people.findPerson("owner@example.com"))!.id);
     expect(created.can_manage).toBe(0n);
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     // Shown once: the list afterwards does not hold it.
@@ -117,7 +117,7 @@ describe("keys", () => {
     await b.page("/console/keys");
     expect((await b.post("/console/keys", { name: "open", monthly_limit: "" })).status).toBe(200);
     expect(
-      ctx.accounts.listKeys(t.account.id).find((k) => k.name === "open")!.monthly_limit_micro,
+      (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "open")!.monthly_limit_micro,
     ).toBeNull();
     for (const [name, limit] of [
       ["", "1"],
@@ -139,15 +139,15 @@ describe("keys", () => {
     const res = await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "3.000001" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/keys?done=limit");
-    expect(ctx.accounts.getKey(t.account.id, second.keyId).monthly_limit_micro).toBe(3_000_001n);
+    expect((await ctx.accounts.getKey(t.account.id, second.keyId)).monthly_limit_micro).toBe(3_000_001n);
     expect((await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "" })).status).toBe(303);
-    expect(ctx.accounts.getKey(t.account.id, second.keyId).monthly_limit_micro).toBeNull();
+    expect((await ctx.accounts.getKey(t.account.id, second.keyId)).monthly_limit_micro).toBeNull();
     expect((await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "abc" })).status).toBe(400);
   });
 
   test("revoke: confirmation (dialog and page), then the API refuses the key on the very next call", async () => {
     const { t, ctx, b } = await seeded();
-    const { key, keyId } = ctx.accounts.createKey(t.account.id, { name: "doomed" });
+    const { key, keyId } = await ctx.accounts.createKey(t.account.id, { name: "doomed" });
     // The key is in the principal cache.
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     const list = await b.page("/console/keys");
@@ -182,11 +182,11 @@ describe("keys", () => {
     await m.page("/console/keys");
     const res = await m.post("/console/keys", { name: "mine", monthly_limit: "1", manage: "1" });
     expect(res.status).toBe(200);
-    const mine = ctx.accounts.listKeys(t.account.id).find((k) => k.name === "mine")!;
+    const mine = (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "mine")!;
     expect(mine.can_manage).toBe(0n); // only owners may give the manage right
     expect((await m.post(`/console/keys/${mine.id}/limit`, { monthly_limit: "2" })).status).toBe(303);
     expect((await m.post(`/console/keys/${mine.id}/revoke`, {})).status).toBe(303);
-    expect(ctx.accounts.getKey(t.account.id, mine.id).revoked_at).not.toBeNull();
+    expect((await ctx.accounts.getKey(t.account.id, mine.id)).revoked_at).not.toBeNull();
   });
 });
 
@@ -232,13 +232,13 @@ describe("wallet and billing", () => {
     const ids = [...text.matchAll(/<tr data-entry="(\d+)">/g)].map((m) => Number(m[1]));
     expect(ids.length).toBeGreaterThan(5);
     expect([...ids].sort((x, y) => y - x)).toEqual(ids);
-    const account = ctx.accounts.getAccount(t.account.id)!;
+    const account = (await ctx.accounts.getAccount(t.account.id))!;
     expect(/data-balance-after><data value="(\d+)">/.exec(text)![1]).toBe(String(account.balance_micro));
     const admin = await b.page("/console/wallet?source=ADMIN");
     expect([...admin.text.matchAll(/<tr data-entry=/g)]).toHaveLength(1);
     expect((await b.get("/console/wallet?source=EVIL")).status).toBe(400);
     // Paging: 60 more entries, so an Older link appears and leads to the rest.
-    for (let i = 0; i < 60; i++) ctx.ledger.topUp(t.account.id, 1n, `n${i}`);
+    for (let i = 0; i < 60; i++) await ctx.ledger.topUp(t.account.id, 1n, `n${i}`);
     const first = await b.page("/console/wallet");
     const older = /href="(\/console\/wallet\?cursor=\d+)" rel="next">Older/.exec(first.text)![1]!;
     const second = await b.page(older);
@@ -255,7 +255,7 @@ describe("wallet and billing", () => {
     const { t, ctx, b } = await seeded();
     const { status, text } = await b.page("/console/billing");
     expect(status).toBe(200);
-    const account = ctx.accounts.getAccount(t.account.id)!;
+    const account = (await ctx.accounts.getAccount(t.account.id))!;
     expect(figure(text, "balance")).toBe(account.balance_micro);
     expect(figure(text, "held")).toBe(account.held_micro);
     expect(figure(text, "available")).toBe(account.balance_micro - account.held_micro);

@@ -25,8 +25,8 @@ const ADMIN_ACTIONS = (accountId: string): [string, Record<string, string>][] =>
 ];
 
 async function setup() {
-  const c = consoleApp();
-  c.ctx.ledger.topUp(c.account.id, 10_000_000n, null);
+  const c = await consoleApp();
+  await c.ctx.ledger.topUp(c.account.id, 10_000_000n, null);
   await c.person("op@example.com", "owner", true);
   await c.person("owner@example.com", "owner");
   await c.person("member@example.com", "member");
@@ -46,12 +46,12 @@ async function setup() {
     return (await json(res)).request_id as string;
   };
   /** Every money, invite and rate record the admin actions could write. */
-  const snapshot = () => ({
+  const snapshot = async () => ({
     ledger: c.db.query("SELECT count(*) AS n FROM ledger_entries").get(),
-    balance: c.ctx.accounts.getAccount(c.account.id)!.balance_micro,
-    invites: c.people.listInvites().length,
+    balance: (await c.ctx.accounts.getAccount(c.account.id))!.balance_micro,
+    invites: (await c.people.listInvites()).length,
     resets: c.db.query("SELECT count(*) AS n FROM password_resets").get(),
-    fx: c.ctx.fx.list(),
+    fx: await c.ctx.fx.list(),
   });
   return { c, signed, submit, snapshot };
 }
@@ -65,13 +65,13 @@ describe("access", () => {
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toStartWith("/console/login");
     }
-    const before = snapshot();
+    const before = await snapshot();
     for (const [path, form] of ADMIN_ACTIONS(c.account.id)) {
       const res = await guest.post(path, form, { csrf: null });
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toBe("/console/login");
     }
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("a member and an owner who is not an operator: 403 on every admin page and action; no Admin link", async () => {
@@ -86,13 +86,13 @@ describe("access", () => {
         expect(p.status).toBe(403);
         expect(p.text).toContain("Only an operator");
       }
-      const before = snapshot();
+      const before = await snapshot();
       for (const [path, form] of ADMIN_ACTIONS(c.account.id)) {
         const res = await b.post(path, form);
         expect(res.status).toBe(403);
         expect(await res.text()).not.toContain('id="new-link"');
       }
-      expect(snapshot()).toEqual(before);
+      expect(await snapshot()).toEqual(before);
     }
   });
 
@@ -106,8 +106,8 @@ describe("access", () => {
 
   test("another account's request id: 404, and it is not in the list", async () => {
     const { c, signed, submit } = await setup();
-    const other = c.ctx.accounts.createAccount("Other", "USD");
-    c.ctx.ledger.topUp(other.account.id, 10_000_000n, null);
+    const other = await c.ctx.accounts.createAccount("Other", "USD");
+    await c.ctx.ledger.topUp(other.account.id, 10_000_000n, null);
     const theirs = await submit(other.key, { prompt: "secret prompt of another account" });
     const mine = await submit(c.key, { prompt: "mine" });
     for (const email of ["owner@example.com", "member@example.com", "op@example.com"]) {
@@ -130,7 +130,7 @@ describe("CSRF and Origin on the operator's actions", () => {
   test("a missing or wrong token, or another origin: 403 and nothing changed", async () => {
     const { c, signed, snapshot } = await setup();
     const b = await signed("op@example.com");
-    const before = snapshot();
+    const before = await snapshot();
     for (const [path, form] of ADMIN_ACTIONS(c.account.id)) {
       const other = `${b.csrf!.slice(0, -1)}${b.csrf!.endsWith("A") ? "B" : "A"}`; // one character off
       for (const csrf of [null, "", other]) {
@@ -143,7 +143,7 @@ describe("CSRF and Origin on the operator's actions", () => {
         expect(res.status).toBe(403);
       }
     }
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
     // The same forms with the right token and origin do work (the refusals were not for another reason).
     expect(
       (await b.post(`/console/admin/accounts/${c.account.id}/credit`, { amount: "5", reason: "ok" })).status,
@@ -155,7 +155,7 @@ describe("escaping", () => {
   test("a model input containing <script> shows as text in the detail and the list", async () => {
     const { c, signed, submit } = await setup();
     const evil = `<script>alert(1)</script>"'&`;
-    c.ctx.accounts.createKey(c.account.id, { name: "<img src=x onerror=alert(2)>" });
+    await c.ctx.accounts.createKey(c.account.id, { name: "<img src=x onerror=alert(2)>" });
     const id = await submit(c.key, { prompt: evil });
     const b = await signed("owner@example.com");
     const detail = await b.page(`/console/requests/${id}`);
@@ -172,8 +172,8 @@ describe("escaping", () => {
 
   test("account names, reasons and search text are escaped on the operator pages", async () => {
     const { c, signed } = await setup();
-    const acct = c.ctx.accounts.createAccount("<b>Evil</b> & Co", "USD").account;
-    c.ctx.ledger.topUp(acct.id, 1_000_000n, "<script>reason</script>");
+    const acct = (await c.ctx.accounts.createAccount("<b>Evil</b> & Co", "USD")).account;
+    await c.ctx.ledger.topUp(acct.id, 1_000_000n, "<script>reason</script>");
     const b = await signed("op@example.com");
     const list = await b.page(`/console/admin?q=${encodeURIComponent("<b>evil")}`);
     expect(list.text).toContain("&lt;b&gt;Evil&lt;/b&gt; &amp; Co");
@@ -209,7 +209,7 @@ describe("amounts", () => {
   test("refused cleanly (400, a message, the form again) and nothing written", async () => {
     const { c, signed, snapshot } = await setup();
     const b = await signed("op@example.com");
-    const before = snapshot();
+    const before = await snapshot();
     for (const [kind, amounts] of [
       ["credit", BAD_CREDIT],
       ["adjust", BAD_ADJUST],
@@ -225,7 +225,7 @@ describe("amounts", () => {
         expect(text).toContain(`action="/console/admin/accounts/${c.account.id}/${kind}"`);
       }
     }
-    expect(snapshot()).toEqual(before);
+    expect(await snapshot()).toEqual(before);
   });
 
   test("the largest decimals that are right are taken exactly", async () => {
@@ -236,6 +236,6 @@ describe("amounts", () => {
       reason: "one micro",
     });
     expect(res.status).toBe(303);
-    expect(c.ctx.accounts.getAccount(c.account.id)!.balance_micro).toBe(10_000_001n);
+    expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(10_000_001n);
   });
 });

@@ -3,10 +3,10 @@ import { pollUntil } from "../helpers/api.ts";
 import { json, testWorkerPool } from "../helpers/context.ts";
 import { consoleApp } from "./helpers.ts";
 
-const c = consoleApp();
+const c = await consoleApp();
 const { ctx } = c;
-ctx.ledger.topUp(c.account.id, 100_000_000n, null);
-const ci = ctx.accounts.createKey(c.account.id, { name: "ci" });
+await ctx.ledger.topUp(c.account.id, 100_000_000n, null);
+const ci = await ctx.accounts.createKey(c.account.id, { name: "ci" });
 
 async function submit(model: string, input: Record<string, unknown>, key = c.key): Promise<string> {
   const res = await c.request(`/v1/queue/${model}`, {
@@ -20,7 +20,7 @@ async function submit(model: string, input: Record<string, unknown>, key = c.key
 }
 const finalOf = (id: string) =>
   pollUntil(
-    async () => ctx.jobs.get(id)!,
+    async () => (await ctx.jobs.get(id))!,
     (j) => ["COMPLETED", "FAILED", "CANCELLED"].includes(j.status),
     20_000,
   );

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { consoleApp, PASSWORD } from "./helpers.ts";
 
-type App = ReturnType<typeof consoleApp>;
+type App = Awaited<ReturnType<typeof consoleApp>>;
 
 const PAGES = ["/console/settings", "/console/settings/security"];
 
@@ -29,31 +29,31 @@ function actions(ids: { bob: string; otherSession: string }) {
 }
 
 /** Everything the settings actions could change, to compare before and after a refused request. */
-function snapshot(c: App) {
-  const ann = c.people.findPerson("ann@example.com")!;
+async function snapshot(c: App) {
+  const ann = (await c.people.findPerson("ann@example.com"))!;
   return JSON.stringify({
-    members: c.people.listMembers(c.account.id),
-    invites: c.people.listInvites().length,
-    secret: c.ctx.webhookSecrets.signingSecrets(c.account.id),
-    threshold: String(c.ctx.accounts.getAlertThreshold(c.account.id)),
+    members: await c.people.listMembers(c.account.id),
+    invites: (await c.people.listInvites()).length,
+    secret: await c.ctx.webhookSecrets.signingSecrets(c.account.id),
+    threshold: String(await c.ctx.accounts.getAlertThreshold(c.account.id)),
     password: ann.password_hash,
     totp: [ann.totp_secret, ann.totp_enabled_at === null],
-    sessions: c.people.listSessions(ann.id).map((s) => s.id),
+    sessions: (await c.people.listSessions(ann.id)).map((s) => s.id),
   });
 }
 
 /** Ann (owner) and Bob (member) of the default account; Ann signed in twice. */
 async function world() {
-  const c = consoleApp();
+  const c = await consoleApp();
   await c.person("ann@example.com", "owner");
   await c.person("bob@example.com", "member");
   const ann = await c.signedIn("ann@example.com");
   await ann.page("/console/settings");
   const other = await c.signedIn("ann@example.com");
-  c.ctx.webhookSecrets.get(c.account.id);
+  await c.ctx.webhookSecrets.get(c.account.id);
   const ids = {
-    bob: c.people.findPerson("bob@example.com")!.id,
-    otherSession: c.people.resolveSession(other.cookie!)!.sessionId,
+    bob: (await c.people.findPerson("bob@example.com"))!.id,
+    otherSession: (await c.people.resolveSession(other.cookie!))!.sessionId,
   };
   return { c, ann, ids };
 }
@@ -66,21 +66,21 @@ describe("settings security: signed out", () => {
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toBe(`/console/login?next=${encodeURIComponent(path)}`);
     }
-    const before = snapshot(c);
+    const before = await snapshot(c);
     const anon = c.browser();
     for (const a of actions(ids)) {
       const res = await anon.post(a.path, a.form, { csrf: null });
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toBe("/console/login");
     }
-    expect(snapshot(c)).toBe(before);
+    expect(await snapshot(c)).toBe(before);
   });
 });
 
 describe("settings security: CSRF and Origin", () => {
   test("every action without the session's token is 403 and changes nothing", async () => {
     const { c, ann, ids } = await world();
-    const before = snapshot(c);
+    const before = await snapshot(c);
     for (const a of actions(ids)) {
       for (const csrf of [null, "forged-token-forged-token-forged-token-xx"]) {
         const res = await ann.post(a.path, a.form, { csrf });
@@ -88,13 +88,13 @@ describe("settings security: CSRF and Origin", () => {
         expect(await res.text()).toContain("nothing was changed");
       }
     }
-    expect(snapshot(c)).toBe(before);
-    expect(c.people.resolveSession(ann.cookie!)).not.toBeNull();
+    expect(await snapshot(c)).toBe(before);
+    expect(await c.people.resolveSession(ann.cookie!)).not.toBeNull();
   });
 
   test("every action from another origin is 403 even with the token, and changes nothing", async () => {
     const { c, ann, ids } = await world();
-    const before = snapshot(c);
+    const before = await snapshot(c);
     for (const a of actions(ids)) {
       for (const origin of ["https://evil.example", "null"]) {
         const res = await ann.post(a.path, a.form, { origin });
@@ -103,7 +103,7 @@ describe("settings security: CSRF and Origin", () => {
       const noOrigin = await ann.post(a.path, a.form, { origin: null });
       expect(noOrigin.status).toBe(403);
     }
-    expect(snapshot(c)).toBe(before);
+    expect(await snapshot(c)).toBe(before);
   });
 });
 
@@ -112,8 +112,8 @@ describe("settings security: roles and other accounts", () => {
     const { c, ids } = await world();
     const bob = await c.signedIn("bob@example.com");
     await bob.page("/console/settings");
-    const annId = c.people.findPerson("ann@example.com")!.id;
-    const before = snapshot(c);
+    const annId = (await c.people.findPerson("ann@example.com"))!.id;
+    const before = await snapshot(c);
     for (const [path, form] of [
       ["/console/settings/members/invite", { email: "eve@example.com", role: "member" }],
       [`/console/settings/members/${annId}/remove`, { confirm: "yes" }],
@@ -129,20 +129,22 @@ describe("settings security: roles and other accounts", () => {
       expect(text).toContain("Only an owner of this account can do this.");
       expect(text).not.toContain("whsec_");
     }
-    expect(snapshot(c)).toBe(before);
-    expect(c.people.listMembers(c.account.id).find((m) => m.personId === ids.bob)?.role).toBe("member");
+    expect(await snapshot(c)).toBe(before);
+    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === ids.bob)?.role).toBe(
+      "member",
+    );
   });
 
   test("a member of another account is 404 for remove and role change; nothing changes", async () => {
     const { c, ann } = await world();
-    const other = c.ctx.accounts.createAccount("other", "USD");
-    const { url } = c.people.createInvite({
+    const other = await c.ctx.accounts.createAccount("other", "USD");
+    const { url } = await c.people.createInvite({
       email: "zed@example.com",
       accountId: other.account.id,
       role: "member",
     });
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
-    const zed = c.people.findPerson("zed@example.com")!.id;
+    const zed = (await c.people.findPerson("zed@example.com"))!.id;
     for (const [path, form] of [
       [`/console/settings/members/${zed}/remove`, { confirm: "yes" }],
       [`/console/settings/members/${zed}/remove`, {}],
@@ -153,7 +155,7 @@ describe("settings security: roles and other accounts", () => {
       const res = await ann.post(path, form);
       expect(res.status).toBe(404);
     }
-    expect(c.people.listMembers(other.account.id)).toEqual([
+    expect(await c.people.listMembers(other.account.id)).toEqual([
       expect.objectContaining({ personId: zed, role: "member" }),
     ]);
   });
@@ -161,31 +163,31 @@ describe("settings security: roles and other accounts", () => {
   test("revoking another person's session is 404 and it stays alive", async () => {
     const { c, ann } = await world();
     const bob = await c.signedIn("bob@example.com");
-    const bobSession = c.people.resolveSession(bob.cookie!)!.sessionId;
+    const bobSession = (await c.people.resolveSession(bob.cookie!))!.sessionId;
     const res = await ann.post(`/console/settings/security/sessions/${bobSession}/revoke`, {});
     expect(res.status).toBe(404);
-    expect(c.people.resolveSession(bob.cookie!)).not.toBeNull();
+    expect(await c.people.resolveSession(bob.cookie!)).not.toBeNull();
     const unknown = await ann.post("/console/settings/security/sessions/sess_nope/revoke", {});
     expect(unknown.status).toBe(404);
   });
 
   test("the last owner cannot demote or remove themselves: the service's message, 409, nothing changes", async () => {
     const { c, ann } = await world();
-    const annId = c.people.findPerson("ann@example.com")!.id;
+    const annId = (await c.people.findPerson("ann@example.com"))!.id;
     const demote = await ann.post(`/console/settings/members/${annId}/role`, { role: "member" });
     expect(demote.status).toBe(409);
     expect(await demote.text()).toContain("An account keeps at least one owner.");
     const remove = await ann.post(`/console/settings/members/${annId}/remove`, { confirm: "yes" });
     expect(remove.status).toBe(409);
     expect(await remove.text()).toContain("An account keeps at least one owner.");
-    expect(c.people.listMembers(c.account.id).find((m) => m.personId === annId)?.role).toBe("owner");
+    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === annId)?.role).toBe("owner");
   });
 });
 
 describe("settings security: what the HTML holds", () => {
   test("the webhook secret is not in the page until revealed, and not in it afterwards", async () => {
     const { c, ann } = await world();
-    const secret = c.ctx.webhookSecrets.get(c.account.id);
+    const secret = await c.ctx.webhookSecrets.get(c.account.id);
     const secretBody = secret.slice("whsec_".length);
     for (const path of PAGES) {
       const { text } = await ann.page(path);
@@ -200,7 +202,7 @@ describe("settings security: what the HTML holds", () => {
 
   test("a reveal is a POST: GET on the action paths is a 404 page, not the secret", async () => {
     const { c, ann } = await world();
-    const secret = c.ctx.webhookSecrets.get(c.account.id);
+    const secret = await c.ctx.webhookSecrets.get(c.account.id);
     const res = await ann.get("/console/settings/webhook-secret/reveal");
     expect(res.status).toBe(404);
     expect(await res.text()).not.toContain(secret);
@@ -209,7 +211,7 @@ describe("settings security: what the HTML holds", () => {
   test("a member email and a user agent holding markup show as text", async () => {
     const { c, ann } = await world();
     const evil = "<script>alert(1)</script>@example.com";
-    const { url } = c.people.createInvite({ email: evil, accountId: c.account.id, role: "member" });
+    const { url } = await c.people.createInvite({ email: evil, accountId: c.account.id, role: "member" });
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     await c.people.signIn(
       { email: "ann@example.com", password: PASSWORD },
@@ -233,7 +235,7 @@ describe("settings security: what the HTML holds", () => {
 
   test("an invalid role or a bad email is a 400 page, nothing is made", async () => {
     const { c, ann } = await world();
-    const before = c.people.listInvites().length;
+    const before = (await c.people.listInvites()).length;
     const role = await ann.post("/console/settings/members/invite", {
       email: "eve@example.com",
       role: "admin",
@@ -245,6 +247,6 @@ describe("settings security: what the HTML holds", () => {
     });
     expect(email.status).toBe(400);
     expect(await email.text()).toContain("Enter a valid email address.");
-    expect(c.people.listInvites().length).toBe(before);
+    expect((await c.people.listInvites()).length).toBe(before);
   });
 });

@@ -6,14 +6,15 @@ const NEW_PASSWORD = "a brand new passphrase";
 
 /** Ann (owner of the default account) signed in, with the settings page's CSRF token. */
 async function owner(path = "/console/settings") {
-  const c = consoleApp();
+  const c = await consoleApp();
   await c.person("ann@example.com", "owner");
   const b = await c.signedIn("ann@example.com");
   await b.page(path);
   return { c, b };
 }
 
-const personId = (c: ReturnType<typeof consoleApp>, email: string) => c.people.findPerson(email)!.id;
+const personId = async (c: Awaited<ReturnType<typeof consoleApp>>, email: string) =>
+  (await c.people.findPerson(email))!.id;
 
 const codeFor = (secret: string, at = Date.now() / 1000) => hotp(base32Decode(secret)!, totpStep(at));
 
@@ -45,24 +46,24 @@ describe("settings: members", () => {
     expect(text).toContain("This server sends no email");
     const url = /<input id="invite-link" type="text" readonly value="([^"]+)"/.exec(text)![1]!;
     expect(url).toStartWith("http://gengate.test/console/invite/");
-    const info = c.people.inviteInfo(url.split("/").pop()!);
+    const info = await c.people.inviteInfo(url.split("/").pop()!);
     expect(info).toMatchObject({ email: "carol@example.com", role: "owner", personExists: false });
     // The page itself does not keep it.
     expect((await b.page("/console/settings")).text).not.toContain(url);
     // Accepting it makes Carol an owner of this account.
     await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
-    const carol = c.people.listMembers(c.account.id).find((m) => m.email === "carol@example.com");
+    const carol = (await c.people.listMembers(c.account.id)).find((m) => m.email === "carol@example.com");
     expect(carol?.role).toBe("owner");
   });
 
   test("an owner changes a role and removes a member (after the confirmation)", async () => {
     const { c, b } = await owner();
     await c.person("bob@example.com", "member");
-    const bob = personId(c, "bob@example.com");
+    const bob = await personId(c, "bob@example.com");
     const promote = await b.post(`/console/settings/members/${bob}/role`, { role: "owner" });
     expect(promote.status).toBe(303);
     expect(promote.headers.get("location")).toBe("/console/settings?done=role");
-    expect(c.people.listMembers(c.account.id).find((m) => m.personId === bob)?.role).toBe("owner");
+    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === bob)?.role).toBe("owner");
     expect((await b.page("/console/settings?done=role")).text).toContain("The role is changed.");
     // Without the confirmation (no JavaScript), the Remove button shows the confirmation page.
     const ask = await b.post(`/console/settings/members/${bob}/remove`, {});
@@ -70,15 +71,15 @@ describe("settings: members", () => {
     const askText = await ask.text();
     expect(askText).toContain("Remove bob@example.com?");
     expect(askText).toContain('<input type="hidden" name="confirm" value="yes">');
-    expect(c.people.listMembers(c.account.id).some((m) => m.personId === bob)).toBe(true);
+    expect((await c.people.listMembers(c.account.id)).some((m) => m.personId === bob)).toBe(true);
     const removed = await b.post(`/console/settings/members/${bob}/remove`, { confirm: "yes" });
     expect(removed.status).toBe(303);
     expect(removed.headers.get("location")).toBe("/console/settings?done=removed");
-    expect(c.people.listMembers(c.account.id).some((m) => m.personId === bob)).toBe(false);
+    expect((await c.people.listMembers(c.account.id)).some((m) => m.personId === bob)).toBe(false);
   });
 
   test("a member sees the list but no controls", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com", "owner");
     await c.person("bob@example.com", "member");
     const b = await c.signedIn("bob@example.com");
@@ -112,11 +113,11 @@ describe("settings: webhook signing secret", () => {
 
   test("rotate asks for a confirmation, then makes a new secret the API returns", async () => {
     const { c, b } = await owner();
-    const before = c.ctx.webhookSecrets.get(c.account.id);
+    const before = await c.ctx.webhookSecrets.get(c.account.id);
     const ask = await b.post("/console/settings/webhook-secret/rotate", {});
     expect(ask.status).toBe(200);
     expect(await ask.text()).toContain("Rotate the webhook secret?");
-    expect(c.ctx.webhookSecrets.get(c.account.id)).toBe(before);
+    expect(await c.ctx.webhookSecrets.get(c.account.id)).toBe(before);
     const res = await b.post("/console/settings/webhook-secret/rotate", { confirm: "yes" });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -126,7 +127,7 @@ describe("settings: webhook signing secret", () => {
     const api = (await (await c.request("/v1/account/webhook-secret")).json()) as { secret: string };
     expect(api.secret).toBe(shown);
     // The old secret keeps signing during the overlap, as after the API's rotation.
-    expect(c.ctx.webhookSecrets.signingSecrets(c.account.id)).toEqual([shown, before]);
+    expect(await c.ctx.webhookSecrets.signingSecrets(c.account.id)).toEqual([shown, before]);
   });
 });
 
@@ -136,28 +137,28 @@ describe("settings: low-balance alert threshold", () => {
     const set = await b.post("/console/settings/alert-threshold", { threshold: "12.5" });
     expect(set.status).toBe(303);
     expect(set.headers.get("location")).toBe("/console/settings?done=threshold");
-    expect(c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(12_500_000n);
+    expect(await c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(12_500_000n);
     const { text } = await b.page("/console/settings?done=threshold");
     expect(text).toContain("The alert threshold is saved.");
     expect(text).toContain("<strong>12.50 USD</strong>");
     expect(text).toContain('value="12.50"');
     const precise = await b.post("/console/settings/alert-threshold", { threshold: "1,000.000001" });
     expect(precise.status).toBe(303);
-    expect(c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(1_000_000_001n);
+    expect(await c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(1_000_000_001n);
     const cleared = await b.post("/console/settings/alert-threshold", { threshold: "" });
     expect(cleared.status).toBe(303);
-    expect(c.ctx.accounts.getAlertThreshold(c.account.id)).toBeNull();
+    expect(await c.ctx.accounts.getAlertThreshold(c.account.id)).toBeNull();
     expect((await b.page("/console/settings")).text).toContain("No alert threshold is set.");
   });
 
   test("an invalid amount is a 400 with the reason and changes nothing", async () => {
     const { c, b } = await owner();
-    c.ctx.accounts.setAlertThreshold(c.account.id, 5_000_000n);
+    await c.ctx.accounts.setAlertThreshold(c.account.id, 5_000_000n);
     for (const threshold of ["abc", "-1", "1.0000001", "1e3"]) {
       const res = await b.post("/console/settings/alert-threshold", { threshold });
       expect(res.status).toBe(400);
       expect(await res.text()).toContain("The alert threshold must be a positive amount");
-      expect(c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(5_000_000n);
+      expect(await c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(5_000_000n);
     }
   });
 });
@@ -172,8 +173,8 @@ describe("settings: password", () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/settings/security?done=password");
-    expect(c.people.resolveSession(b.cookie!)).not.toBeNull();
-    expect(c.people.resolveSession(other.cookie!)).toBeNull();
+    expect(await c.people.resolveSession(b.cookie!)).not.toBeNull();
+    expect(await c.people.resolveSession(other.cookie!)).toBeNull();
     expect((await b.page("/console/settings/security?done=password")).text).toContain(
       "Your other sessions are signed out; this one stays signed in.",
     );
@@ -200,7 +201,7 @@ describe("settings: password", () => {
     });
     expect(short.status).toBe(400);
     expect(await short.text()).toContain("at least 10 characters");
-    expect(c.people.resolveSession(other.cookie!)).not.toBeNull();
+    expect(await c.people.resolveSession(other.cookie!)).not.toBeNull();
     expect(
       (await c.browser().post("/console/login", { email: "ann@example.com", password: PASSWORD })).status,
     ).toBe(303);
@@ -230,7 +231,7 @@ describe("settings: two-factor", () => {
     const wrongText = await wrong.text();
     expect(wrongText).toContain("The code is incorrect");
     expect(wrongText).toContain(`id="totp-secret">${secret}</code>`);
-    expect(c.people.findPerson("ann@example.com")!.totp_enabled_at).toBeNull();
+    expect((await c.people.findPerson("ann@example.com"))!.totp_enabled_at).toBeNull();
 
     const on = await b.post("/console/settings/security/two-factor/enable", { code: codeFor(secret) });
     expect(on.status).toBe(200);
@@ -281,11 +282,11 @@ describe("settings: two-factor", () => {
       password: "not my password",
     });
     expect(wrong.status).toBe(401);
-    expect(c.people.findPerson("ann@example.com")!.totp_enabled_at).not.toBeNull();
+    expect((await c.people.findPerson("ann@example.com"))!.totp_enabled_at).not.toBeNull();
     const off = await b.post("/console/settings/security/two-factor/disable", { password: PASSWORD });
     expect(off.status).toBe(303);
     expect(off.headers.get("location")).toBe("/console/settings/security?done=two-factor-off");
-    expect(c.people.findPerson("ann@example.com")!.totp_enabled_at).toBeNull();
+    expect((await c.people.findPerson("ann@example.com"))!.totp_enabled_at).toBeNull();
     const signIn = await c.browser().post("/console/login", { email: "ann@example.com", password: PASSWORD });
     expect(signIn.status).toBe(303);
   });
@@ -306,19 +307,19 @@ describe("settings: sessions", () => {
     const res = await b.post(`/console/settings/security/sessions/${other.session.sessionId}/revoke`, {});
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/settings/security?done=session");
-    expect(c.people.resolveSession(other.token)).toBeNull();
-    expect(c.people.resolveSession(b.cookie!)).not.toBeNull();
+    expect(await c.people.resolveSession(other.token)).toBeNull();
+    expect(await c.people.resolveSession(b.cookie!)).not.toBeNull();
   });
 
   test("ending this session from the list signs this browser out", async () => {
     const { c, b } = await owner("/console/settings/security");
-    const mine = c.people.resolveSession(b.cookie!)!.sessionId;
+    const mine = (await c.people.resolveSession(b.cookie!))!.sessionId;
     const token = b.cookie!;
     const res = await b.post(`/console/settings/security/sessions/${mine}/revoke`, {});
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login");
     expect(b.cookie).toBeNull();
-    expect(c.people.resolveSession(token)).toBeNull();
+    expect(await c.people.resolveSession(token)).toBeNull();
   });
 
   test("Sign out other sessions keeps this one; Sign out everywhere ends this one too", async () => {
@@ -328,16 +329,16 @@ describe("settings: sessions", () => {
     const others = await b.post("/console/settings/security/sessions/revoke-others", {});
     expect(others.status).toBe(303);
     expect(others.headers.get("location")).toBe("/console/settings/security?done=others");
-    expect(c.people.resolveSession(o1.cookie!)).toBeNull();
-    expect(c.people.resolveSession(o2.cookie!)).toBeNull();
-    expect(c.people.resolveSession(b.cookie!)).not.toBeNull();
+    expect(await c.people.resolveSession(o1.cookie!)).toBeNull();
+    expect(await c.people.resolveSession(o2.cookie!)).toBeNull();
+    expect(await c.people.resolveSession(b.cookie!)).not.toBeNull();
     const o3 = await c.signedIn("ann@example.com");
     const token = b.cookie!;
     const all = await b.post("/console/settings/security/sessions/revoke-all", {});
     expect(all.status).toBe(303);
     expect(all.headers.get("location")).toBe("/console/login");
     expect(b.cookie).toBeNull();
-    expect(c.people.resolveSession(token)).toBeNull();
-    expect(c.people.resolveSession(o3.cookie!)).toBeNull();
+    expect(await c.people.resolveSession(token)).toBeNull();
+    expect(await c.people.resolveSession(o3.cookie!)).toBeNull();
   });
 });

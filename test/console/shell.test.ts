@@ -15,7 +15,7 @@ function expectSecurityHeaders(res: Response) {
 
 describe("console shell: headers and layout", () => {
   test("a page carries the security headers, no-store, lang, a skip link, <main> and the assets", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const res = await c.handle("/console/login");
     expect(res.status).toBe(200);
     expectSecurityHeaders(res);
@@ -38,7 +38,7 @@ describe("console shell: headers and layout", () => {
   });
 
   test("the signed-in frame has the nav links, Sign out with the CSRF token, and Admin only for operators", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     await c.person("op@example.com", "owner", true);
     const ann = await c.signedIn("ann@example.com");
@@ -66,10 +66,10 @@ describe("console shell: headers and layout", () => {
   });
 
   test("a person in several accounts gets the account switcher, and switching moves the session", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
-    const other = c.ctx.accounts.createAccount("Second team", "RUB");
-    const { url } = c.people.createInvite({
+    const other = await c.ctx.accounts.createAccount("Second team", "RUB");
+    const { url } = await c.people.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "member",
@@ -86,19 +86,19 @@ describe("console shell: headers and layout", () => {
     const res = await ann.post("/console/account", { account: other.account.id });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
-    expect(c.people.resolveSession(ann.cookie!)?.accountId).toBe(other.account.id);
+    expect((await c.people.resolveSession(ann.cookie!))?.accountId).toBe(other.account.id);
     // An account the person is not in: 404 page, nothing changed.
-    const stranger = c.ctx.accounts.createAccount("Not mine", "USD");
+    const stranger = await c.ctx.accounts.createAccount("Not mine", "USD");
     const refused = await ann.post("/console/account", { account: stranger.account.id });
     expect(refused.status).toBe(404);
     expect(refused.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(c.people.resolveSession(ann.cookie!)?.accountId).toBe(other.account.id);
+    expect((await c.people.resolveSession(ann.cookie!))?.accountId).toBe(other.account.id);
   });
 });
 
 describe("console shell: assets", () => {
   test("assets are served under content-hashed names, immutable, with their types", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const paths = consoleAssetPaths();
     expect(paths.js).toMatch(/^\/console\/assets\/app\.[0-9a-f]{12}\.js$/);
     expect(paths.css).toMatch(/^\/console\/assets\/console\.[0-9a-f]{12}\.css$/);
@@ -143,7 +143,7 @@ describe("console shell: assets", () => {
   });
 
   test("an unknown or stale asset name is an HTML 404", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const res = await c.handle("/console/assets/app.000000000000.js");
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -153,14 +153,14 @@ describe("console shell: assets", () => {
 
 describe("console shell: front door and error pages", () => {
   test("/ leads to the console", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const res = await c.handle("/");
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
   });
 
   test("with [console] enabled = false: / leads to /docs and no console route exists", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     c.ctx.live = { ...c.ctx.live, console: { ...c.ctx.live.console, enabled: false } };
     const app = createApp(c.ctx);
     const get = (p: string) => app.handle(new Request(`http://localhost${p}`, { redirect: "manual" }));
@@ -176,7 +176,7 @@ describe("console shell: front door and error pages", () => {
   });
 
   test("a reload that turns the console off closes it at once (the routes answer the API's 404)", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     expect((await c.handle("/console/login")).status).toBe(200);
     c.ctx.live = { ...c.ctx.live, console: { ...c.ctx.live.console, enabled: false } };
     const r = await c.handle("/console/login");
@@ -186,7 +186,7 @@ describe("console shell: front door and error pages", () => {
   });
 
   test("unknown console paths: signed out, a GET goes to sign-in like any page", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     const res = await c.handle("/console/no/such/page?x=1");
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login?next=%2Fconsole%2Fno%2Fsuch%2Fpage%3Fx%3D1");
@@ -194,7 +194,7 @@ describe("console shell: front door and error pages", () => {
   });
 
   test("unknown console paths are HTML 404 pages for any method; the API keeps its JSON errors", async () => {
-    const c = consoleApp();
+    const c = await consoleApp();
     await c.person("ann@example.com");
     const ann = await c.signedIn("ann@example.com");
     const cookie = `gengate_session=${ann.cookie}`;

@@ -22,7 +22,7 @@ describe("studio chat: security", () => {
     const s = await studioSetup();
     const b = await s.signedIn("ann@example.com");
     await b.page("/console/studio?model=sandbox/chat");
-    const before = s.available();
+    const before = await s.available();
     expect(
       (await b.post("/console/studio/chat", ask, { ...STREAM, origin: "https://evil.example" })).status,
     ).toBe(403);
@@ -30,7 +30,7 @@ describe("studio chat: security", () => {
     expect((await b.post("/console/studio/chat", ask, { ...STREAM, csrf: null })).status).toBe(403);
     expect((await b.post("/console/studio/chat", ask, { ...STREAM, csrf: "wrong-token" })).status).toBe(403);
     expect(jobs(s)).toBe(0n);
-    expect(s.available()).toBe(before);
+    expect(await s.available()).toBe(before);
     const ok = await b.post("/console/studio/chat", ask, STREAM);
     expect(ok.status).toBe(200);
     await ok.text();
@@ -82,7 +82,7 @@ describe("studio chat: security", () => {
 
   test("another account's or another person's replies never count in a conversation's total", async () => {
     const s = await studioSetup();
-    s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null);
+    await s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null);
     const ann = await s.signedIn("ann@example.com");
     await ann.page("/console/studio?model=sandbox/chat");
     const annCost = costOf(await (await ann.post("/console/studio/chat", ask, STREAM)).text());

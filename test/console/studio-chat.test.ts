@@ -66,7 +66,7 @@ describe("studio chat", () => {
   test("POST /console/studio/chat streams the reply, then its cost from the ledger and the conversation's total", async () => {
     const s = await studioSetup();
     const b = await ann(s);
-    const before = s.available();
+    const before = await s.available();
     const res = await b.post(
       "/console/studio/chat",
       {
@@ -82,7 +82,7 @@ describe("studio chat", () => {
     expect(ev.some(([, d]) => d === "[DONE]")).toBe(true);
     expect(ev[ev.length - 1]![0]).toBe("cost");
     const cost = costOf(ev);
-    const job = s.ctx.jobs.get(cost.request_id)!;
+    const job = (await s.ctx.jobs.get(cost.request_id))!;
     expect(job).toMatchObject({
       source: "STUDIO",
       key_id: null,
@@ -94,7 +94,7 @@ describe("studio chat", () => {
     };
     expect(BigInt(cost.charged_micro)).toBe(BigInt(row.charged_micro));
     expect(BigInt(cost.charged_micro)).toBeGreaterThan(0n);
-    expect(before - s.available()).toBe(BigInt(cost.charged_micro));
+    expect(before - (await s.available())).toBe(BigInt(cost.charged_micro));
     expect(cost.charged).toBe(formatMoney(BigInt(cost.charged_micro), "USD"));
     expect(cost.total_micro).toBe(cost.charged_micro);
 
@@ -115,7 +115,7 @@ describe("studio chat", () => {
     const cost2 = costOf(events(await res2.text()));
     expect(cost2.request_id).not.toBe(cost.request_id);
     expect(BigInt(cost2.total_micro)).toBe(BigInt(cost.charged_micro) + BigInt(cost2.charged_micro));
-    expect(before - s.available()).toBe(BigInt(cost2.total_micro));
+    expect(before - (await s.available())).toBe(BigInt(cost2.total_micro));
     // The wallet lists STUDIO charges equal to the costs shown.
     const wallet = await b.page("/console/wallet");
     expect(wallet.text).toContain("STUDIO");
@@ -124,7 +124,7 @@ describe("studio chat", () => {
   test("the form without the script: a page with the reply and its cost, the ledger's charge", async () => {
     const s = await studioSetup();
     const b = await ann(s);
-    const before = s.available();
+    const before = await s.available();
     // The page's own form: `messages` is the (empty) conversation so far, `message` the new one.
     const res = await b.post("/console/studio/chat", {
       model_id: "sandbox/chat",
@@ -137,7 +137,7 @@ describe("studio chat", () => {
     expect(text).toContain("<h1>Studio chat</h1>");
     expect(text).toContain('<p class="chat-text">hi</p>');
     expect(text).toContain("This is the gengate sandbox chat model");
-    const charged = before - s.available();
+    const charged = before - (await s.available());
     expect(charged).toBeGreaterThan(0n);
     expect(text).toContain(`Cost: ${formatMoney(charged, "USD")}`);
     // An error without the script is the console's error page, not JSON; nothing is charged.
@@ -148,7 +148,7 @@ describe("studio chat", () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.headers.get("content-type")).toContain("text/html");
-    expect(s.available()).toBe(before - charged);
+    expect(await s.available()).toBe(before - charged);
   });
 });
 
@@ -220,7 +220,10 @@ describe("the chat's Estimate", () => {
     const cost = costOf(events(await sent.text()));
     const hold = s.db
       .query("SELECT amount_micro, charged_micro FROM holds WHERE id = ?")
-      .get(s.ctx.jobs.get(cost.request_id)!.hold_id) as { amount_micro: bigint; charged_micro: bigint };
+      .get((await s.ctx.jobs.get(cost.request_id))!.hold_id) as {
+      amount_micro: bigint;
+      charged_micro: bigint;
+    };
     expect(BigInt(hold.amount_micro)).toBe(longShown);
     expect(BigInt(hold.charged_micro)).toBeLessThanOrEqual(longShown);
   });

@@ -46,7 +46,7 @@ describe("studio history", () => {
     // The charge: the ledger's for the completed runs, "held" for the open one.
     const hold = s.db
       .query("SELECT charged_micro FROM holds WHERE id = ?")
-      .get(s.ctx.jobs.get(a.id)!.hold_id) as {
+      .get((await s.ctx.jobs.get(a.id))!.hold_id) as {
       charged_micro: bigint;
     };
     const row = new RegExp(`<li data-run="${a.id}">[\\s\\S]*?</li>`).exec(page.text)![0];
@@ -76,7 +76,7 @@ describe("studio history", () => {
   test("only this person's runs of this account: Bob (same account) and Eve (another account) see none of Ann's", async () => {
     const s = await studioSetup();
     const mine = await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "ann's private cat" });
-    s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null);
+    await s.ctx.ledger.topUp(s.otherAccountId, 1_000_000n, null);
     const eveRun = await studioRun(s.ctx, s.eve, "sandbox/image", { prompt: "eve's" });
     const ann = await s.signedIn("ann@example.com");
     const annPage = await ann.page("/console/studio");

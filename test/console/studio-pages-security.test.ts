@@ -3,14 +3,14 @@ import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { type Browser, consoleApp, ORIGIN, PASSWORD } from "./helpers.ts";
 
 async function setup() {
-  const c = consoleApp();
-  c.ctx.ledger.topUp(c.account.id, 5_000_000n, "studio tests");
+  const c = await consoleApp();
+  await c.ctx.ledger.topUp(c.account.id, 5_000_000n, "studio tests");
   await c.person("owner@example.com", "owner");
   const owner = await c.signedIn("owner@example.com");
   await owner.page("/console/studio");
   // A second account with its own person.
-  const other = c.ctx.accounts.createAccount("Other team", "USD");
-  const { url } = c.people.createInvite({
+  const other = await c.ctx.accounts.createAccount("Other team", "USD");
+  const { url } = await c.people.createInvite({
     email: "eve@example.com",
     accountId: other.account.id,
     role: "owner",
@@ -57,7 +57,7 @@ describe("studio upload into a URL field", () => {
     };
     expect(body.file_id).toMatch(/^file_[0-9A-Za-z]{24}$/);
     expect([body.width, body.height, body.content_type]).toEqual([320, 200, "image/png"]);
-    const row = c.ctx.files.getLive(body.file_id, c.account.id)!;
+    const row = (await c.ctx.files.getLive(body.file_id, c.account.id))!;
     expect(row.key_id).toBeNull();
     // The upscale estimate prices the file's measured size, exactly as /v1/estimate does.
     const hx = { headers: { "hx-request": "true" } };
@@ -118,7 +118,7 @@ describe("studio upload into a URL field", () => {
     const c = await setup();
     const res = await upload(c, c.eve, encodePng(64, 64, 2), "image/png");
     const { file_id } = (await res.json()) as { file_id: string };
-    expect(c.ctx.files.getLive(file_id, c.other.account.id)).not.toBeNull();
+    expect(await c.ctx.files.getLive(file_id, c.other.account.id)).not.toBeNull();
     const hx = { headers: { "hx-request": "true" } };
     const partial = await (
       await c.owner.post("/console/studio/estimate", { model_id: "sandbox/upscale", image_url: file_id }, hx)
@@ -153,7 +153,7 @@ describe("studio pages: sign-in and CSRF", () => {
   });
 
   test("the page carries no inline script or style and escapes the operator's description", async () => {
-    const c = consoleApp({
+    const c = await consoleApp({
       models: [
         {
           id: "acme/img",

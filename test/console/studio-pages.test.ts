@@ -5,8 +5,8 @@ import { consoleApp, PASSWORD } from "./helpers.ts";
 
 /** A console app with a signed-in owner of the default account (funded) and a RUB account's member. */
 async function setup() {
-  const c = consoleApp();
-  c.ctx.ledger.topUp(c.account.id, 5_000_000n, "studio tests");
+  const c = await consoleApp();
+  await c.ctx.ledger.topUp(c.account.id, 5_000_000n, "studio tests");
   await c.person("owner@example.com", "owner");
   const owner = await c.signedIn("owner@example.com");
   await owner.page("/console/studio");
@@ -135,10 +135,10 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
 
   test("RUB account: the RUB price at the current rate, as /v1/estimate's price_rub_micro", async () => {
     const c = await setup();
-    c.ctx.fx.set("RUB", 92_500_000n, "cli");
-    const rub = c.ctx.accounts.createAccount("Moscow Lab", "RUB");
-    c.ctx.ledger.topUp(rub.account.id, 1_000_000_000n, "studio tests");
-    const { url } = c.people.createInvite({
+    await c.ctx.fx.set("RUB", 92_500_000n, "cli");
+    const rub = await c.ctx.accounts.createAccount("Moscow Lab", "RUB");
+    await c.ctx.ledger.topUp(rub.account.id, 1_000_000_000n, "studio tests");
+    const { url } = await c.people.createInvite({
       email: "ivan@example.com",
       accountId: rub.account.id,
       role: "member",

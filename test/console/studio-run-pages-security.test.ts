@@ -64,7 +64,7 @@ describe("studio run pages: security", () => {
   test("the run page escapes what the run carries and has no inline script", async () => {
     const s = await studioSetup();
     const run = await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "<script>alert(1)</script>" });
-    s.ctx.jobs.fail(run.id, "generation_failed", "<img src=x onerror=alert(1)>", Date.now());
+    await s.ctx.jobs.fail(run.id, "generation_failed", "<img src=x onerror=alert(1)>", Date.now());
     const b = await s.signedIn("ann@example.com");
     const page = await b.page(`/console/studio/runs/${run.id}`);
     expect(page.text).toContain("&lt;img src=x onerror=alert(1)&gt;");

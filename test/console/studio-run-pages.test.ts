@@ -31,7 +31,7 @@ describe("studio run pages", () => {
       num_images: "3",
     });
     expect(ok.status).toBe(303);
-    const job = s.ctx.jobs.get(runIdOf(ok))!;
+    const job = (await s.ctx.jobs.get(runIdOf(ok)))!;
     expect(job.source).toBe("STUDIO");
     expect(JSON.parse(job.input)).toMatchObject({ prompt: "a cat", num_images: 3 });
 
@@ -58,7 +58,7 @@ describe("studio run pages", () => {
     });
     expect(res.status).toBe(303);
     const id = runIdOf(res);
-    const job = s.ctx.jobs.get(id)!;
+    const job = (await s.ctx.jobs.get(id))!;
     expect(job).toMatchObject({
       source: "STUDIO",
       key_id: null,
@@ -131,7 +131,7 @@ describe("studio run pages", () => {
     expect(page.text).toContain("The sandbox was asked to fail this job");
     expect(page.text).toContain("Nothing was charged");
     expect(page.text).toContain('<data value="0">');
-    expect(s.available()).toBe(10_000_000n);
+    expect(await s.available()).toBe(10_000_000n);
   });
 
   test("the status stream: the API's status events with logs, closed after the final state", async () => {

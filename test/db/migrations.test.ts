@@ -10,6 +10,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 describe("migrations", () => {
   test("versions are consecutive from 1", () => {
@@ -56,7 +57,7 @@ describe("migrations", () => {
     expect(() => db.query("UPDATE accounts SET currency = 'EUR' WHERE id = 'a'").run()).toThrow();
   });
 
-  test("007 and 008 on a database with history: sweeps, old hold ids, storage totals", () => {
+  test("007 and 008 on a database with history: sweeps, old hold ids, storage totals", async () => {
     const db = openDatabase(":memory:");
     for (const m of MIGRATIONS.filter((m) => m.version <= 6)) {
       db.exec(
@@ -93,11 +94,11 @@ describe("migrations", () => {
     expect(indexes).toContain("idempotency_created");
     expect(indexes).not.toContain("jobs_open_by_key");
     expect(indexes).not.toContain("holds_open_by_key");
-    const ledger = new Ledger(db, { billingUrl: "http://x" });
-    const jobs = new JobStore(db, ledger, new JobEvents());
-    expect(jobs.pastDeadline(10).map((j) => j.id)).toEqual(["j1"]);
-    expect(ledger.settle("hold_zzzzRandomOld00000", 4n).changed).toBe(true);
-    const after = ledger.reserve({
+    const ledger = new Ledger(sqlOf(db), { billingUrl: "http://x" });
+    const jobs = new JobStore(sqlOf(db), ledger, new JobEvents());
+    expect((await jobs.pastDeadline(10)).map((j) => j.id)).toEqual(["j1"]);
+    expect((await ledger.settle("hold_zzzzRandomOld00000", 4n)).changed).toBe(true);
+    const after = await ledger.reserve({
       accountId: "acct_a",
       keyId: null,
       modelId: "m",
@@ -105,10 +106,10 @@ describe("migrations", () => {
       source: "API",
       quotedUsdMicro: 1n,
     });
-    expect(ledger.getHold(after.id)!.status).toBe("open");
+    expect((await ledger.getHold(after.id))!.status).toBe("open");
   });
 
-  test("011 keeps every ledger entry and its id, allows TOPUP, and credits an order or code once", () => {
+  test("011 keeps every ledger entry and its id, allows TOPUP, and credits an order or code once", async () => {
     const db = openDatabase(":memory:");
     for (const m of MIGRATIONS.filter((m) => m.version <= 10)) {
       db.exec(
@@ -147,13 +148,17 @@ describe("migrations", () => {
       "ledger_entries_topup_ref",
     ]);
 
-    const ledger = new Ledger(db, { billingUrl: "http://x" });
-    expect(ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1").balance_micro).toBe(650n);
+    const ledger = new Ledger(sqlOf(db), { billingUrl: "http://x" });
+    expect((await ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1")).balance_micro).toBe(650n);
     // The same order credited again fails in the database, and the balance does not move.
-    expect(() => ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1")).toThrow();
-    expect(() => ledger.topUp("acct_a", 250n, "no ref", "TOPUP", null)).toThrow(RangeError);
+    await expect(
+      (async () => await ledger.topUp("acct_a", 250n, "paid", "TOPUP", "ord_1"))(),
+    ).rejects.toThrow();
+    await expect((async () => await ledger.topUp("acct_a", 250n, "no ref", "TOPUP", null))()).rejects.toThrow(
+      RangeError,
+    );
     // A refund may name the order again: it is an adjustment, not a top-up.
-    expect(ledger.adjust("acct_a", -250n, "refund", "ord_1").balance_micro).toBe(400n);
+    expect((await ledger.adjust("acct_a", -250n, "refund", "ord_1")).balance_micro).toBe(400n);
     const balance = db.query("SELECT balance_micro FROM accounts WHERE id = 'acct_a'").get() as {
       balance_micro: bigint;
     };

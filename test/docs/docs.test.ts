@@ -12,8 +12,8 @@ type Spec = {
   components: { securitySchemes: Record<string, Record<string, string>> };
 };
 
-describe("GET /v1/openapi.json", () => {
-  const { request, app } = makeTestApp();
+describe("GET /v1/openapi.json", async () => {
+  const { request, app } = await makeTestApp();
 
   test("is OpenAPI 3.1, API version 1, with the Authorization apiKey scheme", async () => {
     const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
@@ -53,7 +53,7 @@ describe("GET /v1/openapi.json", () => {
 
 describe("GET /v1/llms.txt", () => {
   test("lists every live model with its price and every public route", async () => {
-    const { request } = makeTestApp();
+    const { request } = await makeTestApp();
     const res = await request("/v1/llms.txt", { key: null });
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
@@ -71,7 +71,7 @@ describe("GET /v1/llms.txt", () => {
   });
 
   test("follows the live catalog", async () => {
-    const { request, ctx } = makeTestApp();
+    const { request, ctx } = await makeTestApp();
     expect(await (await request("/v1/llms.txt")).text()).not.toContain("acme/new");
     ctx.catalog = buildCatalog([{ id: "acme/new", kind: "image", price_usd_micro: 123_400, max: 2 }]);
     expect(await (await request("/v1/llms.txt")).text()).toContain(
@@ -82,7 +82,7 @@ describe("GET /v1/llms.txt", () => {
 
 describe("GET /docs", () => {
   test("serves the reference UI from local assets only", async () => {
-    const { request } = makeTestApp();
+    const { request } = await makeTestApp();
     const html = await (await request("/docs", { key: null })).text();
     expect(html).toContain('src="/docs/assets/scalar.js"');
     expect(html).toContain("/v1/openapi.json");

@@ -8,8 +8,8 @@ function pageConfig(html: string): Record<string, unknown> {
   return JSON.parse(m[1]!.replaceAll("&#39;", "'")) as Record<string, unknown>;
 }
 
-describe("GET /docs: Scalar features that call scalar.com are off", () => {
-  const { request } = makeTestApp();
+describe("GET /docs: Scalar features that call scalar.com are off", async () => {
+  const { request } = await makeTestApp();
 
   test("the page disables the AI agent (Ask AI) and MCP (Generate MCP)", async () => {
     const config = pageConfig(await (await request("/docs", { key: null })).text());

@@ -8,7 +8,7 @@ import { completedJobWithOutput } from "../helpers/outputs.ts";
 
 /** A completed job with one 1000-byte output, made through the real JobStore. */
 async function withOutput() {
-  const t = makeTestApp();
+  const t = await makeTestApp();
   const bytes = new Uint8Array(1000).map((_, i) => i % 251);
   const { id, link } = await completedJobWithOutput(t, bytes);
   return { t, id, bytes, link };
@@ -29,7 +29,7 @@ describe("output downloads", () => {
   test("the owning key works without a signature; another account's key is 404; no key is 401", async () => {
     const { t, id } = await withOutput();
     expect((await t.request(`/v1/requests/${id}/output/0`)).status).toBe(200);
-    const other = t.ctx.accounts.createAccount("other", "USD");
+    const other = await t.ctx.accounts.createAccount("other", "USD");
     expect((await t.request(`/v1/requests/${id}/output/0`, { key: other.key })).status).toBe(404);
     expect((await t.request(`/v1/requests/${id}/output/0`, { key: null })).status).toBe(401);
   });
@@ -125,7 +125,7 @@ describe("output downloads", () => {
 
 describe("file references in model inputs", () => {
   async function upload(
-    t: ReturnType<typeof makeTestApp>,
+    t: Awaited<ReturnType<typeof makeTestApp>>,
     bytes: Uint8Array,
     type = "image/png",
     key?: string,
@@ -140,8 +140,8 @@ describe("file references in model inputs", () => {
   }
 
   test("a file id in a URL field resolves; the upscale is priced on the image's measured size", async () => {
-    const t = makeTestApp();
-    t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
     const f = await upload(t, encodePng(100, 50, 1));
     expect([f.width, f.height]).toEqual([100, 50]);
     const res = await t.request("/v1/queue/sandbox/upscale", {
@@ -158,8 +158,8 @@ describe("file references in model inputs", () => {
     ["unknown", "file_AAAAAAAAAAAAAAAAAAAAAAAA"],
     ["malformed", "file_../../etc/passwd"],
   ])("%s file ids are 400 unknown_file naming the field", async (_l, id) => {
-    const t = makeTestApp();
-    t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
     const res = await t.request("/v1/queue/sandbox/video", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -169,13 +169,13 @@ describe("file references in model inputs", () => {
     const e = (await json<{ error: { code: string; param: string } }>(res)).error;
     expect(e.code).toBe("unknown_file");
     expect(e.param).toBe("input.image_url");
-    expect(t.ctx.accounts.getAccount(t.account.id)!.held_micro).toBe(0n);
+    expect((await t.ctx.accounts.getAccount(t.account.id))!.held_micro).toBe(0n);
   });
 
   test("deleted and foreign files are unknown_file", async () => {
-    const t = makeTestApp();
-    t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
-    const other = t.ctx.accounts.createAccount("other", "USD");
+    const t = await makeTestApp();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+    const other = await t.ctx.accounts.createAccount("other", "USD");
     const foreign = await upload(t, encodePng(8, 8, 1), "image/png", other.key);
     const mine = await upload(t, encodePng(8, 8, 2));
     expect((await t.request(`/v1/files/${mine.file_id}`, { method: "DELETE" })).status).toBe(200);

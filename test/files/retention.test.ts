@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { makeTestApp } from "../helpers/context.ts";
 
 /** Expired and live uploads and outputs, rows and bytes, beyond one sweep batch (1000). */
-function seeded(o: { expiredOutputs: number; expiredUploads: number; live: number }) {
-  const t = makeTestApp();
+async function seeded(o: { expiredOutputs: number; expiredUploads: number; live: number }) {
+  const t = await makeTestApp();
   const now = Date.now();
   const out = t.db.prepare(
     "INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at) VALUES (?, 0, ?, 'image/png', 3, 'x', 0, ?)",
@@ -40,7 +40,7 @@ function seeded(o: { expiredOutputs: number; expiredUploads: number; live: numbe
 
 describe("retention sweep", () => {
   test("removes every expired row and file, in batches with turns for requests in between", async () => {
-    const s = seeded({ expiredOutputs: 2_500, expiredUploads: 1_200, live: 5 });
+    const s = await seeded({ expiredOutputs: 2_500, expiredUploads: 1_200, live: 5 });
     const order: string[] = [];
     setImmediate(() =>
       order.push(`between batches: ${s.count("SELECT count(*) AS n FROM job_outputs")} outputs`),

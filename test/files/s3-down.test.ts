@@ -37,7 +37,7 @@ describe("the S3 store down", () => {
   test("stopped after the files were stored: downloads and uploads are 503 not_ready, deletes keep the row gone", async () => {
     const own = await startS3();
     const blobs = own.store();
-    const t = makeTestApp({ blobs });
+    const t = await makeTestApp({ blobs });
     const { link } = await completedJobWithOutput(t, new Uint8Array(100).fill(1));
     const up = await t.request("/v1/files", {
       method: "POST",
@@ -72,7 +72,7 @@ describe("the S3 store down", () => {
   test("an endpoint that never answers: downloads and uploads are 503 after the call time limits, not a hang", async () => {
     const settings = { ...s3.settings(), endpoint: `http://127.0.0.1:${silent.port}` };
     const blobs = new S3BlobStore(settings, s3.store().spoolDir, { timeoutMs: 300 });
-    const t = makeTestApp({ blobs });
+    const t = await makeTestApp({ blobs });
     // The row exists; its bytes are asked of a bucket that does not answer.
     const id = Bun.randomUUIDv7();
     const stored = {

@@ -14,7 +14,7 @@ describe("storage usage totals (triggers of migration 008)", () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
-        const t = makeTestApp();
+        const t = await makeTestApp();
         const now = Date.now();
         const ids: string[] = [];
         let n = 0;
@@ -22,7 +22,7 @@ describe("storage usage totals (triggers of migration 008)", () => {
           n++;
           if (o.t === "upload") {
             const id = `file_u${n}`;
-            t.ctx.files.insert({
+            await t.ctx.files.insert({
               id,
               account_id: t.account.id,
               key_id: null,
@@ -43,8 +43,8 @@ describe("storage usage totals (triggers of migration 008)", () => {
               )
               .run(`j${n}`, `outputs/j${n}/0`, o.size, o.expired ? now - 1 : now + 3_600_000);
           } else if (o.t === "delete-upload" && ids.length > 0) {
-            const row = t.ctx.files.getById(ids[o.pick % ids.length]!, 0);
-            if (row) t.ctx.files.delete(row, now);
+            const row = await t.ctx.files.getById(ids[o.pick % ids.length]!, 0);
+            if (row) await t.ctx.files.delete(row, now);
           } else if (o.t === "sweep") {
             await t.ctx.files.sweep(now);
           }
@@ -55,7 +55,7 @@ describe("storage usage totals (triggers of migration 008)", () => {
                     (SELECT coalesce(sum(size), 0) FROM job_outputs) AS outputs`,
           )
           .get() as { files: bigint; outputs: bigint };
-        expect(t.ctx.files.usageBytes()).toEqual({
+        expect(await t.ctx.files.usageBytes()).toEqual({
           files: Number(sums.files),
           outputs: Number(sums.outputs),
         });

@@ -23,8 +23,8 @@ async function keys(b: BlobStore, prefix: string): Promise<string[]> {
 const spooled = (b: BlobStore) =>
   (readdirSync(b.spoolDir, { recursive: true }) as string[]).filter((f) => f.endsWith(".part"));
 
-function app(blobs: BlobStore, uploadMaxBytes = 100_000) {
-  const t = makeTestApp({ blobs });
+async function app(blobs: BlobStore, uploadMaxBytes = 100_000) {
+  const t = await makeTestApp({ blobs });
   t.ctx.live = { ...t.ctx.live, limits: { ...t.ctx.live.limits, uploadMaxBytes } };
   return t;
 }
@@ -32,7 +32,7 @@ function app(blobs: BlobStore, uploadMaxBytes = 100_000) {
 describe.each(stores)("files on the %s store", (_name, make) => {
   test("upload, read back, delete: the bytes live in the store under uploads/<id>", async () => {
     const blobs = make();
-    const t = app(blobs);
+    const t = await app(blobs);
     const png = encodePng(40, 30, 7);
     const res = await t.request("/v1/files", {
       method: "POST",
@@ -55,7 +55,7 @@ describe.each(stores)("files on the %s store", (_name, make) => {
 
   test("refused uploads (too large, wrong magic bytes, empty) leave nothing in the store or the spool", async () => {
     const blobs = make();
-    const t = app(blobs, 5000);
+    const t = await app(blobs, 5000);
     const cases: [Uint8Array, string, number, string][] = [
       [new Uint8Array(6000), "image/png", 413, "payload_too_large"],
       [encodePng(8, 8, 1), "audio/wav", 415, "unsupported_media_type"],
@@ -86,7 +86,7 @@ describe.each(stores)("files on the %s store", (_name, make) => {
 
   test("output downloads: 200 whole, 206 ranges, 416 outside the file", async () => {
     const blobs = make();
-    const t = app(blobs);
+    const t = await app(blobs);
     const bytes = new Uint8Array(5000).map((_, i) => (i * 7) % 251);
     const { id, link } = await completedJobWithOutput(t, bytes);
     expect(await keys(blobs, "outputs/")).toEqual([outputKey(id, 0)]);
@@ -115,7 +115,7 @@ describe.each(stores)("files on the %s store", (_name, make) => {
 
   test("retention removes expired uploads and outputs from the store", async () => {
     const blobs = make();
-    const t = app(blobs);
+    const t = await app(blobs);
     const { id } = await completedJobWithOutput(t, new Uint8Array(100).fill(3));
     const up = await t.request("/v1/files", {
       method: "POST",
@@ -131,7 +131,7 @@ describe.each(stores)("files on the %s store", (_name, make) => {
 
   test("a 50 MB output streams to the client: the process grows far less than the file", async () => {
     const blobs = make();
-    const t = app(blobs);
+    const t = await app(blobs);
     // Written to the store from a temp file in 1 MiB pieces: the test never holds the 50 MB.
     const id = Bun.randomUUIDv7();
     const key = outputKey(id, 0);

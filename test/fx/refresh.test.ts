@@ -35,9 +35,9 @@ describe("FX refresh from a configured URL", () => {
   });
 
   test("a successful refresh stores the rate; a failed one keeps the previous rate", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect(await refreshRateOnce({ url: url("/plain"), field: null, cron: "x" }, t.ctx.fx)).toBe(92_500_000n);
-    expect(t.ctx.fx.get("RUB")!.rate_micro).toBe(92_500_000n);
+    expect((await t.ctx.fx.get("RUB"))!.rate_micro).toBe(92_500_000n);
     for (const [p, field] of [
       ["/negative", "rates.RUB"],
       ["/missing", "rates.RUB"],
@@ -45,7 +45,7 @@ describe("FX refresh from a configured URL", () => {
       ["/down", null],
     ] as const) {
       expect(await refreshRateOnce({ url: url(p), field, cron: "x" }, t.ctx.fx)).toBeNull();
-      expect(t.ctx.fx.get("RUB")!.rate_micro).toBe(92_500_000n);
+      expect((await t.ctx.fx.get("RUB"))!.rate_micro).toBe(92_500_000n);
     }
   });
 });

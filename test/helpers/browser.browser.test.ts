@@ -30,8 +30,8 @@ function page(body: string, headers: Record<string, string> = {}): Response {
 
 describeBrowser("browser harness", () => {
   let browser: Browser;
-  let other: ReturnType<typeof Bun.serve>;
-  let site: ReturnType<typeof Bun.serve>;
+  let other: Awaited<ReturnType<typeof Bun.serve>>;
+  let site: Awaited<ReturnType<typeof Bun.serve>>;
   let otherOrigin: string;
   let origin: string;
 

@@ -3,12 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
+import type { Sql } from "../../src/db/sql.ts";
+import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobStore } from "../../src/files/blobs.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
+import { adoptSql } from "./sql.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
@@ -46,7 +49,7 @@ export function testContextOptions(config: ConfigFile = {} as ConfigFile) {
  * An in-process gengate on an in-memory database: the real app, routes and services, without
  * a socket. Black-box tests that need a process use startServer() in ./server.ts instead.
  */
-export function makeTestApp(
+export async function makeTestApp(
   options: {
     models?: unknown[];
     sandbox?: boolean;
@@ -56,7 +59,8 @@ export function makeTestApp(
     blobs?: BlobStore;
   } = {},
 ) {
-  const { ctx, defaultKey } = createAppContext({
+  const { ctx, defaultKey } = await createAppContext({
+    ...(await testBackend()),
     ...testContextOptions({
       models: options.models ?? [],
       catalog: { sandbox: options.sandbox ?? true },
@@ -66,7 +70,8 @@ export function makeTestApp(
     now: options.now,
     blobs: options.blobs,
   });
-  const { db } = ctx;
+  const db = ctx.sqlite!;
+  if (db) adoptSql(db, ctx.sql as SqliteSql);
   const { key, account, keyId } = defaultKey!;
   const app = createApp(ctx);
   const request = (path: string, init: RequestInit & { key?: string | null } = {}) => {
@@ -76,6 +81,23 @@ export function makeTestApp(
     return app.handle(new Request(`http://localhost${path}`, { ...init, headers }));
   };
   return { app, ctx, db, key, keyId, account, request };
+}
+
+/**
+ * GENGATE_TEST_BACKEND=postgres runs in-process apps on a fresh PostgreSQL database each
+ * (test/helpers/postgres.ts; `db` is then null: SQLite-only assertions cannot run); otherwise an
+ * in-memory SQLite database.
+ */
+async function testBackend(): Promise<{ sql?: Sql; sqlite?: null }> {
+  if (process.env.GENGATE_TEST_BACKEND !== "postgres") return {};
+  const { createTestDatabase } = await import("./postgres.ts");
+  const { PostgresSql } = await import("../../src/db/sql-postgres.ts");
+  const { migratePostgres } = await import("../../src/db/migrate-postgres.ts");
+  const database = await createTestDatabase();
+  // Two connections: a test file makes many apps, and none is closed before the process ends.
+  const sql = PostgresSql.connect({ url: database.url, password: null, maxConnections: 2 });
+  await migratePostgres(sql);
+  return { sql, sqlite: null };
 }
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {

@@ -1,7 +1,7 @@
 import type { StoredOutput } from "../../src/files/output-store.ts";
 import type { makeTestApp } from "./context.ts";
 
-type TestApp = ReturnType<typeof makeTestApp>;
+type TestApp = Awaited<ReturnType<typeof makeTestApp>>;
 
 /**
  * A completed job of the test app's default key with one output, made through the real ledger and
@@ -14,9 +14,9 @@ export async function completedJobWithOutput(
   output: Uint8Array | { id: string; stored: StoredOutput },
   contentType = "image/png",
 ) {
-  t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+  await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
   const id = output instanceof Uint8Array ? Bun.randomUUIDv7() : output.id;
-  const hold = t.ctx.ledger.reserve({
+  const hold = await t.ctx.ledger.reserve({
     accountId: t.account.id,
     keyId: t.keyId,
     modelId: "sandbox/image",
@@ -24,7 +24,7 @@ export async function completedJobWithOutput(
     source: "API",
     quotedUsdMicro: 10n,
   });
-  const job = t.ctx.jobs.insert({
+  const job = await t.ctx.jobs.insert({
     id,
     accountId: t.account.id,
     keyId: t.keyId,
@@ -40,10 +40,18 @@ export async function completedJobWithOutput(
     createdAt: Date.now(),
   });
   t.ctx.jobs.markQueued(job);
-  t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
+  await t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
   const stored =
     output instanceof Uint8Array ? await t.ctx.outputs.write(id, 0, output, contentType) : output.stored;
-  t.ctx.jobs.complete(id, { images: [{ url: { $output: 0 } }] }, [stored], 10n, null, 3600_000, Date.now());
+  await t.ctx.jobs.complete(
+    id,
+    { images: [{ url: { $output: 0 } }] },
+    [stored],
+    10n,
+    null,
+    3600_000,
+    Date.now(),
+  );
   const link = (exp = Math.floor(Date.now() / 1000) + 3600, index = 0, rid = id) =>
     `/v1/requests/${rid}/output/${index}?exp=${exp}&sig=${t.ctx.signer.sign(rid, index, exp)}`;
   return { id, link };

@@ -30,8 +30,10 @@ export async function runGengate(
   env: Record<string, string> = {},
   timeoutMs = 20_000,
 ): Promise<RunResult> {
+  const dir = args.indexOf("--data-dir");
+  const known = dir >= 0 ? databases.get(args[dir + 1] ?? "") : undefined;
   const proc = Bun.spawn([...gengateCommand(), ...args], {
-    env: { ...process.env, GENGATE_CONFIG: "", ...env },
+    env: { ...process.env, GENGATE_CONFIG: "", ...(known ? { GENGATE_DATABASE_URL: known } : {}), ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -63,15 +65,34 @@ export interface TestServer {
   cleanup(): void;
 }
 
+const databases = new Map<string, string>();
+
+/**
+ * GENGATE_TEST_BACKEND=postgres: each data dir's server runs on its own fresh PostgreSQL database
+ * (test/helpers/postgres.ts), the same one again when the server is restarted on that data dir;
+ * `runGengate` with `--data-dir` of such a server uses it too.
+ */
+export async function testDatabaseEnv(dataDir: string): Promise<Record<string, string>> {
+  if (process.env.GENGATE_TEST_BACKEND !== "postgres") return {};
+  let url = databases.get(dataDir);
+  if (!url) {
+    const { createTestDatabase } = await import("./postgres.ts");
+    url = (await createTestDatabase()).url;
+    databases.set(dataDir, url);
+  }
+  return { GENGATE_DATABASE_URL: url };
+}
+
 /** Starts `gengate serve` on a free port and a data dir (a new temp dir unless given). */
 export async function startServer(
   options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
+  const database = await testDatabaseEnv(dataDir);
   const proc = Bun.spawn(
     [...gengateCommand(), "serve", "--port", "0", "--data-dir", dataDir, ...(options.args ?? [])],
     {
-      env: { ...process.env, GENGATE_CONFIG: "", ...options.env },
+      env: { ...process.env, GENGATE_CONFIG: "", ...database, ...options.env },
       stdout: "pipe",
       stderr: "pipe",
       stdin: "ignore",
@@ -81,13 +102,13 @@ export async function startServer(
   let err = "";
   const decoder = new TextDecoder();
   const listeners: (() => void)[] = [];
-  (async () => {
+  void (async () => {
     for await (const chunk of proc.stdout) {
       out += decoder.decode(chunk, { stream: true });
       for (const fn of listeners) fn();
     }
   })();
-  (async () => {
+  void (async () => {
     for await (const chunk of proc.stderr) err += decoder.decode(chunk, { stream: true });
   })();
 

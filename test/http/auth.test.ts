@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { json, makeTestApp } from "../helpers/context.ts";
 
-describe("authentication", () => {
-  const { request, key, ctx, db, account } = makeTestApp();
+describe("authentication", async () => {
+  const { request, key, ctx, db, account } = await makeTestApp();
   const get = (authorization?: string) =>
     request("/v1/account", { key: null, headers: authorization ? { authorization } : {} });
 
@@ -40,9 +40,9 @@ describe("authentication", () => {
   });
 
   test("a revoked key is 401", async () => {
-    const { key: other, keyId } = ctx.accounts.createKey(account.id, { name: "temp" });
+    const { key: other, keyId } = await ctx.accounts.createKey(account.id, { name: "temp" });
     expect((await get(`Key ${other}`)).status).toBe(200);
-    ctx.accounts.revokeKey(account.id, keyId);
+    await ctx.accounts.revokeKey(account.id, keyId);
     expect((await get(`Key ${other}`)).status).toBe(401);
   });
 
@@ -54,9 +54,9 @@ describe("authentication", () => {
     for (const row of rows) expect((row.hash as Uint8Array).length).toBe(32);
   });
 
-  test("keys are gk_ + 40 base62 characters and distinct", () => {
+  test("keys are gk_ + 40 base62 characters and distinct", async () => {
     const keys = new Set<string>();
-    for (let i = 0; i < 50; i++) keys.add(ctx.accounts.createKey(account.id).key);
+    for (let i = 0; i < 50; i++) keys.add((await ctx.accounts.createKey(account.id)).key);
     expect(keys.size).toBe(50);
     for (const k of keys) expect(k).toMatch(/^gk_[0-9A-Za-z]{40}$/);
   });

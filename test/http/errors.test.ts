@@ -21,8 +21,8 @@ function expectContractError(body: ErrorJson, code: string) {
   expect(body.error.type).toBe(ERROR_CODES[code as keyof typeof ERROR_CODES][1]);
 }
 
-describe("error body on every path", () => {
-  const { request, app } = makeTestApp();
+describe("error body on every path", async () => {
+  const { request, app } = await makeTestApp();
   // Test-only routes on the real app: its global error hook must cover routes added later too.
   app.get("/test/boom", () => {
     throw new Error("secret internals: /etc/passwd sqlite stack");

@@ -40,7 +40,7 @@ function rng(seed: number) {
     chance: (p: number) => next() < p,
   };
 }
-type Rng = ReturnType<typeof rng>;
+type Rng = Awaited<ReturnType<typeof rng>>;
 
 interface Operation {
   method: string;

@@ -172,7 +172,7 @@ describe("validation errors never format the offending value", () => {
 
 describe("the error handler itself cannot fail", () => {
   test("an error that breaks while being logged still gets the contract's JSON 500", async () => {
-    const { request, app } = makeTestApp();
+    const { request, app } = await makeTestApp();
     app.get("/test/evil-error", () => {
       const err = new Error("boom");
       Object.defineProperty(err, "stack", {

@@ -5,6 +5,7 @@ import {
   replayResponse,
   requestFingerprint,
 } from "../../src/idempotency/idempotency.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import { post, store } from "./fixture.ts";
 
 describe("claimOf: the contract's one fingerprint rule", () => {
@@ -35,31 +36,31 @@ describe("claimOf: the contract's one fingerprint rule", () => {
 });
 
 describe("once: short operations inside the work's transaction", () => {
-  test("runs the work and stores its answer; the same claim replays it without running", () => {
+  test("runs the work and stores its answer; the same claim replays it without running", async () => {
     const { db, idem } = store();
     let runs = 0;
     const work = () => ++runs;
     const answer = (n: number) => ({ status: 201, body: `{"n":${n}}` });
     const claim = { key: "k", fingerprint: "fp" };
-    expect(db.transaction(() => idem.once("key_a", claim, work, answer))()).toEqual({
+    expect(await sqlOf(db).tx(async (tx) => await idem.in(tx).once("key_a", claim, work, answer))).toEqual({
       replay: null,
       value: 1,
     });
-    expect(db.transaction(() => idem.once("key_a", claim, work, answer))()).toEqual({
+    expect(await sqlOf(db).tx(async (tx) => await idem.in(tx).once("key_a", claim, work, answer))).toEqual({
       replay: { status: 201, body: '{"n":1}' },
     });
     expect(runs).toBe(1);
     // Scoped to the API key: another key's same Idempotency-Key is its own.
-    expect(idem.once("key_b", claim, work, answer)).toEqual({ replay: null, value: 2 });
+    expect(await idem.once("key_b", claim, work, answer)).toEqual({ replay: null, value: 2 });
   });
 });
 
 describe("claimRunning: long operations claim the key around the work", () => {
-  test("without a claim nothing is written and settle does nothing", () => {
+  test("without a claim nothing is written and settle does nothing", async () => {
     const { db, idem } = store();
-    const r = idem.claimRunning("key_a", null);
+    const r = await idem.claimRunning("key_a", null);
     expect(r.replay).toBeNull();
-    r.settle!({ status: 200, body: "x" });
+    await r.settle!({ status: 200, body: "x" });
     expect(db.query("SELECT count(*) AS n FROM idempotency").get()).toEqual({ n: 0n });
   });
 });

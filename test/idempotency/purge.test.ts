@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { IDEMPOTENCY_TTL_MS, IdempotencyStore, PURGE_SQL } from "../../src/idempotency/idempotency.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 function store(now: number) {
   const db = openDatabase(":memory:");
@@ -9,7 +10,7 @@ function store(now: number) {
     "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES ('key_a', ?, 'fp', 'done', 200, '{}', ?)",
   );
   const count = () => Number((db.query("SELECT count(*) AS n FROM idempotency").get() as { n: bigint }).n);
-  return { db, insert, count, idem: new IdempotencyStore(db, () => now) };
+  return { db, insert, count, idem: new IdempotencyStore(sqlOf(db), () => now) };
 }
 
 describe("idempotency purge", () => {

@@ -3,9 +3,9 @@ import { billing, overview, usage, walletCsv, walletPage } from "../../src/ledge
 import { DomainError } from "../../src/lib/errors.ts";
 import { makeTestApp } from "../helpers/context.ts";
 
-function refused(f: () => unknown, code: string, param: string) {
+async function refused(f: () => unknown, code: string, param: string) {
   try {
-    f();
+    await f();
   } catch (err) {
     expect(err).toBeInstanceOf(DomainError);
     expect((err as DomainError).code as string).toBe(code);
@@ -15,11 +15,11 @@ function refused(f: () => unknown, code: string, param: string) {
   throw new Error("expected a DomainError");
 }
 
-describe("figures: bad input is a validation_error naming the parameter", () => {
-  const t = makeTestApp();
+describe("figures: bad input is a validation_error naming the parameter", async () => {
+  const t = await makeTestApp();
   const id = t.account.id;
 
-  test("usage ranges: dates that do not exist, wrong shapes, reversed, too long", () => {
+  test("usage ranges: dates that do not exist, wrong shapes, reversed, too long", async () => {
     for (const from of [
       "2026-02-30",
       "2026-2-01",
@@ -29,32 +29,48 @@ describe("figures: bad input is a validation_error naming the parameter", () => 
       "2026-02-01T00:00:00Z",
       "1999-12-31",
     ])
-      refused(() => usage(t.ctx, id, { from, to: "2026-03-01" }), "validation_error", "from");
-    refused(() => usage(t.ctx, id, { from: "2026-03-01", to: "2026-02-31" }), "validation_error", "to");
-    refused(() => usage(t.ctx, id, { from: "2026-03-02", to: "2026-03-01" }), "validation_error", "from");
-    refused(() => usage(t.ctx, id, { from: "2024-01-01", to: "2026-01-03" }), "validation_error", "from");
-    expect(usage(t.ctx, id, { from: "2024-01-01", to: "2026-01-01" }).days.length).toBe(732);
+      await refused(
+        async () => await usage(t.ctx, id, { from, to: "2026-03-01" }),
+        "validation_error",
+        "from",
+      );
+    await refused(
+      async () => await usage(t.ctx, id, { from: "2026-03-01", to: "2026-02-31" }),
+      "validation_error",
+      "to",
+    );
+    await refused(
+      async () => await usage(t.ctx, id, { from: "2026-03-02", to: "2026-03-01" }),
+      "validation_error",
+      "from",
+    );
+    await refused(
+      async () => await usage(t.ctx, id, { from: "2024-01-01", to: "2026-01-03" }),
+      "validation_error",
+      "from",
+    );
+    expect((await usage(t.ctx, id, { from: "2024-01-01", to: "2026-01-01" })).days.length).toBe(732);
   });
 
-  test("wallet: unknown source, bad cursor, limit out of range", () => {
+  test("wallet: unknown source, bad cursor, limit out of range", async () => {
     for (const source of ["api", "REFUND", "API,ADMIN", "'; DROP TABLE x"])
-      refused(() => walletPage(t.ctx, id, { source }), "validation_error", "source");
-    refused(() => walletCsv(t.ctx, id, { source: "x" }), "validation_error", "source");
+      await refused(async () => await walletPage(t.ctx, id, { source }), "validation_error", "source");
+    await refused(async () => await walletCsv(t.ctx, id, { source: "x" }), "validation_error", "source");
     for (const cursor of ["0", "-1", "abc", "1e5", "9".repeat(30)])
-      refused(() => walletPage(t.ctx, id, { cursor }), "validation_error", "cursor");
+      await refused(async () => await walletPage(t.ctx, id, { cursor }), "validation_error", "cursor");
     for (const limit of [0, 101, 1.5, Number.NaN])
-      refused(() => walletPage(t.ctx, id, { limit }), "validation_error", "limit");
-    refused(() => billing(t.ctx, id, { cursor: "x" }), "validation_error", "cursor");
+      await refused(async () => await walletPage(t.ctx, id, { limit }), "validation_error", "limit");
+    await refused(async () => await billing(t.ctx, id, { cursor: "x" }), "validation_error", "cursor");
   });
 
-  test("an unknown account is not_found", () => {
-    refused(() => overview(t.ctx, "acct_nope"), "not_found", "account_id");
-    refused(
-      () => usage(t.ctx, "acct_nope", { from: "2026-01-01", to: "2026-01-02" }),
+  test("an unknown account is not_found", async () => {
+    await refused(async () => await overview(t.ctx, "acct_nope"), "not_found", "account_id");
+    await refused(
+      async () => await usage(t.ctx, "acct_nope", { from: "2026-01-01", to: "2026-01-02" }),
       "not_found",
       "account_id",
     );
-    refused(() => walletPage(t.ctx, "acct_nope"), "not_found", "account_id");
-    refused(() => billing(t.ctx, "acct_nope"), "not_found", "account_id");
+    await refused(async () => await walletPage(t.ctx, "acct_nope"), "not_found", "account_id");
+    await refused(async () => await billing(t.ctx, "acct_nope"), "not_found", "account_id");
   });
 });

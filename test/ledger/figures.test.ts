@@ -19,19 +19,19 @@ import { csvObjects, parseCsv } from "../helpers/csv.ts";
 const at = (iso: string) => Date.parse(iso) / 1000;
 
 /** An app whose ledger clock the test sets, funded, with a second key, and a charge helper. */
-function setup() {
+async function setup() {
   const clock = { now: at("2026-03-10T12:00:00Z") };
-  const t = makeTestApp({ now: () => clock.now });
+  const t = await makeTestApp({ now: () => clock.now });
   const { ctx } = t;
-  ctx.ledger.topUp(t.account.id, 100_000_000n, "first");
-  const second = ctx.accounts.createKey(t.account.id, { name: "=ci", monthlyLimitMicro: 5_000_000n });
+  await ctx.ledger.topUp(t.account.id, 100_000_000n, "first");
+  const second = await ctx.accounts.createKey(t.account.id, { name: "=ci", monthlyLimitMicro: 5_000_000n });
   /** Reserves and settles a charge at `when` (ledger clock). */
-  const charge = (
+  const charge = async (
     when: string,
     o: { key?: string | null; model?: string | null; quote?: bigint; actual?: bigint },
   ) => {
     clock.now = at(when);
-    const hold = ctx.ledger.reserve({
+    const hold = await ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: o.key === undefined ? t.keyId : o.key,
       modelId: o.model === undefined ? "m/a" : o.model,
@@ -39,7 +39,7 @@ function setup() {
       source: o.key === null ? "STUDIO" : "API",
       quotedUsdMicro: o.quote ?? 1_000n,
     });
-    ctx.ledger.settle(hold.id, o.actual ?? o.quote ?? 1_000n);
+    await ctx.ledger.settle(hold.id, o.actual ?? o.quote ?? 1_000n);
     return hold;
   };
   return { t, ctx, clock, second, charge };
@@ -47,12 +47,12 @@ function setup() {
 
 describe("overview", () => {
   test("balance, held, available, this month's spend (= GET /v1/account), per key against its limit, per model", async () => {
-    const { t, ctx, clock, second, charge } = setup();
-    charge("2026-02-27T10:00:00Z", { quote: 9_000n }); // last month: not this month's spend
-    charge("2026-03-02T10:00:00Z", { quote: 2_000n, model: "m/b" });
-    charge("2026-03-09T10:00:00Z", { key: second.keyId, quote: 1_500n, actual: 500n });
+    const { t, ctx, clock, second, charge } = await setup();
+    await charge("2026-02-27T10:00:00Z", { quote: 9_000n }); // last month: not this month's spend
+    await charge("2026-03-02T10:00:00Z", { quote: 2_000n, model: "m/b" });
+    await charge("2026-03-09T10:00:00Z", { key: second.keyId, quote: 1_500n, actual: 500n });
     clock.now = at("2026-03-10T12:00:00Z");
-    const open = ctx.ledger.reserve({
+    const open = await ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: second.keyId,
       modelId: "m/a",
@@ -60,7 +60,7 @@ describe("overview", () => {
       source: "API",
       quotedUsdMicro: 700n,
     });
-    const o = overview(ctx, t.account.id);
+    const o = await overview(ctx, t.account.id);
     const api = await json<Record<string, string>>(await t.request("/v1/account"));
     expect(o.month).toBe("2026-03");
     expect(o.month_spent_micro).toBe(2_500n);
@@ -79,15 +79,17 @@ describe("overview", () => {
       { model_id: "m/b", spent_micro: 2_000n, calls: 1 },
       { model_id: "m/a", spent_micro: 500n, calls: 1 },
     ]);
-    ctx.ledger.release(open.id);
+    await ctx.ledger.release(open.id);
   });
 
   test("a key's state and last use (its newest job); a limit already spent shows 0 remaining", async () => {
-    const { t, ctx, second, charge } = setup();
-    charge("2026-03-05T00:00:00Z", { key: second.keyId, quote: 4_000_000n });
-    ctx.accounts.updateKey(t.account.id, second.keyId, { monthlyLimitMicro: 3_000_000n });
-    expect(overview(ctx, t.account.id).keys.find((k) => k.key_id === second.keyId)!.remaining_micro).toBe(0n);
-    expect(overview(ctx, t.account.id).keys.every((k) => k.last_used_at === null)).toBe(true);
+    const { t, ctx, second, charge } = await setup();
+    await charge("2026-03-05T00:00:00Z", { key: second.keyId, quote: 4_000_000n });
+    await ctx.accounts.updateKey(t.account.id, second.keyId, { monthlyLimitMicro: 3_000_000n });
+    expect(
+      (await overview(ctx, t.account.id)).keys.find((k) => k.key_id === second.keyId)!.remaining_micro,
+    ).toBe(0n);
+    expect((await overview(ctx, t.account.id)).keys.every((k) => k.last_used_at === null)).toBe(true);
     const before = Date.now();
     const res = await t.request("/v1/queue/sandbox/image", {
       method: "POST",
@@ -95,34 +97,37 @@ describe("overview", () => {
       body: JSON.stringify({ prompt: "p" }),
     });
     expect(res.status).toBe(202);
-    ctx.accounts.revokeKey(t.account.id, second.keyId);
-    const keys = overview(ctx, t.account.id).keys;
+    await ctx.accounts.revokeKey(t.account.id, second.keyId);
+    const keys = (await overview(ctx, t.account.id)).keys;
     const used = keys.find((k) => k.key_id === t.keyId)!;
     expect(Date.parse(used.last_used_at!)).toBeGreaterThanOrEqual(before - 1);
     expect(keys.find((k) => k.key_id === second.keyId)!.state).toBe("revoked");
   });
 
-  test("the low-balance notice: none without a threshold, below only when balance < threshold", () => {
-    const { t, ctx } = setup();
-    expect(overview(ctx, t.account.id).alert).toEqual({ threshold_micro: null, below: false });
+  test("the low-balance notice: none without a threshold, below only when balance < threshold", async () => {
+    const { t, ctx } = await setup();
+    expect((await overview(ctx, t.account.id)).alert).toEqual({ threshold_micro: null, below: false });
     const set = (v: bigint) =>
       t.db.query("UPDATE accounts SET alert_threshold_micro = ? WHERE id = ?").run(v, t.account.id);
     set(100_000_000n);
-    expect(overview(ctx, t.account.id).alert).toEqual({ threshold_micro: 100_000_000n, below: false });
+    expect((await overview(ctx, t.account.id)).alert).toEqual({
+      threshold_micro: 100_000_000n,
+      below: false,
+    });
     set(100_000_001n);
-    expect(overview(ctx, t.account.id).alert).toEqual({ threshold_micro: 100_000_001n, below: true });
+    expect((await overview(ctx, t.account.id)).alert).toEqual({ threshold_micro: 100_000_001n, below: true });
   });
 });
 
 describe("usage", () => {
-  test("per day, month, key and model over a range; every day and month listed, zeros included", () => {
-    const { t, ctx, second, charge } = setup();
-    charge("2026-01-31T23:59:59Z", { quote: 100n });
-    charge("2026-02-01T00:00:00Z", { quote: 200n, model: "m/b" });
-    charge("2026-02-01T13:00:00Z", { quote: 300n, key: second.keyId });
-    charge("2026-02-03T08:00:00Z", { quote: 400n, key: null, model: "m/b" });
-    charge("2026-02-04T00:00:00Z", { quote: 999n }); // outside the range
-    const u = usage(ctx, t.account.id, { from: "2026-01-31", to: "2026-02-03" });
+  test("per day, month, key and model over a range; every day and month listed, zeros included", async () => {
+    const { t, ctx, second, charge } = await setup();
+    await charge("2026-01-31T23:59:59Z", { quote: 100n });
+    await charge("2026-02-01T00:00:00Z", { quote: 200n, model: "m/b" });
+    await charge("2026-02-01T13:00:00Z", { quote: 300n, key: second.keyId });
+    await charge("2026-02-03T08:00:00Z", { quote: 400n, key: null, model: "m/b" });
+    await charge("2026-02-04T00:00:00Z", { quote: 999n }); // outside the range
+    const u = await usage(ctx, t.account.id, { from: "2026-01-31", to: "2026-02-03" });
     expect(u.days).toEqual(["2026-01-31", "2026-02-01", "2026-02-02", "2026-02-03"]);
     expect(u.months).toEqual(["2026-01", "2026-02"]);
     expect(u.total_micro).toBe(1_000n);
@@ -150,11 +155,11 @@ describe("usage", () => {
     ]);
   });
 
-  test("chart series: days x models and months x keys, one value per label", () => {
-    const { t, ctx, second, charge } = setup();
-    charge("2026-02-27T10:00:00Z", { quote: 100n });
-    charge("2026-03-01T10:00:00Z", { quote: 250n, model: "m/b", key: second.keyId });
-    const u = usage(ctx, t.account.id, { from: "2026-02-27", to: "2026-03-01" });
+  test("chart series: days x models and months x keys, one value per label", async () => {
+    const { t, ctx, second, charge } = await setup();
+    await charge("2026-02-27T10:00:00Z", { quote: 100n });
+    await charge("2026-03-01T10:00:00Z", { quote: 250n, model: "m/b", key: second.keyId });
+    const u = await usage(ctx, t.account.id, { from: "2026-02-27", to: "2026-03-01" });
     expect(usageSeries(u, "day", "model")).toEqual({
       labels: ["2026-02-27", "2026-02-28", "2026-03-01"],
       series: [
@@ -171,11 +176,11 @@ describe("usage", () => {
     });
   });
 
-  test("the CSV: header, one record per day x key x model, decimal and micro amounts, names neutralised", () => {
-    const { t, ctx, second, charge } = setup();
-    charge("2026-03-01T10:00:00Z", { quote: 1_234_567n, key: second.keyId });
-    charge("2026-03-02T10:00:00Z", { quote: 5n });
-    const text = usageCsv(usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-02" }));
+  test("the CSV: header, one record per day x key x model, decimal and micro amounts, names neutralised", async () => {
+    const { t, ctx, second, charge } = await setup();
+    await charge("2026-03-01T10:00:00Z", { quote: 1_234_567n, key: second.keyId });
+    await charge("2026-03-02T10:00:00Z", { quote: 5n });
+    const text = usageCsv(await usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-02" }));
     expect(parseCsv(text)[0]).toEqual([...USAGE_CSV_HEADER]);
     expect(csvObjects(text)).toEqual([
       {
@@ -203,19 +208,19 @@ describe("usage", () => {
     ]);
   });
 
-  test("lastDays and lastMonths by the ledger's clock", () => {
-    const { ctx } = setup();
+  test("lastDays and lastMonths by the ledger's clock", async () => {
+    const { ctx } = await setup();
     expect(lastDays(ctx, 30)).toEqual({ from: "2026-02-09", to: "2026-03-10" });
     expect(lastDays(ctx, 1)).toEqual({ from: "2026-03-10", to: "2026-03-10" });
     expect(lastMonths(ctx, 12)).toEqual({ from: "2025-04-01", to: "2026-03-10" });
   });
 
-  test("a charge at a month's last second counts in that month in key_spend and in the entries", () => {
+  test("a charge at a month's last second counts in that month in key_spend and in the entries", async () => {
     // A clock that moves one second at every read: the settlement's entries must still share one instant.
     let now = at("2026-04-29T00:00:00Z");
-    const t = makeTestApp({ now: () => now++ });
-    t.ctx.ledger.topUp(t.account.id, 10_000n, null);
-    const hold = t.ctx.ledger.reserve({
+    const t = await makeTestApp({ now: () => now++ });
+    await t.ctx.ledger.topUp(t.account.id, 10_000n, null);
+    const hold = await t.ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: t.keyId,
       modelId: "m",
@@ -224,18 +229,20 @@ describe("usage", () => {
       quotedUsdMicro: 100n,
     });
     now = at("2026-04-30T23:59:59Z");
-    t.ctx.ledger.settle(hold.id, 60n);
-    expect(t.ctx.wallet.monthTotal(t.account.id, "2026-04")).toBe(60n);
-    expect(usage(t.ctx, t.account.id, { from: "2026-04-30", to: "2026-04-30" }).total_micro).toBe(60n);
+    await t.ctx.ledger.settle(hold.id, 60n);
+    expect(await t.ctx.wallet.monthTotal(t.account.id, "2026-04")).toBe(60n);
+    expect((await usage(t.ctx, t.account.id, { from: "2026-04-30", to: "2026-04-30" })).total_micro).toBe(
+      60n,
+    );
   });
 });
 
 describe("wallet and billing", () => {
-  test("entries newest first with their running balance; pages cover every entry once", () => {
-    const { t, ctx, charge } = setup();
-    charge("2026-03-01T10:00:00Z", { quote: 300n, actual: 100n });
-    ctx.ledger.adjust(t.account.id, -50n, "=correction");
-    const first = walletPage(ctx, t.account.id, { limit: 2 });
+  test("entries newest first with their running balance; pages cover every entry once", async () => {
+    const { t, ctx, charge } = await setup();
+    await charge("2026-03-01T10:00:00Z", { quote: 300n, actual: 100n });
+    await ctx.ledger.adjust(t.account.id, -50n, "=correction");
+    const first = await walletPage(ctx, t.account.id, { limit: 2 });
     expect(first.currency).toBe("USD");
     expect(first.entries.map((e) => e.kind)).toEqual(["adjustment", "release"]);
     expect(first.entries[0]).toMatchObject({
@@ -247,14 +254,14 @@ describe("wallet and billing", () => {
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const p = walletPage(ctx, t.account.id, { limit: 2, cursor });
+      const p = await walletPage(ctx, t.account.id, { limit: 2, cursor });
       ids.push(...p.entries.map((e) => e.id));
       cursor = p.next_cursor;
     } while (cursor);
     expect(ids.length).toBe(5); // topup, hold, charge, release, adjustment
     expect(new Set(ids).size).toBe(5);
     // The running balance is the sum of the deltas up to each entry.
-    const all = walletPage(ctx, t.account.id, { limit: 100 }).entries.reverse();
+    const all = (await walletPage(ctx, t.account.id, { limit: 100 })).entries.reverse();
     let balance = 0n;
     for (const e of all) {
       balance += e.balance_delta_micro;
@@ -262,24 +269,26 @@ describe("wallet and billing", () => {
     }
   });
 
-  test("filter by source: API, ADMIN; TOPUP (issue 16) is accepted and finds none yet", () => {
-    const { t, ctx, charge } = setup();
-    charge("2026-03-01T10:00:00Z", { quote: 300n });
-    expect(walletPage(ctx, t.account.id, { source: "ADMIN" }).entries.map((e) => e.kind)).toEqual(["topup"]);
-    expect(walletPage(ctx, t.account.id, { source: "API" }).entries.map((e) => e.kind)).toEqual([
+  test("filter by source: API, ADMIN; TOPUP (issue 16) is accepted and finds none yet", async () => {
+    const { t, ctx, charge } = await setup();
+    await charge("2026-03-01T10:00:00Z", { quote: 300n });
+    expect((await walletPage(ctx, t.account.id, { source: "ADMIN" })).entries.map((e) => e.kind)).toEqual([
+      "topup",
+    ]);
+    expect((await walletPage(ctx, t.account.id, { source: "API" })).entries.map((e) => e.kind)).toEqual([
       "charge",
       "hold",
     ]);
-    expect(walletPage(ctx, t.account.id, { source: "TOPUP" }).entries).toEqual([]);
-    expect(walletPage(ctx, t.account.id, { source: "" }).entries.length).toBe(3);
+    expect((await walletPage(ctx, t.account.id, { source: "TOPUP" })).entries).toEqual([]);
+    expect((await walletPage(ctx, t.account.id, { source: "" })).entries.length).toBe(3);
   });
 
-  test("the wallet CSV: every entry, decimal and micro columns, signed deltas as numbers, reasons neutralised", () => {
-    const { t, ctx, charge } = setup();
-    charge("2026-03-01T10:00:00Z", { quote: 300n });
-    ctx.ledger.adjust(t.account.id, -1_500_000n, '=HYPERLINK("x"), "y"');
-    const rows = csvObjects(walletCsv(ctx, t.account.id));
-    expect(parseCsv(walletCsv(ctx, t.account.id))[0]).toEqual([...WALLET_CSV_HEADER]);
+  test("the wallet CSV: every entry, decimal and micro columns, signed deltas as numbers, reasons neutralised", async () => {
+    const { t, ctx, charge } = await setup();
+    await charge("2026-03-01T10:00:00Z", { quote: 300n });
+    await ctx.ledger.adjust(t.account.id, -1_500_000n, '=HYPERLINK("x"), "y"');
+    const rows = csvObjects(await walletCsv(ctx, t.account.id));
+    expect(parseCsv(await walletCsv(ctx, t.account.id))[0]).toEqual([...WALLET_CSV_HEADER]);
     expect(rows.map((r) => r.kind)).toEqual(["adjustment", "charge", "hold", "topup"]);
     expect(rows[0]).toMatchObject({
       source: "ADMIN",
@@ -290,24 +299,24 @@ describe("wallet and billing", () => {
       reason: `'=HYPERLINK("x"), "y"`,
       currency: "USD",
     });
-    expect(csvObjects(walletCsv(ctx, t.account.id, { source: "API" })).map((r) => r.kind)).toEqual([
+    expect(csvObjects(await walletCsv(ctx, t.account.id, { source: "API" })).map((r) => r.kind)).toEqual([
       "charge",
       "hold",
     ]);
   });
 
-  test("billing: the balance and the top-ups only (not adjustments or job entries)", () => {
-    const { t, ctx, charge } = setup();
-    charge("2026-03-01T10:00:00Z", { quote: 300n });
-    ctx.ledger.adjust(t.account.id, 10n, "bonus");
-    ctx.ledger.topUp(t.account.id, 5_000_000n, "invoice 7");
-    const b = billing(ctx, t.account.id, { limit: 1 });
+  test("billing: the balance and the top-ups only (not adjustments or job entries)", async () => {
+    const { t, ctx, charge } = await setup();
+    await charge("2026-03-01T10:00:00Z", { quote: 300n });
+    await ctx.ledger.adjust(t.account.id, 10n, "bonus");
+    await ctx.ledger.topUp(t.account.id, 5_000_000n, "invoice 7");
+    const b = await billing(ctx, t.account.id, { limit: 1 });
     expect(b.balance_micro).toBe(100_000_000n - 300n + 10n + 5_000_000n);
     expect(b.available_micro).toBe(b.balance_micro - b.held_micro);
     expect(b.topups.map((e) => [e.kind, e.source, e.amount_micro, e.reason])).toEqual([
       ["topup", "ADMIN", 5_000_000n, "invoice 7"],
     ]);
-    const older = billing(ctx, t.account.id, { limit: 1, cursor: b.next_cursor });
+    const older = await billing(ctx, t.account.id, { limit: 1, cursor: b.next_cursor });
     expect(older.topups.map((e) => e.reason)).toEqual(["first"]);
     expect(older.next_cursor).toBeNull();
   });
@@ -315,11 +324,11 @@ describe("wallet and billing", () => {
 
 describe("charges without a key (the studio's, issue 17)", () => {
   test('usage, GET /v1/account/spend and the month\'s spend all count them, under key_id null ("Studio (no key)")', async () => {
-    const { t, ctx, charge } = setup();
-    charge("2026-03-02T10:00:00Z", { quote: 100n });
-    charge("2026-03-03T10:00:00Z", { quote: 40n, key: null, model: "m/s" });
-    charge("2026-04-01T00:00:00Z", { quote: 7n, key: null, model: "m/s" }); // next month
-    const u = usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-31" });
+    const { t, ctx, charge } = await setup();
+    await charge("2026-03-02T10:00:00Z", { quote: 100n });
+    await charge("2026-03-03T10:00:00Z", { quote: 40n, key: null, model: "m/s" });
+    await charge("2026-04-01T00:00:00Z", { quote: 7n, key: null, model: "m/s" }); // next month
+    const u = await usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-31" });
     expect(u.total_micro).toBe(140n);
     expect(u.by_key.map((k) => [k.key_id, k.spent_micro])).toEqual([
       [t.keyId, 100n],
@@ -341,10 +350,10 @@ describe("charges without a key (the studio's, issue 17)", () => {
     expect(spend.by_key_and_model.filter((r) => r.key_id === null)).toEqual([
       { key_id: null, model_id: "m/s", spent_micro: "40", calls: 1 },
     ]);
-    expect(ctx.wallet.monthTotal(t.account.id, "2026-03")).toBe(140n);
-    expect(ctx.wallet.monthTotal(t.account.id, "2026-04")).toBe(7n);
+    expect(await ctx.wallet.monthTotal(t.account.id, "2026-03")).toBe(140n);
+    expect(await ctx.wallet.monthTotal(t.account.id, "2026-04")).toBe(7n);
     // Key limits still count only their key's spend (key_spend has no row for a keyless charge).
-    expect(ctx.db.query("SELECT count(*) AS n FROM key_spend WHERE model_id = 'm/s'").get()).toEqual({
+    expect(ctx.sqlite!.query("SELECT count(*) AS n FROM key_spend WHERE model_id = 'm/s'").get()).toEqual({
       n: 0n,
     });
   });

@@ -46,7 +46,7 @@ describe("parallel HTTP reservations against one account", () => {
     };
     expect(account).toMatchObject({ balance_micro: "700000", held_micro: "700000", available_micro: "0" });
     const db = new Database(join(s.dataDir, "gengate.db"), { readonly: true, safeIntegers: true });
-    expect(checkInvariants(db as never)).toEqual([]);
+    expect(await checkInvariants(db as never)).toEqual([]);
     db.close();
   });
 });

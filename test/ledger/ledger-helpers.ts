@@ -1,28 +1,42 @@
 import type { Database } from "bun:sqlite";
 import { AccountStore, type Currency } from "../../src/accounts/accounts.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
+import type { Dialect, Sql } from "../../src/db/sql.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
+import { openTestSql } from "../helpers/postgres.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 export function makeLedger(options: { path?: string; now?: () => number } = {}) {
   const db = openDatabase(options.path ?? ":memory:");
   migrate(db);
-  const accounts = new AccountStore(db);
-  const ledger = new Ledger(db, { billingUrl: "http://gengate.test/console/billing", now: options.now });
+  const accounts = new AccountStore(sqlOf(db));
+  const ledger = new Ledger(sqlOf(db), {
+    billingUrl: "http://gengate.test/console/billing",
+    now: options.now,
+  });
   return { db, accounts, ledger };
 }
 
-export function newAccount(
+/** The ledger over a fresh database of either dialect (test/helpers/postgres.ts). */
+export async function openLedger(dialect: Dialect, options: { now?: () => number } = {}) {
+  const t = await openTestSql(dialect, { migrated: true });
+  const accounts = new AccountStore(t.sql);
+  const ledger = new Ledger(t.sql, { billingUrl: "http://gengate.test/console/billing", now: options.now });
+  return { sql: t.sql, accounts, ledger, close: t.close };
+}
+
+export async function newAccount(
   accounts: AccountStore,
   currency: Currency = "USD",
   name = `acct-${Math.random()}`,
 ) {
-  return accounts.createAccount(name, currency);
+  return await accounts.createAccount(name, currency);
 }
 
 /** The wallet invariants, checked straight against the tables. Returns a list of violations. */
 /** A hold of an API call with no key, model or request: only the money matters. */
-export function reserveUsd(ledger: Ledger, accountId: string, quotedUsdMicro: bigint) {
-  return ledger.reserve({
+export async function reserveUsd(ledger: Ledger, accountId: string, quotedUsdMicro: bigint) {
+  return await ledger.reserve({
     accountId,
     keyId: null,
     modelId: null,
@@ -32,22 +46,24 @@ export function reserveUsd(ledger: Ledger, accountId: string, quotedUsdMicro: bi
   });
 }
 
-export function checkInvariants(db: Database): string[] {
+/** The ledger's invariants over either backend (a bun:sqlite connection is read through its executor). */
+export async function checkInvariants(db: Database | Sql): Promise<string[]> {
+  const sql: Sql = "dialect" in db ? db : sqlOf(db);
   const problems: string[] = [];
-  const accounts = db.query("SELECT id, balance_micro, held_micro FROM accounts").all() as {
+  const accounts = (await sql.all("SELECT id, balance_micro, held_micro FROM accounts")) as {
     id: string;
     balance_micro: bigint;
     held_micro: bigint;
   }[];
   for (const a of accounts) {
-    const sums = db
-      .query(
-        "SELECT coalesce(sum(balance_delta_micro), 0) AS b, coalesce(sum(held_delta_micro), 0) AS h FROM ledger_entries WHERE account_id = ?",
-      )
-      .get(a.id) as { b: bigint; h: bigint };
-    const open = db
-      .query("SELECT coalesce(sum(amount_micro), 0) AS h FROM holds WHERE account_id = ? AND status = 'open'")
-      .get(a.id) as { h: bigint };
+    const sums = (await sql.get(
+      "SELECT coalesce(sum(balance_delta_micro), 0) AS b, coalesce(sum(held_delta_micro), 0) AS h FROM ledger_entries WHERE account_id = ?",
+      [a.id],
+    )) as { b: bigint; h: bigint };
+    const open = (await sql.get(
+      "SELECT coalesce(sum(amount_micro), 0) AS h FROM holds WHERE account_id = ? AND status = 'open'",
+      [a.id],
+    )) as { h: bigint };
     if (sums.b !== a.balance_micro)
       problems.push(`${a.id}: balance ${a.balance_micro} != sum of entries ${sums.b}`);
     if (sums.h !== a.held_micro)
@@ -56,14 +72,10 @@ export function checkInvariants(db: Database): string[] {
     if (a.balance_micro - a.held_micro < 0n) problems.push(`${a.id}: available negative`);
   }
   // Per-key counters kept with every change must equal what they count.
-  const keys = db
-    .query(
-      `SELECT k.id, k.held_micro, k.open_jobs,
+  const keys = (await sql.all(`SELECT k.id, k.held_micro, k.open_jobs,
          (SELECT coalesce(sum(amount_micro), 0) FROM holds h WHERE h.key_id = k.id AND h.status = 'open') AS open_held,
          (SELECT count(*) FROM jobs j WHERE j.key_id = k.id AND j.status IN ('IN_QUEUE', 'IN_PROGRESS')) AS open_jobs_now
-       FROM api_keys k`,
-    )
-    .all() as {
+       FROM api_keys k`)) as {
     id: string;
     held_micro: bigint;
     open_jobs: bigint;
@@ -77,27 +89,24 @@ export function checkInvariants(db: Database): string[] {
       problems.push(`key ${k.id}: open_jobs ${k.open_jobs} != open jobs ${k.open_jobs_now}`);
   }
   // The studio's per-person counter (migration 015), likewise.
-  const people = db
-    .query(
-      `SELECT p.id, p.open_jobs,
+  const people = (await sql.all(`SELECT p.id, p.open_jobs,
          (SELECT count(*) FROM jobs j WHERE j.person_id = p.id AND j.status IN ('IN_QUEUE', 'IN_PROGRESS')) AS open_jobs_now
-       FROM people p`,
-    )
-    .all() as { id: string; open_jobs: bigint; open_jobs_now: bigint }[];
+       FROM people p`)) as { id: string; open_jobs: bigint; open_jobs_now: bigint }[];
   for (const p of people) {
     if (p.open_jobs !== p.open_jobs_now)
       problems.push(`person ${p.id}: open_jobs ${p.open_jobs} != open jobs ${p.open_jobs_now}`);
   }
-  const holds = db.query("SELECT id, status, amount_micro, charged_micro FROM holds").all() as {
+  const holds = (await sql.all("SELECT id, status, amount_micro, charged_micro FROM holds")) as {
     id: string;
     status: string;
     amount_micro: bigint;
     charged_micro: bigint | null;
   }[];
   for (const h of holds) {
-    const entries = db
-      .query("SELECT kind, amount_micro FROM ledger_entries WHERE hold_id = ? ORDER BY id")
-      .all(h.id) as {
+    const entries = (await sql.all(
+      "SELECT kind, amount_micro FROM ledger_entries WHERE hold_id = ? ORDER BY id",
+      [h.id],
+    )) as {
       kind: string;
       amount_micro: bigint;
     }[];

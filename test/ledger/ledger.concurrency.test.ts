@@ -7,8 +7,8 @@ describe("ledger under concurrent writers (separate processes, one database file
   test("exactly the affordable number of reservations succeed, with top-ups landing in between", async () => {
     const path = join(tempDir(), "ledger.db");
     const { db, accounts, ledger } = makeLedger({ path });
-    const { account } = newAccount(accounts);
-    ledger.topUp(account.id, 1_000n, null); // affords exactly 100 holds of 10
+    const { account } = await newAccount(accounts);
+    await ledger.topUp(account.id, 1_000n, null); // affords exactly 100 holds of 10
     const stopFile = join(tempDir(), "stop");
     const workers = Array.from({ length: 4 }, () =>
       Bun.spawn(
@@ -22,7 +22,7 @@ describe("ledger under concurrent writers (separate processes, one database file
     // Operator top-ups from this process while the workers run: 20 more holds' worth, in steps.
     for (let i = 0; i < 20; i++) {
       await Bun.sleep(5);
-      ledger.topUp(account.id, 10n, "mid-run credit");
+      await ledger.topUp(account.id, 10n, "mid-run credit");
     }
     await Bun.write(stopFile, "stop");
     const results = await Promise.all(
@@ -40,10 +40,10 @@ describe("ledger under concurrent writers (separate processes, one database file
     const refused = results.reduce((s, r) => s + r.refused, 0);
     expect(refused).toBeGreaterThanOrEqual(4);
     expect(ok).toBe(120);
-    const a = accounts.getAccount(account.id)!;
+    const a = (await accounts.getAccount(account.id))!;
     expect(a.balance_micro).toBe(1_200n);
     expect(a.held_micro).toBe(1_200n);
-    expect(checkInvariants(db)).toEqual([]);
+    expect(await checkInvariants(db)).toEqual([]);
     db.close();
   });
 });

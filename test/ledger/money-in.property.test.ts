@@ -122,8 +122,8 @@ function codeOf(e: unknown): string {
 }
 
 /** The invariants of money in, from the tables; `credited` is what the model expects per account. */
-function moneyInProblems(db: Database, accounts: string[], credited: bigint[]): string[] {
-  const problems = checkInvariants(db);
+async function moneyInProblems(db: Database, accounts: string[], credited: bigint[]): Promise<string[]> {
+  const problems = await checkInvariants(db);
   accounts.forEach((id, i) => {
     const topups =
       db
@@ -204,7 +204,7 @@ describe("money in (seeded property test)", () => {
         const t = await paymentsApp();
         apps.push(t);
         t.db.query("INSERT OR REPLACE INTO fx_rates VALUES ('RUB', ?, 'test', 0)").run(RUB_RATE);
-        const ids = [t.account.id, t.ctx.accounts.createAccount("rub", "RUB").account.id];
+        const ids = [t.account.id, (await t.ctx.accounts.createAccount("rub", "RUB")).account.id];
         const credited = [0n, 0n];
         const codes: { code: string; cur: Acct; amount: bigint; expiresAt: number | null; used: boolean }[] =
           [];
@@ -212,9 +212,9 @@ describe("money in (seeded property test)", () => {
         const checkouts: number[][] = [[], []];
         const orders: ModelOrder[] = [];
         const holds: string[] = [];
-        const check = (what: string) => {
+        const check = async (what: string) => {
           steps++;
-          const problems = moneyInProblems(t.db, ids, credited);
+          const problems = await moneyInProblems(t.db, ids, credited);
           if (problems.length) throw new Error(`after ${what}: ${problems.join("; ")}`);
         };
 
@@ -225,7 +225,7 @@ describe("money in (seeded property test)", () => {
               case "code": {
                 const amount = BigInt(o.units) * UNIT[o.cur];
                 const expiresAt = o.expires ? now + 3 * 3600 : null;
-                const made = t.ctx.codes.createBatch({
+                const made = await t.ctx.codes.createBatch({
                   amountMicro: amount,
                   currency: o.cur === 0 ? "USD" : "RUB",
                   count: 1,
@@ -249,7 +249,7 @@ describe("money in (seeded property test)", () => {
                 else expected = "ok";
                 let got = "ok";
                 try {
-                  const r = t.ctx.codes.redeem(ids[o.acct]!, text, "property");
+                  const r = await t.ctx.codes.redeem(ids[o.acct]!, text, "property");
                   expect(r.amountMicro).toBe(c.amount);
                 } catch (e) {
                   got = codeOf(e);
@@ -308,7 +308,7 @@ describe("money in (seeded property test)", () => {
               }
               case "reserve": {
                 try {
-                  const h = t.ctx.ledger.reserve({
+                  const h = await t.ctx.ledger.reserve({
                     accountId: ids[o.acct]!,
                     keyId: null,
                     modelId: "m",
@@ -326,19 +326,19 @@ describe("money in (seeded property test)", () => {
               case "release": {
                 const id = holds[o.hold % Math.max(1, holds.length)];
                 if (!id) break;
-                const hold = t.ctx.ledger.getHold(id)!;
-                if (o.t === "release") t.ctx.ledger.release(id);
-                else t.ctx.ledger.settle(id, (hold.quoted_usd_micro * BigInt(o.percent)) / 100n);
+                const hold = (await t.ctx.ledger.getHold(id))!;
+                if (o.t === "release") await t.ctx.ledger.release(id);
+                else await t.ctx.ledger.settle(id, (hold.quoted_usd_micro * BigInt(o.percent)) / 100n);
                 break;
               }
               case "adjust": {
                 if (o.units === 0) break;
                 const delta = BigInt(o.units) * UNIT[o.acct];
-                const a = t.ctx.accounts.getAccount(ids[o.acct]!)!;
+                const a = (await t.ctx.accounts.getAccount(ids[o.acct]!))!;
                 const fits = a.balance_micro + delta >= a.held_micro;
                 let got = "ok";
                 try {
-                  adjustAccount(t.ctx, ids[o.acct]!, delta, "property test");
+                  await adjustAccount(t.ctx, ids[o.acct]!, delta, "property test");
                 } catch (e) {
                   got = codeOf(e);
                 }
@@ -351,14 +351,14 @@ describe("money in (seeded property test)", () => {
                 if (!order) break;
                 const left = order.amount - order.refunded;
                 const amount = o.part ? left / 2n : left;
-                const a = t.ctx.accounts.getAccount(ids[order.acct]!)!;
+                const a = (await t.ctx.accounts.getAccount(ids[order.acct]!))!;
                 let expected = "ok";
                 if (!order.credited || left === 0n) expected = "conflict";
                 else if (amount <= 0n) expected = "validation_error";
                 else if (a.balance_micro - amount < a.held_micro) expected = "conflict";
                 let got = "ok";
                 try {
-                  t.ctx.payments.refund(order.id, o.part ? amount : null, "property test");
+                  await t.ctx.payments.refund(order.id, o.part ? amount : null, "property test");
                 } catch (e) {
                   got = codeOf(e);
                 }
@@ -373,10 +373,10 @@ describe("money in (seeded property test)", () => {
                 t.clock.now += o.minutes * 60;
                 break;
               case "sweep":
-                t.ctx.payments.expireDue();
+                await t.ctx.payments.expireDue();
                 break;
             }
-            check(JSON.stringify(o));
+            await check(JSON.stringify(o));
             seen.set(o.t, (seen.get(o.t) ?? 0) + 1);
           }
         } finally {
@@ -401,7 +401,7 @@ async function notify(
   kind: Notice,
   all: ModelOrder[],
 ): Promise<void> {
-  const statusOf = () => t.ctx.payments.orders.get(order.id)!.status;
+  const statusOf = async () => (await t.ctx.payments.orders.get(order.id))!.status;
   if (order.acct === 0) {
     const session = t.stripe.sessions.get(order.ref)!;
     switch (kind) {
@@ -517,7 +517,7 @@ async function notify(
         // YooKassa cancels an unpaid payment: the order is final and never credited.
         t.yoo.set(order.ref, { status: "canceled", paid: false });
         expect((await t.yoo.notify(order.ref, "payment.canceled")).status).toBe(200);
-        expect(statusOf()).toBe("canceled");
+        expect(await statusOf()).toBe("canceled");
         order.final = true;
         return;
       }

@@ -28,7 +28,7 @@ describe("one source of truth (seeded)", () => {
       fc.asyncProperty(fc.array(caseArb, { minLength: 4, maxLength: 14 }), async (cases) => {
         const { t, accounts, now } = await runCases(cases);
         const { ctx } = t;
-        expect(checkInvariants(t.db)).toEqual([]);
+        expect(await checkInvariants(t.ctx.sql)).toEqual([]);
         for (const r of t.db.query<{ status: string }, []>("SELECT status FROM jobs").all())
           seen.statuses.add(r.status);
         seen.partial += Number(
@@ -61,7 +61,7 @@ describe("one source of truth (seeded)", () => {
             (h) => monthOf(Number(h.resolved_at)),
             (h) => h.charged_micro,
           );
-          const wallet = csvObjects(walletCsv(ctx, a.id)).filter((r) => r.kind === "charge");
+          const wallet = csvObjects(await walletCsv(ctx, a.id)).filter((r) => r.kind === "charge");
           const walletByMonth = sumBy(
             wallet,
             (r) => r.created_at!.slice(0, 7),
@@ -81,7 +81,7 @@ describe("one source of truth (seeded)", () => {
             expect(total).toBe(oracle.get(month) ?? 0n);
             expect(walletByMonth.get(month) ?? 0n).toBe(total);
 
-            const u = usage(ctx, a.id, { from: `${month}-01`, to: lastDayOf(month) });
+            const u = await usage(ctx, a.id, { from: `${month}-01`, to: lastDayOf(month) });
             expect(u.total_micro).toBe(total);
             expect(u.by_month).toEqual([{ month, spent_micro: total, calls: u.calls }]);
             expect(u.by_day.reduce((s, d) => s + d.spent_micro, 0n)).toBe(total);
@@ -115,21 +115,21 @@ describe("one source of truth (seeded)", () => {
           }
 
           // The overview of the current month is GET /v1/account's figure and the usage's.
-          const o = overview(ctx, a.id);
+          const o = await overview(ctx, a.id);
           const account = await json<Record<string, string>>(await t.request("/v1/account", { key }));
           expect(o.month).toBe(account.month!);
           expect(o.month_spent_micro).toBe(BigInt(account.month_spent_micro!));
           expect(o.balance_micro).toBe(BigInt(account.balance_micro!));
           expect(o.held_micro).toBe(BigInt(account.held_micro!));
           expect(o.available_micro).toBe(BigInt(account.available_micro!));
-          const current = usage(ctx, a.id, { from: `${o.month}-01`, to: lastDayOf(o.month) });
+          const current = await usage(ctx, a.id, { from: `${o.month}-01`, to: lastDayOf(o.month) });
           expect(o.month_spent_micro).toBe(current.total_micro);
           expect(o.keys.reduce((s, k) => s + k.spent_micro, 0n)).toBe(o.month_spent_micro);
           expect(new Map(o.by_model.map((m) => [m.model_id, m.spent_micro]))).toEqual(
             new Map(current.by_model.map((m) => [m.model_id, m.spent_micro])),
           );
           // The whole range at once: every charge of the account, as the wallet lists them.
-          const all = usage(ctx, a.id, {
+          const all = await usage(ctx, a.id, {
             from: `${months[0]}-01`,
             to: lastDayOf(months[months.length - 1]!),
           });

@@ -12,7 +12,7 @@ let refused = 0;
 for (;;) {
   const stopping = existsSync(stopFile);
   try {
-    ledger.reserve({
+    await ledger.reserve({
       accountId,
       keyId: null,
       modelId: "m",

@@ -68,18 +68,18 @@ export const lastDayOf = (month: string) => {
 
 export async function runCases(cases: Case[]) {
   let clock = Date.UTC(2026, 0, 27, 12) / 1000;
-  const t = makeTestApp({ now: () => clock });
+  const t = await makeTestApp({ now: () => clock });
   const { ctx } = t;
-  ctx.fx.set("RUB", 92_345_678n, "test");
-  const rub = ctx.accounts.createAccount("rub", "RUB");
+  await ctx.fx.set("RUB", 92_345_678n, "test");
+  const rub = await ctx.accounts.createAccount("rub", "RUB");
   const accounts = [
     { id: t.account.id, keys: [t.key] },
     { id: rub.account.id, keys: [rub.key] },
   ];
   for (const a of accounts) {
-    ctx.ledger.topUp(a.id, 1_000_000n * MICRO, "start");
+    await ctx.ledger.topUp(a.id, 1_000_000n * MICRO, "start");
     for (let i = 0; i < 2; i++) {
-      const { key } = ctx.accounts.createKey(a.id, { name: i === 0 ? "=HYPERLINK(1)" : "ci, nightly" });
+      const { key } = await ctx.accounts.createKey(a.id, { name: i === 0 ? "=HYPERLINK(1)" : "ci, nightly" });
       a.keys.push(key);
     }
   }
@@ -110,7 +110,7 @@ export async function runCases(cases: Case[]) {
     let n = 0;
     for (const c of cases.filter((x) => x.outcome !== "cancel" || x.model === "sandbox/chat")) {
       clock = Math.floor(clock / 86_400) * 86_400 + c.days * 86_400 + c.second;
-      if (++n % 5 === 0) ctx.ledger.adjust(accounts[c.account]!.id, -MICRO, "correction");
+      if (++n % 5 === 0) await ctx.ledger.adjust(accounts[c.account]!.id, -MICRO, "correction");
       const key = accounts[c.account]!.keys[c.key]!;
       if (c.model === "sandbox/chat") {
         const res = await t.request("/v1/chat/completions", {
@@ -129,7 +129,7 @@ export async function runCases(cases: Case[]) {
       }
       const id = await submit(c);
       await pollUntil(
-        async () => ctx.jobs.get(id)!,
+        async () => (await ctx.jobs.get(id))!,
         (j) => j.status === "COMPLETED" || j.status === "FAILED",
         20_000,
       );

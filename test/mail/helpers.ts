@@ -2,6 +2,7 @@ import { migrate, openDatabase } from "../../src/db/database.ts";
 import { MailOutbox } from "../../src/mail/outbox.ts";
 import { MailSender, type MailSenderDeps } from "../../src/mail/sender.ts";
 import { smtpTransport } from "../../src/mail/transport.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import "../helpers/context.ts"; // captures log lines instead of printing them
 import { SMTP_CERT } from "../helpers/smtp.ts";
 
@@ -16,7 +17,7 @@ export function mailFixture(deps: Partial<MailSenderDeps> & Pick<MailSenderDeps,
   const db = openDatabase(":memory:");
   migrate(db);
   let now = Date.UTC(2026, 0, 15, 12, 0, 0);
-  const outbox = new MailOutbox(db, { now: () => now });
+  const outbox = new MailOutbox(sqlOf(db), { now: () => now });
   const sender = new MailSender({
     outbox,
     now: () => now,
@@ -32,6 +33,7 @@ export function mailFixture(deps: Partial<MailSenderDeps> & Pick<MailSenderDeps,
       .get(id)!;
   return {
     db,
+    sql: sqlOf(db),
     outbox,
     sender,
     row,

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => smtp.close());
 
 async function mailApp() {
-  const t = consoleApp();
+  const t = await consoleApp();
   t.ctx.live = { ...t.ctx.live, smtp: smtpSettingsFor(smtp.port) };
   const sender = appSender(t.ctx);
   /** Sends what is queued; returns the messages the SMTP server got meanwhile. */
@@ -55,7 +55,7 @@ describe("links by email when [smtp] is set", () => {
 
   test("an invite without an email (the first-start invite) is not mailed to anyone", async () => {
     const t = await mailApp();
-    const made = t.people.createInvite({ accountId: t.account.id, role: "owner" });
+    const made = await t.people.createInvite({ accountId: t.account.id, role: "owner" });
     expect(made.mailed).toBe(false);
     expect(t.queued()).toBe(0n);
   });
@@ -114,7 +114,7 @@ describe("links by email when [smtp] is set", () => {
     const sent = await t.deliver();
     expect(sent.map((m) => m.to)).toEqual([["known@example.com"]]);
     const url = /(http:\/\/gengate\.test\/console\/reset\/[A-Za-z0-9_-]+)/.exec(sent[0]!.decoded)![1]!;
-    expect(t.people.resetLinkValid(url.split("/").pop()!)).toBe(true);
+    expect(await t.people.resetLinkValid(url.split("/").pop()!)).toBe(true);
   });
 
   test("forgot password cannot flood a mailbox: at most 3 links an hour per person", async () => {
@@ -129,7 +129,7 @@ describe("links by email when [smtp] is set", () => {
 
 describe("without [smtp] nothing is mailed and nothing breaks", () => {
   test("invites and resets still give their links (mailed: false); forgot creates nothing; nothing is queued", async () => {
-    const t = consoleApp();
+    const t = await consoleApp();
     expect(t.ctx.live.smtp).toBeNull();
     const invite = await json<{ url: string; mailed: boolean }>(
       await t.request("/admin/v1/users/invite", admin("POST", { email: "a@example.com" })),

@@ -18,7 +18,7 @@ describe("mail sender", () => {
   test("sends a queued message (text and HTML) to its recipients, then empties the stored bodies", async () => {
     const smtp = await capture();
     const f = mailFixture({ settings: () => smtpSettingsFor(smtp.port) });
-    const id = f.outbox.enqueue("invite", ["a@example.com", "b@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com", "b@example.com"], MESSAGE);
     expect(await f.sender.runDue()).toBe(1);
     expect(smtp.mails).toHaveLength(1);
     const m = smtp.mails[0]!;
@@ -38,7 +38,7 @@ describe("mail sender", () => {
       const auth = { user: "mailer", pass: "s3cret pass" };
       const smtp = await capture({ tls, auth });
       const f = mailFixture({ settings: () => smtpSettingsFor(smtp.port, tls, auth) });
-      f.outbox.enqueue("password_reset", ["p@example.com"], MESSAGE);
+      await f.outbox.enqueue("password_reset", ["p@example.com"], MESSAGE);
       await f.sender.runDue();
       expect(smtp.mails.map((m) => [m.secure, m.user])).toEqual([[true, "mailer"]]);
     });
@@ -47,7 +47,7 @@ describe("mail sender", () => {
   test('tls = "starttls" against a server without STARTTLS: refused, nothing goes out in clear', async () => {
     const smtp = await capture({ tls: "none" });
     const f = mailFixture({ settings: () => smtpSettingsFor(smtp.port, "starttls") });
-    const id = f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     await f.sender.runDue();
     expect(smtp.mails).toHaveLength(0);
     expect(f.row(id).status).toBe("pending");
@@ -61,7 +61,7 @@ describe("mail sender", () => {
       // The default transport: the system store only, which does not know the test certificate.
       transportFor: undefined,
     });
-    const id = f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     await f.sender.runDue();
     expect(smtp.mails).toHaveLength(0);
     expect(f.row(id).status).toBe("pending");
@@ -72,7 +72,7 @@ describe("mail sender", () => {
     const f = mailFixture({
       settings: () => smtpSettingsFor(smtp.port, "none", { user: "u", pass: "wrong" }),
     });
-    const id = f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     await f.sender.runDue();
     expect(f.row(id).status).toBe("pending");
     expect(f.row(id).last_error).toMatch(/535|auth|invalid/i);
@@ -83,7 +83,7 @@ describe("mail sender", () => {
     const port = first.port;
     await first.close(); // nothing listens on the port now
     const f = mailFixture({ settings: () => smtpSettingsFor(port), schedule: [30_000, 120_000] });
-    const id = f.outbox.enqueue("balance_low", ["o@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("balance_low", ["o@example.com"], MESSAGE);
     expect(await f.sender.runDue()).toBe(1);
     expect(f.row(id).status).toBe("pending");
     expect(f.row(id).attempts).toBe(1n);
@@ -107,7 +107,7 @@ describe("mail sender", () => {
             : null,
     });
     const f = mailFixture({ settings: () => smtpSettingsFor(smtp.port), schedule: [1000] });
-    const id = f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     await f.sender.runDue();
     expect([f.row(id).status, f.row(id).last_error]).toEqual(["pending", expect.stringMatching(/451/)]);
     f.clock.advance(1000);
@@ -121,7 +121,7 @@ describe("mail sender", () => {
   test("gives up after the schedule, recording why", async () => {
     const smtp = await capture({ answer: () => ({ code: 421, message: "busy" }) });
     const f = mailFixture({ settings: () => smtpSettingsFor(smtp.port), schedule: [10, 10] });
-    const id = f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     for (let i = 0; i < 3; i++) {
       await f.sender.runDue();
       f.clock.advance(10);
@@ -130,14 +130,14 @@ describe("mail sender", () => {
     expect([r.status, r.attempts]).toEqual(["failed", 3n]);
     expect(r.last_error).toMatch(/^gave up after 3 attempts: .*421/);
     expect(await f.sender.runDue()).toBe(0);
-    expect(f.outbox.counts()).toEqual({ pending: 0, sent: 0, failed: 1 });
+    expect(await f.outbox.counts()).toEqual({ pending: 0, sent: 0, failed: 1 });
   });
 
   test("without [smtp] the sender claims nothing (rows wait); a reload that adds it sends them", async () => {
     const smtp = await capture();
     let settings: SmtpSettings | null = null;
     const f = mailFixture({ settings: () => settings });
-    const id = f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    const id = await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     expect(await f.sender.runDue()).toBe(0);
     settings = smtpSettingsFor(smtp.port);
     expect(await f.sender.runDue()).toBe(1);
@@ -147,21 +147,21 @@ describe("mail sender", () => {
   test("the loop sends on wake and stops cleanly; a leased row is not sent twice", async () => {
     const smtp = await capture();
     const f = mailFixture({ settings: () => smtpSettingsFor(smtp.port), maxSleepMs: 50 });
-    f.sender.start();
-    f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
+    await f.sender.start();
+    await f.outbox.enqueue("invite", ["a@example.com"], MESSAGE);
     f.sender.wake();
     await waitFor("the mail", () => smtp.mails.length === 1, 10_000);
-    f.outbox.enqueue("invite", ["b@example.com"], MESSAGE);
+    await f.outbox.enqueue("invite", ["b@example.com"], MESSAGE);
     f.sender.wake();
     await waitFor("the second mail", () => smtp.mails.length === 2, 10_000);
     await f.sender.stop();
-    f.outbox.enqueue("invite", ["c@example.com"], MESSAGE);
+    await f.outbox.enqueue("invite", ["c@example.com"], MESSAGE);
     f.sender.wake(); // stopped: no-op
     await Bun.sleep(100);
     expect(smtp.mails.map((m) => m.to[0])).toEqual(["a@example.com", "b@example.com"]);
     // A second sender over the same outbox cannot take a row while its lease runs.
-    const leased = f.outbox.claimDue(f.clock.now(), 10, 60_000);
+    const leased = await f.outbox.claimDue(f.clock.now(), 10, 60_000);
     expect(leased).toHaveLength(1);
-    expect(f.outbox.claimDue(f.clock.now(), 10, 60_000)).toHaveLength(0);
+    expect(await f.outbox.claimDue(f.clock.now(), 10, 60_000)).toHaveLength(0);
   });
 });

@@ -33,7 +33,7 @@ describe("mail templates escape every value in HTML", () => {
     expect(passwordResetMessage('https://g.test/console/reset/"<b>').html).not.toContain('"<b>');
   });
 
-  test("a subject cannot carry a header break (an account name with CR/LF)", () => {
+  test("a subject cannot carry a header break (an account name with CR/LF)", async () => {
     const f = mailFixture({ settings: () => smtpSettingsFor(25) });
     const mailer = new Mailer(f.outbox, () => smtpSettingsFor(25));
     const m = balanceLowMessage({
@@ -45,16 +45,18 @@ describe("mail templates escape every value in HTML", () => {
       thresholdMicro: 1n,
       billingUrl: "https://g.test/console/billing",
     });
-    expect(mailer.queue("balance_low", ["o@example.com"], m)).toBe(true);
-    const [row] = f.outbox.claimDue(Date.now() + 1e9, 1, 1000);
+    expect(await mailer.queue(f.sql, "balance_low", ["o@example.com"], m)).toBe(true);
+    const [row] = await f.outbox.claimDue(Date.now() + 1e9, 1, 1000);
     expect(row!.subject).not.toMatch(/[\r\n]/);
     expect(row!.subject).toContain("acme Bcc: victim@example.com");
   });
 
-  test("without [smtp] the mailer queues nothing", () => {
+  test("without [smtp] the mailer queues nothing", async () => {
     const f = mailFixture({ settings: () => null });
     const mailer = new Mailer(f.outbox, () => null);
-    expect(mailer.queue("invite", ["a@example.com"], passwordResetMessage("https://g.test/x"))).toBe(false);
-    expect(f.outbox.counts()).toEqual({ pending: 0, sent: 0, failed: 0 });
+    expect(
+      await mailer.queue(f.sql, "invite", ["a@example.com"], passwordResetMessage("https://g.test/x")),
+    ).toBe(false);
+    expect(await f.outbox.counts()).toEqual({ pending: 0, sent: 0, failed: 0 });
   });
 });

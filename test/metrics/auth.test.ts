@@ -3,8 +3,8 @@ import { ADMIN_TOKEN, json, makeTestApp } from "../helpers/context.ts";
 
 const SCRAPE_TOKEN = "scrape-token-0123456789abcdef";
 
-function setup(token: string | null = SCRAPE_TOKEN) {
-  const t = makeTestApp();
+async function setup(token: string | null = SCRAPE_TOKEN) {
+  const t = await makeTestApp();
   t.ctx.live = { ...t.ctx.live, metrics: { ...t.ctx.live.metrics, token } };
   const get = (authorization?: string) =>
     t.request("/metrics", { key: null, headers: authorization ? { authorization } : {} });
@@ -22,19 +22,19 @@ async function expectUnauthorized(res: Response) {
 
 describe("GET /metrics is never public", () => {
   test("no Authorization header: 401 with the contract's error body", async () => {
-    await expectUnauthorized(await setup().get());
+    await expectUnauthorized(await (await setup()).get());
   });
 
   test("the admin token as a bearer: 200", async () => {
-    expect((await setup().get(`Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
+    expect((await (await setup()).get(`Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
   });
 
   test("the scrape token of [metrics] as a bearer: 200", async () => {
-    expect((await setup().get(`Bearer ${SCRAPE_TOKEN}`)).status).toBe(200);
+    expect((await (await setup()).get(`Bearer ${SCRAPE_TOKEN}`)).status).toBe(200);
   });
 
   test("a wrong token, a prefix of the right one, or an API key: 401", async () => {
-    const { t, get } = setup();
+    const { t, get } = await setup();
     await expectUnauthorized(await get("Bearer wrong-token-wrong-token-wrong"));
     await expectUnauthorized(await get(`Bearer ${SCRAPE_TOKEN.slice(0, -1)}`));
     await expectUnauthorized(await get(`Bearer ${ADMIN_TOKEN}x`));
@@ -43,14 +43,14 @@ describe("GET /metrics is never public", () => {
   });
 
   test("without a configured scrape token only the admin token works (an empty bearer is no token)", async () => {
-    const { get } = setup(null);
+    const { get } = await setup(null);
     await expectUnauthorized(await get(`Bearer ${SCRAPE_TOKEN}`));
     await expectUnauthorized(await get("Bearer "));
     expect((await get(`Bearer ${ADMIN_TOKEN}`)).status).toBe(200);
   });
 
   test("the 401 leaks no metric", async () => {
-    const res = await setup().get();
+    const res = await (await setup()).get();
     expect(await res.text()).not.toContain("gengate_");
   });
 });

@@ -7,7 +7,7 @@ import { parseExposition } from "./parse.ts";
 const DOCS = join(import.meta.dir, "../../docs");
 
 async function families() {
-  const { request } = makeTestApp();
+  const { request } = await makeTestApp();
   const res = await request("/metrics", { key: null, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   return parseExposition(await res.text());
 }

@@ -9,9 +9,9 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-function setup() {
-  const t = makeTestApp();
-  t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
+async function setup() {
+  const t = await makeTestApp();
+  await t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
   const scrape = async () => {
     const res = await t.request("/metrics", {
       key: null,
@@ -34,7 +34,7 @@ function setup() {
 
 describe("GET /metrics: content", () => {
   test("declares every family with HELP and TYPE and parses strictly", async () => {
-    const { scrape } = setup();
+    const { scrape } = await setup();
     const f = await scrape();
     for (const name of [
       "gengate_build_info",
@@ -73,7 +73,7 @@ describe("GET /metrics: content", () => {
   });
 
   test("queued jobs show as queue depth, held money and jobs by state; final states and charges count", async () => {
-    const { t, scrape, submit } = setup();
+    const { t, scrape, submit } = await setup();
     // Before any worker runs: two queued jobs, one then cancelled.
     const a = await submit("sandbox/image", { prompt: "a", num_images: 1 });
     const b = await submit("sandbox/image", { prompt: "b", num_images: 1 });
@@ -81,14 +81,16 @@ describe("GET /metrics: content", () => {
     expect(sampleValue(f, "gengate_queue_depth", { provider: "sandbox" })).toBe(2);
     expect(sampleValue(f, "gengate_jobs", { model: "sandbox/image", state: "IN_QUEUE" })).toBe(2);
     const held = sampleValue(f, "gengate_held_micro", { currency: "USD" })!;
-    expect(held).toBe(Number(t.ctx.ledger.getHold(t.ctx.jobs.get(a.request_id)!.hold_id)!.amount_micro) * 2);
+    expect(held).toBe(
+      Number((await t.ctx.ledger.getHold((await t.ctx.jobs.get(a.request_id))!.hold_id))!.amount_micro) * 2,
+    );
 
     expect((await t.request(`/v1/requests/${b.request_id}/cancel`, { method: "POST" })).status).toBe(200);
-    const bg = startBackground(t.ctx);
+    const bg = await startBackground(t.ctx);
     stops.push(() => bg.stop(1000));
     await submit("sandbox/image", { prompt: "c", sandbox: { fail: true } });
     await pollUntil(
-      async () => t.ctx.jobs.get(a.request_id)!.status,
+      async () => (await t.ctx.jobs.get(a.request_id))!.status,
       (s) => s === "COMPLETED",
     );
     await pollUntil(
@@ -106,7 +108,8 @@ describe("GET /metrics: content", () => {
     expect(
       sampleValue(f, "gengate_jobs_finished_total", { model: "sandbox/image", state: "CANCELLED" }),
     ).toBe(1);
-    const charged = t.ctx.ledger.getHold(t.ctx.jobs.get(a.request_id)!.hold_id)!.charged_micro!;
+    const charged = (await t.ctx.ledger.getHold((await t.ctx.jobs.get(a.request_id))!.hold_id))!
+      .charged_micro!;
     expect(charged).toBeGreaterThan(0n);
     expect(sampleValue(f, "gengate_charged_micro_total", { currency: "USD", model: "sandbox/image" })).toBe(
       Number(charged),
@@ -118,7 +121,7 @@ describe("GET /metrics: content", () => {
   });
 
   test("a chat completion counts as a finished job and a charge of the chat model", async () => {
-    const { t, scrape } = setup();
+    const { t, scrape } = await setup();
     const res = await t.request("/v1/chat/completions", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -139,7 +142,7 @@ describe("GET /metrics: content", () => {
   });
 
   test("webhook attempts count by outcome: a 2xx is delivered, a 500 is a retry still pending", async () => {
-    const { t, scrape, submit } = setup();
+    const { t, scrape, submit } = await setup();
     const receiver = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
@@ -147,7 +150,7 @@ describe("GET /metrics: content", () => {
     });
     stops.push(async () => void receiver.stop(true));
     t.ctx.live.webhooks = { allowPrivateCidrs: ["127.0.0.0/8"] };
-    const bg = startBackground(t.ctx);
+    const bg = await startBackground(t.ctx);
     stops.push(() => bg.stop(1000));
     const base = `http://127.0.0.1:${receiver.port}`;
     await submit("sandbox/image", { prompt: "a", webhook_url: `${base}/ok` });

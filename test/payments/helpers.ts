@@ -42,7 +42,7 @@ export function paymentsConfig(stripeUrl: string, yooUrl: string, extra: Record<
 
 export async function paymentsApp() {
   const clock = { now: nowSeconds() };
-  const t = consoleApp({ now: () => clock.now });
+  const t = await consoleApp({ now: () => clock.now });
   const stripe = await startStripeMock({ now: () => clock.now });
   const yoo = await startYooKassaMock();
   const handle = (r: Request) => t.app.handle(r);
@@ -55,8 +55,8 @@ export async function paymentsApp() {
 
   /** A RUB account with an owner; returns its id and the owner's email. */
   const rubOwner = async (email: string) => {
-    const { account } = t.ctx.accounts.createAccount(`rub ${email}`, "RUB");
-    const { url } = t.people.createInvite({ email, accountId: account.id, role: "owner" });
+    const { account } = await t.ctx.accounts.createAccount(`rub ${email}`, "RUB");
+    const { url } = await t.people.createInvite({ email, accountId: account.id, role: "owner" });
     await t.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     return account.id;
   };
@@ -67,7 +67,7 @@ export async function paymentsApp() {
     const res = await b.post("/console/billing/checkout", fields);
     return { b, res };
   };
-  const balance = (accountId: string) => t.ctx.accounts.getAccount(accountId)!.balance_micro;
+  const balance = async (accountId: string) => (await t.ctx.accounts.getAccount(accountId))!.balance_micro;
   const topups = (accountId: string) =>
     t.db
       .query<{ n: bigint; s: bigint | null }, [string]>(

@@ -14,7 +14,7 @@ async function paidOrder(amount = "25") {
   await t.checkout("owner@example.com", { amount, provider: "stripe" });
   const session = [...t.stripe.sessions.values()][0]!;
   expect((await t.stripe.pay(session.id)).response.status).toBe(200);
-  return t.ctx.payments.orders.byProviderRef("stripe", session.id)!;
+  return (await t.ctx.payments.orders.byProviderRef("stripe", session.id))!;
 }
 
 const admin = (path: string, init: RequestInit = {}) =>
@@ -32,9 +32,9 @@ const admin = (path: string, init: RequestInit = {}) =>
 describe("refund service", () => {
   test("partial, then the rest; never more than paid", async () => {
     const order = await paidOrder();
-    const after = t.ctx.payments.refund(order.id, 10_000_000n, "customer asked");
+    const after = await t.ctx.payments.refund(order.id, 10_000_000n, "customer asked");
     expect(after.refunded_micro).toBe(10_000_000n);
-    expect(t.balance(t.account.id)).toBe(15_000_000n);
+    expect(await t.balance(t.account.id)).toBe(15_000_000n);
     const entry = t.db
       .query<
         { kind: string; source: string; balance_delta_micro: bigint; ref_id: string; reason: string },
@@ -52,15 +52,19 @@ describe("refund service", () => {
         reason: `refund of ${order.id}: customer asked`,
       },
     ]);
-    expect(() => t.ctx.payments.refund(order.id, 15_000_001n, "too much")).toThrow(/At most 15.00 USD/);
-    expect(t.ctx.payments.refund(order.id, null, "the rest").refunded_micro).toBe(25_000_000n);
-    expect(t.balance(t.account.id)).toBe(0n);
-    expect(() => t.ctx.payments.refund(order.id, null, "again")).toThrow(/refunded in full/);
+    await expect(
+      (async () => await t.ctx.payments.refund(order.id, 15_000_001n, "too much"))(),
+    ).rejects.toThrow(/At most 15.00 USD/);
+    expect((await t.ctx.payments.refund(order.id, null, "the rest")).refunded_micro).toBe(25_000_000n);
+    expect(await t.balance(t.account.id)).toBe(0n);
+    await expect((async () => await t.ctx.payments.refund(order.id, null, "again"))()).rejects.toThrow(
+      /refunded in full/,
+    );
   });
 
   test("never below what open jobs hold: 409 and nothing changes", async () => {
     const order = await paidOrder();
-    t.ctx.ledger.reserve({
+    await t.ctx.ledger.reserve({
       accountId: t.account.id,
       keyId: null,
       modelId: null,
@@ -70,24 +74,30 @@ describe("refund service", () => {
     });
     let err: unknown;
     try {
-      t.ctx.payments.refund(order.id, 10_000_000n, "would dip into the hold");
+      await t.ctx.payments.refund(order.id, 10_000_000n, "would dip into the hold");
     } catch (e) {
       err = e;
     }
     expect((err as { code?: string }).code).toBe("conflict");
-    expect(t.ctx.payments.orders.get(order.id)!.refunded_micro).toBe(0n);
-    expect(t.balance(t.account.id)).toBe(25_000_000n);
-    expect(t.ctx.payments.refund(order.id, 5_000_000n, "fits").refunded_micro).toBe(5_000_000n);
+    expect((await t.ctx.payments.orders.get(order.id))!.refunded_micro).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(25_000_000n);
+    expect((await t.ctx.payments.refund(order.id, 5_000_000n, "fits")).refunded_micro).toBe(5_000_000n);
   });
 
   test("an unpaid order, an unknown one, no reason", async () => {
     t = await paymentsApp();
     await t.person("owner@example.com");
     await t.checkout("owner@example.com", { amount: "10", provider: "stripe" });
-    const [open] = t.ctx.payments.orders.list({ limit: 1 });
-    expect(() => t.ctx.payments.refund(open!.id, null, "x")).toThrow(/Only a paid order/);
-    expect(() => t.ctx.payments.refund("ord_000000000000000000000", null, "x")).toThrow(/No order/);
-    expect(() => t.ctx.payments.refund(open!.id, null, "  ")).toThrow(/needs a reason/);
+    const [open] = await t.ctx.payments.orders.list({ limit: 1 });
+    await expect((async () => await t.ctx.payments.refund(open!.id, null, "x"))()).rejects.toThrow(
+      /Only a paid order/,
+    );
+    await expect(
+      (async () => await t.ctx.payments.refund("ord_000000000000000000000", null, "x"))(),
+    ).rejects.toThrow(/No order/);
+    await expect((async () => await t.ctx.payments.refund(open!.id, null, "  "))()).rejects.toThrow(
+      /needs a reason/,
+    );
   });
 });
 
@@ -137,6 +147,6 @@ describe("admin API", () => {
         )
       ).status,
     ).toBe(401);
-    expect(t.balance(t.account.id)).toBe(20_000_000n);
+    expect(await t.balance(t.account.id)).toBe(20_000_000n);
   });
 });

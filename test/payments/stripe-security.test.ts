@@ -14,7 +14,7 @@ async function started() {
   const { b, res } = await t.checkout("owner@example.com", { preset: "10.00", provider: "stripe" });
   expect(res.status).toBe(303);
   const session = [...t.stripe.sessions.values()][0]!;
-  const order = t.ctx.payments.orders.byProviderRef("stripe", session.id)!;
+  const order = (await t.ctx.payments.orders.byProviderRef("stripe", session.id))!;
   return { b, session, order };
 }
 
@@ -31,7 +31,7 @@ describe("replays and duplicates", () => {
       payment_status: "paid",
     });
     expect((await t.stripe.send(other.body)).status).toBe(200);
-    expect(t.balance(t.account.id)).toBe(10_000_000n);
+    expect(await t.balance(t.account.id)).toBe(10_000_000n);
     expect(t.topups(t.account.id).n).toBe(1n);
     expect(t.outcomes(order.id)).toEqual(["credited", "duplicate", "duplicate"]);
   });
@@ -45,7 +45,7 @@ describe("replays and duplicates", () => {
     });
     const answers = await Promise.all(Array.from({ length: 8 }, () => t.stripe.send(ev.body)));
     expect(answers.map((r) => r.status)).toEqual(Array(8).fill(200));
-    expect(t.balance(t.account.id)).toBe(10_000_000n);
+    expect(await t.balance(t.account.id)).toBe(10_000_000n);
     expect(t.topups(t.account.id)).toEqual({ n: 1n, s: 10_000_000n });
     const outcomes = t.outcomes(order.id);
     expect(outcomes.filter((o) => o === "credited")).toHaveLength(1);
@@ -77,11 +77,11 @@ describe("forged and stale", () => {
     });
     const tampered = ev.body.replace('"amount_total":1000', '"amount_total":100000');
     expect((await t.stripe.send(tampered, { header })).status).toBe(400);
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(0n);
     expect(t.outcomes()).toEqual(Array(6).fill("forged"));
-    expect(t.ctx.payments.orders.get(t.ctx.payments.orders.list({ limit: 1 })[0]!.id)!.status).toBe(
-      "pending",
-    );
+    expect(
+      (await t.ctx.payments.orders.get((await t.ctx.payments.orders.list({ limit: 1 }))[0]!.id))!.status,
+    ).toBe("pending");
   });
 
   test("a signature older than 5 minutes is refused (400, logged expired); 299 s is still fine", async () => {
@@ -89,11 +89,11 @@ describe("forged and stale", () => {
     const ev = t.stripe.event("checkout.session.completed", { ...session, payment_status: "paid" });
     const old = await t.stripe.send(ev.body, { timestamp: t.clock.now - 301 });
     expect(old.status).toBe(400);
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(0n);
     expect(t.outcomes()).toEqual(["expired"]);
     const recent = await t.stripe.send(ev.body, { timestamp: t.clock.now - 299 });
     expect(recent.status).toBe(200);
-    expect(t.balance(t.account.id)).toBe(10_000_000n);
+    expect(await t.balance(t.account.id)).toBe(10_000_000n);
   });
 });
 
@@ -115,8 +115,8 @@ describe("mismatches", () => {
       const ev = t.stripe.event("checkout.session.completed", { ...session, payment_status: "paid" }, fixed);
       const r = await t.stripe.send(ev.body);
       expect(r.status).toBe(200);
-      expect(t.balance(t.account.id)).toBe(0n);
-      expect(t.ctx.payments.orders.get(order.id)!.status).toBe("pending");
+      expect(await t.balance(t.account.id)).toBe(0n);
+      expect((await t.ctx.payments.orders.get(order.id))!.status).toBe("pending");
       expect(t.outcomes()).toEqual(["mismatch"]);
     });
   }
@@ -141,7 +141,7 @@ describe("mismatches", () => {
     });
     expect((await t.stripe.send(ev.body)).status).toBe(200);
     expect(t.outcomes()).toEqual(["unknown_order"]);
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(0n);
   });
 });
 
@@ -149,17 +149,17 @@ describe("expiry", () => {
   test("the sweep expires open orders; a genuine payment that arrives later is still credited once", async () => {
     const { order, session } = await started();
     t.clock.now += 3600;
-    expect(t.ctx.payments.expireDue()).toBe(0);
+    expect(await t.ctx.payments.expireDue()).toBe(0);
     t.clock.now += 24 * 3600;
-    expect(t.ctx.payments.expireDue()).toBe(1);
-    expect(t.ctx.payments.orders.get(order.id)!.status).toBe("expired");
+    expect(await t.ctx.payments.expireDue()).toBe(1);
+    expect((await t.ctx.payments.orders.get(order.id))!.status).toBe("expired");
     const sent = await t.stripe.pay(session.id);
     expect(sent.response.status).toBe(200);
-    expect(t.balance(t.account.id)).toBe(10_000_000n);
+    expect(await t.balance(t.account.id)).toBe(10_000_000n);
     expect((await t.stripe.send(sent.body)).status).toBe(200);
     expect(t.topups(t.account.id).n).toBe(1n);
     expect(t.outcomes(order.id)).toEqual(["credited_late", "duplicate"]);
-    expect(t.ctx.payments.orders.get(order.id)!.status).toBe("paid");
+    expect((await t.ctx.payments.orders.get(order.id))!.status).toBe("paid");
   });
 });
 
@@ -171,10 +171,10 @@ describe("notification log retention", () => {
     await t.stripe.pay(session.id);
     expect(t.outcomes()).toEqual(["forged", "credited"]);
     t.clock.now += 29 * 86_400;
-    t.ctx.payments.expireDue();
+    await t.ctx.payments.expireDue();
     expect(t.outcomes()).toEqual(["forged", "credited"]);
     t.clock.now += 2 * 86_400;
-    t.ctx.payments.expireDue();
+    await t.ctx.payments.expireDue();
     expect(t.outcomes()).toEqual(["credited"]);
     expect(t.outcomes(order.id)).toEqual(["credited"]);
   });
@@ -205,7 +205,7 @@ describe("provider failures", () => {
       expect(await r.text()).toContain("nothing was charged");
       expect(Date.now() - started).toBeLessThan(15_000);
     }
-    const orders = t.ctx.payments.orders.list({ limit: 10 });
+    const orders = await t.ctx.payments.orders.list({ limit: 10 });
     expect(orders.map((o) => o.status)).toEqual(["failed", "failed", "failed"]);
     expect(orders.every((o) => o.failure !== null)).toBe(true);
   });

@@ -19,7 +19,7 @@ describe("Stripe Checkout", () => {
     const location = res.headers.get("location")!;
     expect(location.startsWith(`${t.stripe.url}/pay/cs_test_`)).toBe(true);
 
-    const [order] = t.ctx.payments.orders.list({ accountId: t.account.id, limit: 10 });
+    const [order] = await t.ctx.payments.orders.list({ accountId: t.account.id, limit: 10 });
     expect(order!.status).toBe("pending");
     expect(order!.amount_micro).toBe(25_000_000n);
     expect(order!.currency).toBe("USD");
@@ -37,13 +37,13 @@ describe("Stripe Checkout", () => {
     const waiting = await b.page(`/console/billing/return?order=${order!.id}`);
     expect(waiting.status).toBe(200);
     expect(waiting.text).toContain("Waiting for Stripe to confirm");
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(0n);
 
     const sent = await t.stripe.pay(session.id);
     expect(sent.response.status).toBe(200);
     expect(await sent.response.json()).toEqual({ received: true });
-    expect(t.balance(t.account.id)).toBe(25_000_000n);
-    const paid = t.ctx.payments.orders.get(order!.id)!;
+    expect(await t.balance(t.account.id)).toBe(25_000_000n);
+    const paid = (await t.ctx.payments.orders.get(order!.id))!;
     expect(paid.status).toBe("paid");
     expect(paid.paid_at).not.toBeNull();
     const entry = t.db
@@ -94,7 +94,7 @@ describe("Stripe Checkout", () => {
     });
     expect(wrongProvider.status).toBe(400);
     expect(await wrongProvider.text()).toContain("YooKassa takes RUB");
-    expect(t.ctx.payments.orders.list({ limit: 100 })).toHaveLength(1);
+    expect(await t.ctx.payments.orders.list({ limit: 100 })).toHaveLength(1);
   });
 
   test("async payment: completed but unpaid is not credited; async_payment_succeeded then credits", async () => {
@@ -104,12 +104,12 @@ describe("Stripe Checkout", () => {
     const session = [...t.stripe.sessions.values()][0]!;
     const unpaid = t.stripe.event("checkout.session.completed", session, { status: "complete" });
     expect((await t.stripe.send(unpaid.body)).status).toBe(200);
-    expect(t.balance(t.account.id)).toBe(0n);
+    expect(await t.balance(t.account.id)).toBe(0n);
     const ok = t.stripe.event("checkout.session.async_payment_succeeded", session, {
       payment_status: "paid",
     });
     expect((await t.stripe.send(ok.body)).status).toBe(200);
-    expect(t.balance(t.account.id)).toBe(10_000_000n);
+    expect(await t.balance(t.account.id)).toBe(10_000_000n);
     expect(t.outcomes()).toEqual(["not_paid", "credited"]);
   });
 
@@ -122,7 +122,7 @@ describe("Stripe Checkout", () => {
     expect((await t.stripe.send(other.body)).status).toBe(200);
     const expired = t.stripe.event("checkout.session.expired", session, { status: "expired" });
     expect((await t.stripe.send(expired.body)).status).toBe(200);
-    const order = t.ctx.payments.orders.byProviderRef("stripe", session.id)!;
+    const order = (await t.ctx.payments.orders.byProviderRef("stripe", session.id))!;
     expect(order.status).toBe("expired");
     expect(t.outcomes()).toEqual(["ignored", "closed"]);
   });

@@ -14,7 +14,7 @@ async function started(amount = "1500") {
   const { b, res } = await t.checkout("rub@example.com", { preset: "", amount, provider: "yookassa" });
   expect(res.status).toBe(303);
   const payment = [...t.yoo.payments.values()][0]!;
-  const order = t.ctx.payments.orders.byProviderRef("yookassa", payment.id)!;
+  const order = (await t.ctx.payments.orders.byProviderRef("yookassa", payment.id))!;
   return { b, res, accountId, payment, order };
 }
 
@@ -41,7 +41,7 @@ describe("YooKassa", () => {
     const { accountId, payment, order } = await started();
     const first = await t.yoo.pay(payment.id);
     expect(first.status).toBe(200);
-    expect(t.balance(accountId)).toBe(1_500_000_000n);
+    expect(await t.balance(accountId)).toBe(1_500_000_000n);
     // The credit came after a GET of the payment from the API.
     expect(t.yoo.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       "POST /v3/payments",
@@ -49,7 +49,7 @@ describe("YooKassa", () => {
     ]);
     const again = await Promise.all(Array.from({ length: 8 }, () => t.yoo.notify(payment.id)));
     expect(again.map((r) => r.status)).toEqual(Array(8).fill(200));
-    expect(t.balance(accountId)).toBe(1_500_000_000n);
+    expect(await t.balance(accountId)).toBe(1_500_000_000n);
     expect(t.topups(accountId)).toEqual({ n: 1n, s: 1_500_000_000n });
     const outcomes = t.outcomes(order.id);
     expect(outcomes[0]).toBe("credited");
@@ -72,7 +72,7 @@ describe("YooKassa", () => {
       paid: true,
     });
     expect(forged.status).toBe(200);
-    expect(t.balance(accountId)).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
     expect(t.outcomes(order.id)).toEqual(["not_paid"]);
   });
 
@@ -107,7 +107,7 @@ describe("YooKassa", () => {
       }),
     );
     expect(malformed.status).toBe(400);
-    expect(t.balance(accountId)).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
     expect(t.outcomes().slice(1)).toEqual(["unknown_order", "forged"]);
     // Hostile bodies: not JSON, nested 100,000 deep, a forbidden key: 400 with the contract's body.
     for (const body of ["{not json", "[".repeat(100_000), '{"__proto__": {"x": 1}}']) {
@@ -121,7 +121,7 @@ describe("YooKassa", () => {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("validation_error");
     }
-    expect(t.balance(accountId)).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
   });
 
   const mismatches: [string, Record<string, unknown>][] = [
@@ -142,9 +142,9 @@ describe("YooKassa", () => {
       t.yoo.set(payment.id, { status: "succeeded", paid: true, ...fixed });
       const r = await t.yoo.notify(payment.id);
       expect(r.status).toBe(200);
-      expect(t.balance(accountId)).toBe(0n);
+      expect(await t.balance(accountId)).toBe(0n);
       expect(t.outcomes(order.id)).toEqual(["mismatch"]);
-      expect(t.ctx.payments.orders.get(order.id)!.status).toBe("pending");
+      expect((await t.ctx.payments.orders.get(order.id))!.status).toBe("pending");
     });
   }
 
@@ -158,9 +158,9 @@ describe("YooKassa", () => {
     t.yoo.failNext = "hang";
     const slow = await t.yoo.notify(payment.id);
     expect(slow.status).toBe(502);
-    expect(t.balance(accountId)).toBe(0n);
+    expect(await t.balance(accountId)).toBe(0n);
     expect((await t.yoo.notify(payment.id)).status).toBe(200);
-    expect(t.balance(accountId)).toBe(1_500_000_000n);
+    expect(await t.balance(accountId)).toBe(1_500_000_000n);
     expect(t.outcomes(order.id)).toEqual(["verify_failed", "verify_failed", "credited"]);
   });
 
@@ -168,7 +168,7 @@ describe("YooKassa", () => {
     const { payment, order } = await started();
     t.yoo.set(payment.id, { status: "canceled" });
     expect((await t.yoo.notify(payment.id, "payment.canceled")).status).toBe(200);
-    expect(t.ctx.payments.orders.get(order.id)!.status).toBe("canceled");
+    expect((await t.ctx.payments.orders.get(order.id))!.status).toBe("canceled");
     expect(t.outcomes(order.id)).toEqual(["closed"]);
   });
 
@@ -178,6 +178,6 @@ describe("YooKassa", () => {
     t.yoo.failNext = 503;
     const { res } = await t.checkout("rub@example.com", { amount: "1500", provider: "yookassa" });
     expect(res.status).toBe(502);
-    expect(t.ctx.payments.orders.list({ limit: 5 }).map((o) => o.status)).toEqual(["failed"]);
+    expect((await t.ctx.payments.orders.list({ limit: 5 })).map((o) => o.status)).toEqual(["failed"]);
   });
 });

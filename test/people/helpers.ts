@@ -4,6 +4,7 @@ import { DomainError } from "../../src/lib/errors.ts";
 import { base32Decode, hotp, totpStep } from "../../src/lib/totp.ts";
 import type { ClientInfo, SignupMode } from "../../src/people/types.ts";
 import { createServices } from "../../src/server/services.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 /** Cheap argon2id for tests (the production cost is Bun's default). */
 export const TEST_PASSWORD_COST = { memoryCost: 1024, timeCost: 1 };
@@ -20,7 +21,7 @@ export function peopleFixture(options: { signup?: SignupMode; currency?: Currenc
     currency: options.currency ?? ("USD" as Currency),
   };
   // createServices takes epoch seconds (the ledger's clock) and gives the people service milliseconds.
-  const services = createServices(db, "http://gengate.test", () => nowMs / 1000, {
+  const services = createServices(sqlOf(db), "http://gengate.test", () => nowMs / 1000, {
     console: () => consoleSettings,
     passwordCost: TEST_PASSWORD_COST,
   });
@@ -34,7 +35,7 @@ export function peopleFixture(options: { signup?: SignupMode; currency?: Currenc
   };
   /** A new person with their own account, made through an operator invite. */
   async function person(email: string, password = PASSWORD) {
-    const invite = people.createInvite({ email });
+    const invite = await people.createInvite({ email });
     const accepted = await people.acceptInvite(tokenOf(invite.url), password, CLIENT);
     return {
       ...accepted,
@@ -44,7 +45,7 @@ export function peopleFixture(options: { signup?: SignupMode; currency?: Currenc
   }
   /** Adds `email` (a new person) to the account with `role`, through an invite. */
   async function member(accountId: string, email: string, role: "owner" | "member" = "member") {
-    const invite = people.createInvite({ email, accountId, role });
+    const invite = await people.createInvite({ email, accountId, role });
     const accepted = await people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
     return { ...accepted, personId: accepted.session.session.personId };
   }

@@ -9,7 +9,7 @@ import {
 import { CLIENT, domainError, PASSWORD, peopleFixture, tokenOf } from "./helpers.ts";
 
 /** Every text and blob value of every table, as text (blobs as hex and base64 too). */
-function everyStoredValue(db: ReturnType<typeof peopleFixture>["db"]): string {
+function everyStoredValue(db: Awaited<ReturnType<typeof peopleFixture>>["db"]): string {
   const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   const out: string[] = [];
   for (const { name } of tables)
@@ -25,12 +25,12 @@ function everyStoredValue(db: ReturnType<typeof peopleFixture>["db"]): string {
 describe("storage", () => {
   test("no password, session token, invite or reset token, or recovery code is stored in clear", async () => {
     const f = peopleFixture();
-    const invite = f.people.createInvite({ email: "ann@example.com" });
+    const invite = await f.people.createInvite({ email: "ann@example.com" });
     const ann = await f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
     const signedIn = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
-    const reset = f.people.requestPasswordReset("ann@example.com")!;
-    const { secret } = f.people.beginTwoFactor(ann.session.session.personId);
-    const { recoveryCodes } = f.people.enableTwoFactor(ann.session.session.personId, f.code(secret));
+    const reset = (await f.people.requestPasswordReset("ann@example.com"))!;
+    const { secret } = await f.people.beginTwoFactor(ann.session.session.personId);
+    const { recoveryCodes } = await f.people.enableTwoFactor(ann.session.session.personId, f.code(secret));
     const stored = everyStoredValue(f.db);
     const secrets = [
       PASSWORD,
@@ -56,8 +56,8 @@ describe("storage", () => {
     const s = await f.person("ann@example.com");
     const t = s.session.token;
     const flipped = t.slice(0, -1) + (t.endsWith("A") ? "B" : "A");
-    expect(f.people.resolveSession(flipped)).toBeNull();
-    expect(f.people.resolveSession(t)).not.toBeNull();
+    expect(await f.people.resolveSession(flipped)).toBeNull();
+    expect(await f.people.resolveSession(t)).not.toBeNull();
   });
 });
 
@@ -95,13 +95,13 @@ describe("no enumeration", () => {
     );
     expect(e).toMatchObject({ code: "unauthorized", message: SIGNIN_FAILED });
     expect(e.param).toBeUndefined();
-    expect(f.accounts.countAccounts()).toBe(1);
+    expect(await f.accounts.countAccounts()).toBe(1);
   });
 
   test("a reset for an unknown email returns null and stores nothing", async () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
-    expect(f.people.requestPasswordReset("nobody@example.com")).toBeNull();
+    expect(await f.people.requestPasswordReset("nobody@example.com")).toBeNull();
     expect(f.db.query("SELECT * FROM password_resets").all()).toEqual([]);
   });
 });
@@ -153,9 +153,9 @@ describe("throttling", () => {
     const f = peopleFixture({ signup: "open" });
     const ann = await f.person("ann@example.com");
     const other = await f.person("bob@example.com");
-    const { secret } = f.people.beginTwoFactor(ann.personId);
-    f.people.enableTwoFactor(ann.personId, f.code(secret));
-    const invite = f.people.createInvite({ email: "ann@example.com", accountId: other.accountId });
+    const { secret } = await f.people.beginTwoFactor(ann.personId);
+    await f.people.enableTwoFactor(ann.personId, f.code(secret));
+    const invite = await f.people.createInvite({ email: "ann@example.com", accountId: other.accountId });
     const token = tokenOf(invite.url);
     expect(await domainError(() => f.people.acceptInvite(token, PASSWORD, CLIENT))).toMatchObject({
       code: "unauthorized",
@@ -164,7 +164,7 @@ describe("throttling", () => {
     expect(
       await domainError(() => f.people.signUp({ email: "ann@example.com", password: PASSWORD }, CLIENT)),
     ).toMatchObject({ code: "unauthorized", param: "code" });
-    expect(f.people.accountsOf(ann.personId)).toHaveLength(1);
+    expect(await f.people.accountsOf(ann.personId)).toHaveLength(1);
     f.clock.advance(30);
     const joined = await f.people.acceptInvite(token, PASSWORD, CLIENT, null, f.code(secret));
     expect(joined.session.session).toMatchObject({ personId: ann.personId, accountId: other.accountId });
@@ -173,8 +173,8 @@ describe("throttling", () => {
   test("wrong second-factor codes count as failures too", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const { secret } = f.people.beginTwoFactor(ann.personId);
-    f.people.enableTwoFactor(ann.personId, f.code(secret));
+    const { secret } = await f.people.beginTwoFactor(ann.personId);
+    await f.people.enableTwoFactor(ann.personId, f.code(secret));
     for (let i = 0; i < 10; i++) {
       const e = await domainError(() =>
         f.people.signIn(
@@ -195,7 +195,7 @@ describe("throttling", () => {
 describe("one-time secrets", () => {
   test("an invite accepted twice at once: exactly one wins", async () => {
     const f = peopleFixture();
-    const invite = f.people.createInvite({});
+    const invite = await f.people.createInvite({});
     const token = tokenOf(invite.url);
     const results = await Promise.allSettled([
       f.people.acceptInvite(token, PASSWORD, CLIENT, "one@example.com"),
@@ -205,14 +205,14 @@ describe("one-time secrets", () => {
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     for (const r of results)
       if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "not_found" });
-    expect(f.people.listPeople()).toHaveLength(1);
-    expect(f.accounts.countAccounts()).toBe(1);
+    expect(await f.people.listPeople()).toHaveLength(1);
+    expect(await f.accounts.countAccounts()).toBe(1);
   });
 
   test("a reset link used twice at once: one password wins, the other call is 404", async () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
-    const token = tokenOf(f.people.requestPasswordReset("ann@example.com")!.url);
+    const token = tokenOf((await f.people.requestPasswordReset("ann@example.com"))!.url);
     const results = await Promise.allSettled([
       f.people.resetPassword(token, "first new password"),
       f.people.resetPassword(token, "second new password"),
@@ -225,8 +225,8 @@ describe("one-time secrets", () => {
   test("a recovery code and a TOTP code work once each", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const { secret } = f.people.beginTwoFactor(ann.personId);
-    const { recoveryCodes } = f.people.enableTwoFactor(ann.personId, f.code(secret));
+    const { secret } = await f.people.beginTwoFactor(ann.personId);
+    const { recoveryCodes } = await f.people.enableTwoFactor(ann.personId, f.code(secret));
     const recovery = recoveryCodes[0]!;
     await f.people.signIn({ email: "ann@example.com", password: PASSWORD, code: recovery }, CLIENT);
     expect(
@@ -253,24 +253,24 @@ describe("one-time secrets", () => {
   test("expired links: an invite after 7 days, a reset after 1 hour", async () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
-    const invite = f.people.createInvite({ email: "late@example.com" });
-    const reset = f.people.requestPasswordReset("ann@example.com")!;
+    const invite = await f.people.createInvite({ email: "late@example.com" });
+    const reset = (await f.people.requestPasswordReset("ann@example.com"))!;
     f.clock.advance(3600);
-    expect(f.people.resetLinkValid(tokenOf(reset.url))).toBe(false);
+    expect(await f.people.resetLinkValid(tokenOf(reset.url))).toBe(false);
     expect(
       await domainError(() => f.people.resetPassword(tokenOf(reset.url), "new password 123")),
     ).toMatchObject({
       code: "not_found",
     });
-    expect(f.people.inviteInfo(tokenOf(invite.url))).not.toBeNull();
+    expect(await f.people.inviteInfo(tokenOf(invite.url))).not.toBeNull();
     f.clock.advance(7 * 24 * 3600 - 3600);
-    expect(f.people.inviteInfo(tokenOf(invite.url))).toBeNull();
+    expect(await f.people.inviteInfo(tokenOf(invite.url))).toBeNull();
     expect(
       await domainError(() => f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT)),
     ).toMatchObject({
       code: "not_found",
     });
-    expect(f.people.listInvites().find((i) => i.email === "late@example.com")?.state).toBe("expired");
+    expect((await f.people.listInvites()).find((i) => i.email === "late@example.com")?.state).toBe("expired");
   });
 });
 
@@ -279,9 +279,9 @@ describe("sessions", () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     f.clock.advance(SESSION_IDLE_SECONDS - 1);
-    expect(f.people.resolveSession(ann.session.token)).not.toBeNull();
+    expect(await f.people.resolveSession(ann.session.token)).not.toBeNull();
     f.clock.advance(SESSION_IDLE_SECONDS);
-    expect(f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
   });
 
   test("used every 11 hours, a session still ends after 30 days", async () => {
@@ -291,10 +291,10 @@ describe("sessions", () => {
     while (elapsed + 11 * 3600 < SESSION_ABSOLUTE_SECONDS) {
       f.clock.advance(11 * 3600);
       elapsed += 11 * 3600;
-      expect(f.people.resolveSession(ann.session.token)).not.toBeNull();
+      expect(await f.people.resolveSession(ann.session.token)).not.toBeNull();
     }
     f.clock.advance(SESSION_ABSOLUTE_SECONDS - elapsed);
-    expect(f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
   });
 
   test("revoked sessions resolve to null: sign-out, sign-out everywhere, reset", async () => {
@@ -302,11 +302,11 @@ describe("sessions", () => {
     const ann = await f.person("ann@example.com");
     const a = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
     const b = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
-    f.people.signOut(a.session.sessionId);
-    expect(f.people.resolveSession(a.token)).toBeNull();
-    expect(f.people.signOutEverywhere(ann.personId)).toBe(2);
-    expect(f.people.resolveSession(b.token)).toBeNull();
-    expect(f.people.resolveSession(ann.session.token)).toBeNull();
+    await f.people.signOut(a.session.sessionId);
+    expect(await f.people.resolveSession(a.token)).toBeNull();
+    expect(await f.people.signOutEverywhere(ann.personId)).toBe(2);
+    expect(await f.people.resolveSession(b.token)).toBeNull();
+    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
   });
 });
 
@@ -315,18 +315,18 @@ describe("accounts a person belongs to", () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     const bob = await f.person("bob@example.com");
-    const e = await domainError(() =>
-      f.people.switchAccount(ann.session.session.sessionId, ann.personId, bob.accountId),
+    const e = await domainError(
+      async () => await f.people.switchAccount(ann.session.session.sessionId, ann.personId, bob.accountId),
     );
     expect(e.code).toBe("not_found");
     // Nor can a person move someone else's session.
     expect(
-      await domainError(() =>
-        f.people.switchAccount(bob.session.session.sessionId, ann.personId, ann.accountId),
+      await domainError(
+        async () => await f.people.switchAccount(bob.session.session.sessionId, ann.personId, ann.accountId),
       ),
     ).toMatchObject({ code: "not_found" });
-    expect(f.people.resolveSession(ann.session.token)?.accountId).toBe(ann.accountId);
-    expect(f.people.accountsOf(ann.personId).map((a) => a.accountId)).toEqual([ann.accountId]);
+    expect((await f.people.resolveSession(ann.session.token))?.accountId).toBe(ann.accountId);
+    expect((await f.people.accountsOf(ann.personId)).map((a) => a.accountId)).toEqual([ann.accountId]);
   });
 
   test("two owners demoting each other: the account keeps one owner (the update itself checks)", async () => {
@@ -334,18 +334,17 @@ describe("accounts a person belongs to", () => {
     const ann = await f.person("ann@example.com");
     const bob = await f.member(ann.accountId, "bob@example.com", "owner");
     // The store's conditional updates, as two requests that both passed their role check would run them.
-    expect(f.people.store.setRole(ann.accountId, bob.personId, "member")).toBe(true);
-    expect(f.people.store.setRole(ann.accountId, ann.personId, "member")).toBe(false);
-    expect(f.people.store.removeMembership(ann.accountId, ann.personId)).toBe(false);
+    expect(await f.people.store.setRole(ann.accountId, bob.personId, "member")).toBe(true);
+    expect(await f.people.store.setRole(ann.accountId, ann.personId, "member")).toBe(false);
+    expect(await f.people.store.removeMembership(ann.accountId, ann.personId)).toBe(false);
     expect(
-      f.people
-        .listMembers(ann.accountId)
-        .filter((m) => m.role === "owner")
-        .map((m) => m.email),
+      (await f.people.listMembers(ann.accountId)).filter((m) => m.role === "owner").map((m) => m.email),
     ).toEqual(["ann@example.com"]);
     // Through the service: bob, now a member, may not demote ann.
     expect(
-      await domainError(() => f.people.setRole(ann.accountId, ann.personId, "member", bob.session.session)),
+      await domainError(
+        async () => await f.people.setRole(ann.accountId, ann.personId, "member", bob.session.session),
+      ),
     ).toMatchObject({
       code: "forbidden",
     });
@@ -355,10 +354,12 @@ describe("accounts a person belongs to", () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     expect(
-      await domainError(() => f.people.removeMember(ann.accountId, ann.personId, ann.session.session)),
+      await domainError(
+        async () => await f.people.removeMember(ann.accountId, ann.personId, ann.session.session),
+      ),
     ).toMatchObject({
       code: "conflict",
     });
-    expect(f.people.store.countOwners(ann.accountId)).toBe(1);
+    expect(await f.people.store.countOwners(ann.accountId)).toBe(1);
   });
 });

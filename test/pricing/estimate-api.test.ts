@@ -10,7 +10,7 @@ type Err = { error: { code: string; param?: string } };
 
 describe("POST /v1/estimate", () => {
   test("video with a tier and a duration", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request(
       "/v1/estimate",
       post({ model_id: "sandbox/video", input: { duration: 4, resolution: "720p" } }),
@@ -28,7 +28,7 @@ describe("POST /v1/estimate", () => {
   });
 
   test("omitted duration uses default_units (5 s), not the max", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const e = await json(
       await t.request("/v1/estimate", post({ model_id: "sandbox/video", input: { resolution: "480p" } })),
     );
@@ -37,7 +37,7 @@ describe("POST /v1/estimate", () => {
   });
 
   test("text: input/output tokens, rounded up once", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const e = await json(
       await t.request(
         "/v1/estimate",
@@ -49,9 +49,9 @@ describe("POST /v1/estimate", () => {
   });
 
   test("RUB accounts also get price_rub_micro at the current rate", async () => {
-    const t = makeTestApp();
-    const rub = t.ctx.accounts.createAccount("rub", "RUB");
-    t.ctx.fx.set("RUB", 92_500_000n, "test");
+    const t = await makeTestApp();
+    const rub = await t.ctx.accounts.createAccount("rub", "RUB");
+    await t.ctx.fx.set("RUB", 92_500_000n, "test");
     const e = await json(
       await t.request("/v1/estimate", {
         ...post({ model_id: "sandbox/image", input: { num_images: 3 } }),
@@ -87,22 +87,22 @@ describe("POST /v1/estimate", () => {
     ["input not an object", { model_id: "sandbox/image", input: [1] }, "validation_error"],
     ["extra field", { model_id: "sandbox/image", input: {}, extra: 1 }, "validation_error"],
   ])("%s is a 400 %s", async (_label, body, code) => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     const res = await t.request("/v1/estimate", post(body));
     expect(res.status).toBe(400);
     expect((await json<Err>(res)).error.code).toBe(code);
   });
 
   test("needs a key", async () => {
-    const t = makeTestApp();
+    const t = await makeTestApp();
     expect(
       (await t.request("/v1/estimate", { ...post({ model_id: "sandbox/image" }), key: null })).status,
     ).toBe(401);
   });
 
   test("a RUB account without a rate cannot be priced", async () => {
-    const t = makeTestApp();
-    const rub = t.ctx.accounts.createAccount("rub", "RUB");
+    const t = await makeTestApp();
+    const rub = await t.ctx.accounts.createAccount("rub", "RUB");
     const res = await t.request("/v1/estimate", { ...post({ model_id: "sandbox/image" }), key: rub.key });
     expect((await json<Err>(res)).error.code).toBe("unpriceable");
   });

@@ -58,11 +58,11 @@ describe("circuit breaker", () => {
   });
 
   test("an open circuit refuses submits to its models with 503 and reserves nothing; /readyz shows it", async () => {
-    const t = makeTestApp({
+    const t = await makeTestApp({
       providers: { up: { type: "openai", base_url: "http://127.0.0.1:9" } },
       models: [{ id: "up/img", kind: "image", provider: "up", price_usd_micro: 10, max: 2 }],
     });
-    t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
     const circuit = circuitFor(t.ctx.circuits, "up");
     for (let i = 0; i < 5; i++) circuit.failure();
     const res = await t.request("/v1/queue/up/img", {
@@ -73,7 +73,7 @@ describe("circuit breaker", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBeTruthy();
     expect((await json<{ error: { code: string } }>(res)).error.code).toBe("capacity_unavailable");
-    expect(t.ctx.accounts.getAccount(t.account.id)!.held_micro).toBe(0n);
+    expect((await t.ctx.accounts.getAccount(t.account.id))!.held_micro).toBe(0n);
     const ready = await json<{ providers: Record<string, { healthy: boolean; state: string }> }>(
       await t.request("/readyz", { key: null }),
     );

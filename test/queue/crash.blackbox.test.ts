@@ -92,7 +92,7 @@ describe("crash recovery (kill -9 mid-flight)", () => {
       expect(r.hold).toBe(r.status === "COMPLETED" ? "settled" : "released");
     }
     expect(rows.filter((r) => r.status === "FAILED").length).toBe(JOBS / 10);
-    expect(checkInvariants(db as never)).toEqual([]);
+    expect(await checkInvariants(db as never)).toEqual([]);
     const charged = rows.reduce((sum, r) => sum + (r.charged_micro ?? 0n), 0n);
     const acct = db.query("SELECT balance_micro, held_micro FROM accounts WHERE id = ?").get(accountId) as {
       balance_micro: bigint;

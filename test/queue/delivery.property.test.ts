@@ -19,11 +19,11 @@ const SEED = Number(process.env.FC_SEED ?? 20261123);
 const RUNS = Number(process.env.FC_RUNS ?? 30);
 const TOP_UP = 1_000_000_000n;
 
-const t = makeTestApp();
-t.ctx.ledger.topUp(t.account.id, TOP_UP, null);
+const t = await makeTestApp();
+await t.ctx.ledger.topUp(t.account.id, TOP_UP, null);
 const pool = testWorkerPool(t.ctx, {
   concurrency: () => 2,
-  uploadedImageSize: (id, account) => fileImageSize(t.ctx.files.getLive(id, account)),
+  uploadedImageSize: async (id, account) => fileImageSize(await t.ctx.files.getLive(id, account)),
 });
 afterAll(() => pool.stop(1000));
 
@@ -130,11 +130,11 @@ describe("sandbox deliveries (seeded)", () => {
       fc.asyncProperty(cases, async (c) => {
         const id = await submit(c);
         const job = await pollUntil(
-          async () => t.ctx.jobs.get(id)!,
+          async () => (await t.ctx.jobs.get(id))!,
           (j) => j.status === "COMPLETED" || j.status === "FAILED",
           30_000,
         );
-        const hold = t.ctx.ledger.getHold(job.hold_id)!;
+        const hold = (await t.ctx.ledger.getHold(job.hold_id))!;
         if (c.actual === 0) {
           expect(job.status).toBe("FAILED");
           expect(hold.status).toBe("released");
@@ -151,11 +151,11 @@ describe("sandbox deliveries (seeded)", () => {
           if (c.actual === undefined) expect(expected).toBe(hold.amount_micro); // full delivery = the quote
           charged += expected;
         }
-        expect(checkInvariants(t.db)).toEqual([]);
+        expect(await checkInvariants(t.ctx.sql)).toEqual([]);
       }),
       { seed: SEED, numRuns: RUNS, verbose: 1 },
     );
-    const account = t.ctx.accounts.getAccount(t.account.id)!;
+    const account = (await t.ctx.accounts.getAccount(t.account.id))!;
     expect(account.held_micro).toBe(0n);
     expect(account.balance_micro).toBe(TOP_UP - charged);
   }, 240_000);

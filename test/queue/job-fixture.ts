@@ -1,22 +1,25 @@
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
 
 /**
  * A JobStore over a funded in-memory ledger, and `submit`, which reserves and inserts a queued
  * job in one transaction as the submit path does. `finals` records each final-state hook call.
  */
-export function jobFixture() {
+export async function jobFixture() {
   const { db, accounts, ledger } = makeLedger();
-  const { account, keyId } = newAccount(accounts);
-  ledger.topUp(account.id, 1_000_000n, null);
+  const { account, keyId } = await newAccount(accounts);
+  await ledger.topUp(account.id, 1_000_000n, null);
   const finals: string[] = [];
-  const jobs = new JobStore(db, ledger, new JobEvents(), [(j) => finals.push(`${j.id}:${j.status}`)]);
+  const jobs = new JobStore(sqlOf(db), ledger, new JobEvents(), [
+    (_tx, j) => void finals.push(`${j.id}:${j.status}`),
+  ]);
   let n = 0;
-  const submit = (o: { amount?: bigint; deadlineAt?: number; kind?: string } = {}) => {
+  const submit = async (o: { amount?: bigint; deadlineAt?: number; kind?: string } = {}) => {
     const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
-    db.transaction(() => {
-      const hold = ledger.reserve({
+    await sqlOf(db).tx(async (tx) => {
+      const hold = await ledger.in(tx).reserve({
         accountId: account.id,
         keyId,
         modelId: "m",
@@ -24,7 +27,7 @@ export function jobFixture() {
         source: "API",
         quotedUsdMicro: o.amount ?? 1000n,
       });
-      jobs.insert({
+      await jobs.in(tx).insert({
         id,
         accountId: account.id,
         keyId,
@@ -39,7 +42,7 @@ export function jobFixture() {
         deadlineAt: o.deadlineAt ?? Date.now() + 60_000,
         createdAt: Date.now(),
       });
-    }).immediate();
+    });
     return id;
   };
   return { db, ledger, jobs, submit, finals, accountId: account.id };

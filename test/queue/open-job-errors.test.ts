@@ -17,7 +17,7 @@ async function codeOf(p: Promise<unknown> | (() => unknown)): Promise<string> {
 
 describe("openJob refuses, and then writes nothing", () => {
   test("at the in-flight cap: 429 too_many_in_flight with Retry-After, nothing reserved", async () => {
-    const s = openJobSetup();
+    const s = await openJobSetup();
     const who = { ...s.who, maxInFlight: 1 };
     await openJob(s.t.ctx, s.media({ who }));
     const err = await openJob(s.t.ctx, s.text({ who })).catch((e: DomainError) => e);
@@ -27,11 +27,11 @@ describe("openJob refuses, and then writes nothing", () => {
     expect(errorHeaders(err as DomainError)).toEqual({ "retry-after": "1" });
     expect(s.jobs()).toBe(1);
     expect(s.holds()).toBe(1);
-    expect(checkInvariants(s.t.db)).toEqual([]);
+    expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
   test("without the balance: 402 insufficient_balance, no job, no hold, no idempotency record", async () => {
-    const s = openJobSetup(0n);
+    const s = await openJobSetup(0n);
     const claim = { key: "poor", fingerprint: "fp" };
     expect(await codeOf(openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })))).toBe(
       "insufficient_balance",
@@ -42,7 +42,7 @@ describe("openJob refuses, and then writes nothing", () => {
   });
 
   test("the same Idempotency-Key with another fingerprint is 409 idempotency_conflict", async () => {
-    const s = openJobSetup();
+    const s = await openJobSetup();
     await openJob(s.t.ctx, s.media({ idempotency: { key: "k", fingerprint: "a" }, answer: idAnswer }));
     expect(
       await codeOf(
@@ -53,15 +53,15 @@ describe("openJob refuses, and then writes nothing", () => {
   });
 
   test("a keyless (studio) opener is refused until the studio brings its in-flight count", async () => {
-    const s = openJobSetup();
+    const s = await openJobSetup();
     const who = { ...s.who, keyId: null, source: "STUDIO" as const };
     await expect(openJob(s.t.ctx, s.media({ who }))).rejects.toBeInstanceOf(RangeError);
     expect(s.jobs()).toBe(0);
   });
 });
 
-describe("resolveModel: the route's checks", () => {
-  const s = openJobSetup();
+describe("resolveModel: the route's checks", async () => {
+  const s = await openJobSetup();
   test("the queue takes media models", async () => {
     expect(resolveModel(s.t.ctx, "sandbox/image", "queue").id).toBe("sandbox/image");
     expect(await codeOf(() => resolveModel(s.t.ctx, "nope/nope", "queue"))).toBe("unknown_model");

@@ -7,10 +7,10 @@ import type { AppContext } from "../../src/server/context.ts";
 import { makeTestApp } from "../helpers/context.ts";
 
 /** An in-process app with a funded key, and builders of openJob requests for a media and a text model. */
-export function openJobSetup(balanceMicro = 10_000_000n) {
-  const t = makeTestApp();
-  if (balanceMicro > 0n) t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
-  const principal = t.ctx.accounts.authenticate(t.key)!;
+export async function openJobSetup(balanceMicro = 10_000_000n) {
+  const t = await makeTestApp();
+  if (balanceMicro > 0n) await t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
+  const principal = (await t.ctx.accounts.authenticate(t.key))!;
   const who = apiOpener(t.ctx, principal);
   const image = t.ctx.catalog.get("sandbox/image")!;
   const chat = t.ctx.catalog.get("sandbox/chat")!;

@@ -5,7 +5,7 @@ import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
 
 describe("two identical opens racing each other", () => {
   test("in one group commit: one job, one hold, the other replays it", async () => {
-    const s = openJobSetup();
+    const s = await openJobSetup();
     const claim = { key: "race", fingerprint: "same" };
     const [a, b] = await Promise.all([
       openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
@@ -18,11 +18,11 @@ describe("two identical opens racing each other", () => {
     expect(opened).toHaveLength(1);
     expect(replayed).toHaveLength(1);
     expect(JSON.parse(replayed[0]!.replay!.body)).toEqual({ request_id: opened[0]!.value!.id });
-    expect(checkInvariants(s.t.db)).toEqual([]);
+    expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
   test("in separate commits: the later one replays the first", async () => {
-    const s = openJobSetup();
+    const s = await openJobSetup();
     const claim = { key: "race2", fingerprint: "same" };
     const first = openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
     await new Promise((r) => setImmediate(r));

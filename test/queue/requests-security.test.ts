@@ -3,10 +3,10 @@ import { DomainError } from "../../src/lib/errors.ts";
 import { listRequests, requestDetail } from "../../src/queue/requests.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
-const t = makeTestApp();
-t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
-const other = t.ctx.accounts.createAccount("other", "USD");
-t.ctx.ledger.topUp(other.account.id, 10_000_000n, null);
+const t = await makeTestApp();
+await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
+const other = await t.ctx.accounts.createAccount("other", "USD");
+await t.ctx.ledger.topUp(other.account.id, 10_000_000n, null);
 
 async function submit(key: string): Promise<string> {
   const res = await t.request("/v1/queue/sandbox/image", {
@@ -21,9 +21,9 @@ async function submit(key: string): Promise<string> {
 const mine = await submit(t.key);
 const theirs = await submit(other.key);
 
-function code(f: () => unknown): { code: string; param?: string; message: string } {
+async function code(f: () => unknown): Promise<{ code: string; param?: string; message: string }> {
   try {
-    f();
+    await f();
   } catch (err) {
     expect(err).toBeInstanceOf(DomainError);
     const e = err as DomainError;
@@ -33,39 +33,53 @@ function code(f: () => unknown): { code: string; param?: string; message: string
 }
 
 describe("requests: one account never sees another's", () => {
-  test("another account's request id is not_found, worded like an unknown id", () => {
-    const a = code(() => requestDetail(t.ctx, t.account.id, theirs));
-    const unknown = code(() => requestDetail(t.ctx, t.account.id, "01900000-0000-7000-8000-000000000000"));
+  test("another account's request id is not_found, worded like an unknown id", async () => {
+    const a = await code(async () => await requestDetail(t.ctx, t.account.id, theirs));
+    const unknown = await code(
+      async () => await requestDetail(t.ctx, t.account.id, "01900000-0000-7000-8000-000000000000"),
+    );
     expect(a.code).toBe("not_found");
     expect(unknown.code).toBe("not_found");
     expect(a.message.replace(theirs, "ID")).toBe(unknown.message.replace(/[0-9a-f-]{36}/, "ID"));
-    expect(requestDetail(t.ctx, other.account.id, theirs).id).toBe(theirs);
+    expect((await requestDetail(t.ctx, other.account.id, theirs)).id).toBe(theirs);
   });
 
-  test("malformed ids are not_found, never an error of another kind", () => {
+  test("malformed ids are not_found, never an error of another kind", async () => {
     for (const id of ["", "x", "../../etc", "' OR 1=1 --", `${mine}x`, mine.toUpperCase()])
-      expect(code(() => requestDetail(t.ctx, t.account.id, id)).code).toBe("not_found");
+      expect((await code(async () => await requestDetail(t.ctx, t.account.id, id))).code).toBe("not_found");
   });
 
-  test("the list is scoped to the account, even filtered by another account's key", () => {
-    expect(listRequests(t.ctx, t.account.id).items.map((r) => r.id)).toEqual([mine]);
-    expect(listRequests(t.ctx, t.account.id, { keyId: other.keyId }).items).toEqual([]);
-    expect(listRequests(t.ctx, other.account.id).items.map((r) => r.id)).toEqual([theirs]);
+  test("the list is scoped to the account, even filtered by another account's key", async () => {
+    expect((await listRequests(t.ctx, t.account.id)).items.map((r) => r.id)).toEqual([mine]);
+    expect((await listRequests(t.ctx, t.account.id, { keyId: other.keyId })).items).toEqual([]);
+    expect((await listRequests(t.ctx, other.account.id)).items.map((r) => r.id)).toEqual([theirs]);
   });
 
-  test("bad filters are validation_error naming the filter (no SQL reaches the database)", () => {
-    expect(code(() => listRequests(t.ctx, t.account.id, { status: "DONE" }))).toMatchObject({
-      param: "status",
-    });
-    expect(code(() => listRequests(t.ctx, t.account.id, { source: "ADMIN" }))).toMatchObject({
+  test("bad filters are validation_error naming the filter (no SQL reaches the database)", async () => {
+    expect(await code(async () => await listRequests(t.ctx, t.account.id, { status: "DONE" }))).toMatchObject(
+      {
+        param: "status",
+      },
+    );
+    expect(
+      await code(async () => await listRequests(t.ctx, t.account.id, { source: "ADMIN" })),
+    ).toMatchObject({
       param: "source",
     });
-    expect(code(() => listRequests(t.ctx, t.account.id, { keyId: "' OR 1=1" }))).toMatchObject({
+    expect(
+      await code(async () => await listRequests(t.ctx, t.account.id, { keyId: "' OR 1=1" })),
+    ).toMatchObject({
       param: "key_id",
     });
-    expect(code(() => listRequests(t.ctx, t.account.id, { cursor: "~" }))).toMatchObject({ param: "cursor" });
-    expect(code(() => listRequests(t.ctx, t.account.id, { limit: 0 }))).toMatchObject({ param: "limit" });
-    expect(code(() => listRequests(t.ctx, t.account.id, { modelId: "m".repeat(201) }))).toMatchObject({
+    expect(await code(async () => await listRequests(t.ctx, t.account.id, { cursor: "~" }))).toMatchObject({
+      param: "cursor",
+    });
+    expect(await code(async () => await listRequests(t.ctx, t.account.id, { limit: 0 }))).toMatchObject({
+      param: "limit",
+    });
+    expect(
+      await code(async () => await listRequests(t.ctx, t.account.id, { modelId: "m".repeat(201) })),
+    ).toMatchObject({
       param: "model_id",
     });
   });

@@ -3,10 +3,10 @@ import { listRequests, requestDetail } from "../../src/queue/requests.ts";
 import { pollUntil } from "../helpers/api.ts";
 import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 
-const t = makeTestApp();
+const t = await makeTestApp();
 const { ctx } = t;
-ctx.ledger.topUp(t.account.id, 100_000_000n, null);
-const ci = ctx.accounts.createKey(t.account.id, { name: "ci" });
+await ctx.ledger.topUp(t.account.id, 100_000_000n, null);
+const ci = await ctx.accounts.createKey(t.account.id, { name: "ci" });
 
 async function submit(model: string, input: Record<string, unknown>, key = t.key): Promise<string> {
   const res = await t.request(`/v1/queue/${model}`, {
@@ -21,7 +21,7 @@ async function submit(model: string, input: Record<string, unknown>, key = t.key
 
 const finalOf = (id: string) =>
   pollUntil(
-    async () => ctx.jobs.get(id)!,
+    async () => (await ctx.jobs.get(id))!,
     (j) => ["COMPLETED", "FAILED", "CANCELLED"].includes(j.status),
     20_000,
   );
@@ -65,11 +65,11 @@ const chat = await t.request("/v1/chat/completions", {
   }),
 });
 expect(chat.status).toBe(200);
-const chatId = ctx.jobs.list(t.account.id, { limit: 1, before: null })[0]!.id;
+const chatId = (await ctx.jobs.list(t.account.id, { limit: 1, before: null }))[0]!.id;
 
 describe("requests list", () => {
-  test("every job of the account (media and chat), newest first, with key, status and price", () => {
-    const page = listRequests(ctx, t.account.id);
+  test("every job of the account (media and chat), newest first, with key, status and price", async () => {
+    const page = await listRequests(ctx, t.account.id);
     expect(page.items.map((r) => r.id)).toEqual([chatId, partial, failed, image, cancelled]);
     expect(page.next_cursor).toBeNull();
     const byId = new Map(page.items.map((r) => [r.id, r]));
@@ -91,33 +91,36 @@ describe("requests list", () => {
     });
   });
 
-  test("filters: key, model, status, source; and they combine", () => {
-    const ids = (f: Parameters<typeof listRequests>[2]) =>
-      listRequests(ctx, t.account.id, f).items.map((r) => r.id);
-    expect(ids({ keyId: ci.keyId })).toEqual([failed, cancelled]);
-    expect(ids({ modelId: "sandbox/image" })).toEqual([partial, image]);
-    expect(ids({ status: "FAILED" })).toEqual([failed]);
-    expect(ids({ source: "API" }).length).toBe(5);
-    expect(ids({ source: "STUDIO" })).toEqual([]);
-    expect(ids({ keyId: t.keyId, modelId: "sandbox/image", status: "COMPLETED" })).toEqual([partial, image]);
-    expect(ids({ keyId: "", modelId: null, status: "", source: "" }).length).toBe(5);
+  test("filters: key, model, status, source; and they combine", async () => {
+    const ids = async (f: Parameters<typeof listRequests>[2]) =>
+      (await listRequests(ctx, t.account.id, f)).items.map((r) => r.id);
+    expect(await ids({ keyId: ci.keyId })).toEqual([failed, cancelled]);
+    expect(await ids({ modelId: "sandbox/image" })).toEqual([partial, image]);
+    expect(await ids({ status: "FAILED" })).toEqual([failed]);
+    expect((await ids({ source: "API" })).length).toBe(5);
+    expect(await ids({ source: "STUDIO" })).toEqual([]);
+    expect(await ids({ keyId: t.keyId, modelId: "sandbox/image", status: "COMPLETED" })).toEqual([
+      partial,
+      image,
+    ]);
+    expect((await ids({ keyId: "", modelId: null, status: "", source: "" })).length).toBe(5);
   });
 
-  test("cursor paging visits every request once, in order", () => {
+  test("cursor paging visits every request once, in order", async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const p = listRequests(ctx, t.account.id, { limit: 2, cursor });
+      const p = await listRequests(ctx, t.account.id, { limit: 2, cursor });
       seen.push(...p.items.map((r) => r.id));
       cursor = p.next_cursor;
     } while (cursor);
-    expect(seen).toEqual(listRequests(ctx, t.account.id).items.map((r) => r.id));
+    expect(seen).toEqual((await listRequests(ctx, t.account.id)).items.map((r) => r.id));
   });
 });
 
 describe("request detail", () => {
   test("input, timeline, price, outputs with fresh signed links that download", async () => {
-    const d = requestDetail(ctx, t.account.id, image);
+    const d = await requestDetail(ctx, t.account.id, image);
     expect(d.input).toMatchObject({ prompt: "p", num_images: 2 });
     expect(d.status).toBe("COMPLETED");
     expect(d.key_name).toBe("Default");
@@ -146,8 +149,8 @@ describe("request detail", () => {
     expect(JSON.stringify(d.output)).toContain(d.outputs[0]!.url);
   });
 
-  test("a failed request: its error on the timeline, nothing charged, no outputs", () => {
-    const d = requestDetail(ctx, t.account.id, failed);
+  test("a failed request: its error on the timeline, nothing charged, no outputs", async () => {
+    const d = await requestDetail(ctx, t.account.id, failed);
     expect(d.error).toMatchObject({ code: expect.any(String) });
     expect(d.timeline[d.timeline.length - 1]).toMatchObject({ event: "FAILED", message: expect.any(String) });
     expect(d.price.charged_micro).toBe(0n);
@@ -155,11 +158,11 @@ describe("request detail", () => {
     expect(d.output).toBeNull();
   });
 
-  test("a cancelled request never started; a chat call shows its token usage", () => {
-    const c = requestDetail(ctx, t.account.id, cancelled);
+  test("a cancelled request never started; a chat call shows its token usage", async () => {
+    const c = await requestDetail(ctx, t.account.id, cancelled);
     expect(c.timeline.map((e) => e.event)).toEqual(["submitted", "CANCELLED"]);
     expect(c.started_at).toBeNull();
-    const chatDetail = requestDetail(ctx, t.account.id, chatId);
+    const chatDetail = await requestDetail(ctx, t.account.id, chatId);
     expect(chatDetail.usage).toMatchObject({
       prompt_tokens: expect.any(Number),
       completion_tokens: expect.any(Number),

@@ -9,16 +9,16 @@ import { checkInvariants } from "../ledger/ledger-helpers.ts";
  * a test can submit through the API and read what the settlement charged: the hold, the charge,
  * the units recorded, the delivered files, and whether the ledger still reconciles.
  */
-export function settlementHarness(o: {
+export async function settlementHarness(o: {
   models: unknown[];
   provider: Provider;
   providerConfig?: Record<string, unknown>;
 }) {
-  const t = makeTestApp({
+  const t = await makeTestApp({
     models: o.models,
     ...(o.providerConfig ? { providers: { [o.provider.name]: o.providerConfig } } : {}),
   });
-  t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
+  await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
   t.ctx.providers.set(o.provider.name, o.provider);
   const pool = testWorkerPool(t.ctx, { concurrency: () => 2 });
 
@@ -33,11 +33,11 @@ export function settlementHarness(o: {
     if (!submitted.request_id) throw new Error(`submit failed: ${JSON.stringify(submitted)}`);
     const id = submitted.request_id;
     const job = await pollUntil(
-      async () => t.ctx.jobs.get(id)!,
+      async () => (await t.ctx.jobs.get(id))!,
       (j) => j.status === "COMPLETED" || j.status === "FAILED",
       20_000,
     );
-    const hold = t.ctx.ledger.getHold(job.hold_id)!;
+    const hold = (await t.ctx.ledger.getHold(job.hold_id))!;
     const paths = t.db
       .query<{ path: string }, [string]>("SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx")
       .all(id);
@@ -50,7 +50,7 @@ export function settlementHarness(o: {
       units: job.actual_units,
       output: job.output ? (JSON.parse(job.output) as Record<string, any>) : null,
       files,
-      invariants: checkInvariants(t.db),
+      invariants: await checkInvariants(t.ctx.sql),
     };
   }
   return { t, run, stop: () => pool.stop(1000) };

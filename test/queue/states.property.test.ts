@@ -6,38 +6,38 @@ import { jobFixture } from "./job-fixture.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 4242);
 
-function setup() {
-  const s = jobFixture();
-  return { ...s, submit: (amount: bigint) => s.submit({ amount }) };
+async function setup() {
+  const s = await jobFixture();
+  return { ...s, submit: async (amount: bigint) => await s.submit({ amount }) };
 }
 
 describe("job state machine", () => {
-  test("each transition is a compare-and-swap; final states settle exactly once", () => {
-    const s = setup();
-    const a = s.submit(100n);
-    expect(s.jobs.complete(a, {}, [], 50n, null, 1000, Date.now())).toBe(false); // not IN_PROGRESS yet
-    expect(s.jobs.claimNext("sandbox", [], "w", 1000, Date.now())?.id).toBe(a);
-    expect(s.jobs.cancel(a, Date.now())).toBe(false); // IN_PROGRESS is not cancellable
-    expect(s.jobs.complete(a, { ok: 1 }, [], 60n, null, 1000, Date.now())).toBe(true);
-    expect(s.jobs.complete(a, {}, [], 60n, null, 1000, Date.now())).toBe(false);
-    expect(s.jobs.fail(a, "x", "y", Date.now())).toBe(false);
-    expect(s.ledger.getHold(s.jobs.get(a)!.hold_id)!.charged_micro).toBe(60n);
+  test("each transition is a compare-and-swap; final states settle exactly once", async () => {
+    const s = await setup();
+    const a = await s.submit(100n);
+    expect(await s.jobs.complete(a, {}, [], 50n, null, 1000, Date.now())).toBe(false); // not IN_PROGRESS yet
+    expect((await s.jobs.claimNext("sandbox", [], "w", 1000, Date.now()))?.id).toBe(a);
+    expect(await s.jobs.cancel(a, Date.now())).toBe(false); // IN_PROGRESS is not cancellable
+    expect(await s.jobs.complete(a, { ok: 1 }, [], 60n, null, 1000, Date.now())).toBe(true);
+    expect(await s.jobs.complete(a, {}, [], 60n, null, 1000, Date.now())).toBe(false);
+    expect(await s.jobs.fail(a, "x", "y", Date.now())).toBe(false);
+    expect((await s.ledger.getHold((await s.jobs.get(a))!.hold_id))!.charged_micro).toBe(60n);
     expect(s.finals).toEqual([`${a}:COMPLETED`]);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
-  test("claims are oldest first and skip models at their cap and jobs backing off", () => {
-    const s = setup();
-    const a = s.submit(1n);
-    const b = s.submit(1n);
-    expect(s.jobs.claimNext("sandbox", ["m"], "w", 1000, Date.now())).toBeNull();
-    expect(s.jobs.claimNext("sandbox", [], "w", 1000, Date.now())!.id).toBe(a);
-    expect(s.jobs.requeue(a, Date.now() + 60_000)).toBe(true);
-    expect(s.jobs.claimNext("sandbox", [], "w", 1000, Date.now())!.id).toBe(b);
-    expect(s.jobs.get(a)!.attempt).toBe(1n);
+  test("claims are oldest first and skip models at their cap and jobs backing off", async () => {
+    const s = await setup();
+    const a = await s.submit(1n);
+    const b = await s.submit(1n);
+    expect(await s.jobs.claimNext("sandbox", ["m"], "w", 1000, Date.now())).toBeNull();
+    expect((await s.jobs.claimNext("sandbox", [], "w", 1000, Date.now()))!.id).toBe(a);
+    expect(await s.jobs.requeue(a, Date.now() + 60_000)).toBe(true);
+    expect((await s.jobs.claimNext("sandbox", [], "w", 1000, Date.now()))!.id).toBe(b);
+    expect((await s.jobs.get(a))!.attempt).toBe(1n);
   });
 
-  test("random interleavings keep money and states consistent (seeded)", () => {
+  test("random interleavings keep money and states consistent (seeded)", async () => {
     const action = fc.oneof(
       fc.record({ t: fc.constant("submit"), amount: fc.integer({ min: 0, max: 500 }) }),
       fc.record({ t: fc.constant("claim") }),
@@ -47,23 +47,23 @@ describe("job state machine", () => {
         charge: fc.integer({ min: 0, max: 800 }),
       }),
     );
-    fc.assert(
-      fc.property(fc.array(action, { maxLength: 80 }), (actions) => {
-        const s = setup();
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { maxLength: 80 }), async (actions) => {
+        const s = await setup();
         const ids: string[] = [];
         for (const a of actions) {
-          if (a.t === "submit") ids.push(s.submit(BigInt(a.amount)));
-          else if (a.t === "claim") s.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
+          if (a.t === "submit") ids.push(await s.submit(BigInt(a.amount)));
+          else if (a.t === "claim") await s.jobs.claimNext("sandbox", [], "w", 60_000, Date.now());
           else {
             const id = ids[a.job % Math.max(1, ids.length)];
             if (!id) continue;
-            const before = s.jobs.get(id)!.status;
+            const before = (await s.jobs.get(id))!.status;
             let changed = false;
             if (a.t === "complete")
-              changed = s.jobs.complete(id, {}, [], BigInt(a.charge), null, 1000, Date.now());
-            if (a.t === "fail") changed = s.jobs.fail(id, "generation_failed", "x", Date.now());
-            if (a.t === "cancel") changed = s.jobs.cancel(id, Date.now());
-            if (a.t === "requeue") changed = s.jobs.requeue(id, 0);
+              changed = await s.jobs.complete(id, {}, [], BigInt(a.charge), null, 1000, Date.now());
+            if (a.t === "fail") changed = await s.jobs.fail(id, "generation_failed", "x", Date.now());
+            if (a.t === "cancel") changed = await s.jobs.cancel(id, Date.now());
+            if (a.t === "requeue") changed = await s.jobs.requeue(id, 0);
             const allowed: Record<string, string[]> = {
               complete: ["IN_PROGRESS"],
               fail: ["IN_QUEUE", "IN_PROGRESS"],
@@ -72,12 +72,12 @@ describe("job state machine", () => {
             };
             expect(changed).toBe(allowed[a.t]!.includes(before));
           }
-          expect(checkInvariants(s.db)).toEqual([]);
+          expect(await checkInvariants(s.db)).toEqual([]);
         }
         // Every final job's hold is resolved; every open job's hold is open.
         for (const id of ids) {
-          const job = s.jobs.get(id)!;
-          const hold = s.ledger.getHold(job.hold_id)!;
+          const job = (await s.jobs.get(id))!;
+          const hold = (await s.ledger.getHold(job.hold_id))!;
           expect(hold.status === "open").toBe(!FINAL_STATUSES.includes(job.status));
           if (job.status === "COMPLETED") expect(hold.status).toBe("settled");
           if (job.status === "FAILED" || job.status === "CANCELLED") expect(hold.status).toBe("released");

@@ -35,13 +35,13 @@ class ScriptedProvider implements Provider {
   }
 }
 
-function setup(
+async function setup(
   provider: Provider,
   models: unknown[] = [],
   modelConcurrency: (m: string) => number | null = () => null,
 ) {
-  const t = makeTestApp({ models });
-  t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
+  const t = await makeTestApp({ models });
+  await t.ctx.ledger.topUp(t.account.id, 100_000_000n, null);
   t.ctx.providers.set("sandbox", provider);
   const pool = testWorkerPool(t.ctx, { modelConcurrency });
   const submit = async (model = "sandbox/image", body: unknown = { prompt: "x" }) =>
@@ -54,7 +54,7 @@ function setup(
         }),
       )
     ).request_id;
-  const status = (id: string) => t.ctx.jobs.get(id)!.status;
+  const status = async (id: string) => (await t.ctx.jobs.get(id))!.status;
   return { t, pool, submit, status };
 }
 
@@ -63,22 +63,22 @@ describe("worker pool", () => {
     const provider = new ScriptedProvider(async (_job, attempt) => {
       if (attempt < 3) throw new ProviderError("capacity", "upstream busy", 30);
     });
-    const { t, pool, submit, status } = setup(provider);
+    const { t, pool, submit, status } = await setup(provider);
     const id = await submit();
     await pollUntil(
       async () => status(id),
       (s) => s === "COMPLETED",
     );
-    const job = t.ctx.jobs.get(id)!;
+    const job = (await t.ctx.jobs.get(id))!;
     expect(job.attempt).toBe(3n);
-    expect(t.ctx.jobs.logs(id).filter((l) => l.message.includes("upstream busy")).length).toBe(2);
-    expect(t.ctx.ledger.getHold(job.hold_id)!.status).toBe("settled");
-    expect(checkInvariants(t.db)).toEqual([]);
+    expect((await t.ctx.jobs.logs(id)).filter((l) => l.message.includes("upstream busy")).length).toBe(2);
+    expect((await t.ctx.ledger.getHold(job.hold_id))!.status).toBe("settled");
+    expect(await checkInvariants(t.ctx.sql)).toEqual([]);
     await pool.stop(1000);
   });
 
   test("a provider failure fails the job and releases the hold", async () => {
-    const { t, pool, submit, status } = setup(
+    const { t, pool, submit, status } = await setup(
       new ScriptedProvider(async () => {
         throw new ProviderError("input", "the upstream refused the prompt");
       }),
@@ -88,8 +88,8 @@ describe("worker pool", () => {
       async () => status(id),
       (s) => s === "FAILED",
     );
-    expect(t.ctx.jobs.get(id)!.error_message).toBe("the upstream refused the prompt");
-    expect(t.ctx.ledger.getHold(t.ctx.jobs.get(id)!.hold_id)!.status).toBe("released");
+    expect((await t.ctx.jobs.get(id))!.error_message).toBe("the upstream refused the prompt");
+    expect((await t.ctx.ledger.getHold((await t.ctx.jobs.get(id))!.hold_id))!.status).toBe("released");
     await pool.stop(1000);
   });
 
@@ -101,7 +101,7 @@ describe("worker pool", () => {
     const provider = new ScriptedProvider(async (job) => {
       if (job.model.id === "sandbox/image") await gate;
     });
-    const { pool, submit, status } = setup(provider, [], (m) => (m === "sandbox/image" ? 1 : null));
+    const { pool, submit, status } = await setup(provider, [], (m) => (m === "sandbox/image" ? 1 : null));
     const a = await submit();
     const b = await submit();
     const other = await submit("sandbox/speech", { text: "hi", duration: 1 });
@@ -109,8 +109,8 @@ describe("worker pool", () => {
       async () => status(other),
       (s) => s === "COMPLETED",
     );
-    expect(status(a)).toBe("IN_PROGRESS");
-    expect(status(b)).toBe("IN_QUEUE");
+    expect(await status(a)).toBe("IN_PROGRESS");
+    expect(await status(b)).toBe("IN_QUEUE");
     release();
     await pollUntil(
       async () => status(b),
@@ -131,7 +131,7 @@ describe("worker pool", () => {
           });
         }),
     );
-    const { t, pool, submit, status } = setup(provider, [
+    const { t, pool, submit, status } = await setup(provider, [
       { id: "sandbox/image", kind: "image", price_usd_micro: 10, max: 1, time_limit_seconds: 1 },
     ]);
     const id = await submit();
@@ -141,8 +141,8 @@ describe("worker pool", () => {
       5000,
     );
     expect(aborted).toBe(true);
-    expect(t.ctx.jobs.get(id)!.error_message).toContain("time limit");
-    expect(t.ctx.ledger.getHold(t.ctx.jobs.get(id)!.hold_id)!.status).toBe("released");
+    expect((await t.ctx.jobs.get(id))!.error_message).toContain("time limit");
+    expect((await t.ctx.ledger.getHold((await t.ctx.jobs.get(id))!.hold_id))!.status).toBe("released");
     await pool.stop(1000);
   });
 });

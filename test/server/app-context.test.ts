@@ -4,6 +4,7 @@ import type { ConfigFile } from "../../src/config/schema.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import { testContextOptions } from "../helpers/context.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import { SDXL, SDXL_SCHEMA } from "../providers/comfyui/helpers.ts";
 
 const options = (config: Record<string, unknown> = {}) => testContextOptions(config as ConfigFile);
@@ -24,30 +25,30 @@ const comfy = (schema: Record<string, unknown>) => ({
 });
 
 describe("createAppContext", () => {
-  test("an empty database gets the default account and its key; a used one gets none", () => {
+  test("an empty database gets the default account and its key; a used one gets none", async () => {
     const db = openDatabase(":memory:");
     migrate(db);
-    const first = createAppContext({ ...options(), db });
+    const first = await createAppContext({ ...options(), sql: sqlOf(db), sqlite: db });
     expect(first.defaultKey?.account.name).toBe("default");
-    expect(first.ctx.accounts.authenticate(first.defaultKey!.key)?.accountId).toBe(
+    expect((await first.ctx.accounts.authenticate(first.defaultKey!.key))?.accountId).toBe(
       first.defaultKey!.account.id,
     );
-    const again = createAppContext({ ...options(), db });
+    const again = await createAppContext({ ...options(), sql: sqlOf(db), sqlite: db });
     expect(again.defaultKey).toBeNull();
-    expect(again.ctx.accounts.countAccounts()).toBe(1);
+    expect(await again.ctx.accounts.countAccounts()).toBe(1);
   });
 
-  test("without a database it opens a fresh in-memory one", () => {
-    const a = createAppContext(options());
-    const b = createAppContext(options());
-    expect(a.ctx.db).not.toBe(b.ctx.db);
+  test("without a database it opens a fresh in-memory one", async () => {
+    const a = await createAppContext(options());
+    const b = await createAppContext(options());
+    expect(a.ctx.sqlite).not.toBe(b.ctx.sqlite);
     expect(a.defaultKey).not.toBeNull();
     expect(b.defaultKey).not.toBeNull();
   });
 
-  test("shutdown aborts the context's signal; the catalog and settings are the ones given", () => {
+  test("shutdown aborts the context's signal; the catalog and settings are the ones given", async () => {
     const o = options({ catalog: { sandbox: false }, limits: { writes_per_minute: 7 } });
-    const { ctx, shutdown } = createAppContext(o);
+    const { ctx, shutdown } = await createAppContext(o);
     expect(ctx.catalog).toBe(o.catalog);
     expect(ctx.live.limits.writesPerMinute).toBe(7);
     expect(ctx.catalog.models).toHaveLength(0);

@@ -6,23 +6,23 @@ import { testWorkerPool } from "../helpers/context.ts";
  * plus Eve, the owner of another account; a worker pool runs the sandbox jobs when started.
  */
 export async function studioSetup(balanceMicro = 10_000_000n) {
-  const t = consoleApp();
-  if (balanceMicro > 0n) t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
+  const t = await consoleApp();
+  if (balanceMicro > 0n) await t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
   await t.person("ann@example.com", "owner");
   await t.person("bob@example.com", "member");
-  const other = t.ctx.accounts.createAccount("other", "USD");
-  const { url } = t.people.createInvite({
+  const other = await t.ctx.accounts.createAccount("other", "USD");
+  const { url } = await t.people.createInvite({
     email: "eve@example.com",
     accountId: other.account.id,
     role: "owner",
   });
   await t.people.acceptInvite(url.split("/").pop()!, "correct horse battery", { ip: null, userAgent: null });
-  const personId = (email: string) => t.people.findPerson(email)!.id;
-  const ann = { accountId: t.account.id, personId: personId("ann@example.com") };
-  const bob = { accountId: t.account.id, personId: personId("bob@example.com") };
-  const eve = { accountId: other.account.id, personId: personId("eve@example.com") };
-  const available = () => {
-    const a = t.ctx.accounts.getAccount(t.account.id)!;
+  const personId = async (email: string) => (await t.people.findPerson(email))!.id;
+  const ann = { accountId: t.account.id, personId: await personId("ann@example.com") };
+  const bob = { accountId: t.account.id, personId: await personId("bob@example.com") };
+  const eve = { accountId: other.account.id, personId: await personId("eve@example.com") };
+  const available = async () => {
+    const a = (await t.ctx.accounts.getAccount(t.account.id))!;
     return a.balance_micro - a.held_micro;
   };
   const workers = () => testWorkerPool(t.ctx);

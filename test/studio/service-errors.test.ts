@@ -28,13 +28,13 @@ describe("studio runs obey the API's money rules", () => {
     expect(await code(studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "x", num_images: 3 }))).toBe(
       "insufficient_balance",
     );
-    expect(s.available()).toBe(25_000n);
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await s.available()).toBe(25_000n);
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
     expect(await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "x", num_images: 2 })).toMatchObject({
       status: "IN_QUEUE",
     });
-    expect(s.available()).toBe(5_000n);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await s.available()).toBe(5_000n);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("the model's max and the schema: 400 before anything is reserved", async () => {
@@ -45,17 +45,19 @@ describe("studio runs obey the API's money rules", () => {
     expect(await code(studioRun(s.ctx, s.ann, "sandbox/video", { prompt: "x", duration: 11 }))).toBe(
       "validation_error",
     );
-    expect(await code(() => studioEstimate(s.ctx, s.ann.accountId, "sandbox/image", { num_images: 5 }))).toBe(
-      "validation_error",
-    );
+    expect(
+      await code(
+        async () => await studioEstimate(s.ctx, s.ann.accountId, "sandbox/image", { num_images: 5 }),
+      ),
+    ).toBe("validation_error");
     expect(await code(studioRun(s.ctx, s.ann, "sandbox/nope", {}))).toBe("unknown_model");
     expect(await code(studioRun(s.ctx, s.ann, "sandbox/chat", {}))).toBe("use_chat_completions");
     expect(await code(studioRun(s.ctx, s.ann, "sandbox/image", "a cat"))).toBe("validation_error");
     expect(await code(studioRun(s.ctx, s.ann, "sandbox/image", [1]))).toBe("validation_error");
-    expect(await code(() => studioEstimate(s.ctx, s.ann.accountId, "sandbox/image", 7))).toBe(
+    expect(await code(async () => await studioEstimate(s.ctx, s.ann.accountId, "sandbox/image", 7))).toBe(
       "validation_error",
     );
-    expect(s.available()).toBe(10_000_000n);
+    expect(await s.available()).toBe(10_000_000n);
     expect(s.db.query("SELECT count(*) AS n FROM jobs").get()).toEqual({ n: 0n });
   });
 
@@ -65,10 +67,13 @@ describe("studio runs obey the API's money rules", () => {
     pool = s.workers();
     const done = await waitForFinal(s.ctx, job.id, 30_000);
     expect(done.status).toBe("FAILED");
-    expect(s.ctx.ledger.getHold(job.hold_id)).toMatchObject({ status: "released", charged_micro: null });
-    expect(s.available()).toBe(10_000_000n);
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await s.ctx.ledger.getHold(job.hold_id)).toMatchObject({
+      status: "released",
+      charged_micro: null,
+    });
+    expect(await s.available()).toBe(10_000_000n);
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 
   test("a failed studio chat charges nothing", async () => {
@@ -80,8 +85,8 @@ describe("studio runs obey the API's money rules", () => {
       }),
     );
     expect(err).toBe("submit_failed");
-    expect(s.available()).toBe(10_000_000n);
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await s.available()).toBe(10_000_000n);
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
     expect(
       await code(studioChat(s.ctx, s.ann, "sandbox/image", { messages: [{ role: "user", content: "x" }] })),
     ).toBe("unknown_model");
@@ -102,7 +107,7 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
     ).toBe("too_many_in_flight");
     // Another person of the same account, and a person of another account, are not held back.
     await studioRun(s.ctx, s.bob, "sandbox/image", { prompt: "bob" });
-    s.ctx.ledger.topUp(s.eve.accountId, 1_000_000n, null);
+    await s.ctx.ledger.topUp(s.eve.accountId, 1_000_000n, null);
     await studioRun(s.ctx, s.eve, "sandbox/image", { prompt: "eve" });
     // Nor is the account's API key: the studio's cap is the person's, the key keeps its own.
     expect(
@@ -114,15 +119,15 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
         })
       ).status,
     ).toBe(202);
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(2);
-    s.ctx.jobs.cancel(a1.id, Date.now());
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(1);
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(2);
+    await s.ctx.jobs.cancel(a1.id, Date.now());
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(1);
     expect(await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "3" })).toMatchObject({
       status: "IN_QUEUE",
     });
     // The refused attempts reserved nothing.
-    expect(checkInvariants(s.db)).toEqual([]);
-    const held = s.ctx.accounts.getAccount(s.account.id)!.held_micro;
+    expect(await checkInvariants(s.db)).toEqual([]);
+    const held = (await s.ctx.accounts.getAccount(s.account.id))!.held_micro;
     expect(held).toBe(4n * 10_000n); // ann 2 + bob 1 + the API's 1
   });
 
@@ -138,7 +143,7 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
         .filter((r): r is PromiseRejectedResult => r.status === "rejected")
         .every((r) => (r.reason as DomainError).code === "too_many_in_flight"),
     ).toBe(true);
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(3);
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(3);
   });
 
   test("openJob refuses an opener with neither key nor person, and an Idempotency-Key without a key", async () => {
@@ -167,14 +172,14 @@ describe("lookups", () => {
   test("another account's run, an unknown or malformed id: not_found", async () => {
     const s = await studioSetup();
     const job = await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "x" });
-    expect(studioRunOf(s.ctx, s.ann.accountId, job.id).id).toBe(job.id);
-    expect(await code(() => studioRunOf(s.ctx, s.otherAccountId, job.id))).toBe("not_found");
-    expect(await code(() => studioRunOf(s.ctx, s.ann.accountId, "nope"))).toBe("not_found");
-    expect(await code(() => studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { limit: 0 }))).toBe(
-      "validation_error",
-    );
-    expect(await code(() => studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { cursor: "x" }))).toBe(
-      "validation_error",
-    );
+    expect((await studioRunOf(s.ctx, s.ann.accountId, job.id)).id).toBe(job.id);
+    expect(await code(async () => await studioRunOf(s.ctx, s.otherAccountId, job.id))).toBe("not_found");
+    expect(await code(async () => await studioRunOf(s.ctx, s.ann.accountId, "nope"))).toBe("not_found");
+    expect(
+      await code(async () => await studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { limit: 0 })),
+    ).toBe("validation_error");
+    expect(
+      await code(async () => await studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { cursor: "x" })),
+    ).toBe("validation_error");
   });
 });

@@ -18,7 +18,7 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
   test("a run reserves exactly the estimate, is keyless with its person, and charges the estimate", async () => {
     const s = await studioSetup();
     const input = { prompt: "a cat", num_images: 3 };
-    const est = studioEstimate(s.ctx, s.ann.accountId, "sandbox/image", input);
+    const est = await studioEstimate(s.ctx, s.ann.accountId, "sandbox/image", input);
     // The same numbers as POST /v1/estimate for this account.
     const api = await json(
       await s.request("/v1/estimate", {
@@ -28,7 +28,7 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
       }),
     );
     expect(est).toEqual(api as never);
-    const before = s.available();
+    const before = await s.available();
     const job = await studioRun(s.ctx, s.ann, "sandbox/image", input);
     expect(job).toMatchObject({
       status: "IN_QUEUE",
@@ -36,27 +36,27 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
       key_id: null,
       person_id: s.ann.personId,
     });
-    const hold = s.ctx.ledger.getHold(job.hold_id)!;
+    const hold = (await s.ctx.ledger.getHold(job.hold_id))!;
     expect(hold).toMatchObject({ source: "STUDIO", key_id: null, status: "open" });
     expect(hold.amount_micro).toBe(BigInt(est.price_usd_micro));
-    expect(s.available()).toBe(before - BigInt(est.price_usd_micro));
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(1);
+    expect(await s.available()).toBe(before - BigInt(est.price_usd_micro));
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(1);
 
     pool = s.workers();
     const done = await waitForFinal(s.ctx, job.id, 30_000);
     expect(done.status).toBe("COMPLETED");
-    expect(s.ctx.ledger.getHold(job.hold_id)!.charged_micro).toBe(BigInt(est.price_usd_micro));
-    expect(s.available()).toBe(before - BigInt(est.price_usd_micro));
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect((await s.ctx.ledger.getHold(job.hold_id))!.charged_micro).toBe(BigInt(est.price_usd_micro));
+    expect(await s.available()).toBe(before - BigInt(est.price_usd_micro));
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await checkInvariants(s.db)).toEqual([]);
 
     // Source STUDIO in the wallet and in the requests list.
-    const wallet = walletPage(s.ctx, s.account.id, { source: "STUDIO" });
+    const wallet = await walletPage(s.ctx, s.account.id, { source: "STUDIO" });
     expect(wallet.entries.map((e) => [e.kind, e.source, e.request_id, e.key_id])).toEqual([
       ["charge", "STUDIO", job.id, null],
       ["hold", "STUDIO", job.id, null],
     ]);
-    const listed = listRequests(s.ctx, s.account.id, { source: "STUDIO" });
+    const listed = await listRequests(s.ctx, s.account.id, { source: "STUDIO" });
     expect(listed.items.map((r) => [r.id, r.source, r.key_id, r.price.charged_micro])).toEqual([
       [job.id, "STUDIO", null, BigInt(est.price_usd_micro)],
     ]);
@@ -69,10 +69,10 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
 
   test("a RUB account's studio estimate is in RUB and equals the API's", async () => {
     const s = await studioSetup();
-    s.ctx.fx.set("RUB", 92_500_000n, "test");
-    const rub = s.ctx.accounts.createAccount("rub", "RUB");
+    await s.ctx.fx.set("RUB", 92_500_000n, "test");
+    const rub = await s.ctx.accounts.createAccount("rub", "RUB");
     const input = { prompt: "x", num_images: 2 };
-    const est = studioEstimate(s.ctx, rub.account.id, "sandbox/image", input);
+    const est = await studioEstimate(s.ctx, rub.account.id, "sandbox/image", input);
     const api = await json(
       await s.request("/v1/estimate", {
         method: "POST",
@@ -94,24 +94,27 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     await waitForFinal(s.ctx, a2.id, 30_000);
     const b1 = await studioRun(s.ctx, s.bob, "sandbox/image", { prompt: "bob's" });
     await waitForFinal(s.ctx, b1.id, 30_000);
-    const page = studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { limit: 1 });
+    const page = await studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { limit: 1 });
     expect(page.items.map((r) => r.request_id)).toEqual([a2.id]);
     expect(page.items[0]!.outputs.map((o) => o.content_type)).toEqual(["audio/wav"]);
     expect(page.items[0]!.outputs[0]!.url).toContain(`/requests/${a2.id}/output/0`);
-    const next = studioRuns(s.ctx, s.ann.accountId, s.ann.personId, { limit: 1, cursor: page.next_cursor });
+    const next = await studioRuns(s.ctx, s.ann.accountId, s.ann.personId, {
+      limit: 1,
+      cursor: page.next_cursor,
+    });
     expect(next.items.map((r) => r.request_id)).toEqual([a1.id]);
     expect(next.items[0]!.outputs[0]!.content_type).toBe("image/png");
     expect(next.next_cursor).toBeNull();
-    expect(studioRuns(s.ctx, s.bob.accountId, s.bob.personId).items.map((r) => r.request_id)).toEqual([
-      b1.id,
-    ]);
+    expect((await studioRuns(s.ctx, s.bob.accountId, s.bob.personId)).items.map((r) => r.request_id)).toEqual(
+      [b1.id],
+    );
     // Ann's runs looked up in another account: none.
-    expect(studioRuns(s.ctx, s.otherAccountId, s.ann.personId).items).toEqual([]);
+    expect((await studioRuns(s.ctx, s.otherAccountId, s.ann.personId)).items).toEqual([]);
   });
 
   test("a studio chat is opened keyless with source STUDIO and charged like the API's", async () => {
     const s = await studioSetup();
-    const before = s.available();
+    const before = await s.available();
     const answer = await studioChat(s.ctx, s.ann, "sandbox/chat", {
       messages: [{ role: "user", content: "Say something." }],
       max_tokens: 32,
@@ -119,19 +122,19 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     expect(answer.kind).toBe("json");
     const body = JSON.parse((answer as { body: string }).body) as { id: string; usage: object };
     const id = body.id.replace("chatcmpl-", "");
-    const job = s.ctx.jobs.get(id)!;
+    const job = (await s.ctx.jobs.get(id))!;
     expect(job).toMatchObject({
       status: "COMPLETED",
       source: "STUDIO",
       key_id: null,
       person_id: s.ann.personId,
     });
-    const hold = s.ctx.ledger.getHold(job.hold_id)!;
+    const hold = (await s.ctx.ledger.getHold(job.hold_id))!;
     expect(hold.status).toBe("settled");
     expect(hold.charged_micro! > 0n).toBe(true);
-    expect(s.available()).toBe(before - hold.charged_micro!);
-    expect(s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
-    const charges = walletPage(s.ctx, s.account.id, { source: "STUDIO" }).entries.filter(
+    expect(await s.available()).toBe(before - hold.charged_micro!);
+    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    const charges = (await walletPage(s.ctx, s.account.id, { source: "STUDIO" })).entries.filter(
       (e) => e.kind === "charge",
     );
     expect(charges.map((e) => [e.request_id, e.amount_micro])).toEqual([[id, hold.charged_micro!]]);
@@ -145,6 +148,6 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     expect(streamed.kind).toBe("stream");
     const text = await new Response((streamed as { body: ReadableStream }).body).text();
     expect(text.trim().endsWith("data: [DONE]")).toBe(true);
-    expect(checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.db)).toEqual([]);
   });
 });

@@ -5,14 +5,15 @@ import { join } from "node:path";
 import { AccountStore } from "../../src/accounts/accounts.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import type { Resolver } from "../../src/webhooks/url-policy.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 let accounts = 0;
 
 /** A migrated database (file-backed when a path is given) with one account. */
-export function webhookDb(path = ":memory:"): { db: Database; accountId: string } {
+export async function webhookDb(path = ":memory:"): Promise<{ db: Database; accountId: string }> {
   const db = openDatabase(path);
   migrate(db);
-  const { account } = new AccountStore(db).createAccount(`webhooks-${++accounts}`, "USD");
+  const { account } = await new AccountStore(sqlOf(db)).createAccount(`webhooks-${++accounts}`, "USD");
   return { db, accountId: account.id };
 }
 
@@ -73,9 +74,13 @@ export function fakeResolver(table: Record<string, string[]>): Resolver & { call
 }
 
 /** Polls until the predicate holds; fails the test with `what` after the deadline. */
-export async function waitFor(what: string, predicate: () => boolean, deadlineMs = 3000): Promise<void> {
+export async function waitFor(
+  what: string,
+  predicate: () => boolean | Promise<boolean>,
+  deadlineMs = 3000,
+): Promise<void> {
   const end = Date.now() + deadlineMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
     await Bun.sleep(5);
   }

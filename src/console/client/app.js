@@ -63,7 +63,7 @@ document.addEventListener("click", (event) => {
     return;
   }
   const copier = target.closest("[data-copy]");
-  if (copier) copyFrom(copier);
+  if (copier) void copyFrom(copier);
 });
 
 async function copyFrom(button) {
@@ -86,7 +86,7 @@ async function copyFrom(button) {
 document.addEventListener("change", (event) => {
   const target = event.target;
   if (target instanceof HTMLInputElement && target.type === "file" && target.hasAttribute("data-upload")) {
-    uploadInto(target);
+    void uploadInto(target);
     return;
   }
   if (target instanceof HTMLSelectElement && target.hasAttribute("data-autosubmit") && target.form) {

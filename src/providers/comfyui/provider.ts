@@ -79,7 +79,7 @@ export class ComfyProvider implements Provider {
     } else {
       const prompt = await this.buildPrompt(job, call);
       promptId = await this.queuePrompt(prompt, call);
-      job.setUpstreamId(promptId);
+      await job.setUpstreamId(promptId);
       job.log(`comfyui: queued prompt ${promptId}`);
     }
     try {

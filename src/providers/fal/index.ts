@@ -104,7 +104,7 @@ class FalRun {
     });
     const id = checkRequestId(reply.request_id);
     // Durable before anything else: from here on a restart resumes this request instead of paying twice.
-    this.job.setUpstreamId(id);
+    await this.job.setUpstreamId(id);
     const built = buildRequestUrls(this.base, modelId, id);
     const position =
       typeof reply.queue_position === "number" ? ` (queue position ${reply.queue_position})` : "";

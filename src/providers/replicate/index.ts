@@ -64,7 +64,7 @@ class ReplicateProvider implements Provider {
       return this.follow(job, job.upstreamId, null, kind);
     }
     const created = await this.create(job);
-    job.setUpstreamId(created.id); // durable before anything else, so a restart resumes it
+    await job.setUpstreamId(created.id); // durable before anything else, so a restart resumes it
     job.log(`Replicate prediction ${created.id} created`);
     return this.follow(job, created.id, created, kind);
   }

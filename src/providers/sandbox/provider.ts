@@ -73,7 +73,7 @@ export class SandboxProvider implements Provider {
       let h: number;
       if (model.kind === "upscale") {
         // The source the job was priced on: the uploaded file's measured size wins over declared values.
-        const source = job.inputImageSize?.("image_url") ?? {
+        const source = (await job.inputImageSize?.("image_url")) ?? {
           width: requested(input.width, 256),
           height: requested(input.height, 256),
         };

@@ -18,7 +18,7 @@ const schemaWith = (field: string) => ({
   ...SDXL_SCHEMA,
   properties: { ...SDXL_SCHEMA.properties, [field]: { type: "integer" } },
 });
-const h = settlementHarness({
+const h = await settlementHarness({
   provider: createComfyProvider("comfy", cfg),
   providerConfig: { type: "comfyui", base_url: mock.url, workflows: { sdxl: SDXL } },
   models: [

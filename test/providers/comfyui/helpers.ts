@@ -113,7 +113,7 @@ export function fakeJob(
     logs: [],
     upstreamIds: [],
     log: (m) => job.logs.push(m),
-    setUpstreamId: (id) => {
+    setUpstreamId: async (id) => {
       job.upstreamIds.push(id);
       over.onUpstreamId?.(id);
     },

@@ -104,7 +104,7 @@ describe("comfyui provider: happy path", () => {
 
 describe("comfyui provider: image inputs", () => {
   const png = encodePng(4, 4, 3);
-  let files: ReturnType<typeof Bun.serve>;
+  let files: Awaited<ReturnType<typeof Bun.serve>>;
   let fileHits = 0;
   beforeAll(() => {
     files = Bun.serve({

@@ -11,7 +11,7 @@ import { startMockFal } from "./mock-fal.ts";
  */
 const fal = startMockFal();
 const cdn = startMediaHost();
-const h = settlementHarness({
+const h = await settlementHarness({
   provider: createFalProvider("fal", settings(fal.url, fal.key)),
   providerConfig: { type: "fal", base_url: fal.url },
   models: [

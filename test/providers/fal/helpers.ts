@@ -64,7 +64,7 @@ export function fakeJob(
     logs,
     upstreamIds,
     log: (message) => logs.push(message),
-    setUpstreamId: (id) => {
+    setUpstreamId: async (id) => {
       upstreamIds.push(id);
       over.onSetUpstreamId?.(id);
     },

@@ -8,7 +8,7 @@ import { settlementHarness } from "../../queue/settlement-harness.ts";
  * real pixels, real seconds), not for the n, size or duration the request asked for.
  */
 const mock = startMockOpenAI();
-const h = settlementHarness({
+const h = await settlementHarness({
   provider: new OpenAIMediaProvider("oa", {
     type: "openai",
     baseUrl: mock.url,

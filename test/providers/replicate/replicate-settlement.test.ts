@@ -11,7 +11,7 @@ import { startMockReplicate, TOKEN } from "./mock-replicate.ts";
 const mock = startMockReplicate();
 const cdn = startMediaHost();
 const open = { type: "object" }; // lets the test pass mock_output through to the mock
-const h = settlementHarness({
+const h = await settlementHarness({
   provider: createReplicateProvider("replicate", {
     type: "replicate",
     baseUrl: mock.url,

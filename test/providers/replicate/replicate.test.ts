@@ -65,7 +65,7 @@ interface Harness {
 }
 
 function makeJob(
-  m: ReturnType<typeof model>,
+  m: Awaited<ReturnType<typeof model>>,
   input: Record<string, unknown>,
   upstreamId: string | null = null,
 ): Harness {
@@ -80,7 +80,8 @@ function makeJob(
     upstreamId,
     signal: controller.signal,
     log: (message) => logs.push(message),
-    setUpstreamId: (id) => upstreamIds.push({ id, pollsSoFar: mock.predictions.get(id)?.polls ?? -1 }),
+    setUpstreamId: async (id) =>
+      void upstreamIds.push({ id, pollsSoFar: mock.predictions.get(id)?.polls ?? -1 }),
   };
   return { job, logs, upstreamIds, controller };
 }

@@ -96,7 +96,7 @@ const PLAY_SCRIPT = `async ({ src, times }) => {
 
 describeBrowser("sandbox video in Chromium's <video>", () => {
   let browser: Browser;
-  let server: ReturnType<typeof Bun.serve>;
+  let server: Awaited<ReturnType<typeof Bun.serve>>;
   const files = new Map<string, Uint8Array>();
   // Scene: 4.25 s at 480x270 (a 720p request), key frames at 0 and 2 s; frames 0 (key), 19 (the
   // last inter frame of the first group: most room for drift), 20 (key) and 41 (late inter).
