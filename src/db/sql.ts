@@ -88,7 +88,7 @@ export const openTransaction = new AsyncLocalStorage<TxScope>();
 /** Whether the current call chain is inside a still-open transaction of `root`. */
 export function insideOwnTx(root: object): boolean {
   const scope = openTransaction.getStore();
-  return scope !== undefined && scope.open && scope.root === root;
+  return scope?.open === true && scope.root === root;
 }
 
 /** Bound on the per-connection caches of statements and translated queries (queries are constants). */

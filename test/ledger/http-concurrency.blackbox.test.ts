@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { startFunded } from "../helpers/api.ts";
 import { openServerSql, runGengate } from "../helpers/server.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
