@@ -1,7 +1,7 @@
 import type { Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
-import { newId } from "../lib/ids.ts";
+import { newTimeOrderedId } from "../lib/ids.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
 import { DISPLAY_PREFIX_LENGTH, digestsEqual, generateApiKey, hashSecret, looksLikeApiKey } from "./keys.ts";
 
@@ -116,7 +116,7 @@ export class AccountStore extends SqlStore {
       if (await self.findAccountByName(name)) {
         throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
       }
-      const id = newId("acct");
+      const id = newTimeOrderedId("acct");
       await self.s.insertAccount.run(id, name, currency, nowSeconds());
       const { keyId, key } = await self.createKeyInTx(id, {
         name: "Default",
@@ -139,7 +139,7 @@ export class AccountStore extends SqlStore {
       throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     }
     const key = generateApiKey();
-    const keyId = newId("key");
+    const keyId = newTimeOrderedId("key");
     await this.s.insertKey.run(
       keyId,
       accountId,
@@ -204,7 +204,8 @@ export class AccountStore extends SqlStore {
 
   async listKeys(accountId: string): Promise<ApiKeyRow[]> {
     return await this.q<ApiKeyRow, [string]>(
-      // Keys created in the same second: insertion order on SQLite; PostgreSQL has no rowid (by id).
+      // Keys created in the same second: insertion order on SQLite; PostgreSQL has no rowid: key ids
+      // are time-ordered (ties within one ms may order differently).
       `SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, ${this.sql.dialect === "postgres" ? "id" : "rowid"}`,
     ).all(accountId);
   }

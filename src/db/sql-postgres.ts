@@ -2,6 +2,7 @@ import { type SavepointSQL, SQL, type TransactionSQL } from "bun";
 import {
   type ConstraintKind,
   cachePut,
+  insideOwnTx,
   openTransaction,
   type Sql,
   SqlConstraintError,
@@ -63,14 +64,16 @@ export class PostgresSql implements Sql {
 
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     if (this.#ended) throw new SqlTxEndedError();
-    if (this.depth === 0 && openTransaction.getStore() === this) throw new SqlNestingError();
-    const root = this.depth === 0 ? this : (openTransaction.getStore() ?? this);
+    if (this.depth === 0 && insideOwnTx(this)) throw new SqlNestingError();
+    const root = this.depth === 0 ? this : (openTransaction.getStore()?.root ?? this);
     const body = async (client: Client): Promise<T> => {
       const inner = new PostgresSql(client, this.depth + 1, this.queries);
+      const scope = { root, open: true };
       try {
-        return await openTransaction.run(root, fn, inner);
+        return await openTransaction.run(scope, fn, inner);
       } finally {
         inner.#ended = true;
+        scope.open = false;
       }
     };
     try {
@@ -101,7 +104,7 @@ export class PostgresSql implements Sql {
 
   async #query(query: string, params: readonly SqlParam[]): Promise<SQL.ResultMetadata & unknown[]> {
     if (this.#ended) throw new SqlTxEndedError();
-    if (this.depth === 0 && openTransaction.getStore() === this) throw new SqlNestingError();
+    if (this.depth === 0 && insideOwnTx(this)) throw new SqlNestingError();
     const text = this.queries.get(query) ?? cachePut(this.queries, query, toDollarPlaceholders(query));
     try {
       return await this.client.unsafe(text, params.map(bindable));

@@ -2,6 +2,7 @@ import type { Database, Statement } from "bun:sqlite";
 import {
   type ConstraintKind,
   cachePut,
+  insideOwnTx,
   openTransaction,
   type Sql,
   SqlConstraintError,
@@ -59,14 +60,15 @@ export class SqliteSql implements Sql {
 
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     const c = this.#core;
-    if (c.busy && openTransaction.getStore() === c) throw new SqlNestingError();
+    if (c.busy && insideOwnTx(c)) throw new SqlNestingError();
     await c.lock();
+    const scope = { root: c, open: true };
     try {
       c.exec("BEGIN IMMEDIATE");
       const tx = new SqliteTx(c, 1);
       let result: T;
       try {
-        result = await openTransaction.run(c, fn, tx);
+        result = await openTransaction.run(scope, fn, tx);
       } catch (err) {
         tx.ended = true;
         c.rollback("ROLLBACK");
@@ -81,6 +83,7 @@ export class SqliteSql implements Sql {
       }
       return result;
     } finally {
+      scope.open = false;
       c.unlock();
     }
   }
@@ -195,7 +198,7 @@ class Core {
 
   /** A statement outside any transaction while one is open: waits its turn. */
   async queued<R>(fn: () => R): Promise<R> {
-    if (openTransaction.getStore() === this) throw new SqlNestingError();
+    if (insideOwnTx(this)) throw new SqlNestingError();
     await this.lock();
     try {
       return runMapped(fn);

@@ -72,8 +72,24 @@ export class SqlNestingError extends Error {
   }
 }
 
-/** The root executor whose transaction the current async call chain is inside (see SqlNestingError). */
-export const openTransaction = new AsyncLocalStorage<object>();
+/** A transaction's scope: its root executor, and whether the transaction is still open. */
+export interface TxScope {
+  root: object;
+  open: boolean;
+}
+
+/**
+ * The transaction the current async call chain is inside (see SqlNestingError). Timers and
+ * promises created in a transaction's body keep this context after it ends (a wake-up scheduled
+ * inside it, say): `open` turns false at the end so they are not refused then.
+ */
+export const openTransaction = new AsyncLocalStorage<TxScope>();
+
+/** Whether the current call chain is inside a still-open transaction of `root`. */
+export function insideOwnTx(root: object): boolean {
+  const scope = openTransaction.getStore();
+  return scope?.open === true && scope.root === root;
+}
 
 /** Bound on the per-connection caches of statements and translated queries (queries are constants). */
 export const SQL_CACHE_LIMIT = 512;

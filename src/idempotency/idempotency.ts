@@ -109,8 +109,9 @@ export class IdempotencyStore extends SqlStore {
       "SELECT fingerprint, state, status, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?",
     ),
     del: this.q("DELETE FROM idempotency WHERE key_id = ? AND idem_key = ?"),
-    insert: this.q(
-      "INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    claim: this.q<null, [string, string, string, number]>(
+      `INSERT INTO idempotency (key_id, idem_key, fingerprint, state, status, body, created_at)
+         VALUES (?, ?, ?, 'running', NULL, NULL, ?) ON CONFLICT DO NOTHING`,
     ),
     done: this.q(
       "UPDATE idempotency SET state = 'done', status = ?, body = ? WHERE key_id = ? AND idem_key = ?",
@@ -164,12 +165,6 @@ export class IdempotencyStore extends SqlStore {
     return { status: Number(row.status), body: row.body ?? "" };
   }
 
-  /** Stores a finished 2xx answer (inside the same transaction as the work, for short operations). */
-  async store(keyId: string, idemKey: string, fp: string, response: StoredResponse): Promise<void> {
-    await this.s.del.run(keyId, idemKey);
-    await this.s.insert.run(keyId, idemKey, fp, "done", response.status, response.body, this.now());
-  }
-
   /**
    * Short operations (a queue submit, an upload record): call inside the work's own transaction.
    * Replays the answer stored under `claim`, or runs `work` and stores the answer `answer` makes
@@ -183,10 +178,11 @@ export class IdempotencyStore extends SqlStore {
     answer: (value: T) => StoredResponse | Promise<StoredResponse>,
   ): Promise<Once<T>> {
     if (claim === null) return { replay: null, value: await work() };
-    const replay = await this.lookup(keyId, claim.key, claim.fingerprint);
+    const replay = await this.claimRow(keyId, claim.key, claim.fingerprint);
     if (replay) return { replay };
     const value = await work();
-    await this.store(keyId, claim.key, claim.fingerprint, await answer(value));
+    const response = await answer(value);
+    await this.s.done.run(response.status, response.body, keyId, claim.key);
     return { replay: null, value };
   }
 
@@ -205,12 +201,24 @@ export class IdempotencyStore extends SqlStore {
 
   /** Long operations: claim the key before the work (its own transaction). */
   async markRunning(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
-    return await this.atomic(async (self) => {
-      const replay = await self.lookup(keyId, idemKey, fp);
+    return await this.atomic((self) => self.claimRow(keyId, idemKey, fp));
+  }
+
+  /**
+   * The stored answer to replay (409 for another body or a first try still running), or null after
+   * inserting this request's `running` row. The insert is `ON CONFLICT DO NOTHING`: on PostgreSQL
+   * (READ COMMITTED) a concurrent identical request's uncommitted row makes it wait for that commit,
+   * then insert nothing, and the lookup again finds the committed answer: exactly one runs.
+   */
+  private async claimRow(keyId: string, idemKey: string, fp: string): Promise<StoredResponse | null> {
+    for (let i = 0; ; i++) {
+      const replay = await this.lookup(keyId, idemKey, fp);
       if (replay) return replay;
-      await self.s.insert.run(keyId, idemKey, fp, "running", null, null, self.now());
-      return null;
-    });
+      const inserted = await this.s.claim.run(keyId, idemKey, fp, this.now());
+      if (inserted.changes === 1) return null;
+      // The row that won was deleted meanwhile (expired, or a failed long operation freed it).
+      if (i >= 2) throw new Error("idempotency: the key's row kept changing; try again");
+    }
   }
 
   /** Long operations: a 2xx answer is kept; anything else frees the key for a retry. */

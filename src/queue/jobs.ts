@@ -118,9 +118,9 @@ export type FinalStateHook = (tx: Sql, job: JobRow) => Promise<void> | void;
  */
 export class JobStore extends SqlStore {
   /** The last sequence number given (shared by every view of this store). */
-  private readonly seq = { last: 0n };
+  private readonly seq: { last: bigint | null } = { last: null };
   private readonly index = new QueueIndex([]);
-  /** The sequence and the queue index, read once at start. */
+  /** The queue index, read once at start (createAppContext waits for it). */
   private readonly ready: Promise<void>;
 
   constructor(
@@ -134,13 +134,27 @@ export class JobStore extends SqlStore {
   }
 
   private async load(): Promise<void> {
-    this.seq.last = (await this.s.maxSeq.get())?.s ?? 0n;
     for (const row of await this.s.queued.all()) this.index.add(row);
   }
 
   /** Resolves once the store read its sequence and queue index (at start). */
   whenReady(): Promise<void> {
     return this.ready;
+  }
+
+  /** The lease this view's writes are fenced by (see `fenced`); null: unfenced. */
+  private fence: { owner: string; attempt: bigint } | null = null;
+
+  /**
+   * This store with every later write of a claimed job (complete, fail, requeue, setUpstreamId)
+   * fenced by its lease: they change nothing once the job was re-claimed by another attempt.
+   */
+  fenced(owner: string, attempt: bigint): this {
+    const view = Object.create(this) as this;
+    view.fence = { owner, attempt };
+    // Its transaction views are its own (the cache of the unfenced store must not return them).
+    (view as unknown as { views: WeakMap<Sql, SqlStore> }).views = new WeakMap();
+    return view;
   }
 
   protected override bound(tx: Sql): void {
@@ -195,18 +209,34 @@ export class JobStore extends SqlStore {
     renew: this.q(
       "UPDATE jobs SET lease_until = ? WHERE id = ? AND status = 'IN_PROGRESS' AND lease_owner = ?",
     ),
-    setUpstream: this.q("UPDATE jobs SET upstream_id = ? WHERE id = ? AND status = 'IN_PROGRESS'"),
+    // The writes a worker makes to its claimed job carry the lease's fencing token (owner and
+    // attempt; null when unfenced: recovery, cancel, chat calls): a worker whose lease lapsed and
+    // whose job was claimed again changes nothing (docs/scale-out.md "Concurrency review").
+    setUpstream: this.q<null, [string, string, string | null, bigint | null]>(
+      `UPDATE jobs SET upstream_id = ?1 WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4))`,
+    ),
     toFinal: this.q<
       JobRow,
-      [string, string | null, string | null, string | null, string | null, number, string, string]
+      [
+        string,
+        string | null,
+        string | null,
+        string | null,
+        string | null,
+        number,
+        string,
+        string,
+        string | null,
+        bigint | null,
+      ]
     >(
       `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
            completed_at = ?6, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) RETURNING *`,
+         WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) AND (CAST(?9 AS TEXT) IS NULL OR (lease_owner = ?9 AND attempt = ?10)) RETURNING *`,
     ),
-    requeue: this.q<JobRow, [number, string]>(
+    requeue: this.q<JobRow, [number, string, string | null, bigint | null]>(
       `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?2 AND status = 'IN_PROGRESS' RETURNING *`,
+         WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4)) RETURNING *`,
     ),
     expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
     pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
@@ -254,7 +284,12 @@ export class JobStore extends SqlStore {
    */
   async insert(j: NewJob): Promise<JobRow> {
     // Only the server inserts jobs, so the next sequence number is kept in memory.
-    await this.ready;
+    // Read on first use through this store's own Sql (the caller's transaction when bound): waiting
+    // for a read on the root from inside a transaction would wait for that transaction itself.
+    if (this.seq.last === null) {
+      const max = (await this.s.maxSeq.get())?.s ?? 0n;
+      this.seq.last ??= max;
+    }
     const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
     await this.s.insert.run(
@@ -379,7 +414,7 @@ export class JobStore extends SqlStore {
   }
 
   async setUpstreamId(id: string, upstreamId: string): Promise<void> {
-    await this.s.setUpstream.run(upstreamId, id);
+    await this.s.setUpstream.run(upstreamId, id, this.fence?.owner ?? null, this.fence?.attempt ?? null);
   }
 
   /**
@@ -405,6 +440,8 @@ export class JobStore extends SqlStore {
         now,
         id,
         '["IN_PROGRESS"]',
+        self.fence?.owner ?? null,
+        self.fence?.attempt ?? null,
       );
       if (!row) return null;
       if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
@@ -448,7 +485,18 @@ export class JobStore extends SqlStore {
     now: number,
   ): Promise<boolean> {
     const job = await this.atomic(async (self) => {
-      const row = await self.s.toFinal.get(to, null, null, code, message, now, id, JSON.stringify(from));
+      const row = await self.s.toFinal.get(
+        to,
+        null,
+        null,
+        code,
+        message,
+        now,
+        id,
+        JSON.stringify(from),
+        self.fence?.owner ?? null,
+        self.fence?.attempt ?? null,
+      );
       if (!row) return null;
       if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
       if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
@@ -465,7 +513,12 @@ export class JobStore extends SqlStore {
 
   /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
   async requeue(id: string, notBefore: number): Promise<boolean> {
-    const row = await this.s.requeue.get(notBefore, id);
+    const row = await this.s.requeue.get(
+      notBefore,
+      id,
+      this.fence?.owner ?? null,
+      this.fence?.attempt ?? null,
+    );
     if (row) {
       this.index.add(row);
       this.events.changed(id);

@@ -139,7 +139,10 @@ export class WorkerPool {
     const slot = this.slots.get(job.provider);
     if (slot) slot.busy++;
     const renew = setInterval(
-      async () => await this.o.jobs.renewLease(job.id, this.owner, Date.now() + this.leaseMs),
+      () =>
+        void this.o.jobs
+          .renewLease(job.id, this.owner, Date.now() + this.leaseMs)
+          .catch((err) => log("warn", "lease renewal failed", { request_id: job.id, ...errorFields(err) })),
       this.leaseMs / 3,
     );
     const untilDeadline = Number(job.deadline_at) - Date.now();
@@ -148,7 +151,9 @@ export class WorkerPool {
       await this.execute(job, controller.signal);
     } catch (err) {
       log("error", "job crashed", { request_id: job.id, ...errorFields(err) });
-      await this.o.jobs.fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
+      await this.o.jobs
+        .fenced(this.owner, job.attempt)
+        .fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
     } finally {
       clearInterval(renew);
       clearTimeout(deadline);
@@ -160,7 +165,8 @@ export class WorkerPool {
   }
 
   private async execute(job: JobRow, signal: AbortSignal): Promise<void> {
-    const jobs = this.o.jobs;
+    // Every write of this attempt is fenced by its lease (owner and attempt).
+    const jobs = this.o.jobs.fenced(this.owner, job.attempt);
     const provider = this.o.providers.get(job.provider);
     const model = this.o.catalog().get(job.model_id);
     if (!provider || !model) {

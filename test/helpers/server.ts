@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import type { Sql } from "../../src/db/sql.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
@@ -81,6 +82,30 @@ export async function testDatabaseEnv(dataDir: string): Promise<Record<string, s
     databases.set(dataDir, url);
   }
   return { GENGATE_DATABASE_URL: url };
+}
+
+/**
+ * A read connection to the database of a server's data dir, whichever backend it runs on: the
+ * SQLite file (read-only), or the PostgreSQL database GENGATE_TEST_BACKEND=postgres gave it.
+ */
+export async function openServerSql(dataDir: string): Promise<{ sql: Sql; close(): Promise<void> }> {
+  const url = databases.get(dataDir);
+  if (url) {
+    const { PostgresSql } = await import("../../src/db/sql-postgres.ts");
+    const sql = PostgresSql.connect({ url, password: null, maxConnections: 1 });
+    return { sql, close: () => sql.close() };
+  }
+  const { Database } = await import("bun:sqlite");
+  const { SqliteSql } = await import("../../src/db/sql-sqlite.ts");
+  const db = new Database(join(dataDir, "gengate.db"), { readonly: true, safeIntegers: true, strict: true });
+  const sql = new SqliteSql(db);
+  return {
+    sql,
+    close: async () => {
+      sql.close();
+      db.close();
+    },
+  };
 }
 
 /** Starts `gengate serve` on a free port and a data dir (a new temp dir unless given). */

@@ -1,8 +1,6 @@
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { startFunded } from "../helpers/api.ts";
-import { runGengate } from "../helpers/server.ts";
+import { openServerSql, runGengate } from "../helpers/server.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
 
 let s: Awaited<ReturnType<typeof startFunded>> | undefined;
@@ -45,8 +43,8 @@ describe("parallel HTTP reservations against one account", () => {
       available_micro: string;
     };
     expect(account).toMatchObject({ balance_micro: "700000", held_micro: "700000", available_micro: "0" });
-    const db = new Database(join(s.dataDir, "gengate.db"), { readonly: true, safeIntegers: true });
-    expect(await checkInvariants(db as never)).toEqual([]);
-    db.close();
+    const db = await openServerSql(s.dataDir);
+    expect(await checkInvariants(db.sql)).toEqual([]);
+    await db.close();
   });
 });

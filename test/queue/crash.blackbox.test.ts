@@ -1,9 +1,8 @@
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { creditDefaultAccount, pollUntil } from "../helpers/api.ts";
-import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
+import { openServerSql, startServer, type TestServer, tempDir } from "../helpers/server.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
 const JOBS = Number(process.env.CRASH_JOBS ?? 300);
@@ -56,14 +55,12 @@ describe("crash recovery (kill -9 mid-flight)", () => {
     await first.proc.exited;
 
     // Some jobs were mid-flight: open holds and IN_PROGRESS rows with a dead worker's lease.
-    const mid = new Database(join(dataDir, "gengate.db"), { readonly: true });
-    const inFlight = (
-      mid.query("SELECT count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE','IN_PROGRESS')").get() as {
-        n: number;
-      }
-    ).n;
-    mid.close();
-    expect(inFlight).toBeGreaterThan(0);
+    const mid = await openServerSql(dataDir);
+    const inFlight = (await mid.sql.get<{ n: bigint }>(
+      "SELECT count(*) AS n FROM jobs WHERE status IN ('IN_QUEUE','IN_PROGRESS')",
+    ))!.n;
+    await mid.close();
+    expect(inFlight).toBeGreaterThan(0n);
 
     const second = await startServer({ dataDir, args });
     servers.push(second);
@@ -75,39 +72,35 @@ describe("crash recovery (kill -9 mid-flight)", () => {
     );
     expect(await second.stop()).toBe(0);
 
-    const db = new Database(join(dataDir, "gengate.db"), { readonly: true, safeIntegers: true });
-    const rows = db
-      .query(
-        "SELECT j.id, j.status, h.status AS hold, h.charged_micro FROM jobs j JOIN holds h ON h.id = j.hold_id",
-      )
-      .all() as {
+    const db = await openServerSql(dataDir);
+    const rows = await db.sql.all<{
       id: string;
       status: string;
       hold: string;
       charged_micro: bigint | null;
-    }[];
+    }>(
+      "SELECT j.id, j.status, h.status AS hold, h.charged_micro FROM jobs j JOIN holds h ON h.id = j.hold_id",
+    );
     expect(rows.length).toBe(JOBS);
     for (const r of rows) {
       expect(["COMPLETED", "FAILED"]).toContain(r.status);
       expect(r.hold).toBe(r.status === "COMPLETED" ? "settled" : "released");
     }
     expect(rows.filter((r) => r.status === "FAILED").length).toBe(JOBS / 10);
-    expect(await checkInvariants(db as never)).toEqual([]);
+    expect(await checkInvariants(db.sql)).toEqual([]);
     const charged = rows.reduce((sum, r) => sum + (r.charged_micro ?? 0n), 0n);
-    const acct = db.query("SELECT balance_micro, held_micro FROM accounts WHERE id = ?").get(accountId) as {
-      balance_micro: bigint;
-      held_micro: bigint;
-    };
+    const acct = (await db.sql.get<{ balance_micro: bigint; held_micro: bigint }>(
+      "SELECT balance_micro, held_micro FROM accounts WHERE id = ?",
+      [accountId],
+    ))!;
     expect(acct.held_micro).toBe(0n);
     expect(acct.balance_micro).toBe(1_000_000_000n - charged);
     expect(charged).toBe(BigInt((JOBS * 9) / 10) * 10_000n);
     // Every completed job has its outputs on record.
-    const missing = db
-      .query(
-        "SELECT count(*) AS n FROM jobs j WHERE status = 'COMPLETED' AND NOT EXISTS (SELECT 1 FROM job_outputs o WHERE o.job_id = j.id)",
-      )
-      .get() as { n: bigint };
+    const missing = (await db.sql.get<{ n: bigint }>(
+      "SELECT count(*) AS n FROM jobs j WHERE status = 'COMPLETED' AND NOT EXISTS (SELECT 1 FROM job_outputs o WHERE o.job_id = j.id)",
+    ))!;
     expect(missing.n).toBe(0n);
-    db.close();
+    await db.close();
   }, 120_000);
 });
