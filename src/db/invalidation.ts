@@ -69,6 +69,7 @@ export class CacheInvalidation {
       onMaybeMissed: () => void this.check(),
     });
     this.#timer = setInterval(() => void this.check(), this.#pollMs);
+    this.#timer.unref?.();
   }
 
   async stop(): Promise<void> {

@@ -3,7 +3,10 @@ import type { Account } from "../accounts/accounts.ts";
 import { buildCatalog, type Catalog, CatalogError } from "../catalog/catalog.ts";
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { ConfigFile, LiveSettings, ServerSettings } from "../config/schema.ts";
+import { openBus } from "../db/bus.ts";
 import { migrate, openDatabase } from "../db/database.ts";
+import { CacheInvalidation } from "../db/invalidation.ts";
+import { openLeadership } from "../db/leader.ts";
 import type { Sql } from "../db/sql.ts";
 import { SqliteSql } from "../db/sql-sqlite.ts";
 import type { BlobStore } from "../files/blobs.ts";
@@ -87,6 +90,14 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
     migrate(sqlite);
     sql = new SqliteSql(sqlite);
   }
+  // Across instances (docs/scale-out.md): hints between instances, one sweeper per name, and the
+  // version table that tells every instance's caches to drop what another one changed. On SQLite
+  // (one instance) all three work in process; the invalidation poll also sees the operator CLI.
+  const database = o.settings.database ?? { kind: "sqlite" as const };
+  const bus = openBus(database, sql);
+  const leadership = openLeadership(database);
+  const invalidation = new CacheInvalidation(sql, bus);
+  await invalidation.start();
   const services = createServices(sql, o.publicUrl, o.now, {
     console: () => ctx.live.console,
     payments: () => ctx.live.payments,
@@ -112,6 +123,9 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
   await queue.jobs.whenReady();
   const ctx: AppContext = {
     sqlite,
+    bus,
+    leadership,
+    invalidation,
     shutdownSignal: shutdown.signal,
     ...services,
     ...queue,

@@ -1,6 +1,9 @@
 import type { Database } from "bun:sqlite";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { LiveSettings, ServerSettings } from "../config/schema.ts";
+import type { Bus } from "../db/bus.ts";
+import type { CacheInvalidation } from "../db/invalidation.ts";
+import type { Leadership } from "../db/leader.ts";
 import type { Sql } from "../db/sql.ts";
 import type { QueueServices } from "../queue/runtime.ts";
 import type { Services } from "./services.ts";
@@ -14,6 +17,12 @@ export interface AppContext extends Services, QueueServices {
   sql: Sql;
   /** The SQLite connection under `sql`, for SQLite-only features (backup, PRAGMA checks); null on PostgreSQL. */
   sqlite: Database | null;
+  /** Hints to every instance (LISTEN/NOTIFY on PostgreSQL, in process on SQLite): src/db/bus.ts. */
+  bus: Bus;
+  /** One instance at a time runs each sweep: src/db/leader.ts. */
+  leadership: Leadership;
+  /** Cache scopes every instance drops within 1 s of a change: src/db/invalidation.ts. */
+  invalidation: CacheInvalidation;
   catalog: Catalog;
   live: LiveSettings;
   settings: ServerSettings;

@@ -177,6 +177,10 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         metricsServer?.stop(true);
         // Running jobs get 10 s; the rest stay IN_PROGRESS and are resumed at the next start.
         await background.stop(10_000);
+        // Then the sweeps finish and free their names, caches stop polling, the bus closes.
+        await ctx.leadership.close();
+        await ctx.invalidation.stop();
+        await ctx.bus.close();
         await database.close();
       },
     };
