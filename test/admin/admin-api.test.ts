@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { countRows } from "../helpers/backend.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 import { admin, type Err } from "./helpers.ts";
 
@@ -95,7 +96,7 @@ describe("/admin/v1", () => {
     expect(res.status).toBe(status);
     expect((await json<Err>(res)).error.code).toBe(code);
     expect((await t.ctx.accounts.getAccount(t.account.id))!.balance_micro).toBe(0n);
-    expect(t.db.query("SELECT count(*) AS n FROM ledger_entries").get()).toEqual({ n: 0n });
+    expect(await countRows(t.ctx.sql, "ledger_entries")).toBe(0);
   });
 
   test("unknown account ids are 404; malformed ones 400", async () => {

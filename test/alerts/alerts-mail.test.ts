@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { consoleApp } from "../console/helpers.ts";
+import { countRows } from "../helpers/backend.ts";
 import { type SmtpCapture, smtpCapture, smtpSettingsFor } from "../helpers/smtp.ts";
 import { reserveUsd } from "../ledger/ledger-helpers.ts";
 import { appSender } from "../mail/helpers.ts";
@@ -25,7 +26,7 @@ describe("low-balance alert email", () => {
     await t.ctx.accounts.setAlertThreshold(other, USD(5));
     await reserveUsd(t.ctx.ledger, t.account.id, USD(6));
     await reserveUsd(t.ctx.ledger, t.account.id, USD(1));
-    const rows = mailRows(t.db, "balance_low");
+    const rows = await mailRows(t.ctx.sql, "balance_low");
     expect(rows).toHaveLength(1);
     expect(JSON.parse(rows[0]!.to_addrs).sort()).toEqual(["owner1@example.com", "owner2@example.com"]);
     const before = smtp.mails.length;
@@ -38,7 +39,7 @@ describe("low-balance alert email", () => {
     expect(sent[0]!.decoded).toContain("Threshold: 5.00 USD");
     expect(sent[0]!.decoded).toContain("http://gengate.test/console/billing");
     // The alert went without a URL: no webhook row, the email alone.
-    expect(t.db.query("SELECT count(*) AS n FROM webhook_deliveries").get()).toEqual({ n: 0n });
+    expect(await countRows(t.ctx.sql, "webhook_deliveries")).toBe(0);
   });
 
   test("without [smtp]: the alert disarms and sends its webhook only; no mail row", async () => {
@@ -48,7 +49,7 @@ describe("low-balance alert email", () => {
     await t.ctx.accounts.setAlertThreshold(t.account.id, USD(5));
     await t.ctx.alerts.setUrl(t.account.id, "https://hooks.example.com/low");
     await reserveUsd(t.ctx.ledger, t.account.id, USD(6));
-    expect(mailRows(t.db)).toHaveLength(0);
-    expect(t.db.query("SELECT count(*) AS n FROM webhook_deliveries").get()).toEqual({ n: 1n });
+    expect(await mailRows(t.ctx.sql)).toHaveLength(0);
+    expect(await countRows(t.ctx.sql, "webhook_deliveries")).toBe(1);
   });
 });

@@ -13,13 +13,13 @@ describe("low-balance alert: the rule", () => {
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
     await t.ctx.alerts.setUrl(t.accountId, hooks.url("/once"));
     await t.reserve(4); // available 6: above
-    expect(alertRows(t.db)).toHaveLength(0);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(0);
     await t.reserve(2); // available 4: below -> alert
-    expect(alertRows(t.db)).toHaveLength(1);
-    expect(armed(t.db, t.accountId)).toBe(false);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(false);
     await t.reserve(1); // available 3: further fall, no second alert
     await t.reserve(3); // available 0
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
   });
 
   test("a reservation and its release (a failed job) do not alert twice: no flapping", async () => {
@@ -27,14 +27,14 @@ describe("low-balance alert: the rule", () => {
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
     await t.ctx.alerts.setUrl(t.accountId, hooks.url("/flap"));
     const first = await t.reserve(6); // available 4 -> alert
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
     await t.ctx.ledger.release(first.id); // available 10, above; a release does not re-arm
-    expect(armed(t.db, t.accountId)).toBe(false);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(false);
     for (let i = 0; i < 5; i++) await t.ctx.ledger.release((await t.reserve(6)).id);
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
     // A settlement (charge) cannot re-arm either.
     await t.ctx.ledger.settle((await t.reserve(6)).id, USD(1));
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
   });
 
   test("a top-up above re-arms; the next fall alerts again", async () => {
@@ -42,21 +42,21 @@ describe("low-balance alert: the rule", () => {
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
     await t.ctx.alerts.setUrl(t.accountId, hooks.url("/again"));
     await t.ctx.ledger.settle((await t.reserve(7)).id, USD(7)); // balance 3 -> alert 1
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
     await t.ctx.ledger.topUp(t.accountId, USD(1), "small credit"); // available 4: still below, stays disarmed
-    expect(armed(t.db, t.accountId)).toBe(false);
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(false);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
     await t.ctx.ledger.topUp(t.accountId, USD(1), "credit to the threshold"); // available 5 = threshold: re-armed
-    expect(armed(t.db, t.accountId)).toBe(true);
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
     await t.reserve(0.5); // 4.5: below -> alert 2
-    expect(alertRows(t.db)).toHaveLength(2);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(2);
     // A positive adjustment re-arms too; a negative one can make the fall.
     await t.ctx.ledger.adjust(t.accountId, USD(10), "goodwill");
-    expect(armed(t.db, t.accountId)).toBe(true);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
     await t.ctx.ledger.adjust(t.accountId, -USD(10), "correction"); // available 4.5 again -> alert 3
-    expect(alertRows(t.db)).toHaveLength(3);
-    const ids = alertRows(t.db).map((r) => r.id);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(3);
+    const ids = (await alertRows(t.ctx.sql)).map((r) => r.id);
     expect(new Set(ids).size).toBe(3);
     for (const id of ids) expect(id).toMatch(/^msg_alert_[0-9A-Za-z]+$/);
   });
@@ -65,9 +65,9 @@ describe("low-balance alert: the rule", () => {
     const t = await alertsApp({ balance: 10 });
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
     await t.reserve(6);
-    expect(armed(t.db, t.accountId)).toBe(false);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(false);
     await t.ctx.ledger.topUp(t.accountId, USD(20), "redeem code rbatch_x", "TOPUP", "rcode_test1");
-    expect(armed(t.db, t.accountId)).toBe(true);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
   });
 
   test("threshold changes: raising it above the balance does not re-arm a disarmed alert; lowering under the balance re-arms", async () => {
@@ -76,29 +76,29 @@ describe("low-balance alert: the rule", () => {
     await t.ctx.alerts.setUrl(t.accountId, hooks.url("/threshold"));
     await t.reserve(6); // 4 -> alert
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(8)); // still below: stays disarmed
-    expect(armed(t.db, t.accountId)).toBe(false);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(false);
     await t.reserve(1);
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(2)); // available 3 >= 2: re-armed
-    expect(armed(t.db, t.accountId)).toBe(true);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
     await t.reserve(1.5); // 1.5 < 2 -> alert 2
-    expect(alertRows(t.db)).toHaveLength(2);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(2);
     await t.ctx.accounts.setAlertThreshold(t.accountId, null); // cleared: armed, nothing fires
-    expect(armed(t.db, t.accountId)).toBe(true);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
     await t.reserve(1);
-    expect(alertRows(t.db)).toHaveLength(2);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(2);
   });
 
   test("no threshold: nothing is checked or written; no URL and no SMTP: disarmed, nothing queued", async () => {
     const t = await alertsApp({ balance: 10 });
     await t.reserve(9.5);
-    expect(armed(t.db, t.accountId)).toBe(true);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
     await t.ctx.accounts.setAlertThreshold(t.accountId, USD(5));
     await t.ctx.ledger.topUp(t.accountId, USD(10), "credit"); // available 10.5: above
     await t.reserve(6); // 4.5: below, no URL, no SMTP
-    expect(armed(t.db, t.accountId)).toBe(false);
-    expect(alertRows(t.db)).toHaveLength(0);
-    expect(mailRows(t.db)).toHaveLength(0);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(false);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(0);
+    expect(await mailRows(t.ctx.sql)).toHaveLength(0);
   });
 
   test("the alert is written in the movement's transaction: a rolled-back reservation leaves no alert", async () => {
@@ -111,10 +111,10 @@ describe("low-balance alert: the rule", () => {
         throw new Error("the job insert failed");
       }),
     ).rejects.toThrow("the job insert failed");
-    expect(alertRows(t.db)).toHaveLength(0);
-    expect(armed(t.db, t.accountId)).toBe(true);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(0);
+    expect(await armed(t.ctx.sql, t.accountId)).toBe(true);
     await t.reserve(6);
-    expect(alertRows(t.db)).toHaveLength(1);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(1);
   });
 
   test("another account's threshold and movements are its own", async () => {
@@ -131,7 +131,7 @@ describe("low-balance alert: the rule", () => {
       source: "API",
       quotedUsdMicro: USD(9),
     });
-    expect(alertRows(t.db)).toHaveLength(0);
+    expect(await alertRows(t.ctx.sql)).toHaveLength(0);
     const o = (await t.ctx.accounts.getAccount(other))!;
     expect([o.alert_threshold_micro, o.alert_url, o.alert_armed]).toEqual([null, null, 1n]);
   });
@@ -152,7 +152,7 @@ describe("low-balance alert: the webhook", () => {
       (async () => verifyWebhook(await t.ctx.webhookSecrets.rotate(t.accountId), hit.headers, hit.body))(),
     ).rejects.toThrow();
     expect(hit.headers.get("content-type")).toBe("application/json");
-    expect(hit.headers.get("webhook-id")).toBe(alertRows(t.db)[0]!.id);
+    expect(hit.headers.get("webhook-id")).toBe((await alertRows(t.ctx.sql))[0]!.id);
     const body = JSON.parse(hit.body);
     expect(body).toEqual({
       event: "BALANCE_LOW",
@@ -165,7 +165,7 @@ describe("low-balance alert: the webhook", () => {
       time: expect.any(String),
     });
     expect(Date.parse(body.time)).toBeGreaterThanOrEqual(before - 1000);
-    expect(alertRows(t.db)[0]!.status).toBe("delivered");
+    expect((await alertRows(t.ctx.sql))[0]!.status).toBe("delivered");
   });
 
   test("a failing receiver is retried on the webhook schedule; job webhooks are untouched", async () => {
@@ -177,10 +177,10 @@ describe("low-balance alert: the webhook", () => {
       await t.reserve(6);
       const d = testDispatcher(t.ctx);
       await d.runDue();
-      expect(alertRows(t.db)[0]!.status).toBe("pending");
+      expect((await alertRows(t.ctx.sql))[0]!.status).toBe("pending");
       await Bun.sleep(20);
       await d.runDue();
-      expect(alertRows(t.db)[0]!.status).toBe("delivered");
+      expect((await alertRows(t.ctx.sql))[0]!.status).toBe("delivered");
       expect(flaky.count("/retry")).toBe(2);
       // The two deliveries carry the same webhook-id and the same body.
       expect(flaky.hits[0]!.headers.get("webhook-id")).toBe(flaky.hits[1]!.headers.get("webhook-id"));

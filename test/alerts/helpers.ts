@@ -1,5 +1,5 @@
-import type { Database } from "bun:sqlite";
 import type { SmtpSettings } from "../../src/config/schema.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
 import { makeTestApp } from "../helpers/context.ts";
@@ -27,29 +27,28 @@ export interface AlertRow {
   account_id: string;
 }
 
-export function alertRows(db: Database, accountId?: string): AlertRow[] {
-  return db
-    .query<AlertRow, []>(
-      "SELECT id, url, event, payload, status, account_id FROM webhook_deliveries WHERE event = 'BALANCE_LOW' ORDER BY created_at, rowid",
-    )
-    .all()
-    .filter((r) => accountId === undefined || r.account_id === accountId);
+/** The BALANCE_LOW webhook rows, oldest first (ids are time-ordered), through the port. */
+export async function alertRows(sql: Sql, accountId?: string): Promise<AlertRow[]> {
+  const rows = await sql.all<AlertRow>(
+    "SELECT id, url, event, payload, status, account_id FROM webhook_deliveries WHERE event = 'BALANCE_LOW' ORDER BY created_at, id",
+  );
+  return rows.filter((r) => accountId === undefined || r.account_id === accountId);
 }
 
-export function mailRows(db: Database, kind?: string) {
-  return db
-    .query<{ kind: string; to_addrs: string; subject: string; text_body: string; status: string }, []>(
-      "SELECT kind, to_addrs, subject, text_body, status FROM mail_outbox ORDER BY created_at, rowid",
-    )
-    .all()
-    .filter((r) => kind === undefined || r.kind === kind);
+export async function mailRows(sql: Sql, kind?: string) {
+  const rows = await sql.all<{
+    kind: string;
+    to_addrs: string;
+    subject: string;
+    text_body: string;
+    status: string;
+  }>("SELECT kind, to_addrs, subject, text_body, status FROM mail_outbox ORDER BY created_at, id");
+  return rows.filter((r) => kind === undefined || r.kind === kind);
 }
 
-export function armed(db: Database, accountId: string): boolean {
-  const row = db
-    .query<{ a: bigint }, [string]>("SELECT alert_armed AS a FROM accounts WHERE id = ?")
-    .get(accountId)!;
-  return row.a === 1n;
+export async function armed(sql: Sql, accountId: string): Promise<boolean> {
+  const row = await sql.get<{ a: bigint }>("SELECT alert_armed AS a FROM accounts WHERE id = ?", [accountId]);
+  return row!.a === 1n;
 }
 
 /** A dispatcher over the app's outbox that delivers to loopback (tests run it by hand with runDue). */

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { countRows } from "../helpers/backend.ts";
 import { makeTestApp } from "../helpers/context.ts";
 
 async function setup() {
@@ -15,7 +16,7 @@ async function setup() {
         ...body,
       }),
     });
-  const jobs = () => Number((t.db.query("SELECT count(*) AS n FROM jobs").get() as { n: bigint }).n);
+  const jobs = () => countRows(t.ctx.sql, "jobs");
   return { t, chat, jobs };
 }
 
@@ -28,7 +29,7 @@ describe("chat Idempotency-Key: the contract's fingerprint rule", () => {
     const other = await chat("/v1/chat/completions?trace=1", "q1");
     expect(other.status).toBe(409);
     expect(((await other.json()) as { error: { code: string } }).error.code).toBe("idempotency_conflict");
-    expect(jobs()).toBe(1);
+    expect(await jobs()).toBe(1);
   });
 
   test("two identical calls racing: one runs, the other is 409 while it runs, one job", async () => {
@@ -39,7 +40,7 @@ describe("chat Idempotency-Key: the contract's fingerprint rule", () => {
       chat("/v1/chat/completions", "race", body),
     ]);
     expect([a.status, b.status].sort()).toEqual([200, 409]);
-    expect(jobs()).toBe(1);
+    expect(await jobs()).toBe(1);
     const after = await chat("/v1/chat/completions", "race", body);
     expect(after.headers.get("idempotent-replayed")).toBe("true");
     expect(await after.text()).toBe(await (a.status === 200 ? a : b).text());

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { TarWriter } from "../../src/lib/tar.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { startFunded } from "../helpers/api.ts";
+import { BACKUP_IS_SQLITE, onPostgres, sqliteOnly } from "../helpers/backend.ts";
 import { runGengate, tempDir } from "../helpers/server.ts";
 
 let s: Awaited<ReturnType<typeof startFunded>>;
@@ -13,6 +14,7 @@ let archive: string;
 const uploads: string[] = [];
 
 beforeAll(async () => {
+  if (onPostgres) return;
   s = await startFunded();
   work = tempDir("gengate-backup-errors-");
   for (let i = 0; i < 2; i++) {
@@ -29,6 +31,7 @@ beforeAll(async () => {
   expect(b.stdout).toMatch(/^backup written to .*good\.tar: 2 files/);
 });
 afterAll(() => {
+  if (onPostgres) return;
   s.cleanup();
   rmSync(work, { recursive: true, force: true });
 });
@@ -56,7 +59,7 @@ async function tarOf(name: string, entries: [string, Uint8Array][]): Promise<str
   return path;
 }
 
-describe("restore refuses", () => {
+describe.skipIf(onPostgres)(sqliteOnly("restore refuses", BACKUP_IS_SQLITE), () => {
   test("a data dir that is not empty, with one line, touching nothing", async () => {
     const target = join(work, "busy");
     mkdirSync(target);
@@ -127,7 +130,7 @@ describe("restore refuses", () => {
   });
 });
 
-describe("backup", () => {
+describe.skipIf(onPostgres)(sqliteOnly("backup", BACKUP_IS_SQLITE), () => {
   test("refuses an existing target", async () => {
     const r = await runGengate(["backup", archive, "--data-dir", s.dataDir]);
     expect(r.code).toBe(1);

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { MIGRATE_FROM_SQLITE, onPostgres, sqliteOnly } from "../helpers/backend.ts";
 import { type PopulatedDataDir, populatedDataDir } from "../helpers/populated-datadir.ts";
 import { createTestDatabase, dialects, type TestDatabase } from "../helpers/postgres.ts";
 import { S3_ACCESS_KEY, S3_BUCKET, S3_SECRET_KEY, startS3, type TestS3 } from "../helpers/s3.ts";
@@ -11,7 +12,7 @@ import { runGengate, startServer, tempDir } from "../helpers/server.ts";
 const hasPg = dialects().includes("postgres");
 const PASSWORD = "pw-Never-Shown-7319";
 
-describe.skipIf(!hasPg)("gengate migrate-data", () => {
+describe.skipIf(!hasPg || onPostgres)(sqliteOnly("gengate migrate-data", MIGRATE_FROM_SQLITE), () => {
   let source: PopulatedDataDir;
   let s3: TestS3;
   let config: string;

@@ -2,20 +2,17 @@
 // through the real stores, then listed and refunded by the binary (or the sources).
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { migrate, openDatabase } from "../../src/db/database.ts";
-import { dataDirPaths } from "../../src/server/datadir.ts";
 import { createServices } from "../../src/server/services.ts";
-import { runGengate, tempDir } from "../helpers/server.ts";
-import { sqlOf } from "../helpers/sql.ts";
+import { openServerSql, runGengate, tempDir } from "../helpers/server.ts";
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function preparePaidOrder(): Promise<{ orderId: string; accountId: string }> {
-  const db = openDatabase(dataDirPaths(dir).database);
+  // A data dir no server has run on: its database is made and migrated here (either backend).
+  const db = await openServerSql(dir, { create: true });
   try {
-    migrate(db);
-    const s = createServices(sqlOf(db), "http://gengate.test");
+    const s = createServices(db.sql, "http://gengate.test");
     const { account } = await s.accounts.createAccount("buyer", "USD");
     const order = await s.payments.orders.create({
       accountId: account.id,
@@ -32,7 +29,7 @@ async function preparePaidOrder(): Promise<{ orderId: string; accountId: string 
     });
     return { orderId: order.id, accountId: account.id };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 

@@ -1,9 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/db/database.ts";
-import { dataDirPaths } from "../../src/server/datadir.ts";
 import { createServices } from "../../src/server/services.ts";
-import { runGengate, startServer, type TestServer } from "../helpers/server.ts";
-import { sqlOf } from "../helpers/sql.ts";
+import { openServerSql, runGengate, startServer, type TestServer } from "../helpers/server.ts";
 
 const servers: TestServer[] = [];
 afterAll(() => {
@@ -12,13 +9,12 @@ afterAll(() => {
 const CLIENT = { ip: null, userAgent: null };
 const tokenOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
 
-/** The people service over the server's data dir, as a second process would use it. */
-function peopleOf(dataDir: string) {
-  const db = openDatabase(dataDirPaths(dataDir).database, { create: false });
-  migrate(db);
+/** The people service over the server's database (either backend), as a second process would use it. */
+async function peopleOf(dataDir: string) {
+  const db = await openServerSql(dataDir, { write: true });
   return {
     db,
-    people: createServices(sqlOf(db), "http://unused.test", undefined, {
+    people: createServices(db.sql, "http://unused.test", undefined, {
       passwordCost: { memoryCost: 1024, timeCost: 1 },
     }).people,
   };
@@ -30,10 +26,10 @@ describe("gengate user", () => {
     servers.push(s);
     expect(s.ownerInvite).toMatch(new RegExp(`^${s.url}/console/invite/[A-Za-z0-9_-]{43}$`));
     expect(s.output()).toContain("Console sign-up link");
-    const { db, people } = peopleOf(s.dataDir);
+    const { db, people } = await peopleOf(s.dataDir);
     const info = await people.inviteInfo(tokenOf(s.ownerInvite!));
     expect(info).toEqual({ email: null, accountName: "default", role: "owner", personExists: false });
-    db.close();
+    await db.close();
     expect(await s.stop()).toBe(0);
     const again = await startServer({ dataDir: s.dataDir });
     servers.push(again);
@@ -54,7 +50,7 @@ describe("gengate user", () => {
     expect(Object.keys(JSON.parse(invite.stdout))).toEqual(["url"]);
     expect(url).toMatch(/^https:\/\/gen\.example\.com\/console\/invite\/[A-Za-z0-9_-]{43}$/);
 
-    const { db, people } = peopleOf(s.dataDir);
+    const { db, people } = await peopleOf(s.dataDir);
     const accepted = await people.acceptInvite(tokenOf(url), "a good password", CLIENT);
     expect(accepted.key).toMatch(/^gk_/);
     // The new account's Default key works against the running server at once.
@@ -84,7 +80,7 @@ describe("gengate user", () => {
     expect(resetUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/reset\/[A-Za-z0-9_-]{43}$/);
     await people.resetPassword(tokenOf(resetUrl), "a new good password");
     await people.signIn({ email: "ann@example.com", password: "a new good password" }, CLIENT);
-    db.close();
+    await db.close();
     await s.stop();
   });
 

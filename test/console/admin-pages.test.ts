@@ -13,11 +13,10 @@ async function operatorApp() {
 }
 
 const adminRows = (c: Awaited<ReturnType<typeof consoleApp>>, accountId: string) =>
-  c.db
-    .query<{ source: string; reason: string | null; balance_delta_micro: bigint }, [string]>(
-      "SELECT source, reason, balance_delta_micro FROM ledger_entries WHERE account_id = ? ORDER BY id",
-    )
-    .all(accountId);
+  c.ctx.sql.all<{ source: string; reason: string | null; balance_delta_micro: bigint }>(
+    "SELECT source, reason, balance_delta_micro FROM ledger_entries WHERE account_id = ? ORDER BY id",
+    [accountId],
+  );
 
 describe("accounts", () => {
   test("the list shows every account with balance, held and available; the nav has Admin", async () => {
@@ -55,7 +54,7 @@ describe("accounts", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toStartWith(`/console/admin/accounts/${acme.id}?done=`);
     expect((await c.ctx.accounts.getAccount(acme.id))!.balance_micro).toBe(25_125_000n);
-    expect(adminRows(c, acme.id)).toEqual([
+    expect(await adminRows(c, acme.id)).toEqual([
       { source: "ADMIN", reason: "Invoice 42 paid by wire", balance_delta_micro: 25_125_000n },
     ]);
     const after = await b.page(res.headers.get("location")!);
@@ -70,14 +69,14 @@ describe("accounts", () => {
     const res = await b.post(`/console/admin/accounts/${rub.id}/adjust`, { amount: "-40", reason: "refund" });
     expect(res.status).toBe(303);
     expect((await c.ctx.accounts.getAccount(rub.id))!.balance_micro).toBe(60_000_000n);
-    expect(adminRows(c, rub.id).at(-1)).toEqual({
+    expect((await adminRows(c, rub.id)).at(-1)).toEqual({
       source: "ADMIN",
       reason: "refund",
       balance_delta_micro: -40_000_000n,
     });
     // Hold 50 RUB-equivalent, then try to take the balance under it.
-    c.db.run("UPDATE accounts SET held_micro = 50000000 WHERE id = ?", [rub.id]);
-    const before = adminRows(c, rub.id).length;
+    await c.ctx.sql.run("UPDATE accounts SET held_micro = 50000000 WHERE id = ?", [rub.id]);
+    const before = (await adminRows(c, rub.id)).length;
     const refused = await b.post(`/console/admin/accounts/${rub.id}/adjust`, {
       amount: "-20",
       reason: "too much",
@@ -86,7 +85,7 @@ describe("accounts", () => {
     const text = await refused.text();
     expect(text).toContain("would leave less than the 50.00 held by open jobs");
     expect(text).toContain('value="-20"'); // the form keeps what was typed
-    expect(adminRows(c, rub.id).length).toBe(before);
+    expect((await adminRows(c, rub.id)).length).toBe(before);
     expect((await c.ctx.accounts.getAccount(rub.id))!.balance_micro).toBe(60_000_000n);
   });
 
@@ -102,7 +101,7 @@ describe("accounts", () => {
         expect(await res.text()).toContain("needs a reason");
       }
     }
-    expect(adminRows(c, acme.id)).toEqual([]);
+    expect(await adminRows(c, acme.id)).toEqual([]);
     expect((await c.ctx.accounts.getAccount(acme.id))!.balance_micro).toBe(0n);
   });
 

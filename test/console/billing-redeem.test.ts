@@ -76,9 +76,9 @@ describe("billing page: redeem a code", () => {
     }
     // An unused code has no receipt either.
     await c.batch("3");
-    const batchCode = c.db
-      .query<{ id: string }, []>("SELECT id FROM redeem_codes WHERE redeemed_at IS NULL")
-      .get()!;
+    const batchCode = (await c.ctx.sql.get<{ id: string }>(
+      "SELECT id FROM redeem_codes WHERE redeemed_at IS NULL",
+    ))!;
     expect((await c.owner.page(`/console/billing/receipts/${batchCode.id}`)).status).toBe(404);
   });
 

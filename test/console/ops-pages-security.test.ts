@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { countRows } from "../helpers/backend.ts";
 import { json } from "../helpers/context.ts";
 import { consoleApp } from "./helpers.ts";
 
@@ -47,10 +48,10 @@ async function setup() {
   };
   /** Every money, invite and rate record the admin actions could write. */
   const snapshot = async () => ({
-    ledger: c.db.query("SELECT count(*) AS n FROM ledger_entries").get(),
+    ledger: await countRows(c.ctx.sql, "ledger_entries"),
     balance: (await c.ctx.accounts.getAccount(c.account.id))!.balance_micro,
     invites: (await c.people.listInvites()).length,
-    resets: c.db.query("SELECT count(*) AS n FROM password_resets").get(),
+    resets: await countRows(c.ctx.sql, "password_resets"),
     fx: await c.ctx.fx.list(),
   });
   return { c, signed, submit, snapshot };

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { countRows } from "../helpers/backend.ts";
 import { studioSetup } from "../studio/helpers.ts";
 
 /** What app.js sends: the reply as a stream (the form without script gets a page). */
@@ -6,7 +7,7 @@ const STREAM = { headers: { accept: "text/event-stream" } };
 
 type Setup = Awaited<ReturnType<typeof studioSetup>>;
 
-const jobs = (s: Setup) => (s.db.query("SELECT count(*) AS n FROM jobs").get() as { n: bigint }).n;
+const jobs = (s: Setup) => countRows(s.ctx.sql, "jobs");
 
 const costOf = (text: string) =>
   JSON.parse(/event: cost\ndata: (.*)\n\n$/.exec(text)![1]!) as {
@@ -29,12 +30,12 @@ describe("studio chat: security", () => {
     expect((await b.post("/console/studio/chat", ask, { ...STREAM, origin: null })).status).toBe(403);
     expect((await b.post("/console/studio/chat", ask, { ...STREAM, csrf: null })).status).toBe(403);
     expect((await b.post("/console/studio/chat", ask, { ...STREAM, csrf: "wrong-token" })).status).toBe(403);
-    expect(jobs(s)).toBe(0n);
+    expect(await jobs(s)).toBe(0);
     expect(await s.available()).toBe(before);
     const ok = await b.post("/console/studio/chat", ask, STREAM);
     expect(ok.status).toBe(200);
     await ok.text();
-    expect(jobs(s)).toBe(1n);
+    expect(await jobs(s)).toBe(1);
   });
 
   test("signed out (even with an API key): 303 to sign-in, nothing opened", async () => {
@@ -46,7 +47,7 @@ describe("studio chat: security", () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login");
-    expect(jobs(s)).toBe(0n);
+    expect(await jobs(s)).toBe(0);
   });
 
   test("bad input is the API's JSON error and opens nothing: a media model, bad messages JSON, no message", async () => {
@@ -68,7 +69,7 @@ describe("studio chat: security", () => {
       const body = (await res.json()) as { error: { code: string; message: string } };
       expect(body.error.message.length).toBeGreaterThan(0);
     }
-    expect(jobs(s)).toBe(0n);
+    expect(await jobs(s)).toBe(0);
   });
 
   test("an empty balance is 402 and nothing is charged", async () => {

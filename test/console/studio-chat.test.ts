@@ -89,9 +89,10 @@ describe("studio chat", () => {
       person_id: s.ann.personId,
       status: "COMPLETED",
     });
-    const row = s.db.query("SELECT charged_micro FROM holds WHERE id = ?").get(job.hold_id) as {
-      charged_micro: bigint;
-    };
+    const row = (await s.ctx.sql.get<{ charged_micro: bigint }>(
+      "SELECT charged_micro FROM holds WHERE id = ?",
+      [job.hold_id],
+    ))!;
     expect(BigInt(cost.charged_micro)).toBe(BigInt(row.charged_micro));
     expect(BigInt(cost.charged_micro)).toBeGreaterThan(0n);
     expect(before - (await s.available())).toBe(BigInt(cost.charged_micro));
@@ -218,12 +219,10 @@ describe("the chat's Estimate", () => {
       STREAM,
     );
     const cost = costOf(events(await sent.text()));
-    const hold = s.db
-      .query("SELECT amount_micro, charged_micro FROM holds WHERE id = ?")
-      .get((await s.ctx.jobs.get(cost.request_id))!.hold_id) as {
-      amount_micro: bigint;
-      charged_micro: bigint;
-    };
+    const hold = (await s.ctx.sql.get<{ amount_micro: bigint; charged_micro: bigint }>(
+      "SELECT amount_micro, charged_micro FROM holds WHERE id = ?",
+      [(await s.ctx.jobs.get(cost.request_id))!.hold_id],
+    ))!;
     expect(BigInt(hold.amount_micro)).toBe(longShown);
     expect(BigInt(hold.charged_micro)).toBeLessThanOrEqual(longShown);
   });

@@ -44,11 +44,10 @@ describe("studio history", () => {
     expect(file.status).toBe(200);
     expect(file.headers.get("content-type")).toStartWith("image/");
     // The charge: the ledger's for the completed runs, "held" for the open one.
-    const hold = s.db
-      .query("SELECT charged_micro FROM holds WHERE id = ?")
-      .get((await s.ctx.jobs.get(a.id))!.hold_id) as {
-      charged_micro: bigint;
-    };
+    const hold = (await s.ctx.sql.get<{ charged_micro: bigint }>(
+      "SELECT charged_micro FROM holds WHERE id = ?",
+      [(await s.ctx.jobs.get(a.id))!.hold_id],
+    ))!;
     const row = new RegExp(`<li data-run="${a.id}">[\\s\\S]*?</li>`).exec(page.text)![0];
     expect(row).toContain(`<span data-run-charge>${formatMoney(BigInt(hold.charged_micro), "USD")}</span>`);
     expect(page.text).toMatch(/held<\/span>/);

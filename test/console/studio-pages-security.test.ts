@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
+import { countRows } from "../helpers/backend.ts";
 import { type Browser, consoleApp, ORIGIN, PASSWORD } from "./helpers.ts";
 
 async function setup() {
@@ -41,8 +42,7 @@ function upload(
   return c.handle("/console/studio/upload", { method: "POST", body: bytes, headers });
 }
 
-const fileCount = (c: App) =>
-  Number((c.db.query("SELECT count(*) AS n FROM files").get() as { n: bigint }).n);
+const fileCount = (c: App) => countRows(c.ctx.sql, "files");
 
 describe("studio upload into a URL field", () => {
   test("stores a file of the session's account through the files store (key null), measured", async () => {
@@ -88,7 +88,7 @@ describe("studio upload into a URL field", () => {
     ]) {
       expect(res.status).toBe(403);
     }
-    expect(fileCount(c)).toBe(0);
+    expect(await fileCount(c)).toBe(0);
   });
 
   test("signed out: no upload (303 to sign-in), nothing stored", async () => {
@@ -99,7 +99,7 @@ describe("studio upload into a URL field", () => {
       headers: { "content-type": "image/png", origin: ORIGIN },
     });
     expect(res.status).toBe(303);
-    expect(fileCount(c)).toBe(0);
+    expect(await fileCount(c)).toBe(0);
   });
 
   test("the files store's checks apply: type not allowed, bytes not matching the type, empty", async () => {
@@ -111,7 +111,7 @@ describe("studio upload into a URL field", () => {
     expect(liar.status).toBe(415);
     const empty = await upload(c, c.owner, new Uint8Array(), "image/png");
     expect(empty.status).toBe(400);
-    expect(fileCount(c)).toBe(0);
+    expect(await fileCount(c)).toBe(0);
   });
 
   test("another account's file id is refused: no estimate, the field named", async () => {

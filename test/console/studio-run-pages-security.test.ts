@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { studioRun } from "../../src/studio/service.ts";
+import { countRows } from "../helpers/backend.ts";
 import { studioSetup } from "../studio/helpers.ts";
 
-const jobs = (s: Awaited<ReturnType<typeof studioSetup>>) =>
-  (s.db.query("SELECT count(*) AS n FROM jobs").get() as { n: bigint }).n;
+const jobs = (s: Awaited<ReturnType<typeof studioSetup>>) => countRows(s.ctx.sql, "jobs");
 
 describe("studio run pages: security", () => {
   test("the run POST needs our Origin and the session's CSRF token; nothing is opened otherwise", async () => {
@@ -17,9 +17,9 @@ describe("studio run pages: security", () => {
     expect((await b.post("/console/studio/run", fields, { origin: null })).status).toBe(403);
     expect((await b.post("/console/studio/run", fields, { csrf: null })).status).toBe(403);
     expect((await b.post("/console/studio/run", fields, { csrf: "wrong-token" })).status).toBe(403);
-    expect(jobs(s)).toBe(0n);
+    expect(await jobs(s)).toBe(0);
     expect((await b.post("/console/studio/run", fields)).status).toBe(303);
-    expect(jobs(s)).toBe(1n);
+    expect(await jobs(s)).toBe(1);
   });
 
   test("signed out: the POST opens nothing and the pages send to sign-in; an API key is not a session", async () => {
@@ -38,7 +38,7 @@ describe("studio run pages: security", () => {
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toStartWith("/console/login");
     }
-    expect(jobs(s)).toBe(1n);
+    expect(await jobs(s)).toBe(1);
   });
 
   test("another account's run, its stream and unknown ids are 404 pages", async () => {

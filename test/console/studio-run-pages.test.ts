@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
+import { countRows } from "../helpers/backend.ts";
 import { studioSetup } from "../studio/helpers.ts";
 
 let pool: WorkerPool | null = null;
@@ -35,7 +36,7 @@ describe("studio run pages", () => {
     expect(job.source).toBe("STUDIO");
     expect(JSON.parse(job.input)).toMatchObject({ prompt: "a cat", num_images: 3 });
 
-    const jobsBefore = s.db.query("SELECT count(*) AS n FROM jobs").get();
+    const jobsBefore = await countRows(s.ctx.sql, "jobs");
     const bad = await b.post("/console/studio/run", {
       model_id: "sandbox/image",
       prompt: "a cat",
@@ -46,7 +47,7 @@ describe("studio run pages", () => {
     expect(text).toContain('aria-invalid="true"');
     expect(text).toContain("must be &lt;= 4");
     expect(text).toContain('value="99"');
-    expect(s.db.query("SELECT count(*) AS n FROM jobs").get()).toEqual(jobsBefore);
+    expect(await countRows(s.ctx.sql, "jobs")).toBe(jobsBefore);
   });
 
   test("Run opens a STUDIO job and leads to its page, which shows progress, then the images in place", async () => {
@@ -175,7 +176,7 @@ describe("studio run pages", () => {
     ).toBe(400);
     expect((await b.post("/console/studio/run", { model_id: "", input: "{}" })).status).toBe(400);
     expect((await b.post("/console/studio/run", { model_id: "sandbox/nope", input: "{}" })).status).toBe(400);
-    expect(s.db.query("SELECT count(*) AS n FROM jobs").get()).toEqual({ n: 0n });
+    expect(await countRows(s.ctx.sql, "jobs")).toBe(0);
   });
 
   test("the per-person cap: a third open run is a 429 page", async () => {

@@ -85,19 +85,41 @@ export async function testDatabaseEnv(dataDir: string): Promise<Record<string, s
 }
 
 /**
- * A read connection to the database of a server's data dir, whichever backend it runs on: the
- * SQLite file (read-only), or the PostgreSQL database GENGATE_TEST_BACKEND=postgres gave it.
+ * A connection to the database of a server's data dir, whichever backend it runs on: the SQLite
+ * file (read-only unless `write`), or the PostgreSQL database GENGATE_TEST_BACKEND=postgres gave it.
+ * `create`: a data dir no server has used yet gets its database now (the SQLite file, or a fresh
+ * PostgreSQL database that later servers and `runGengate` on that data dir use), migrated; implies
+ * `write`.
  */
-export async function openServerSql(dataDir: string): Promise<{ sql: Sql; close(): Promise<void> }> {
+export async function openServerSql(
+  dataDir: string,
+  options: { write?: boolean; create?: boolean } = {},
+): Promise<{ sql: Sql; close(): Promise<void> }> {
+  if (options.create) await testDatabaseEnv(dataDir);
   const url = databases.get(dataDir);
   if (url) {
     const { PostgresSql } = await import("../../src/db/sql-postgres.ts");
     const sql = PostgresSql.connect({ url, password: null, maxConnections: 1 });
+    if (options.create) {
+      const { migratePostgres } = await import("../../src/db/migrate-postgres.ts");
+      await migratePostgres(sql);
+    }
     return { sql, close: () => sql.close() };
   }
   const { Database } = await import("bun:sqlite");
   const { SqliteSql } = await import("../../src/db/sql-sqlite.ts");
-  const db = new Database(join(dataDir, "gengate.db"), { readonly: true, safeIntegers: true, strict: true });
+  let db: import("bun:sqlite").Database;
+  if (options.create) {
+    const { migrate, openDatabase } = await import("../../src/db/database.ts");
+    db = openDatabase(join(dataDir, "gengate.db"));
+    migrate(db);
+  } else {
+    db = new Database(join(dataDir, "gengate.db"), {
+      readonly: !options.write,
+      safeIntegers: true,
+      strict: true,
+    });
+  }
   const sql = new SqliteSql(db);
   return {
     sql,
@@ -106,6 +128,20 @@ export async function openServerSql(dataDir: string): Promise<{ sql: Sql; close(
       db.close();
     },
   };
+}
+
+/** Runs `fn` over a connection to the server's database (see openServerSql), closed afterwards. */
+export async function withServerSql<T>(
+  dataDir: string,
+  fn: (sql: Sql) => Promise<T>,
+  options: { write?: boolean; create?: boolean } = {},
+): Promise<T> {
+  const db = await openServerSql(dataDir, options);
+  try {
+    return await fn(db.sql);
+  } finally {
+    await db.close();
+  }
 }
 
 /** Starts `gengate serve` on a free port and a data dir (a new temp dir unless given). */

@@ -13,6 +13,7 @@ import {
   walletCsv,
   walletPage,
 } from "../../src/ledger/figures.ts";
+import { countRows } from "../helpers/backend.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 import { csvObjects, parseCsv } from "../helpers/csv.ts";
 
@@ -108,13 +109,13 @@ describe("overview", () => {
     const { t, ctx } = await setup();
     expect((await overview(ctx, t.account.id)).alert).toEqual({ threshold_micro: null, below: false });
     const set = (v: bigint) =>
-      t.db.query("UPDATE accounts SET alert_threshold_micro = ? WHERE id = ?").run(v, t.account.id);
-    set(100_000_000n);
+      ctx.sql.run("UPDATE accounts SET alert_threshold_micro = ? WHERE id = ?", [v, t.account.id]);
+    await set(100_000_000n);
     expect((await overview(ctx, t.account.id)).alert).toEqual({
       threshold_micro: 100_000_000n,
       below: false,
     });
-    set(100_000_001n);
+    await set(100_000_001n);
     expect((await overview(ctx, t.account.id)).alert).toEqual({ threshold_micro: 100_000_001n, below: true });
   });
 });
@@ -353,8 +354,6 @@ describe("charges without a key (the studio's, issue 17)", () => {
     expect(await ctx.wallet.monthTotal(t.account.id, "2026-03")).toBe(140n);
     expect(await ctx.wallet.monthTotal(t.account.id, "2026-04")).toBe(7n);
     // Key limits still count only their key's spend (key_spend has no row for a keyless charge).
-    expect(ctx.sqlite!.query("SELECT count(*) AS n FROM key_spend WHERE model_id = 'm/s'").get()).toEqual({
-      n: 0n,
-    });
+    expect(await countRows(ctx.sql, "key_spend WHERE model_id = 'm/s'")).toBe(0);
   });
 });

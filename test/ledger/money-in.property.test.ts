@@ -9,10 +9,10 @@
 // The notifications go through the real webhook routes (raw body, Stripe-Signature) into the app,
 // and YooKassa's are verified against the local mock of its API, as in production.
 
-import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { adjustAccount } from "../../src/admin/operations.ts";
+import type { Sql } from "../../src/db/sql.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { paymentsApp } from "../payments/helpers.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
@@ -122,60 +122,48 @@ function codeOf(e: unknown): string {
 }
 
 /** The invariants of money in, from the tables; `credited` is what the model expects per account. */
-async function moneyInProblems(db: Database, accounts: string[], credited: bigint[]): Promise<string[]> {
-  const problems = await checkInvariants(db);
-  accounts.forEach((id, i) => {
-    const topups =
-      db
-        .query<{ s: bigint | null }, [string]>(
-          "SELECT sum(amount_micro) AS s FROM ledger_entries WHERE account_id = ? AND source = 'TOPUP'",
-        )
-        .get(id)!.s ?? 0n;
-    const paid =
-      db
-        .query<{ s: bigint | null }, [string]>(
-          "SELECT sum(amount_micro) AS s FROM orders WHERE account_id = ? AND status = 'paid'",
-        )
-        .get(id)!.s ?? 0n;
-    const codes =
-      db
-        .query<{ s: bigint | null }, [string]>(
-          "SELECT sum(b.amount_micro) AS s FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id WHERE c.redeemed_account_id = ?",
-        )
-        .get(id)!.s ?? 0n;
+async function moneyInProblems(sql: Sql, accounts: string[], credited: bigint[]): Promise<string[]> {
+  const problems = await checkInvariants(sql);
+  const sum = async (query: string, id: string) =>
+    (await sql.get<{ s: bigint | null }>(query, [id]))!.s ?? 0n;
+  for (const [i, id] of accounts.entries()) {
+    const topups = await sum(
+      "SELECT sum(amount_micro) AS s FROM ledger_entries WHERE account_id = ? AND source = 'TOPUP'",
+      id,
+    );
+    const paid = await sum(
+      "SELECT sum(amount_micro) AS s FROM orders WHERE account_id = ? AND status = 'paid'",
+      id,
+    );
+    const codes = await sum(
+      "SELECT sum(b.amount_micro) AS s FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id WHERE c.redeemed_account_id = ?",
+      id,
+    );
     if (topups !== paid + codes)
       problems.push(`${id}: TOPUP ${topups} != paid orders ${paid} + codes ${codes}`);
     if (topups !== credited[i]) problems.push(`${id}: TOPUP ${topups} != model ${credited[i]}`);
-  });
+  }
   // Each cause credited exactly once, and only causes that are paid or redeemed.
-  const twice = db
-    .query<{ ref_id: string; n: bigint }, []>(
-      "SELECT ref_id, count(*) AS n FROM ledger_entries WHERE kind = 'topup' AND source = 'TOPUP' GROUP BY ref_id HAVING n <> 1",
-    )
-    .all();
+  const twice = await sql.all<{ ref_id: string; n: bigint }>(
+    "SELECT ref_id, count(*) AS n FROM ledger_entries WHERE kind = 'topup' AND source = 'TOPUP' GROUP BY ref_id HAVING count(*) <> 1",
+  );
   for (const r of twice) problems.push(`${r.ref_id} credited ${r.n} times`);
-  const unpaid = db
-    .query<{ ref_id: string }, []>(
-      `SELECT e.ref_id FROM ledger_entries e WHERE e.source = 'TOPUP' AND NOT EXISTS
-         (SELECT 1 FROM orders o WHERE o.id = e.ref_id AND o.status = 'paid' AND o.account_id = e.account_id
-            AND o.amount_micro = e.amount_micro)
-       AND NOT EXISTS (SELECT 1 FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id
-         WHERE c.id = e.ref_id AND c.redeemed_account_id = e.account_id AND b.amount_micro = e.amount_micro)`,
-    )
-    .all();
+  const unpaid = await sql.all<{ ref_id: string }>(
+    `SELECT e.ref_id FROM ledger_entries e WHERE e.source = 'TOPUP' AND NOT EXISTS
+       (SELECT 1 FROM orders o WHERE o.id = e.ref_id AND o.status = 'paid' AND o.account_id = e.account_id
+          AND o.amount_micro = e.amount_micro)
+     AND NOT EXISTS (SELECT 1 FROM redeem_codes c JOIN redeem_batches b ON b.id = c.batch_id
+       WHERE c.id = e.ref_id AND c.redeemed_account_id = e.account_id AND b.amount_micro = e.amount_micro)`,
+  );
   for (const r of unpaid) problems.push(`${r.ref_id}: credited but not a paid order or a redeemed code`);
-  const paidNoCredit = db
-    .query<{ id: string }, []>(
-      "SELECT id FROM orders o WHERE status = 'paid' AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.ref_id = o.id AND e.kind = 'topup')",
-    )
-    .all();
+  const paidNoCredit = await sql.all<{ id: string }>(
+    "SELECT id FROM orders o WHERE status = 'paid' AND NOT EXISTS (SELECT 1 FROM ledger_entries e WHERE e.ref_id = o.id AND e.kind = 'topup')",
+  );
   for (const r of paidNoCredit) problems.push(`${r.id}: paid but never credited`);
-  const refunds = db
-    .query<{ id: string; refunded_micro: bigint; s: bigint | null }, []>(
-      `SELECT o.id, o.refunded_micro, (SELECT -sum(balance_delta_micro) FROM ledger_entries e
-         WHERE e.ref_id = o.id AND e.kind = 'adjustment') AS s FROM orders o`,
-    )
-    .all();
+  const refunds = await sql.all<{ id: string; refunded_micro: bigint; s: bigint | null }>(
+    `SELECT o.id, o.refunded_micro, (SELECT -sum(balance_delta_micro) FROM ledger_entries e
+       WHERE e.ref_id = o.id AND e.kind = 'adjustment') AS s FROM orders o`,
+  );
   for (const r of refunds)
     if (r.refunded_micro !== (r.s ?? 0n))
       problems.push(`${r.id}: refunded ${r.refunded_micro} != entries ${r.s}`);
@@ -203,7 +191,7 @@ describe("money in (seeded property test)", () => {
       fc.asyncProperty(fc.array(op, { minLength: 30, maxLength: 80, size: "max" }), async (ops) => {
         const t = await paymentsApp();
         apps.push(t);
-        t.db.query("INSERT OR REPLACE INTO fx_rates VALUES ('RUB', ?, 'test', 0)").run(RUB_RATE);
+        await t.ctx.fx.set("RUB", RUB_RATE, "test");
         const ids = [t.account.id, (await t.ctx.accounts.createAccount("rub", "RUB")).account.id];
         const credited = [0n, 0n];
         const codes: { code: string; cur: Acct; amount: bigint; expiresAt: number | null; used: boolean }[] =
@@ -214,7 +202,7 @@ describe("money in (seeded property test)", () => {
         const holds: string[] = [];
         const check = async (what: string) => {
           steps++;
-          const problems = await moneyInProblems(t.db, ids, credited);
+          const problems = await moneyInProblems(t.ctx.sql, ids, credited);
           if (problems.length) throw new Error(`after ${what}: ${problems.join("; ")}`);
         };
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { overview, usage, usageCsv, walletCsv } from "../../src/ledger/figures.ts";
 import { monthOf } from "../../src/ledger/month.ts";
+import { countRows } from "../helpers/backend.ts";
 import { json } from "../helpers/context.ts";
 import { csvObjects } from "../helpers/csv.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
@@ -29,33 +30,26 @@ describe("one source of truth (seeded)", () => {
         const { t, accounts, now } = await runCases(cases);
         const { ctx } = t;
         expect(await checkInvariants(t.ctx.sql)).toEqual([]);
-        for (const r of t.db.query<{ status: string }, []>("SELECT status FROM jobs").all())
+        for (const r of await ctx.sql.all<{ status: string }>("SELECT status FROM jobs"))
           seen.statuses.add(r.status);
-        seen.partial += Number(
-          t.db
-            .query<{ n: bigint }, []>(
-              `SELECT count(*) AS n FROM jobs j JOIN holds h ON h.id = j.hold_id
-               WHERE j.status = 'COMPLETED' AND h.charged_micro < h.amount_micro`,
-            )
-            .get()!.n,
+        seen.partial += await countRows(
+          ctx.sql,
+          `jobs j JOIN holds h ON h.id = j.hold_id WHERE j.status = 'COMPLETED' AND h.charged_micro < h.amount_micro`,
         );
-        seen.rubCharges += Number(
-          t.db
-            .query<{ n: bigint }, [string]>(
-              "SELECT count(*) AS n FROM holds WHERE account_id = ? AND status = 'settled' AND charged_micro > 0",
-            )
-            .get(accounts[1]!.id)!.n,
+        seen.rubCharges += await countRows(
+          ctx.sql,
+          "holds WHERE account_id = ? AND status = 'settled' AND charged_micro > 0",
+          [accounts[1]!.id],
         );
         for (const c of cases) seen.keys.add(c.key);
 
         for (const a of accounts) {
           const key = a.keys[0]!;
           // Independent oracle: what the settled holds of this account charged, per month of settlement.
-          const holds = t.db
-            .query<{ charged_micro: bigint; resolved_at: bigint }, [string]>(
-              "SELECT charged_micro, resolved_at FROM holds WHERE account_id = ? AND status = 'settled'",
-            )
-            .all(a.id);
+          const holds = await ctx.sql.all<{ charged_micro: bigint; resolved_at: bigint }>(
+            "SELECT charged_micro, resolved_at FROM holds WHERE account_id = ? AND status = 'settled'",
+            [a.id],
+          );
           const oracle = sumBy(
             holds,
             (h) => monthOf(Number(h.resolved_at)),

@@ -68,19 +68,20 @@ export async function paymentsApp() {
     return { b, res };
   };
   const balance = async (accountId: string) => (await t.ctx.accounts.getAccount(accountId))!.balance_micro;
-  const topups = (accountId: string) =>
-    t.db
-      .query<{ n: bigint; s: bigint | null }, [string]>(
-        "SELECT count(*) AS n, sum(amount_micro) AS s FROM ledger_entries WHERE account_id = ? AND source = 'TOPUP'",
-      )
-      .get(accountId)!;
-  const outcomes = (orderId?: string) =>
-    t.db
-      .query<{ outcome: string }, [string | null]>(
-        "SELECT outcome FROM payment_notifications WHERE ?1 IS NULL OR order_id = ?1 ORDER BY id",
-      )
-      .all(orderId ?? null)
-      .map((r) => r.outcome);
+  const topups = async (accountId: string) =>
+    (await t.ctx.sql.get<{ n: bigint; s: bigint | null }>(
+      "SELECT count(*) AS n, sum(amount_micro) AS s FROM ledger_entries WHERE account_id = ? AND source = 'TOPUP'",
+      [accountId],
+    ))!;
+  const outcomes = async (orderId?: string) =>
+    (
+      await (orderId === undefined
+        ? t.ctx.sql.all<{ outcome: string }>("SELECT outcome FROM payment_notifications ORDER BY id")
+        : t.ctx.sql.all<{ outcome: string }>(
+            "SELECT outcome FROM payment_notifications WHERE order_id = ? ORDER BY id",
+            [orderId],
+          ))
+    ).map((r) => r.outcome);
   const close = () => {
     stripe.stop();
     yoo.stop();

@@ -35,14 +35,16 @@ describe("refund service", () => {
     const after = await t.ctx.payments.refund(order.id, 10_000_000n, "customer asked");
     expect(after.refunded_micro).toBe(10_000_000n);
     expect(await t.balance(t.account.id)).toBe(15_000_000n);
-    const entry = t.db
-      .query<
-        { kind: string; source: string; balance_delta_micro: bigint; ref_id: string; reason: string },
-        [string]
-      >(
-        "SELECT kind, source, balance_delta_micro, ref_id, reason FROM ledger_entries WHERE account_id = ? AND kind = 'adjustment'",
-      )
-      .all(t.account.id);
+    const entry = await t.ctx.sql.all<{
+      kind: string;
+      source: string;
+      balance_delta_micro: bigint;
+      ref_id: string;
+      reason: string;
+    }>(
+      "SELECT kind, source, balance_delta_micro, ref_id, reason FROM ledger_entries WHERE account_id = ? AND kind = 'adjustment'",
+      [t.account.id],
+    );
     expect(entry).toEqual([
       {
         kind: "adjustment",

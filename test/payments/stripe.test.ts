@@ -46,13 +46,12 @@ describe("Stripe Checkout", () => {
     const paid = (await t.ctx.payments.orders.get(order!.id))!;
     expect(paid.status).toBe("paid");
     expect(paid.paid_at).not.toBeNull();
-    const entry = t.db
-      .query<{ source: string; ref_id: string; amount_micro: bigint }, [string]>(
-        "SELECT source, ref_id, amount_micro FROM ledger_entries WHERE account_id = ? AND kind = 'topup'",
-      )
-      .all(t.account.id);
+    const entry = await t.ctx.sql.all<{ source: string; ref_id: string; amount_micro: bigint }>(
+      "SELECT source, ref_id, amount_micro FROM ledger_entries WHERE account_id = ? AND kind = 'topup'",
+      [t.account.id],
+    );
     expect(entry).toEqual([{ source: "TOPUP", ref_id: order!.id, amount_micro: 25_000_000n }]);
-    expect(t.outcomes(order!.id)).toEqual(["credited"]);
+    expect(await t.outcomes(order!.id)).toEqual(["credited"]);
 
     // The return page now says paid; the billing page lists the payment with its receipt.
     const done = await b.page(`/console/billing/return?order=${order!.id}`);
@@ -110,7 +109,7 @@ describe("Stripe Checkout", () => {
     });
     expect((await t.stripe.send(ok.body)).status).toBe(200);
     expect(await t.balance(t.account.id)).toBe(10_000_000n);
-    expect(t.outcomes()).toEqual(["not_paid", "credited"]);
+    expect(await t.outcomes()).toEqual(["not_paid", "credited"]);
   });
 
   test("checkout.session.expired closes the order; other events are ignored", async () => {
@@ -124,6 +123,6 @@ describe("Stripe Checkout", () => {
     expect((await t.stripe.send(expired.body)).status).toBe(200);
     const order = (await t.ctx.payments.orders.byProviderRef("stripe", session.id))!;
     expect(order.status).toBe("expired");
-    expect(t.outcomes()).toEqual(["ignored", "closed"]);
+    expect(await t.outcomes()).toEqual(["ignored", "closed"]);
   });
 });

@@ -140,9 +140,10 @@ describe("sandbox deliveries (seeded)", () => {
           expect(hold.status).toBe("released");
         } else {
           expect(job.status).toBe("COMPLETED");
-          const paths = t.db
-            .query<{ path: string }, [string]>("SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx")
-            .all(id);
+          const paths = await t.ctx.sql.all<{ path: string }>(
+            "SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx",
+            [id],
+          );
           const files = await Promise.all(paths.map((r) => readBlob(t.ctx.blobs, r.path)));
           const expected = expectedCharge(c, files);
           expect(hold.status).toBe("settled");

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { errorHeaders } from "../../src/http/errors.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { openJob, resolveModel } from "../../src/queue/submit.ts";
+import { countRows } from "../helpers/backend.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
 
@@ -25,8 +26,8 @@ describe("openJob refuses, and then writes nothing", () => {
     expect((err as DomainError).code).toBe("too_many_in_flight");
     expect((err as DomainError).message).toContain("1 open calls");
     expect(errorHeaders(err as DomainError)).toEqual({ "retry-after": "1" });
-    expect(s.jobs()).toBe(1);
-    expect(s.holds()).toBe(1);
+    expect(await s.jobs()).toBe(1);
+    expect(await s.holds()).toBe(1);
     expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });
 
@@ -36,9 +37,9 @@ describe("openJob refuses, and then writes nothing", () => {
     expect(await codeOf(openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })))).toBe(
       "insufficient_balance",
     );
-    expect(s.jobs()).toBe(0);
-    expect(s.holds()).toBe(0);
-    expect(s.t.db.query("SELECT count(*) AS n FROM idempotency").get()).toEqual({ n: 0n });
+    expect(await s.jobs()).toBe(0);
+    expect(await s.holds()).toBe(0);
+    expect(await countRows(s.t.ctx.sql, "idempotency")).toBe(0);
   });
 
   test("the same Idempotency-Key with another fingerprint is 409 idempotency_conflict", async () => {
@@ -49,14 +50,14 @@ describe("openJob refuses, and then writes nothing", () => {
         openJob(s.t.ctx, s.media({ idempotency: { key: "k", fingerprint: "b" }, answer: idAnswer })),
       ),
     ).toBe("idempotency_conflict");
-    expect(s.jobs()).toBe(1);
+    expect(await s.jobs()).toBe(1);
   });
 
   test("a keyless (studio) opener is refused until the studio brings its in-flight count", async () => {
     const s = await openJobSetup();
     const who = { ...s.who, keyId: null, source: "STUDIO" as const };
     await expect(openJob(s.t.ctx, s.media({ who }))).rejects.toBeInstanceOf(RangeError);
-    expect(s.jobs()).toBe(0);
+    expect(await s.jobs()).toBe(0);
   });
 });
 

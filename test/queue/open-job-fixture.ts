@@ -4,6 +4,7 @@ import { reserveText } from "../../src/pricing/text.ts";
 import type { JobRow } from "../../src/queue/jobs.ts";
 import { apiOpener, type NewJobRequest } from "../../src/queue/submit.ts";
 import type { AppContext } from "../../src/server/context.ts";
+import { countRows } from "../helpers/backend.ts";
 import { makeTestApp } from "../helpers/context.ts";
 
 /** An in-process app with a funded key, and builders of openJob requests for a media and a text model. */
@@ -32,15 +33,14 @@ export async function openJobSetup(balanceMicro = 10_000_000n) {
     idempotency: null,
     ...over,
   });
-  const count = (sql: string) => Number((t.db.query(sql).get() as { n: bigint }).n);
   return {
     t,
     principal,
     who,
     media,
     text,
-    jobs: () => count("SELECT count(*) AS n FROM jobs"),
-    holds: () => count("SELECT count(*) AS n FROM holds"),
+    jobs: () => countRows(t.ctx.sql, "jobs"),
+    holds: () => countRows(t.ctx.sql, "holds"),
   };
 }
 

@@ -11,8 +11,8 @@ describe("two identical opens racing each other", () => {
       openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
       openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
     ]);
-    expect(s.jobs()).toBe(1);
-    expect(s.holds()).toBe(1);
+    expect(await s.jobs()).toBe(1);
+    expect(await s.holds()).toBe(1);
     const opened = [a, b].filter((o) => o.replay === null);
     const replayed = [a, b].filter((o) => o.replay !== null);
     expect(opened).toHaveLength(1);
@@ -30,6 +30,6 @@ describe("two identical opens racing each other", () => {
     const [a, b] = await Promise.all([first, second]);
     expect(a.replay).toBeNull();
     expect(b.replay).not.toBeNull();
-    expect(s.jobs()).toBe(1);
+    expect(await s.jobs()).toBe(1);
   });
 });

@@ -43,7 +43,7 @@ describe("openJob: the one path that opens a job", () => {
     const first = await openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
     const again = await openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
     expect(again.replay).toEqual({ status: 202, body: JSON.stringify({ request_id: first.value!.id }) });
-    expect(s.jobs()).toBe(1);
-    expect(s.holds()).toBe(1);
+    expect(await s.jobs()).toBe(1);
+    expect(await s.holds()).toBe(1);
   });
 });

@@ -38,9 +38,10 @@ export async function settlementHarness(o: {
       20_000,
     );
     const hold = (await t.ctx.ledger.getHold(job.hold_id))!;
-    const paths = t.db
-      .query<{ path: string }, [string]>("SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx")
-      .all(id);
+    const paths = await t.ctx.sql.all<{ path: string }>(
+      "SELECT path FROM job_outputs WHERE job_id = ? ORDER BY idx",
+      [id],
+    );
     const files = await Promise.all(paths.map((r) => readBlob(t.ctx.blobs, r.path)));
     return {
       status: job.status,

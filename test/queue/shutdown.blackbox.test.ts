@@ -1,7 +1,6 @@
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { pollUntil, startFunded } from "../helpers/api.ts";
+import { withServerSql } from "../helpers/server.ts";
 
 let s: Awaited<ReturnType<typeof startFunded>> | undefined;
 afterAll(() => s?.cleanup());
@@ -28,9 +27,9 @@ describe("graceful shutdown", () => {
     await stream; // closed by the server
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(await s.proc.exited).toBe(0);
-    const db = new Database(join(s.dataDir, "gengate.db"), { readonly: true });
-    const rows = db.query("SELECT status FROM jobs").all() as { status: string }[];
-    db.close();
+    const rows = await withServerSql(s.dataDir, (sql) =>
+      sql.all<{ status: string }>("SELECT status FROM jobs"),
+    );
     // Both jobs were running and got their grace period to complete.
     expect(rows.map((r) => r.status)).toEqual(["COMPLETED", "COMPLETED"]);
   });

@@ -1,9 +1,9 @@
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { runGengate, startServer, type TestServer, tempDir } from "../helpers/server.ts";
+import { onPostgres } from "../helpers/backend.ts";
+import { runGengate, startServer, type TestServer, tempDir, withServerSql } from "../helpers/server.ts";
 
 const servers: TestServer[] = [];
 afterAll(() => {
@@ -21,7 +21,10 @@ describe("gengate serve: first and second start", () => {
     expect(s.defaultKey).toMatch(/^gk_[0-9A-Za-z]{40}$/);
     expect(s.adminToken).toMatch(/^gat_[0-9A-Za-z]{40}$/);
     const files = readdirSync(s.dataDir);
-    for (const f of ["gengate.db", "server.secret", "admin.token"]) expect(files).toContain(f);
+    for (const f of ["server.secret", "admin.token"]) expect(files).toContain(f);
+    // The SQLite file only when the server runs on SQLite (GENGATE_TEST_BACKEND=postgres: none).
+    if (onPostgres) expect(files).not.toContain("gengate.db");
+    else expect(files).toContain("gengate.db");
     expect(statSync(join(s.dataDir, "admin.token")).mode & 0o777).toBe(0o600);
     expect(statSync(join(s.dataDir, "server.secret")).mode & 0o777).toBe(0o600);
     expect(statSync(s.dataDir).mode & 0o777).toBe(0o700);
@@ -39,9 +42,8 @@ describe("gengate serve: first and second start", () => {
     expect(again.output()).not.toContain("gat_");
     const res = await again.fetch("/v1/account", { key: s.defaultKey });
     expect(res.status).toBe(200);
-    const db = new Database(join(s.dataDir, "gengate.db"), { readonly: true });
-    expect((db.query("SELECT count(*) AS n FROM accounts").get() as { n: number }).n).toBe(1);
-    db.close();
+    const accounts = await withServerSql(s.dataDir, (sql) => sql.get("SELECT count(*) AS n FROM accounts"));
+    expect(accounts).toEqual({ n: 1n });
     expect(await again.stop("SIGINT")).toBe(0);
   });
 
@@ -203,9 +205,11 @@ describe("bad start-up input: clear one-line message, non-zero exit, nothing wri
   test("a database from a newer gengate is refused with a clear message", async () => {
     const s = await start();
     expect(await s.stop()).toBe(0);
-    const db = new Database(join(s.dataDir, "gengate.db"));
-    db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)").run();
-    db.close();
+    await withServerSql(
+      s.dataDir,
+      (sql) => sql.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)"),
+      { write: true },
+    );
     const r = await runGengate(["serve", "--port", "0", "--data-dir", s.dataDir]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("database schema version 999 is newer than this gengate supports");

@@ -3,6 +3,7 @@ import { DomainError } from "../../src/lib/errors.ts";
 import { openJob, studioOpener, waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
 import { studioChat, studioEstimate, studioRun, studioRunOf, studioRuns } from "../../src/studio/service.ts";
+import { countRows } from "../helpers/backend.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { studioSetup } from "./helpers.ts";
 
@@ -34,7 +35,7 @@ describe("studio runs obey the API's money rules", () => {
       status: "IN_QUEUE",
     });
     expect(await s.available()).toBe(5_000n);
-    expect(await checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.ctx.sql)).toEqual([]);
   });
 
   test("the model's max and the schema: 400 before anything is reserved", async () => {
@@ -58,7 +59,7 @@ describe("studio runs obey the API's money rules", () => {
       "validation_error",
     );
     expect(await s.available()).toBe(10_000_000n);
-    expect(s.db.query("SELECT count(*) AS n FROM jobs").get()).toEqual({ n: 0n });
+    expect(await countRows(s.ctx.sql, "jobs")).toBe(0);
   });
 
   test("a failed run charges nothing: the hold goes back to the balance", async () => {
@@ -73,7 +74,7 @@ describe("studio runs obey the API's money rules", () => {
     });
     expect(await s.available()).toBe(10_000_000n);
     expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
-    expect(await checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.ctx.sql)).toEqual([]);
   });
 
   test("a failed studio chat charges nothing", async () => {
@@ -126,7 +127,7 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
       status: "IN_QUEUE",
     });
     // The refused attempts reserved nothing.
-    expect(await checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.ctx.sql)).toEqual([]);
     const held = (await s.ctx.accounts.getAccount(s.account.id))!.held_micro;
     expect(held).toBe(4n * 10_000n); // ann 2 + bob 1 + the API's 1
   });

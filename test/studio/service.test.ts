@@ -48,7 +48,7 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     expect((await s.ctx.ledger.getHold(job.hold_id))!.charged_micro).toBe(BigInt(est.price_usd_micro));
     expect(await s.available()).toBe(before - BigInt(est.price_usd_micro));
     expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
-    expect(await checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.ctx.sql)).toEqual([]);
 
     // Source STUDIO in the wallet and in the requests list.
     const wallet = await walletPage(s.ctx, s.account.id, { source: "STUDIO" });
@@ -148,6 +148,6 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     expect(streamed.kind).toBe("stream");
     const text = await new Response((streamed as { body: ReadableStream }).body).text();
     expect(text.trim().endsWith("data: [DONE]")).toBe(true);
-    expect(await checkInvariants(s.db)).toEqual([]);
+    expect(await checkInvariants(s.ctx.sql)).toEqual([]);
   });
 });
