@@ -262,8 +262,8 @@ export class Ledger extends SqlStore {
       if (!hold) throw new Error(`release: no hold ${holdId}`);
       const resolved = await self.s.resolveHold.get("released", null, null, self.now(), holdId);
       if (!resolved) return { changed: false, hold };
+      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id); // key row before account row, as reserve and settle lock them (PostgreSQL deadlock otherwise)
       const after = (await self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id))!;
-      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
       await self.entry(
         hold.account_id,
         "release",
