@@ -8,6 +8,7 @@ import { startFunded } from "../helpers/api.ts";
 import { readBlob } from "../helpers/blobs.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
 import { runGengate, tempDir } from "../helpers/server.ts";
+import { onPostgres } from "../helpers/backend.ts";
 
 // `gengate serve` on SQLite with its files in an S3 bucket (storage_url = s3://...): uploads, a
 // sandbox job's outputs and their downloads (with Range) go to and come from the bucket; the data
@@ -136,7 +137,8 @@ describe("serve with storage_url = s3://", () => {
     const body = (await ready.json()) as { storage: { free_bytes: number; accepting_uploads: boolean } };
     expect(body.storage.free_bytes).toBeGreaterThan(0);
     expect(body.storage.accepting_uploads).toBe(true);
-    expect(readdirSync(s.dataDir).sort()).toContain("gengate.db");
+    // The SQLite file, unless the server runs on PostgreSQL (GENGATE_TEST_BACKEND=postgres).
+    if (!onPostgres) expect(readdirSync(s.dataDir).sort()).toContain("gengate.db");
   });
 
   test("s3:// without credentials is refused at start with a clear config error", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 describe("authentication", async () => {
-  const { request, key, ctx, db, account } = await makeTestApp();
+  const { request, key, ctx, account } = await makeTestApp();
   const get = (authorization?: string) =>
     request("/v1/account", { key: null, headers: authorization ? { authorization } : {} });
 
@@ -46,8 +46,8 @@ describe("authentication", async () => {
     expect((await get(`Key ${other}`)).status).toBe(401);
   });
 
-  test("keys are stored only as SHA-256 digests", () => {
-    const rows = db.query("SELECT * FROM api_keys").all() as Record<string, unknown>[];
+  test("keys are stored only as SHA-256 digests", async () => {
+    const rows = await ctx.sql.all<Record<string, unknown>>("SELECT * FROM api_keys");
     const dump = JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
     expect(dump).not.toContain(key);
     expect(dump).not.toContain(key.slice(12));
