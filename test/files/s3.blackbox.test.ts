@@ -5,10 +5,10 @@ import { join } from "node:path";
 import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { startFunded } from "../helpers/api.ts";
+import { onPostgres } from "../helpers/backend.ts";
 import { readBlob } from "../helpers/blobs.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
 import { runGengate, tempDir } from "../helpers/server.ts";
-import { onPostgres } from "../helpers/backend.ts";
 
 // `gengate serve` on SQLite with its files in an S3 bucket (storage_url = s3://...): uploads, a
 // sandbox job's outputs and their downloads (with Range) go to and come from the bucket; the data

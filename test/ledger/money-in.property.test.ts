@@ -14,9 +14,9 @@ import fc from "fast-check";
 import { adjustAccount } from "../../src/admin/operations.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { DomainError } from "../../src/lib/errors.ts";
+import { onPostgres } from "../helpers/backend.ts";
 import { paymentsApp } from "../payments/helpers.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
-import { onPostgres } from "../helpers/backend.ts";
 
 /** Seeded: FC_SEED reproduces a run; fast-check prints the seed and the shrunk case on failure. */
 const SEED = Number(process.env.FC_SEED ?? 20261123);

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { creditDefaultAccount, pollUntil } from "../helpers/api.ts";
+import { onPostgres } from "../helpers/backend.ts";
 import { runGengate, startServer, type TestServer, tempDir } from "../helpers/server.ts";
 import { parseExposition, sampleValue } from "./parse.ts";
-import { onPostgres } from "../helpers/backend.ts";
 
 const SCRAPE_TOKEN = "blackbox-scrape-token-0123456789";
 
