@@ -314,7 +314,8 @@ export class PaymentService {
       const before = (await self.orders.get(order.id))!;
       const paid = await self.orders.markPaid(order.id, self.now(), facts.ref);
       if (!paid) {
-        return before.status === "paid"
+        // Re-read: on PostgreSQL a racing notification may have paid it since `before` was read.
+        return (await self.orders.get(order.id))!.status === "paid"
           ? await log("duplicate", "already credited", self)
           : await log("mismatch", `the order is ${before.status}`, self);
       }

@@ -145,8 +145,23 @@ describe("studio run pages", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/event-stream");
     expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+    // The first status event is read before any worker runs (the run is still queued); then the
+    // stream goes on until the run is final. (Reading it all after starting the workers would race
+    // them for the first event: on PostgreSQL the claim often comes first.)
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!/^event: status\ndata: .*\n/m.test(text)) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
     pool = s.workers();
-    const text = await res.text(); // ends when the run is final
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
     const events = [...text.matchAll(/^event: status\ndata: (.*)$/gm)].map(
       (m) => JSON.parse(m[1]!) as { status: string; request_id: string; logs: { message: string }[] },
     );

@@ -102,10 +102,12 @@ describe("cancel", () => {
           ).json()) as Json
         ).request_id,
       );
-    await pollUntil(
-      () => status(slow[0]!),
-      (b) => b.status === "IN_PROGRESS",
-    );
+    // Both running (the second worker's claim may come a moment later, e.g. on PostgreSQL).
+    for (const id of slow)
+      await pollUntil(
+        () => status(id),
+        (b) => b.status === "IN_PROGRESS",
+      );
     const waiting = ((await (await s.post("/v1/queue/sandbox/image", { prompt: "waits" })).json()) as Json)
       .request_id;
     const st = await status(waiting);
