@@ -50,6 +50,3 @@ export async function tableNames(sql: Sql): Promise<string[]> {
 /** Why the backup and restore tests are SQLite-only. */
 export const BACKUP_IS_SQLITE =
   "backup and restore copy the SQLite data dir; on PostgreSQL they refuse to run (test/server/database-url.blackbox.test.ts)";
-/** Why the migrate-data tests are skipped in the PostgreSQL run. */
-export const MIGRATE_FROM_SQLITE =
-  "migrate-data copies a SQLite data dir into PostgreSQL; the normal run tests it, target included";
