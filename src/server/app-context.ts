@@ -103,6 +103,7 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
     payments: () => ctx.live.payments,
     passwordCost: o.passwordCost,
     smtp: () => ctx.live.smtp,
+    invalidation,
   });
   const defaultKey =
     (await services.accounts.countAccounts()) === 0
