@@ -1,5 +1,5 @@
 import type { CacheInvalidation } from "../db/invalidation.ts";
-import type { Sql } from "../db/sql.ts";
+import { type Sql, SqlConstraintError } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
@@ -154,11 +154,12 @@ export class AccountStore extends SqlStore {
     options: { keyCreatedBy?: string | null } = {},
   ): Promise<{ account: Account; keyId: string; key: string }> {
     return await this.keysChange(async (self) => {
-      if (await self.findAccountByName(name)) {
-        throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
-      }
+      if (await self.findAccountByName(name)) throw nameTaken(name);
       const id = newTimeOrderedId("acct");
-      await self.s.insertAccount.run(id, name, currency, nowSeconds());
+      // A concurrent creation of the same name that committed after the check (PostgreSQL).
+      await self.s.insertAccount.run(id, name, currency, nowSeconds()).catch((err: unknown) => {
+        throw err instanceof SqlConstraintError && err.kind === "unique" ? nameTaken(name) : err;
+      });
       const { keyId, key } = await self.createKeyInTx(id, {
         name: "Default",
         canManage: true,
@@ -390,6 +391,9 @@ export class AccountStore extends SqlStore {
     };
   }
 }
+
+const nameTaken = (name: string) =>
+  new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
 
 export function keyView(k: ApiKeyRow) {
   return {
