@@ -92,7 +92,7 @@ export async function runCli(argv: string[]): Promise<number> {
       case "user":
         return await userCommand(rest);
       case "secret":
-        return secretCommand(rest);
+        return await secretCommand(rest);
       case "version":
       case "--version":
         process.stdout.write(`gengate ${VERSION}\n`);
