@@ -87,20 +87,45 @@ export async function rotateSharedLinkSecret(sql: Sql, invalidation: CacheInvali
   await invalidation.announce(bumped);
 }
 
-/** The secrets a server starts with, and how it follows later changes of the link-signing ones. */
-export interface ServerSecrets {
+/**
+ * `gengate secret admin-token` on PostgreSQL: a new admin token (returned, shown once), its SHA-256
+ * in the database in one transaction bumping scope `settings`; every instance accepts it, and
+ * refuses the old one, within 1 s.
+ */
+export async function replaceSharedAdminToken(sql: Sql, invalidation: CacheInvalidation): Promise<string> {
+  const token = newAdminToken();
+  const bumped = await sql.tx(async (tx) => {
+    await tx.run(
+      `INSERT INTO shared_secrets (name, value, created_at) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value, created_at = excluded.created_at`,
+      [ADMIN_TOKEN_SHA256, hashSecret(token).toString("hex"), nowSeconds()],
+    );
+    return await invalidation.bump(tx, SETTINGS_SCOPE);
+  });
+  await invalidation.announce(bumped);
+  return token;
+}
+
+/** The secrets a server checks with: links it signs and verifies, the admin token's SHA-256. */
+export interface CurrentSecrets {
   linkSecrets: string[];
   adminTokenHash: Uint8Array;
+}
+
+/** The secrets a server starts with, and how it follows later changes. */
+export interface ServerSecrets extends CurrentSecrets {
   /** The admin token when this start created it (shown once), else null. */
   newAdminToken: string | null;
   /**
-   * From now on hands `apply` the link-signing secrets after each change: on PostgreSQL every
-   * change of scope `settings` (a rotation made anywhere, applied within 1 s), and each `reload`.
+   * From now on hands `apply` the secrets after each change: on PostgreSQL every change of scope
+   * `settings` (`gengate secret rotate` or `secret admin-token` anywhere, applied within 1 s), and
+   * each `reload`.
    */
-  follow(invalidation: CacheInvalidation, apply: (secrets: string[]) => void): void;
+  follow(invalidation: CacheInvalidation, apply: (secrets: CurrentSecrets) => void): void;
   /**
-   * SIGHUP. SQLite: re-reads the files now (a broken file throws, the reload reports it, as
-   * always). PostgreSQL: re-reads the rows in the background.
+   * SIGHUP. SQLite: re-reads the files now (a broken link secret file throws and the reload reports
+   * it, as always; an unreadable admin.token keeps the token in use). PostgreSQL: re-reads the rows
+   * in the background.
    */
   reload(): void;
   /** Stops following (at shutdown). */
@@ -116,18 +141,24 @@ export async function openServerSecrets(
   sql: Sql,
   paths: DataDirPaths,
 ): Promise<ServerSecrets> {
-  let apply: (secrets: string[]) => void = () => {};
+  let apply: (secrets: CurrentSecrets) => void = () => {};
   if (database.kind === "sqlite") {
     readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
     const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
+    let adminTokenHash: Uint8Array = hashSecret(admin.value);
     return {
       linkSecrets: linkSecrets(paths),
-      adminTokenHash: hashSecret(admin.value),
+      adminTokenHash,
       newAdminToken: admin.created ? admin.value : null,
       follow: (_invalidation, fn) => {
         apply = fn;
       },
-      reload: () => apply(linkSecrets(paths)),
+      reload: () => {
+        const links = linkSecrets(paths);
+        const token = readSecretFileQuietly(paths.adminToken);
+        if (token) adminTokenHash = hashSecret(token);
+        apply({ linkSecrets: links, adminTokenHash });
+      },
       stop: () => {},
     };
   }
@@ -143,26 +174,43 @@ export async function openServerSecrets(
   const refresh = () => {
     chain = chain.then(async () => {
       try {
-        apply(await sharedLinkSecrets(sql));
+        apply(await sharedSecrets(sql));
       } catch (err) {
-        log("error", "link-signing secrets: re-reading failed; the previous ones stay", errorFields(err));
+        log("error", "shared secrets: re-reading failed; the previous ones stay", errorFields(err));
       }
     });
   };
   let unwatch = () => {};
   return {
-    linkSecrets: await sharedLinkSecrets(sql),
-    adminTokenHash: Buffer.from(admin.value, "hex"),
+    ...(await sharedSecrets(sql)),
     newAdminToken: admin.created && fileToken === null ? token : null,
     follow: (invalidation, fn) => {
       apply = fn;
       unwatch = invalidation.watch(SETTINGS_SCOPE, refresh);
-      // A rotation between the read above and this watch: read once more.
+      // A change between the read above and this watch: read once more.
       refresh();
     },
     reload: refresh,
     stop: () => unwatch(),
   };
+}
+
+/** The link-signing secrets and the admin token's SHA-256 from the database. */
+async function sharedSecrets(sql: Sql): Promise<CurrentSecrets> {
+  const admin = await sql.get<{ value: string }>("SELECT value FROM shared_secrets WHERE name = ?", [
+    ADMIN_TOKEN_SHA256,
+  ]);
+  if (!admin) throw new Error("no admin token in the database: start gengate serve once");
+  return { linkSecrets: await sharedLinkSecrets(sql), adminTokenHash: Buffer.from(admin.value, "hex") };
+}
+
+/** A secret file's content, or null when it cannot be read or is empty. */
+function readSecretFileQuietly(path: string): string | null {
+  try {
+    return readSecretFile(path);
+  } catch {
+    return null;
+  }
 }
 
 /** A secret file's content, or null when there is none (an empty file is none too). */

@@ -106,7 +106,11 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       linkSecrets: secrets.linkSecrets,
       adminTokenHash: secrets.adminTokenHash,
     });
-    secrets.follow(ctx.invalidation, (list) => ctx.signer.setSecrets(list)); // `gengate secret rotate`
+    // `gengate secret rotate` and `secret admin-token` (PostgreSQL: within 1 s; SQLite: at SIGHUP).
+    secrets.follow(ctx.invalidation, (now) => {
+      ctx.signer.setSecrets(now.linkSecrets);
+      ctx.adminTokenHash = now.adminTokenHash;
+    });
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
     if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
@@ -153,7 +157,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           const next = loadLive(settings.configPath);
           ctx.live = next.live;
           ctx.catalog = next.catalog;
-          secrets.reload(); // picks up `gengate secret rotate` (on PostgreSQL also without SIGHUP)
+          secrets.reload(); // picks up `gengate secret` changes (on PostgreSQL also without SIGHUP)
           fillProviders(ctx.providers, next.live, ctx.circuits);
           fxJob?.stop();
           fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;

@@ -80,5 +80,38 @@ describe.skipIf(!postgresAvailable)("two instances on one PostgreSQL database", 
     expect([400, 403]).toContain((await put(on(before, b!))).status);
     expect([400, 403]).toContain((await put(on(before, a!))).status);
     expect((await put(on(await initiate(b!), a!))).status).toBe(200);
+
+    // A new admin token from the CLI: both instances take it, and refuse the old one, after 1 s.
+    const replaced = await runGengate(["secret", "admin-token", "--json", "--data-dir", tempDir()], env);
+    expect(replaced.code).toBe(0);
+    const { admin_token } = JSON.parse(replaced.stdout) as { admin_token: string };
+    expect(admin_token).toMatch(/^gat_[0-9A-Za-z]{40}$/);
+    await Bun.sleep(1_000);
+    for (const s of [a!, b!]) {
+      const headers = { authorization: `Bearer ${admin_token}` };
+      expect((await fetch(`${s.url}/admin/v1/accounts`, { headers })).status).toBe(200);
+      expect((await fetch(`${s.url}/admin/v1/accounts`, { headers: admin })).status).toBe(401);
+    }
+  });
+});
+
+describe("gengate secret admin-token", () => {
+  test("a new admin token, printed once; after a reload the server takes it and refuses the old one", async () => {
+    const s = await startServer();
+    servers.push(s);
+    const old = { authorization: `Bearer ${s.adminToken}` };
+    expect((await fetch(`${s.url}/admin/v1/accounts`, { headers: old })).status).toBe(200);
+    const r = await runGengate(["secret", "admin-token", "--json", "--data-dir", s.dataDir]);
+    expect(r.code).toBe(0);
+    const { admin_token } = JSON.parse(r.stdout) as { admin_token: string };
+    expect(admin_token).toMatch(/^gat_[0-9A-Za-z]{40}$/);
+    s.proc.kill("SIGHUP"); // SQLite: the file is re-read at a reload (PostgreSQL: without one)
+    await Bun.sleep(1_000);
+    expect((await fetch(`${s.url}/admin/v1/accounts`, { headers: old })).status).toBe(401);
+    const headers = { authorization: `Bearer ${admin_token}` };
+    expect((await fetch(`${s.url}/admin/v1/accounts`, { headers })).status).toBe(200);
+    const bad = await runGengate(["secret", "admin-tokens", "--data-dir", s.dataDir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("usage: gengate secret rotate|admin-token");
   });
 });

@@ -2,12 +2,18 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hashSecret } from "../../src/accounts/keys.ts";
 import { CacheInvalidation } from "../../src/db/invalidation.ts";
-import { dataDirPaths, ensureWritableDataDir } from "../../src/server/datadir.ts";
+import {
+  dataDirPaths,
+  ensureWritableDataDir,
+  replaceAdminTokenFile,
+  rotateServerSecret,
+} from "../../src/server/datadir.ts";
 import {
   ADMIN_TOKEN_SHA256,
   LINK_SECRET,
   openServerSecrets,
   readOrCreateSharedSecret,
+  replaceSharedAdminToken,
   rotateSharedLinkSecret,
   sharedLinkSecrets,
 } from "../../src/server/shared-secrets.ts";
@@ -68,6 +74,31 @@ describe("openServerSecrets on SQLite", () => {
   });
 });
 
+describe("secret changes on SQLite", () => {
+  test("SIGHUP re-reads the files: a rotated link secret and a new admin token", async () => {
+    open = await openInstances("sqlite", 1);
+    const paths = dataDir();
+    const s = await openServerSecrets({ kind: "sqlite" }, open.list[0]!.sql, paths);
+    const seen: { linkSecrets: string[]; adminTokenHash: Uint8Array }[] = [];
+    s.follow(new CacheInvalidation(open.list[0]!.sql, open.list[0]!.bus), (now) => seen.push(now));
+    rotateServerSecret(paths);
+    const token = replaceAdminTokenFile(paths);
+    expect(seen).toEqual([]); // nothing before the reload
+    s.reload();
+    expect(seen.at(-1)!.linkSecrets).toEqual([
+      readFileSync(paths.serverSecret, "utf8").trim(),
+      s.linkSecrets[0]!,
+    ]);
+    expect(seen.at(-1)!.adminTokenHash).toEqual(hashSecret(token));
+    // An unreadable admin.token keeps the token in use; a missing link secret fails the reload.
+    rmSync(paths.adminToken);
+    s.reload();
+    expect(seen.at(-1)!.adminTokenHash).toEqual(hashSecret(token));
+    rmSync(paths.serverSecret);
+    expect(() => s.reload()).toThrow();
+  });
+});
+
 describe.skipIf(!postgresAvailable)("openServerSecrets on PostgreSQL", () => {
   const pg = { kind: "postgres" as const, url: "", password: null };
 
@@ -116,13 +147,17 @@ describe.skipIf(!postgresAvailable)("openServerSecrets on PostgreSQL", () => {
   test("a rotation by the CLI reaches every instance's signer within 1 s; older links keep verifying", async () => {
     open = await openInstances("postgres", 2);
     const applied: string[][][] = [[], []];
+    const admins: Uint8Array[][] = [[], []];
     const secrets = [];
     for (const [i, { sql, bus }] of open.list.entries()) {
       const invalidation = new CacheInvalidation(sql, bus);
       await invalidation.start();
       started.push(invalidation);
       const s = await openServerSecrets({ ...pg, url: open.target }, sql, dataDir());
-      s.follow(invalidation, (list) => applied[i]!.push(list));
+      s.follow(invalidation, (now) => {
+        applied[i]!.push(now.linkSecrets);
+        admins[i]!.push(now.adminTokenHash);
+      });
       secrets.push(s);
     }
     const before = secrets[0]!.linkSecrets;
@@ -138,6 +173,11 @@ describe.skipIf(!postgresAvailable)("openServerSecrets on PostgreSQL", () => {
     await rotateSharedLinkSecret(cli.sql, new CacheInvalidation(cli.sql, cli.bus));
     await Bun.sleep(1_000);
     for (const list of applied) expect(list.at(-1)).toEqual([expect.any(String), now[0]!]);
+    // A new admin token: both instances hold its hash within 1 s.
+    const token = await replaceSharedAdminToken(cli.sql, new CacheInvalidation(cli.sql, cli.bus));
+    await Bun.sleep(1_000);
+    for (const list of admins) expect(list.at(-1)).toEqual(hashSecret(token));
+    expect(hashSecret(token)).not.toEqual(secrets[0]!.adminTokenHash);
     for (const s of secrets) s.stop();
   });
 
