@@ -128,8 +128,8 @@ export interface ServerSecrets extends CurrentSecrets {
    * in the background.
    */
   reload(): void;
-  /** Stops following (at shutdown). */
-  stop(): void;
+  /** Stops following (at shutdown), once a re-read under way has finished. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -159,7 +159,7 @@ export async function openServerSecrets(
         if (token) adminTokenHash = hashSecret(token);
         apply({ linkSecrets: links, adminTokenHash });
       },
-      stop: () => {},
+      stop: async () => {},
     };
   }
   const fileToken = readSecretFile(paths.adminToken);
@@ -191,7 +191,10 @@ export async function openServerSecrets(
       refresh();
     },
     reload: refresh,
-    stop: () => unwatch(),
+    stop: async () => {
+      unwatch();
+      await chain;
+    },
   };
 }
 

@@ -177,7 +177,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         await background.stop(10_000);
         // Then the sweeps finish and free their names, caches stop polling, the bus closes.
         await ctx.leadership.close();
-        secrets.stop();
+        await secrets.stop();
         await ctx.invalidation.stop();
         await ctx.bus.close();
         await database.close();

@@ -178,7 +178,7 @@ describe.skipIf(!postgresAvailable)("openServerSecrets on PostgreSQL", () => {
     await Bun.sleep(1_000);
     for (const list of admins) expect(list.at(-1)).toEqual(hashSecret(token));
     expect(hashSecret(token)).not.toEqual(secrets[0]!.adminTokenHash);
-    for (const s of secrets) s.stop();
+    for (const s of secrets) await s.stop();
   });
 
   test("rotating before any server started refuses with a clear message", async () => {
