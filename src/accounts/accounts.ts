@@ -1,4 +1,5 @@
-import type { Sql } from "../db/sql.ts";
+import type { CacheInvalidation } from "../db/invalidation.ts";
+import { type Sql, SqlConstraintError } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
@@ -50,8 +51,15 @@ export interface Principal {
   maxInFlight: number | null;
 }
 
-/** How long an authenticated key is remembered; changes made in this process apply at once. */
+/**
+ * How long an authenticated key is remembered at most. Every key change drops the cache at once
+ * here and, through cache invalidation (scope "keys"), on every other instance within 1 s; the
+ * time limit is only the last resort.
+ */
 const PRINCIPAL_CACHE_MS = 5_000;
+
+/** The cache scope of everything a key may do (src/db/invalidation.ts). */
+export const KEYS_SCOPE = "keys";
 
 export interface NewKeyOptions {
   name?: string;
@@ -86,8 +94,41 @@ export class AccountStore extends SqlStore {
     getAccountByName: this.q<Account, [string]>("SELECT * FROM accounts WHERE name = ?"),
   };
 
-  constructor(sql: Sql) {
+  /** The Sql this store was built on (a view made by `in(tx)` has its transaction as `sql`). */
+  private readonly rootSql: Sql;
+
+  /**
+   * `invalidation` (the server's and the CLI's): every key change bumps scope "keys" in its
+   * transaction and announces it after the commit, and this store drops its principals when any
+   * instance (or the CLI) changed keys. Without it (unit tests) only this process's cache is dropped.
+   */
+  constructor(
+    sql: Sql,
+    private readonly invalidation: CacheInvalidation | null = null,
+  ) {
     super(sql);
+    this.rootSql = sql;
+    invalidation?.watch(KEYS_SCOPE, () => this.invalidatePrincipals());
+  }
+
+  /**
+   * Runs a change to what keys may do (create, revoke, limits, the manage right) in one transaction
+   * that also bumps scope "keys"; after the commit the principals cache is dropped here and the
+   * change announced to the other instances. Bound to a caller's transaction (a sign-up), the bump
+   * commits with it and every instance (this one too) learns it from its poll (250 ms): announcing
+   * before that commit could make another instance re-read, and cache, the old row.
+   */
+  private async keysChange<T>(fn: (self: this) => Promise<T>): Promise<T> {
+    const ownsTransaction = this.sql === this.rootSql;
+    let bumped: Awaited<ReturnType<CacheInvalidation["bump"]>> | null = null;
+    const result = await this.sql.tx(async (tx) => {
+      const out = await fn(this.in(tx));
+      if (this.invalidation) bumped = await this.invalidation.bump(tx, KEYS_SCOPE);
+      return out;
+    });
+    this.invalidatePrincipals();
+    if (ownsTransaction && bumped) await this.invalidation!.announce(bumped);
+    return result;
   }
 
   async countAccounts(): Promise<number> {
@@ -112,12 +153,13 @@ export class AccountStore extends SqlStore {
     currency: Currency,
     options: { keyCreatedBy?: string | null } = {},
   ): Promise<{ account: Account; keyId: string; key: string }> {
-    return await this.atomic(async (self) => {
-      if (await self.findAccountByName(name)) {
-        throw new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
-      }
+    return await this.keysChange(async (self) => {
+      if (await self.findAccountByName(name)) throw nameTaken(name);
       const id = newTimeOrderedId("acct");
-      await self.s.insertAccount.run(id, name, currency, nowSeconds());
+      // A concurrent creation of the same name that committed after the check (PostgreSQL).
+      await self.s.insertAccount.run(id, name, currency, nowSeconds()).catch((err: unknown) => {
+        throw err instanceof SqlConstraintError && err.kind === "unique" ? nameTaken(name) : err;
+      });
       const { keyId, key } = await self.createKeyInTx(id, {
         name: "Default",
         canManage: true,
@@ -128,7 +170,7 @@ export class AccountStore extends SqlStore {
   }
 
   async createKey(accountId: string, options: NewKeyOptions = {}): Promise<{ keyId: string; key: string }> {
-    return await this.atomic(async (self) => await self.createKeyInTx(accountId, options));
+    return await this.keysChange(async (self) => await self.createKeyInTx(accountId, options));
   }
 
   private async createKeyInTx(
@@ -220,7 +262,7 @@ export class AccountStore extends SqlStore {
   }
 
   async updateKey(accountId: string, keyId: string, changes: KeyChanges): Promise<ApiKeyRow> {
-    return await this.atomic(async (self) => {
+    return await this.keysChange(async (self) => {
       const key = await self.getKey(accountId, keyId);
       if (key.revoked_at !== null)
         throw new DomainError("conflict", `Key ${keyId} is revoked.`, { param: "key_id" });
@@ -237,7 +279,6 @@ export class AccountStore extends SqlStore {
       set("max_in_flight", changes.maxInFlight);
       if (sets.length > 0)
         await self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
-      self.invalidatePrincipals();
       return self.getKey(accountId, keyId);
     });
   }
@@ -247,7 +288,7 @@ export class AccountStore extends SqlStore {
    * right cannot be revoked: the account would lock itself out of key management.
    */
   async revokeKey(accountId: string, keyId: string): Promise<ApiKeyRow> {
-    return await this.atomic(async (self) =>
+    return await this.keysChange(async (self) =>
       self.revokeInTx(await self.getKey(accountId, keyId), { keepLastManageKey: true }),
     );
   }
@@ -263,7 +304,7 @@ export class AccountStore extends SqlStore {
    * new manage key (`key create --manage`). Unknown ids are 404; revoking twice returns the key as is.
    */
   async revokeKeyAsOperator(keyId: string): Promise<ApiKeyRow> {
-    return await this.atomic(async (self) => {
+    return await this.keysChange(async (self) => {
       const key = await self.findKey(keyId);
       if (!key) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
       return self.revokeInTx(key, { keepLastManageKey: false });
@@ -285,7 +326,6 @@ export class AccountStore extends SqlStore {
       }
     }
     await this.q("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(nowSeconds(), key.id);
-    this.invalidatePrincipals();
     return (await this.findKey(key.id))!;
   }
 
@@ -302,16 +342,21 @@ export class AccountStore extends SqlStore {
     await this.forgetIfChangedElsewhere();
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
+    // A change announced while the row was being read may have been read before its commit: the
+    // principal is then returned but not remembered.
+    const generation = this.cacheState.generation;
     const row = await this.s.byHash.get(digest);
     if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
     const principal = this.principalOf(row);
+    if (generation !== this.cacheState.generation) return principal;
     if (this.principals.size >= 10_000) this.principals.clear();
     this.principals.set(cacheKey, { principal, until: Date.now() + PRINCIPAL_CACHE_MS });
     return principal;
   }
 
   private readonly principals = new Map<string, { principal: Principal; until: number }>();
-  private seenDataVersion: bigint | null = null;
+  /** Bumped by every drop of the cache (an object: views made by `in(tx)` share it). */
+  private readonly cacheState = { generation: 0, seenDataVersion: null as bigint | null };
 
   /**
    * Another process (an operator command such as `gengate key revoke`) may have changed keys:
@@ -322,14 +367,15 @@ export class AccountStore extends SqlStore {
     // SQLite only; across PostgreSQL instances key changes are announced by cache invalidation.
     if (this.sql.dialect !== "sqlite") return;
     const version = (await this.q<{ data_version: bigint }, []>("PRAGMA data_version").get())!.data_version;
-    if (version !== this.seenDataVersion) {
-      this.seenDataVersion = version;
-      this.principals.clear();
+    if (version !== this.cacheState.seenDataVersion) {
+      this.cacheState.seenDataVersion = version;
+      this.invalidatePrincipals();
     }
   }
 
   /** Forget cached principals (after any key change). */
   invalidatePrincipals(): void {
+    this.cacheState.generation++;
     this.principals.clear();
   }
 
@@ -345,6 +391,9 @@ export class AccountStore extends SqlStore {
     };
   }
 }
+
+const nameTaken = (name: string) =>
+  new DomainError("conflict", `An account named "${name}" already exists.`, { param: "name" });
 
 export function keyView(k: ApiKeyRow) {
   return {

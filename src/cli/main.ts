@@ -46,6 +46,7 @@ Usage:
                                        (one-time console link, 7 days; no --account: a new account)
   gengate user reset-password --email E   (one-time password reset link, 1 hour)
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
+  gengate secret admin-token           (new admin token, printed once; the old one stops working)
   gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)
   gengate restore ARCHIVE              (into an empty or new --data-dir)
   gengate migrate-data --to postgres://user@host/db [--storage s3://bucket/prefix] [--dry-run]
@@ -92,7 +93,7 @@ export async function runCli(argv: string[]): Promise<number> {
       case "user":
         return await userCommand(rest);
       case "secret":
-        return secretCommand(rest);
+        return await secretCommand(rest);
       case "version":
       case "--version":
         process.stdout.write(`gengate ${VERSION}\n`);

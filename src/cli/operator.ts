@@ -14,6 +14,8 @@ import {
 } from "../admin/operations.ts";
 import { DEFAULT_DATA_DIR, databaseSettings } from "../config/load.ts";
 import type { DatabaseSettings } from "../config/schema.ts";
+import { openBus } from "../db/bus.ts";
+import { CacheInvalidation } from "../db/invalidation.ts";
 import { openSql } from "../db/open-sql.ts";
 import { isFxCurrency } from "../fx/rates.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
@@ -38,9 +40,14 @@ export async function withServices<T>(
     throw new UsageError(`no database at ${paths.database}; start the server once, or pass --data-dir`);
   }
   const opened = await openSql(database, paths.database);
+  // Key changes bump scope "keys" and announce it (not started: the CLI only changes things), so
+  // every running instance drops its cached keys within 1 s (docs/scale-out.md "Across instances").
+  const bus = openBus(database, opened.sql);
   try {
-    return await fn(createServices(opened.sql, publicUrl, undefined, options));
+    const invalidation = new CacheInvalidation(opened.sql, bus);
+    return await fn(createServices(opened.sql, publicUrl, undefined, { invalidation, ...options }));
   } finally {
+    await bus.close();
     await opened.close();
   }
 }

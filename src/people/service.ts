@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { AccountStore, Currency } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
-import type { Sql } from "../db/sql.ts";
+import { type Sql, SqlConstraintError } from "../db/sql.ts";
 import { serviceIn } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId, newTimeOrderedId } from "../lib/ids.ts";
@@ -557,8 +557,18 @@ export class PeopleService {
       if (!existing && again) throw new DomainError("unauthorized", SIGNIN_FAILED);
       existing = again;
       const personId = existing?.id ?? newTimeOrderedId("person", self.now());
-      if (!existing)
-        await self.store.insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now });
+      if (!existing) {
+        // On PostgreSQL (READ COMMITTED) a concurrent sign-up with this email may commit after the
+        // re-read: its row then refuses this insert (unique email). The loser gets the answer an
+        // existing email gets, not a 500.
+        await self.store
+          .insertPerson({ id: personId, email: o.email, passwordHash, operator: false, now })
+          .catch((err: unknown) => {
+            throw err instanceof SqlConstraintError && err.kind === "unique"
+              ? new DomainError("unauthorized", SIGNIN_FAILED)
+              : err;
+          });
+      }
       let invite = o.invite;
       if (invite) {
         invite = await self.store.consumeInvite(invite.token_hash, personId, now);

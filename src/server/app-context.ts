@@ -10,6 +10,7 @@ import { openLeadership } from "../db/leader.ts";
 import type { Sql } from "../db/sql.ts";
 import { SqliteSql } from "../db/sql-sqlite.ts";
 import type { BlobStore } from "../files/blobs.ts";
+import { DomainError } from "../lib/errors.ts";
 import { validateProviderModels } from "../providers/registry.ts";
 import { createQueueServices } from "../queue/runtime.ts";
 import type { AppContext } from "./context.ts";
@@ -103,10 +104,16 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
     payments: () => ctx.live.payments,
     passwordCost: o.passwordCost,
     smtp: () => ctx.live.smtp,
+    invalidation,
   });
+  // Instances starting together on an empty PostgreSQL database: one creates "default", the
+  // others find the name taken (a conflict) and start as a later start would.
   const defaultKey =
     (await services.accounts.countAccounts()) === 0
-      ? await services.accounts.createAccount("default", "USD")
+      ? await services.accounts.createAccount("default", "USD").catch((err: unknown) => {
+          if (err instanceof DomainError && err.code === "conflict") return null;
+          throw err;
+        })
       : null;
   const ownerInvite = defaultKey
     ? await services.people.createInvite({ accountId: defaultKey.account.id, role: "owner", operator: true })

@@ -106,11 +106,20 @@ export function linkSecrets(paths: DataDirPaths): string[] {
  */
 export function rotateServerSecret(paths: DataDirPaths): void {
   const current = readFileSync(paths.serverSecret, "utf8").trim();
-  const write = (path: string, value: string) => {
-    const tmp = `${path}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${value}\n`, { mode: 0o600, flag: "w" });
-    renameSync(tmp, path);
-  };
-  write(paths.previousServerSecret, current);
-  write(paths.serverSecret, newServerSecret());
+  writeSecretFile(paths.previousServerSecret, current);
+  writeSecretFile(paths.serverSecret, newServerSecret());
+}
+
+/** `gengate secret admin-token` on SQLite: a new admin token in admin.token (returned, shown once). */
+export function replaceAdminTokenFile(paths: DataDirPaths): string {
+  const token = newAdminToken();
+  writeSecretFile(paths.adminToken, token);
+  return token;
+}
+
+/** Writes a secret file (mode 0600) to a temp name, then renames it over the old one. */
+function writeSecretFile(path: string, value: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${value}\n`, { mode: 0o600, flag: "w" });
+  renameSync(tmp, path);
 }

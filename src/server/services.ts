@@ -2,6 +2,7 @@ import { AccountStore } from "../accounts/accounts.ts";
 import { LowBalanceAlerts } from "../alerts/alerts.ts";
 import { CodeService } from "../codes/service.ts";
 import type { ConsoleSettings, PaymentSettings, SmtpSettings } from "../config/schema.ts";
+import type { CacheInvalidation } from "../db/invalidation.ts";
 import type { Sql } from "../db/sql.ts";
 import { FxStore } from "../fx/rates.ts";
 import { Ledger } from "../ledger/ledger.ts";
@@ -20,6 +21,8 @@ export interface ServicesOptions {
   smtp?: () => SmtpSettings | null;
   /** The live [payments] settings, read at each call; default: no provider enabled (the CLI). */
   payments?: () => PaymentSettings;
+  /** Cross-instance cache invalidation (key changes bump scope "keys"); default none (unit tests). */
+  invalidation?: CacheInvalidation | null;
 }
 
 /** The domain services over one database, shared by the server, the CLI and tests. */
@@ -29,7 +32,7 @@ export function createServices(
   now?: () => number,
   options: ServicesOptions = {},
 ) {
-  const accounts = new AccountStore(sql);
+  const accounts = new AccountStore(sql, options.invalidation ?? null);
   const billingUrl = `${publicUrl}/console/billing`;
   const ledger = new Ledger(sql, { billingUrl, now });
   // `now` is epoch seconds (the ledger's clock); the people service and alerts count milliseconds.

@@ -1,6 +1,5 @@
 import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
-import { hashSecret } from "../accounts/keys.ts";
 import type { ServerSettings } from "../config/schema.ts";
 import { openSql } from "../db/open-sql.ts";
 import { openBlobStore } from "../files/open-blobs.ts";
@@ -15,14 +14,8 @@ import { fillProviders } from "../providers/registry.ts";
 import { startBackground } from "../queue/background.ts";
 import { createAppContext, loadLive } from "./app-context.ts";
 import type { AppContext } from "./context.ts";
-import {
-  dataDirPaths,
-  ensureWritableDataDir,
-  linkSecrets,
-  newAdminToken,
-  newServerSecret,
-  readOrCreateSecret,
-} from "./datadir.ts";
+import { dataDirPaths, ensureWritableDataDir } from "./datadir.ts";
+import { openServerSecrets } from "./shared-secrets.ts";
 
 export class StartError extends Error {}
 
@@ -99,8 +92,8 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
     const blobs = openBlobStore(settings.storage, paths.root, { atStart: true });
     const database = await openSql(settings.database ?? { kind: "sqlite" }, paths.database);
-    readOrCreateSecret(paths.serverSecret, newServerSecret); // read back by linkSecrets below
-    const admin = readOrCreateSecret(paths.adminToken, newAdminToken);
+    // The data dir's files on SQLite; rows every instance shares on PostgreSQL (shared-secrets.ts).
+    const secrets = await openServerSecrets(settings.database ?? { kind: "sqlite" }, database.sql, paths);
     const { ctx, shutdown, defaultKey, ownerInvite } = await createAppContext({
       sql: database.sql,
       sqlite: database.sqlite,
@@ -110,8 +103,13 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       publicUrl: publicUrlOf(settings, server.port ?? settings.port),
       filesRoot: paths.files,
       blobs,
-      linkSecrets: linkSecrets(paths),
-      adminTokenHash: hashSecret(admin.value),
+      linkSecrets: secrets.linkSecrets,
+      adminTokenHash: secrets.adminTokenHash,
+    });
+    // `gengate secret rotate` and `secret admin-token` (PostgreSQL: within 1 s; SQLite: at SIGHUP).
+    secrets.follow(ctx.invalidation, (now) => {
+      ctx.signer.setSecrets(now.linkSecrets);
+      ctx.adminTokenHash = now.adminTokenHash;
     });
     // The FX refresh follows the live settings: rescheduled on every reload.
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
@@ -150,7 +148,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       server,
       url: `${scheme}://${hostForUrl(settings.host)}:${server.port}`,
       firstStart: {
-        adminToken: admin.created ? admin.value : null,
+        adminToken: secrets.newAdminToken,
         defaultKey: defaultKey?.key ?? null,
         ownerInvite: ownerInvite?.url ?? null,
       },
@@ -159,7 +157,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           const next = loadLive(settings.configPath);
           ctx.live = next.live;
           ctx.catalog = next.catalog;
-          ctx.signer.setSecrets(linkSecrets(paths)); // picks up `gengate secret rotate`
+          secrets.reload(); // picks up `gengate secret` changes (on PostgreSQL also without SIGHUP)
           fillProviders(ctx.providers, next.live, ctx.circuits);
           fxJob?.stop();
           fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;
@@ -179,6 +177,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         await background.stop(10_000);
         // Then the sweeps finish and free their names, caches stop polling, the bus closes.
         await ctx.leadership.close();
+        await secrets.stop();
         await ctx.invalidation.stop();
         await ctx.bus.close();
         await database.close();
