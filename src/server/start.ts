@@ -114,7 +114,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       adminTokenHash: hashSecret(admin.value),
     });
     // The FX refresh follows the live settings: rescheduled on every reload.
-    let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
+    let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx, ctx.leadership) : null;
     if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
     const background = await startBackground(ctx);
     const app = createApp(ctx);
@@ -162,7 +162,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           ctx.signer.setSecrets(linkSecrets(paths)); // picks up `gengate secret rotate`
           fillProviders(ctx.providers, next.live, ctx.circuits);
           fxJob?.stop();
-          fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;
+          fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx, ctx.leadership) : null;
           return { ok: true, models: next.catalog.models.length };
         } catch (err) {
           return { ok: false, error: (err as Error).message };

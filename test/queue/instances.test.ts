@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { LocalBus } from "../../src/db/bus.ts";
+import type { Provider, ProviderJob } from "../../src/providers/types.ts";
+import { JOBS_CHANGED } from "../../src/queue/events.ts";
+import { waitForFinal } from "../../src/queue/submit.ts";
+import type { WorkerPool } from "../../src/queue/workers.ts";
+import { type AppInstance, type AppInstances, openAppInstances } from "../helpers/app-instances.ts";
+import { json, testWorkerPool } from "../helpers/context.ts";
+import { until } from "../helpers/instances.ts";
+import { dialects } from "../helpers/postgres.ts";
+
+/**
+ * Jobs across instances (docs/scale-out.md "Across instances"): a waiter on one instance hears a
+ * job finished by another instance's worker through the bus (PostgreSQL), or, when the hint is
+ * lost (a bus that hears nobody; SQLite's in-process bus), through its 1 s poll.
+ */
+
+/** A provider that finishes a job when the test opens its gate. */
+class GatedProvider implements Provider {
+  readonly name = "sandbox";
+  started: string[] = [];
+  private open!: () => void;
+  private readonly gate = new Promise<void>((r) => {
+    this.open = r;
+  });
+  resumable() {
+    return false;
+  }
+  release() {
+    this.open();
+  }
+  async run(job: ProviderJob) {
+    this.started.push(job.id);
+    await this.gate;
+    return {
+      outputs: [
+        {
+          kind: "image" as const,
+          contentType: "image/png",
+          bytes: new Uint8Array([1, 2, 3]),
+          width: 1,
+          height: 1,
+        },
+      ],
+    };
+  }
+}
+
+let opened: AppInstances | null = null;
+const pools: WorkerPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.stop(1000)));
+  await opened?.close();
+  opened = null;
+});
+
+async function setup(dialect: "sqlite" | "postgres") {
+  const apps = await openAppInstances(dialect);
+  opened = apps;
+  const a = apps.first;
+  const b = await apps.add();
+  await a.ctx.ledger.topUp(apps.accountId, 100_000_000n, null);
+  return { apps, a, b };
+}
+
+/** B runs the jobs: a gated provider and a worker pool on B only. */
+function workOn(b: AppInstance): GatedProvider {
+  const provider = new GatedProvider();
+  b.ctx.providers.set("sandbox", provider);
+  pools.push(testWorkerPool(b.ctx));
+  return provider;
+}
+
+async function submit(on: AppInstance): Promise<string> {
+  const res = await on.request("/v1/queue/sandbox/image", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ prompt: "x" }),
+  });
+  expect(res.status).toBe(202);
+  return (await json<{ request_id: string }>(res)).request_id;
+}
+
+describe.each(dialects())("jobs across instances (%s)", (dialect) => {
+  test("/run on A returns when B's worker completes the job", async () => {
+    const { a, b } = await setup(dialect);
+    const provider = workOn(b);
+    const heard: string[] = [];
+    a.ctx.bus.subscribe(JOBS_CHANGED, (id) => heard.push(id));
+    const run = a.request("/v1/run/sandbox/image", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "x" }),
+    });
+    await until(() => provider.started.length === 1, 15_000, "B's worker started the job");
+    const id = provider.started[0]!;
+    const t0 = performance.now();
+    provider.release();
+    const res = await run;
+    const ms = performance.now() - t0;
+    expect(res.status).toBe(200);
+    expect((await a.ctx.jobs.get(id))!.status).toBe("COMPLETED");
+    if (dialect === "postgres") {
+      // The hint from B reached A (the poll alone would also have ended the wait).
+      expect(heard).toContain(id);
+    } else {
+      // SQLite's in-process buses do not talk: the 1 s poll ended it.
+      expect(heard).not.toContain(id);
+    }
+    console.log(`[${dialect}] /run on A returned ${ms.toFixed(0)} ms after B's provider finished`);
+  });
+
+  test("a wait on A still ends by its poll when every hint is lost", async () => {
+    const { apps, b } = await setup(dialect);
+    // A third instance whose bus hears nobody (and tells nobody).
+    const deaf = await apps.add({ bus: new LocalBus() });
+    const provider = workOn(b);
+    const id = await submit(deaf);
+    await until(() => provider.started.length === 1, 15_000, "B's worker started the job");
+    const waiting = waitForFinal(deaf.ctx, id, 20_000);
+    const t0 = performance.now();
+    provider.release();
+    const job = await waiting;
+    const ms = performance.now() - t0;
+    expect(job.status).toBe("COMPLETED");
+    // A liveness bound, not a speed claim: the poll re-reads every second.
+    expect(ms).toBeLessThan(10_000);
+    console.log(`[${dialect}] wait without hints ended ${ms.toFixed(0)} ms after the job finished`);
+  });
+
+  test("a status stream on A sees the job B's worker runs, to its end", async () => {
+    const { a, b } = await setup(dialect);
+    const provider = workOn(b);
+    const id = await submit(a);
+    const res = await a.request(`/v1/requests/${id}/status/stream`);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    let text = "";
+    const statuses = (): string[] =>
+      [...text.matchAll(/"status":"([A-Z_]+)"/g)].map((m) => m[1]!).filter((s, i, all) => all[i - 1] !== s);
+    const readUntil = async (pred: () => boolean) => {
+      const deadline = Date.now() + 15_000;
+      while (!pred()) {
+        if (Date.now() > deadline) throw new Error(`stream: ${text}`);
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += dec.decode(value);
+      }
+    };
+    await readUntil(() => statuses().includes("IN_PROGRESS"));
+    await until(() => provider.started.length === 1, 15_000, "B's worker started the job");
+    provider.release();
+    await readUntil(() => statuses().includes("COMPLETED"));
+    expect(statuses().at(-1)).toBe("COMPLETED");
+    // The stream closes after the final state.
+    expect((await reader.read()).done).toBe(true);
+  });
+});
