@@ -57,7 +57,8 @@ export async function startBackground(ctx: AppContext) {
   ];
   const jobs = SWEEPS.map(
     (sweep) =>
-      new Cron(sweep.cron, { name: sweep.name, protect: true, timezone: "UTC" }, async () => {
+      // Unnamed: croner names are process-wide, and tests run several instances in one process.
+      new Cron(sweep.cron, { protect: true, timezone: "UTC" }, async () => {
         await runSweep(ctx, sweep);
       }),
   );

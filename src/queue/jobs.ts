@@ -167,6 +167,12 @@ export class JobStore extends SqlStore {
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    // PostgreSQL: seq from the column's identity sequence (migration 017), shared by every instance.
+    insertPg: this.q<{ seq: bigint }>(
+      `INSERT INTO jobs (id, account_id, key_id, model_id, kind, source, provider, status, input, quote,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+    ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
     // PostgreSQL (READ COMMITTED): the counter's row is locked when read inside the opening
@@ -283,18 +289,8 @@ export class JobStore extends SqlStore {
    * transaction, after the hold was placed.
    */
   async insert(j: NewJob): Promise<JobRow> {
-    // Only the server inserts jobs, so the next sequence number is kept in memory.
-    // Read on first use through this store's own Sql (the caller's transaction when bound): waiting
-    // for a read on the root from inside a transaction would wait for that transaction itself.
-    if (this.seq.last === null) {
-      const max = (await this.s.maxSeq.get())?.s ?? 0n;
-      this.seq.last ??= max;
-    }
-    const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
-    await this.s.insert.run(
-      j.id,
-      seq,
+    const values = [
       j.accountId,
       j.keyId,
       j.modelId,
@@ -313,7 +309,22 @@ export class JobStore extends SqlStore {
       j.runningUntil ?? null,
       running ? j.createdAt : null,
       j.personId ?? null,
-    );
+    ] as const;
+    let seq: bigint;
+    if (this.sql.dialect === "postgres") {
+      // Several instances insert jobs: the database's sequence numbers them.
+      seq = (await this.s.insertPg.get(j.id, ...values))!.seq;
+    } else {
+      // SQLite has one instance (the server), so the next number is kept in memory. Read on first
+      // use through this store's own Sql (the caller's transaction when bound): waiting for a read
+      // on the root from inside a transaction would wait for that transaction itself.
+      if (this.seq.last === null) {
+        const max = (await this.s.maxSeq.get())?.s ?? 0n;
+        this.seq.last ??= max;
+      }
+      seq = ++this.seq.last;
+      await this.s.insert.run(j.id, seq, ...values);
+    }
     if (j.keyId) await this.s.addOpen.run(1, j.keyId);
     if (j.personId) await this.s.addPersonOpen.run(1, j.personId);
     return {
