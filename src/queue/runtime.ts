@@ -9,7 +9,7 @@ import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { Ledger } from "../ledger/ledger.ts";
-import { WriteRateLimiter } from "../limits/rate-limit.ts";
+import { writeRateLimiter } from "../limits/rate-limit.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { fillProviders } from "../providers/registry.ts";
@@ -125,7 +125,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     webhookWaker,
     idempotency: new IdempotencyStore(sql),
     submits: new GroupCommit(sql),
-    rateLimiter: new WriteRateLimiter(),
+    rateLimiter: writeRateLimiter(sql),
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
   };
 }

@@ -76,11 +76,14 @@ describe.each(dialects())("webhook outbox across instances (%s)", (dialect) => {
     for (let i = 0; i < n; i++) {
       // SQLite: one inserting instance (jobs.seq is counted in memory there; B delivers and runs).
       const on = dialect === "postgres" && i % 3 === 2 ? b : a;
-      const res = await on.request(`/v1/queue/sandbox/image?webhook_url=${encodeURIComponent(rx.url("/hook"))}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ prompt: `p${i}` }),
-      });
+      const res = await on.request(
+        `/v1/queue/sandbox/image?webhook_url=${encodeURIComponent(rx.url("/hook"))}`,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ prompt: `p${i}` }),
+        },
+      );
       if (res.status !== 202) console.log(await res.text(), logLines.slice(-5).join("\n"));
       expect(res.status).toBe(202);
       ids.push((await json<{ request_id: string }>(res)).request_id);
@@ -90,7 +93,8 @@ describe.each(dialects())("webhook outbox across instances (%s)", (dialect) => {
     // Whatever a second dispatcher could still send would come now.
     await Bun.sleep(1500);
     const perId = new Map<string, number>();
-    for (const h of rx.hits) perId.set(h.headers.get("webhook-id")!, (perId.get(h.headers.get("webhook-id")!) ?? 0) + 1);
+    for (const h of rx.hits)
+      perId.set(h.headers.get("webhook-id")!, (perId.get(h.headers.get("webhook-id")!) ?? 0) + 1);
     expect([...perId.values()].every((c) => c === 1)).toBe(true);
     expect(perId.size).toBe(n);
     for (const id of ids) {
