@@ -267,6 +267,12 @@ export class JobStore extends SqlStore {
     deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
     logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
     insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+    // A worker's log line, fenced like its other writes: nothing once its lease was taken over.
+    insertLogFenced: this.q<null, [string, bigint, number, string, string, string, bigint]>(
+      `INSERT INTO job_logs (job_id, n, at, level, message)
+         SELECT CAST(?1 AS TEXT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(?4 AS TEXT), CAST(?5 AS TEXT)
+         WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'IN_PROGRESS' AND lease_owner = ?6 AND attempt = ?7)`,
+    ),
     logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
       "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
     ),
@@ -595,7 +601,12 @@ export class JobStore extends SqlStore {
   async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
     const n = (await this.s.logCount.get(id))!.n;
     if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
-    await this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
+    const text = message.slice(0, 2000);
+    if (this.fence) {
+      await this.s.insertLogFenced.run(id, n, now, level, text, this.fence.owner, this.fence.attempt);
+    } else {
+      await this.s.insertLog.run(id, n, now, level, text);
+    }
   }
 
   async logs(id: string) {
