@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { LocalBus } from "../../src/db/bus.ts";
 import type { Provider, ProviderJob } from "../../src/providers/types.ts";
+import { runSweep, SWEEPS, type Sweep, startBackground } from "../../src/queue/background.ts";
 import { JOBS_CHANGED } from "../../src/queue/events.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
@@ -157,3 +158,64 @@ describe.each(dialects())("jobs across instances (%s)", (dialect) => {
     expect((await reader.read()).done).toBe(true);
   });
 });
+
+describe.each(dialects().filter((d) => d === "postgres"))(
+  "sweeps and recovery across instances (%s)",
+  (dialect) => {
+    test("each sweep runs on one instance at a time, under its name", async () => {
+      expect(SWEEPS.map((s) => s.name)).toEqual([
+        "queue-sweep",
+        "idempotency-purge",
+        "retention-sweep",
+        "order-expiry",
+      ]);
+      const { a, b } = await setup(dialect);
+      const ran: string[] = [];
+      const sweep = (name: string): Sweep => ({
+        name,
+        cron: "* * * * *",
+        run: async (ctx) => {
+          ran.push(`${name}@${ctx === a.ctx ? "A" : "B"}`);
+          await Bun.sleep(20);
+        },
+      });
+      for (let round = 0; round < 4; round++) {
+        const results = await Promise.all([
+          runSweep(a.ctx, sweep("queue-sweep")),
+          runSweep(b.ctx, sweep("queue-sweep")),
+          runSweep(b.ctx, sweep("retention-sweep")),
+          runSweep(a.ctx, sweep("retention-sweep")),
+        ]);
+        // Per name, exactly one of the two instances ran it.
+        expect(results[0] !== results[1]).toBe(true);
+        expect(results[2] !== results[3]).toBe(true);
+      }
+      const where = (name: string) => new Set(ran.filter((r) => r.startsWith(`${name}@`)));
+      expect(ran.length).toBe(8);
+      // The leader of a name stays the leader while it lives.
+      expect(where("queue-sweep").size).toBe(1);
+      expect(where("retention-sweep").size).toBe(1);
+    });
+
+    test("an instance starting does not take the jobs another live instance is running", async () => {
+      const { a, b } = await setup(dialect);
+      const provider = workOn(b);
+      const id = await submit(a);
+      await until(() => provider.started.length === 1, 15_000, "B's worker started the job");
+      const before = (await a.ctx.jobs.get(id))!;
+      expect(before.status).toBe("IN_PROGRESS");
+      // A starts: its recovery (and a queue sweep on A) leave B's live lease alone.
+      const background = await startBackground(a.ctx);
+      try {
+        await runSweep(a.ctx, SWEEPS[0]!);
+        const after = (await a.ctx.jobs.get(id))!;
+        expect(after).toMatchObject({ status: "IN_PROGRESS", lease_owner: before.lease_owner, attempt: 1n });
+        provider.release();
+        const done = await waitForFinal(a.ctx, id, 15_000);
+        expect(done).toMatchObject({ status: "COMPLETED", attempt: 1n });
+      } finally {
+        await background.stop(1000);
+      }
+    });
+  },
+);
