@@ -1,7 +1,8 @@
-import type { Sql } from "../db/sql.ts";
+import { afterCommit, type Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import type { StoredOutput } from "../files/output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import { errorFields, log } from "../lib/log.ts";
 import type { JobEvents } from "./events.ts";
 import { QueueIndex } from "./queue-index.ts";
 
@@ -105,6 +106,9 @@ function jsonList(sql: Sql, n?: number): string {
     : `SELECT value FROM json_each(${p})`;
 }
 
+/** How old the queue index may get on PostgreSQL before a position read refreshes it. */
+const INDEX_REFRESH_MS = 1000;
+
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
@@ -120,6 +124,12 @@ export class JobStore extends SqlStore {
   /** The last sequence number given (shared by every view of this store). */
   private readonly seq: { last: bigint | null } = { last: null };
   private readonly index = new QueueIndex([]);
+  /** When the index was last read from the database (PostgreSQL), shared by every view. */
+  private readonly indexRead: { at: number; reading: boolean; root: JobStore } = {
+    at: 0,
+    reading: false,
+    root: this,
+  };
   /** The queue index, read once at start (createAppContext waits for it). */
   private readonly ready: Promise<void>;
 
@@ -395,10 +405,34 @@ export class JobStore extends SqlStore {
     return await this.s.byPerson.all(personId, before ?? "~", accountId, limit);
   }
 
-  /** 0-based position among queued jobs of the same model, live at each read. */
+  /**
+   * 0-based position among queued jobs of the same model, live at each read. On PostgreSQL other
+   * instances queue and claim jobs too: the index is re-read from the database in the background
+   * when it is over a second old, so a position is at most about a second stale.
+   */
   queuePosition(job: JobRow): number | null {
     if (job.status !== "IN_QUEUE") return null;
+    if (this.sql.dialect === "postgres") this.refreshIndexSoon();
     return this.index.position(job);
+  }
+
+  private refreshIndexSoon(): void {
+    const r = this.indexRead;
+    if (r.reading || Date.now() - r.at < INDEX_REFRESH_MS) return;
+    r.reading = true;
+    // Through the root, once any transaction this call is inside has ended.
+    afterCommit(() => {
+      void r.root.s.queued
+        .all()
+        .then((rows) => {
+          this.index.reset(rows);
+          r.at = Date.now();
+        })
+        .catch((err) => log("warn", "queue index refresh failed", errorFields(err)))
+        .finally(() => {
+          r.reading = false;
+        });
+    });
   }
 
   /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */

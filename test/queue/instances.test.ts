@@ -5,6 +5,7 @@ import { runSweep, SWEEPS, type Sweep, startBackground } from "../../src/queue/b
 import { JOBS_CHANGED } from "../../src/queue/events.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
+import { pollUntil } from "../helpers/api.ts";
 import { type AppInstance, type AppInstances, openAppInstances } from "../helpers/app-instances.ts";
 import { json, testWorkerPool } from "../helpers/context.ts";
 import { until } from "../helpers/instances.ts";
@@ -195,6 +196,26 @@ describe.each(dialects().filter((d) => d === "postgres"))(
       // The leader of a name stays the leader while it lives.
       expect(where("queue-sweep").size).toBe(1);
       expect(where("retention-sweep").size).toBe(1);
+    });
+
+    test("queue positions on A count the jobs queued and cancelled on B (refreshed within about a second)", async () => {
+      const { a, b } = await setup(dialect);
+      const ids = [await submit(b), await submit(b), await submit(b)];
+      const position = async (id: string) =>
+        (await json<{ queue_position: number | null }>(await a.request(`/v1/requests/${id}/status`)))
+          .queue_position;
+      await pollUntil(
+        () => position(ids[2]!),
+        (p) => p === 2,
+        10_000,
+      );
+      const cancelled = await b.request(`/v1/requests/${ids[0]}/cancel`, { method: "PUT" });
+      expect(cancelled.status).toBe(200);
+      await pollUntil(
+        () => position(ids[2]!),
+        (p) => p === 1,
+        10_000,
+      );
     });
 
     test("an instance starting does not take the jobs another live instance is running", async () => {
