@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import type { ConfigFile } from "../../src/config/schema.ts";
 import { LocalBus } from "../../src/db/bus.ts";
 import type { Provider, ProviderJob } from "../../src/providers/types.ts";
 import { runSweep, SWEEPS, type Sweep, startBackground } from "../../src/queue/background.ts";
@@ -56,8 +57,8 @@ afterEach(async () => {
   opened = null;
 });
 
-async function setup(dialect: "sqlite" | "postgres") {
-  const apps = await openAppInstances(dialect);
+async function setup(dialect: "sqlite" | "postgres", config?: ConfigFile) {
+  const apps = await openAppInstances(dialect, config);
   opened = apps;
   const a = apps.first;
   const b = await apps.add();
@@ -196,6 +197,46 @@ describe.each(dialects().filter((d) => d === "postgres"))(
       // The leader of a name stays the leader while it lives.
       expect(where("queue-sweep").size).toBe(1);
       expect(where("retention-sweep").size).toBe(1);
+    });
+
+    test("concurrent submits on two instances, workers on both: every job runs once and completes", async () => {
+      const { apps, a, b } = await setup(dialect, {
+        models: [],
+        catalog: { sandbox: true },
+        limits: { writes_per_minute: 10_000, in_flight: 1000 },
+      } as unknown as ConfigFile);
+      const ran = new Map<string, number>();
+      for (const on of [a, b]) {
+        on.ctx.providers.set("sandbox", {
+          name: "sandbox",
+          resumable: () => false,
+          run: async (job: ProviderJob) => {
+            ran.set(job.id, (ran.get(job.id) ?? 0) + 1);
+            await Bun.sleep(5);
+            return {
+              outputs: [
+                {
+                  kind: "image" as const,
+                  contentType: "image/png",
+                  bytes: new Uint8Array([1]),
+                  width: 1,
+                  height: 1,
+                },
+              ],
+            };
+          },
+        } as Provider);
+        pools.push(testWorkerPool(on.ctx));
+      }
+      const ids = await Promise.all(Array.from({ length: 60 }, (_, i) => submit(i % 2 ? b : a)));
+      for (const id of ids) expect((await waitForFinal(a.ctx, id, 30_000)).status).toBe("COMPLETED");
+      expect([...ran.values()].every((n) => n === 1)).toBe(true);
+      expect(ran.size).toBe(60);
+      const seqs = await Promise.all(ids.map(async (id) => (await a.ctx.jobs.get(id))!.seq));
+      expect(new Set(seqs).size).toBe(60);
+      const { checkInvariants } = await import("../ledger/ledger-helpers.ts");
+      expect(await checkInvariants(a.ctx.sql)).toEqual([]);
+      expect(apps.accountId).toBeTruthy();
     });
 
     test("queue positions on A count the jobs queued and cancelled on B (refreshed within about a second)", async () => {
