@@ -1,3 +1,6 @@
+import { createHash } from "node:crypto";
+import { hostname } from "node:os";
+import { resolve } from "node:path";
 import { Cron } from "croner";
 import { fileImageSize, replaceFileRefs, signedFileUrl } from "../files/references.ts";
 import { errorFields, log } from "../lib/log.ts";
@@ -16,9 +19,13 @@ import { WorkerPool } from "./workers.ts";
  */
 export async function startBackground(ctx: AppContext) {
   // SQLite: one instance, so every running job was this process's before it stopped. PostgreSQL:
-  // other live instances run theirs, so only lapsed leases are taken (the queue sweep's rule).
-  await recoverJobs(ctx.jobs, ctx.providers, Date.now(), ctx.sql.dialect === "sqlite");
+  // other live instances run theirs, so only lapsed leases are taken (the queue sweep's rule), and
+  // those of this instance's earlier life (same host and data dir: a restart after a crash).
+  const name = instanceName(ctx.settings.dataDir);
+  const ownLeases = name === null ? undefined : `worker@${name}/`;
+  await recoverJobs(ctx.jobs, ctx.providers, Date.now(), ctx.sql.dialect === "sqlite", undefined, ownLeases);
   const pool = new WorkerPool({
+    ...(ownLeases ? { owner: `${ownLeases}${process.pid}-${Date.now().toString(36)}` } : {}),
     jobs: ctx.jobs,
     events: ctx.events,
     providers: ctx.providers,
@@ -126,4 +133,16 @@ export async function runSweep(ctx: AppContext, sweep: Sweep): Promise<boolean> 
     log("error", `${sweep.name} failed`, errorFields(err));
     return false;
   }
+}
+
+/**
+ * This instance's name in its workers' lease owners: the host and a digest of the data dir, the
+ * same after a restart, different for another data dir or host. Null for an in-memory app (tests).
+ * A name that changes across restarts (a new container host name) only means the earlier life's
+ * jobs wait for their leases to lapse.
+ */
+export function instanceName(dataDir: string): string | null {
+  if (dataDir === ":memory:") return null;
+  const digest = createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 12);
+  return `${hostname()}:${digest}`;
 }

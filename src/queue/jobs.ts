@@ -255,6 +255,9 @@ export class JobStore extends SqlStore {
          WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4)) RETURNING *`,
     ),
     expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
+    leasedBy: this.q<JobRow, [number, string]>(
+      "SELECT * FROM jobs WHERE status = 'IN_PROGRESS' AND substr(lease_owner, 1, CAST(? AS INTEGER)) = ?",
+    ),
     pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
     insertOutput: this.q(
       `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
@@ -581,6 +584,11 @@ export class JobStore extends SqlStore {
   /** Running jobs whose lease lapsed, oldest submit first. */
   async expiredLeases(now: number): Promise<JobRow[]> {
     return bySeq(await this.s.expiredLeases.all(now));
+  }
+
+  /** Running jobs whose lease owner starts with `prefix` (an instance's earlier life), oldest first. */
+  async leasedBy(prefix: string): Promise<JobRow[]> {
+    return bySeq(await this.s.leasedBy.all(prefix.length, prefix));
   }
 
   /** Open jobs past their model's time limit, oldest submit first. */

@@ -6,7 +6,8 @@ import type { JobStore } from "./jobs.ts";
  * Jobs whose worker died (crash, kill -9, a stuck worker whose lease lapsed) and jobs past their
  * model's time limit. Run at start-up and by a croner sweep (on one instance: the leader).
  * `allRunningOrphaned` (start-up on SQLite, the only instance) takes every IN_PROGRESS job; else
- * only those whose lease lapsed, since other instances' workers hold live leases. A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
+ * only those whose lease lapsed, since other instances' workers hold live leases, and (at start-up)
+ * those leased by this instance's earlier life: owners starting with `ownLeases`. A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
  * resubmitted); any other is failed and its hold released.
  */
 export async function recoverJobs(
@@ -15,6 +16,7 @@ export async function recoverJobs(
   now: number,
   allRunningOrphaned: boolean,
   signal?: AbortSignal,
+  ownLeases?: string,
 ): Promise<{ requeued: number; failed: number }> {
   let requeued = 0;
   let failed = 0;
@@ -23,9 +25,13 @@ export async function recoverJobs(
     if (await jobs.fail(job.id, "generation_failed", "The job exceeded the model's time limit.", now))
       failed++;
   }
-  const orphans = allRunningOrphaned
+  let orphans = allRunningOrphaned
     ? await jobs.expiredLeases(Number.MAX_SAFE_INTEGER)
     : await jobs.expiredLeases(now);
+  if (ownLeases !== undefined) {
+    const seen = new Set(orphans.map((j) => j.id));
+    orphans = [...orphans, ...(await jobs.leasedBy(ownLeases)).filter((j) => !seen.has(j.id))];
+  }
   for (const job of orphans) {
     if (signal?.aborted) break;
     const provider = providers.get(job.provider);

@@ -2,8 +2,9 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import { LocalBus } from "../../src/db/bus.ts";
 import type { Provider, ProviderJob } from "../../src/providers/types.ts";
-import { runSweep, SWEEPS, type Sweep, startBackground } from "../../src/queue/background.ts";
+import { instanceName, runSweep, SWEEPS, type Sweep, startBackground } from "../../src/queue/background.ts";
 import { JOBS_CHANGED } from "../../src/queue/events.ts";
+import { recoverJobs } from "../../src/queue/recovery.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
 import { pollUntil } from "../helpers/api.ts";
@@ -257,6 +258,30 @@ describe.each(dialects().filter((d) => d === "postgres"))(
         (p) => p === 1,
         10_000,
       );
+    });
+
+    test("a restarted instance takes back its earlier life's jobs at once (same host and data dir), no one else's", async () => {
+      const { a } = await setup(dialect);
+      const [one, two] = [await submit(a), await submit(a)];
+      const mine = `worker@${instanceName("/var/lib/gengate")}/`;
+      const other = `worker@${instanceName("/var/lib/gengate-2")}/`;
+      expect(mine).not.toBe(other);
+      expect(instanceName(":memory:")).toBeNull();
+      const lease = 600_000;
+      const claimed = [
+        await a.ctx.jobs.claimNext("sandbox", [], `${mine}111-old`, lease, Date.now()),
+        await a.ctx.jobs.claimNext("sandbox", [], `${other}222-live`, lease, Date.now()),
+      ];
+      expect(claimed.map((j) => j!.id).sort()).toEqual([one, two].sort());
+      const r = await recoverJobs(a.ctx.jobs, a.ctx.providers, Date.now(), false, undefined, mine);
+      expect(r.requeued + r.failed).toBe(1);
+      const byOwner = async (owner: string) =>
+        (await a.ctx.jobs.get(claimed.find((j) => j!.lease_owner === owner)!.id))!;
+      expect((await byOwner(`${mine}111-old`)).status).not.toBe("IN_PROGRESS");
+      expect(await byOwner(`${other}222-live`)).toMatchObject({
+        status: "IN_PROGRESS",
+        lease_owner: `${other}222-live`,
+      });
     });
 
     test("an instance starting does not take the jobs another live instance is running", async () => {
