@@ -4,7 +4,7 @@ import type { LiveSettings } from "../config/schema.ts";
 import { rateLimitHeaders } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { WriteRateLimiter } from "../limits/rate-limit.ts";
+import type { WriteRateLimit } from "../limits/rate-limit.ts";
 
 /** Accepts `Key <key>` (the spec's form) and `Bearer <key>` (so OpenAI SDKs work unchanged). */
 export function credentialFrom(header: string | null): string | null {
@@ -19,7 +19,7 @@ const UNAUTHORIZED_MESSAGE =
 /** What authenticating a key reads; `live` is read at each call (a reload swaps it). */
 export interface KeyAuthDeps {
   accounts: AccountStore;
-  rateLimiter: WriteRateLimiter;
+  rateLimiter: WriteRateLimit;
   live: Pick<LiveSettings, "limits">;
 }
 
@@ -32,7 +32,7 @@ export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Prom
   if (meta) meta.keyPrefix = principal.keyPrefix;
   if (WRITE_METHODS.has(request.method)) {
     // Writes count against the key's per-minute rate; reads and status polls never do.
-    const window = ctx.rateLimiter.hit(
+    const window = await ctx.rateLimiter.hit(
       principal.keyId,
       principal.writesPerMinute ?? ctx.live.limits.writesPerMinute,
     );

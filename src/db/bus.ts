@@ -1,7 +1,7 @@
 import { SQL } from "bun";
 import type { DatabaseSettings } from "../config/schema.ts";
 import { errorFields, log } from "../lib/log.ts";
-import type { Sql } from "./sql.ts";
+import { afterCommit, type Sql } from "./sql.ts";
 import { bunSqlOptions } from "./sql-postgres.ts";
 
 /**
@@ -344,4 +344,13 @@ export class Wakeup {
     if (this.#resolve) this.#resolve(true);
     else this.#pending = true;
   }
+}
+
+/**
+ * Publishes once the transaction the caller is inside has committed (at once outside one): for a
+ * wake-up announced where the row is written, which other instances must not look for before it
+ * is visible (and which cannot go through the root `Sql` from inside its own transaction).
+ */
+export function publishAfterCommit(bus: Bus, channel: string, payload = ""): void {
+  afterCommit(() => void bus.publish(channel, payload));
 }

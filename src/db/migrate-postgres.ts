@@ -3,6 +3,7 @@ import { SchemaTooNewError } from "./database.ts";
 import type { Migration } from "./migrations.ts";
 import base from "./migrations-pg/001_base.sql" with { type: "text" };
 import m016 from "./migrations-pg/016_cache_versions.sql" with { type: "text" };
+import m017 from "./migrations-pg/017_write_rate.sql" with { type: "text" };
 import m018 from "./migrations-pg/018_shared_secrets.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
@@ -15,6 +16,7 @@ import type { PostgresSql } from "./sql-postgres.ts";
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 15, name: "base (SQLite migrations 001-015)", sql: base },
   { version: 16, name: "cache versions", sql: m016 },
+  { version: 17, name: "write-rate windows, jobs.seq identity", sql: m017 },
   { version: 18, name: "shared secrets", sql: m018 },
 ];
 

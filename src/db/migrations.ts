@@ -14,6 +14,7 @@ import m013 from "./migrations/013_payments.sql" with { type: "text" };
 import m014 from "./migrations/014_alerts_mail.sql" with { type: "text" };
 import m015 from "./migrations/015_studio.sql" with { type: "text" };
 import m016 from "./migrations/016_cache_versions.sql" with { type: "text" };
+import m017 from "./migrations/017_write_rate.sql" with { type: "text" };
 import m018 from "./migrations/018_shared_secrets.sql" with { type: "text" };
 
 /**
@@ -43,6 +44,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 14, name: "alerts and mail", sql: m014 },
   { version: 15, name: "studio", sql: m015 },
   { version: 16, name: "cache versions", sql: m016 },
+  { version: 17, name: "write-rate windows", sql: m017 },
   { version: 18, name: "shared secrets", sql: m018 },
 ];
 

@@ -4,11 +4,13 @@ import {
   cachePut,
   insideOwnTx,
   openTransaction,
+  runAfterCommit,
   type Sql,
   SqlConstraintError,
   SqlNestingError,
   type SqlParam,
   SqlTxEndedError,
+  type TxScope,
 } from "./sql.ts";
 
 /** What `openSql` needs to reach PostgreSQL (parsed and checked by src/config). */
@@ -65,10 +67,14 @@ export class PostgresSql implements Sql {
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     if (this.#ended) throw new SqlTxEndedError();
     if (this.depth === 0 && insideOwnTx(this)) throw new SqlNestingError();
-    const root = this.depth === 0 ? this : (openTransaction.getStore()?.root ?? this);
+    const outer = this.depth === 0 ? undefined : openTransaction.getStore();
+    const root = outer?.root ?? this;
+    // A savepoint defers to its root transaction's commit (a rolled-back savepoint's hints may
+    // still run then: they are hints).
+    const deferred: (() => void)[] = outer?.afterCommit ?? [];
     const body = async (client: Client): Promise<T> => {
       const inner = new PostgresSql(client, this.depth + 1, this.queries);
-      const scope = { root, open: true };
+      const scope: TxScope = { root, open: true, afterCommit: deferred };
       try {
         return await openTransaction.run(scope, fn, inner);
       } finally {
@@ -77,7 +83,11 @@ export class PostgresSql implements Sql {
       }
     };
     try {
-      if (this.depth === 0) return (await (this.client as SQL).begin(body)) as T;
+      if (this.depth === 0) {
+        const result = (await (this.client as SQL).begin(body)) as T;
+        runAfterCommit({ root, open: false, afterCommit: deferred });
+        return result;
+      }
       return (await (this.client as TransactionSQL).savepoint(body)) as T;
     } catch (err) {
       throw mapPostgresError(err);

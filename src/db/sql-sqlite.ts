@@ -4,11 +4,13 @@ import {
   cachePut,
   insideOwnTx,
   openTransaction,
+  runAfterCommit,
   type Sql,
   SqlConstraintError,
   SqlNestingError,
   type SqlParam,
   SqlTxEndedError,
+  type TxScope,
 } from "./sql.ts";
 
 /**
@@ -62,7 +64,8 @@ export class SqliteSql implements Sql {
     const c = this.#core;
     if (c.busy && insideOwnTx(c)) throw new SqlNestingError();
     await c.lock();
-    const scope = { root: c, open: true };
+    const scope: TxScope = { root: c, open: true, afterCommit: [] };
+    let committed = false;
     try {
       c.exec("BEGIN IMMEDIATE");
       const tx = new SqliteTx(c, 1);
@@ -81,10 +84,12 @@ export class SqliteSql implements Sql {
         c.rollback("ROLLBACK");
         throw err;
       }
+      committed = true;
       return result;
     } finally {
       scope.open = false;
       c.unlock();
+      if (committed) runAfterCommit(scope);
     }
   }
 

@@ -76,6 +76,8 @@ export class SqlNestingError extends Error {
 export interface TxScope {
   root: object;
   open: boolean;
+  /** What `afterCommit` deferred: run once the outermost transaction committed (shared by savepoints). */
+  afterCommit: (() => void)[];
 }
 
 /**
@@ -84,6 +86,31 @@ export interface TxScope {
  * inside it, say): `open` turns false at the end so they are not refused then.
  */
 export const openTransaction = new AsyncLocalStorage<TxScope>();
+
+/**
+ * Runs `fn` once the transaction the current call chain is inside has committed (its outermost
+ * one: a savepoint's deferred calls wait for the root), or now when outside any open transaction.
+ * Dropped when that transaction rolls back. For hints to other instances (a bus publish), which
+ * must not be sent before the change they announce is visible, nor through the root `Sql` from
+ * inside its own transaction. `fn` must be quick and not throw (a throw is swallowed: the commit
+ * stands).
+ */
+export function afterCommit(fn: () => void): void {
+  const scope = openTransaction.getStore();
+  if (scope?.open) scope.afterCommit.push(fn);
+  else fn();
+}
+
+/** Runs the calls `afterCommit` deferred in a committed transaction's scope. */
+export function runAfterCommit(scope: TxScope): void {
+  for (const fn of scope.afterCommit.splice(0)) {
+    try {
+      fn();
+    } catch {
+      // A hint that could not be given: the pollers find the change.
+    }
+  }
+}
 
 /** Whether the current call chain is inside a still-open transaction of `root`. */
 export function insideOwnTx(root: object): boolean {

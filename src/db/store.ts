@@ -111,3 +111,11 @@ export function serviceIn<T extends object>(service: T, tx: Sql, stores: readonl
   }
   return view;
 }
+
+/**
+ * ` FOR UPDATE SKIP LOCKED` on PostgreSQL, for the sub-select of a claim (concurrent claimers
+ * take different rows instead of queueing on the same ones); SQLite (one writer) does not parse it.
+ */
+export function skipLocked(sql: Sql): string {
+  return sql.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+}

@@ -126,7 +126,7 @@ export class FileStore extends SqlStore {
    * leaves unreferenced bytes, never a row without its file); the event loop gets a turn between
    * batches. Returns how many went.
    */
-  async sweep(now = Date.now()): Promise<{ files: number; outputs: number }> {
+  async sweep(now = Date.now(), signal?: AbortSignal): Promise<{ files: number; outputs: number }> {
     let files = 0;
     let outputs = 0;
     for (;;) {
@@ -146,7 +146,8 @@ export class FileStore extends SqlStore {
       await this.removeBytes(gone.paths);
       files += gone.files;
       outputs += gone.outputs;
-      if (gone.files < SWEEP_BATCH && gone.outputs < SWEEP_BATCH) return { files, outputs };
+      if ((gone.files < SWEEP_BATCH && gone.outputs < SWEEP_BATCH) || signal?.aborted)
+        return { files, outputs };
       await nextTurn();
     }
   }

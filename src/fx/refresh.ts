@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import type { FxRefresh } from "../config/schema.ts";
+import type { Leadership } from "../db/leader.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { parseRate } from "../pricing/fx.ts";
 import type { FxStore } from "./rates.ts";
@@ -46,9 +47,20 @@ export async function refreshRateOnce(
   }
 }
 
-/** The scheduled refresh (croner, UTC, no overlapping runs). Returns the job to stop it. */
-export function scheduleFxRefresh(refresh: FxRefresh, fx: FxStore): Cron {
+/**
+ * The scheduled refresh (croner, UTC, no overlapping runs), on one instance at a time: the leader
+ * of "fx-refresh" (src/db/leader.ts). Returns the job to stop it.
+ */
+export function scheduleFxRefresh(
+  refresh: FxRefresh,
+  fx: FxStore,
+  leadership: Pick<Leadership, "run">,
+): Cron {
   return new Cron(refresh.cron, { name: "fx-refresh", protect: true, timezone: "UTC" }, async () => {
-    await refreshRateOnce(refresh, fx);
+    try {
+      await leadership.run("fx-refresh", () => refreshRateOnce(refresh, fx));
+    } catch (err) {
+      log("error", "fx-refresh failed", errorFields(err));
+    }
   });
 }

@@ -234,13 +234,13 @@ export class IdempotencyStore extends SqlStore {
    * Deletes keys older than the TTL, in batches through the created_at index, yielding to the event
    * loop between batches so a day of keys never stalls requests. Returns how many were deleted.
    */
-  async purgeExpired(): Promise<number> {
+  async purgeExpired(signal?: AbortSignal): Promise<number> {
     const before = this.now() - IDEMPOTENCY_TTL_MS;
     let total = 0;
     for (;;) {
       const n = (await this.s.purge.run(before)).changes;
       total += n;
-      if (n < PURGE_BATCH) return total;
+      if (n < PURGE_BATCH || signal?.aborted) return total;
       await nextTurn();
     }
   }

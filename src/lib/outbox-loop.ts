@@ -26,14 +26,10 @@ export interface OutboxLoopOptions<T> {
  * so rows from other processes are found). `wake()` after an enqueue starts at once; `stop()`
  * stops claiming and waits (bounded) for attempts in flight. The timers never keep a process alive.
  */
-/** The second look after a wake-up (see wake()). */
-const REWAKE_MS = 250;
-
 export class OutboxLoop<T> {
   private readonly inFlight = new Set<Promise<void>>();
   private running = false;
   private pumping = false;
-  private rewake: ReturnType<typeof setTimeout> | null = null;
   private pumpAgain = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
@@ -45,24 +41,14 @@ export class OutboxLoop<T> {
     await this.pump();
   }
 
+  /** Look now. Wake-ups come after the commit of the row they announce (bus `publishAfterCommit`). */
   wake(): void {
     if (!this.running) return;
     this.sleep(0);
-    // Callers wake the loop inside the transaction that writes the row: on PostgreSQL the first look
-    // can come before that commit (SQLite's lock makes it wait for it), so look once more shortly.
-    if (!this.rewake) {
-      this.rewake = setTimeout(() => {
-        this.rewake = null;
-        if (this.running) void this.pump();
-      }, REWAKE_MS);
-      this.rewake.unref?.();
-    }
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    if (this.rewake) clearTimeout(this.rewake);
-    this.rewake = null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.inFlight.size === 0) return;

@@ -1,5 +1,5 @@
 import type { Sql } from "../db/sql.ts";
-import { SqlStore } from "../db/store.ts";
+import { SqlStore, skipLocked } from "../db/store.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 
 export type MailKind = "invite" | "password_reset" | "balance_low";
@@ -72,11 +72,14 @@ export class MailOutbox extends SqlStore {
            attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?8)`,
     ),
+    // The due condition repeated outside the sub-select, and SKIP LOCKED on PostgreSQL: see the
+    // webhook outbox's claim (src/webhooks/outbox.ts).
     claim: this.q<MailRow, [number, number, number]>(
       `UPDATE mail_outbox SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?1
-           ORDER BY next_attempt_at, created_at, id LIMIT ?3)
+           ORDER BY next_attempt_at, created_at, id LIMIT ?3${skipLocked(this.sql)})
+           AND status = 'pending' AND next_attempt_at <= ?1
          RETURNING *`,
     ),
     nextDue: this.q<{ t: bigint | null }, []>(

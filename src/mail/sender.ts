@@ -5,6 +5,9 @@ import type { ClaimedMail, MailOutbox } from "./outbox.ts";
 import { MailSendError, type MailTransport, smtpTransport } from "./transport.ts";
 
 /** Delays before retry 1, 2, ...: 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h; then the message fails. */
+/** The bus channel that wakes every instance's mail sender (empty payload; src/db/bus.ts). */
+export const MAIL_CHANNEL = "mail";
+
 export const DEFAULT_MAIL_RETRY_MS: readonly number[] = [
   30_000,
   2 * 60_000,

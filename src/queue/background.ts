@@ -1,9 +1,12 @@
+import { createHash } from "node:crypto";
+import { hostname } from "node:os";
+import { resolve } from "node:path";
 import { Cron } from "croner";
 import { fileImageSize, replaceFileRefs, signedFileUrl } from "../files/references.ts";
 import { errorFields, log } from "../lib/log.ts";
-import { MailSender } from "../mail/sender.ts";
+import { MAIL_CHANNEL, MailSender } from "../mail/sender.ts";
 import type { AppContext } from "../server/context.ts";
-import { WebhookDispatcher } from "../webhooks/dispatcher.ts";
+import { WEBHOOKS_CHANNEL, WebhookDispatcher } from "../webhooks/dispatcher.ts";
 import { recoverJobs } from "./recovery.ts";
 import { WorkerPool } from "./workers.ts";
 
@@ -11,11 +14,18 @@ import { WorkerPool } from "./workers.ts";
  * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
  * every 10 s for lapsed leases and time limits), the idempotency purge, the retention sweep of
  * uploads and outputs (every 5 minutes), webhook delivery and the expiry of unpaid payment orders
- * (every minute).
+ * (every minute). Workers, the webhook dispatcher and the mail sender run on every instance; each
+ * sweep (SWEEPS) on one instance at a time, the leader of its name.
  */
 export async function startBackground(ctx: AppContext) {
-  await recoverJobs(ctx.jobs, ctx.providers, Date.now(), true);
+  // SQLite: one instance, so every running job was this process's before it stopped. PostgreSQL:
+  // other live instances run theirs, so only lapsed leases are taken (the queue sweep's rule), and
+  // those of this instance's earlier life (same host and data dir: a restart after a crash).
+  const name = instanceName(ctx.settings.dataDir);
+  const ownLeases = name === null ? undefined : `worker@${name}/`;
+  await recoverJobs(ctx.jobs, ctx.providers, Date.now(), ctx.sql.dialect === "sqlite", undefined, ownLeases);
   const pool = new WorkerPool({
+    ...(ownLeases ? { owner: `${ownLeases}${process.pid}-${Date.now().toString(36)}` } : {}),
     jobs: ctx.jobs,
     events: ctx.events,
     providers: ctx.providers,
@@ -41,47 +51,24 @@ export async function startBackground(ctx: AppContext) {
   });
   await dispatcher.start();
   ctx.metrics.workerUsage = () => pool.usage();
-  ctx.webhookWaker.wake = () => dispatcher.wake();
-  ctx.alerts.wakeWebhooks = () => dispatcher.wake();
   // Mail ([smtp]): runs always, idles while none is configured (a reload may add it).
   const mail = new MailSender({ outbox: ctx.mailer.outbox, settings: () => ctx.live.smtp });
   await mail.start();
-  ctx.mailer.wake = () => mail.wake();
-  const guard = (name: string, fn: () => unknown) => async () => {
-    try {
-      await fn(); // protect: croner starts no second run while a (batched, async) one is going
-    } catch (err) {
-      log("error", `${name} failed`, errorFields(err));
-    }
-  };
-  const jobs = [
-    new Cron(
-      "*/10 * * * * *",
-      { name: "queue-sweep", protect: true, timezone: "UTC" },
-      guard("queue sweep", async () => await recoverJobs(ctx.jobs, ctx.providers, Date.now(), false)),
-    ),
-    new Cron(
-      "17 * * * *",
-      { name: "idempotency-purge", protect: true, timezone: "UTC" },
-      guard("idempotency purge", async () => await ctx.idempotency.purgeExpired()),
-    ),
-    new Cron(
-      "*/5 * * * *",
-      { name: "retention-sweep", protect: true, timezone: "UTC" },
-      guard("retention sweep", async () => {
-        const gone = await ctx.files.sweep();
-        if (gone.files || gone.outputs) log("info", "retention sweep", gone);
-      }),
-    ),
-    new Cron(
-      "30 * * * * *",
-      { name: "order-expiry", protect: true, timezone: "UTC" },
-      guard("order expiry", async () => {
-        const expired = await ctx.payments.expireDue();
-        if (expired) log("info", "payment orders expired", { expired });
-      }),
-    ),
+  // Wake-ups from any instance (ctx.webhookWaker, alerts, the mailer publish after their commit);
+  // the loops' own timers are the poll behind these hints.
+  const wakeDispatcher = () => dispatcher.wake();
+  const wakeMail = () => mail.wake();
+  const unsubscribe = [
+    ctx.bus.subscribe(WEBHOOKS_CHANNEL, wakeDispatcher, { onMaybeMissed: wakeDispatcher }),
+    ctx.bus.subscribe(MAIL_CHANNEL, wakeMail, { onMaybeMissed: wakeMail }),
   ];
+  const jobs = SWEEPS.map(
+    (sweep) =>
+      // Unnamed: croner names are process-wide, and tests run several instances in one process.
+      new Cron(sweep.cron, { protect: true, timezone: "UTC" }, async () => {
+        await runSweep(ctx, sweep);
+      }),
+  );
   return {
     pool,
     dispatcher,
@@ -89,8 +76,73 @@ export async function startBackground(ctx: AppContext) {
     /** Running jobs get `graceMs` to finish; the rest stay IN_PROGRESS and are resumed at next start. */
     async stop(graceMs: number) {
       for (const j of jobs) j.stop();
+      for (const off of unsubscribe) off();
       await pool.stop(graceMs);
       await Promise.all([dispatcher.stop(), mail.stop()]);
     },
   };
+}
+
+/** A periodic sweep: run by one instance at a time (ctx.leadership), under its name. */
+export interface Sweep {
+  name: string;
+  /** croner pattern, UTC. */
+  cron: string;
+  /** The work; loops over batches stop when `signal` aborts (the leadership was lost). */
+  run(ctx: AppContext, signal: AbortSignal): Promise<unknown>;
+}
+
+export const SWEEPS: readonly Sweep[] = [
+  {
+    name: "queue-sweep",
+    cron: "*/10 * * * * *",
+    run: async (ctx, signal) => await recoverJobs(ctx.jobs, ctx.providers, Date.now(), false, signal),
+  },
+  {
+    name: "idempotency-purge",
+    cron: "17 * * * *",
+    run: async (ctx, signal) => await ctx.idempotency.purgeExpired(signal),
+  },
+  {
+    name: "retention-sweep",
+    cron: "*/5 * * * *",
+    run: async (ctx, signal) => {
+      const gone = await ctx.files.sweep(Date.now(), signal);
+      if (gone.files || gone.outputs) log("info", "retention sweep", gone);
+    },
+  },
+  {
+    name: "order-expiry",
+    cron: "30 * * * * *",
+    run: async (ctx) => {
+      const expired = await ctx.payments.expireDue();
+      if (expired) log("info", "payment orders expired", { expired });
+    },
+  },
+];
+
+/**
+ * One run of a sweep on the instance that leads its name (docs/scale-out.md "Leadership"); the
+ * others skip it. True when it ran here. Never throws: a failure is logged, the next run retries.
+ */
+export async function runSweep(ctx: AppContext, sweep: Sweep): Promise<boolean> {
+  try {
+    // croner's protect starts no second run while a (batched, async) one is going.
+    return await ctx.leadership.run(sweep.name, (signal) => sweep.run(ctx, signal));
+  } catch (err) {
+    log("error", `${sweep.name} failed`, errorFields(err));
+    return false;
+  }
+}
+
+/**
+ * This instance's name in its workers' lease owners: the host and a digest of the data dir, the
+ * same after a restart, different for another data dir or host. Null for an in-memory app (tests).
+ * A name that changes across restarts (a new container host name) only means the earlier life's
+ * jobs wait for their leases to lapse.
+ */
+export function instanceName(dataDir: string): string | null {
+  if (dataDir === ":memory:") return null;
+  const digest = createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 12);
+  return `${hostname()}:${digest}`;
 }

@@ -11,7 +11,9 @@ import {
 } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN as UUID } from "../lib/ids.ts";
+import { errorFields, log } from "../lib/log.ts";
 import { type AppContext, baseUrl } from "../server/context.ts";
+import { JOB_POLL_MS } from "./events.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
@@ -315,6 +317,7 @@ export function statusStream(
   let closed = false;
   let off: () => void = () => {};
   let keepAlive: ReturnType<typeof setInterval> | undefined;
+  let poll: ReturnType<typeof setInterval> | undefined;
   const stream = new ReadableStream<Uint8Array>({
     async start(controller) {
       let last = "";
@@ -323,19 +326,45 @@ export function statusStream(
         closed = true;
         off();
         clearInterval(keepAlive);
+        clearInterval(poll);
         controller.close();
       };
-      const push = async () => {
-        if (closed) return;
+      const read = async () => {
         const job = (await ctx.jobs.get(id))!;
         const body = JSON.stringify(map(await ctx.views.status(job, withLogs)));
+        if (closed) return;
         if (body !== last) {
           last = body;
           controller.enqueue(enc.encode(`event: status\ndata: ${body}\n\n`));
         }
         if (FINAL_STATUSES.includes(job.status)) close();
       };
-      off = ctx.events.onJob(id, push);
+      // One read at a time (events and the poll both ask); one asked for meanwhile runs after it.
+      let reading: Promise<void> | null = null;
+      let again = false;
+      const push = async (): Promise<void> => {
+        if (closed) return;
+        if (reading) {
+          again = true;
+          return await reading;
+        }
+        reading = (async () => {
+          try {
+            do {
+              again = false;
+              await read();
+            } while (again && !closed);
+          } catch (err) {
+            log("warn", "status stream read failed", { request_id: id, ...errorFields(err) });
+          } finally {
+            reading = null;
+          }
+        })();
+        return await reading;
+      };
+      off = ctx.events.onJob(id, () => void push());
+      // The events are hints (another instance's may be lost): re-read every JOB_POLL_MS as well.
+      poll = setInterval(() => void push(), JOB_POLL_MS);
       keepAlive = setInterval(() => !closed && controller.enqueue(enc.encode(": keep-alive\n\n")), 15_000);
       signal.addEventListener("abort", close, { once: true });
       await push();
@@ -344,6 +373,7 @@ export function statusStream(
       closed = true;
       off();
       clearInterval(keepAlive);
+      clearInterval(poll);
     },
   });
   return new Response(stream, {

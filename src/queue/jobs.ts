@@ -1,7 +1,8 @@
-import type { Sql } from "../db/sql.ts";
+import { afterCommit, type Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import type { StoredOutput } from "../files/output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import { errorFields, log } from "../lib/log.ts";
 import type { JobEvents } from "./events.ts";
 import { QueueIndex } from "./queue-index.ts";
 
@@ -105,6 +106,9 @@ function jsonList(sql: Sql, n?: number): string {
     : `SELECT value FROM json_each(${p})`;
 }
 
+/** How old the queue index may get on PostgreSQL before a position read refreshes it. */
+const INDEX_REFRESH_MS = 1000;
+
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
@@ -120,6 +124,12 @@ export class JobStore extends SqlStore {
   /** The last sequence number given (shared by every view of this store). */
   private readonly seq: { last: bigint | null } = { last: null };
   private readonly index = new QueueIndex([]);
+  /** When the index was last read from the database (PostgreSQL), shared by every view. */
+  private readonly indexRead: { at: number; reading: boolean; root: JobStore } = {
+    at: 0,
+    reading: false,
+    root: this,
+  };
   /** The queue index, read once at start (createAppContext waits for it). */
   private readonly ready: Promise<void>;
 
@@ -166,6 +176,12 @@ export class JobStore extends SqlStore {
       `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    // PostgreSQL: seq from the column's identity sequence (migration 017), shared by every instance.
+    insertPg: this.q<{ seq: bigint }>(
+      `INSERT INTO jobs (id, account_id, key_id, model_id, kind, source, provider, status, input, quote,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
     ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
@@ -239,6 +255,9 @@ export class JobStore extends SqlStore {
          WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4)) RETURNING *`,
     ),
     expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
+    leasedBy: this.q<JobRow, [number, string]>(
+      "SELECT * FROM jobs WHERE status = 'IN_PROGRESS' AND substr(lease_owner, 1, CAST(? AS INTEGER)) = ?",
+    ),
     pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
     insertOutput: this.q(
       `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
@@ -261,6 +280,12 @@ export class JobStore extends SqlStore {
     deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
     logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
     insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+    // A worker's log line, fenced like its other writes: nothing once its lease was taken over.
+    insertLogFenced: this.q<null, [string, bigint, number, string, string, string, bigint]>(
+      `INSERT INTO job_logs (job_id, n, at, level, message)
+         SELECT CAST(?1 AS TEXT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(?4 AS TEXT), CAST(?5 AS TEXT)
+         WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'IN_PROGRESS' AND lease_owner = ?6 AND attempt = ?7)`,
+    ),
     logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
       "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
     ),
@@ -283,18 +308,8 @@ export class JobStore extends SqlStore {
    * transaction, after the hold was placed.
    */
   async insert(j: NewJob): Promise<JobRow> {
-    // Only the server inserts jobs, so the next sequence number is kept in memory.
-    // Read on first use through this store's own Sql (the caller's transaction when bound): waiting
-    // for a read on the root from inside a transaction would wait for that transaction itself.
-    if (this.seq.last === null) {
-      const max = (await this.s.maxSeq.get())?.s ?? 0n;
-      this.seq.last ??= max;
-    }
-    const seq = ++this.seq.last;
     const running = j.runningUntil !== undefined;
-    await this.s.insert.run(
-      j.id,
-      seq,
+    const values = [
       j.accountId,
       j.keyId,
       j.modelId,
@@ -313,7 +328,22 @@ export class JobStore extends SqlStore {
       j.runningUntil ?? null,
       running ? j.createdAt : null,
       j.personId ?? null,
-    );
+    ] as const;
+    let seq: bigint;
+    if (this.sql.dialect === "postgres") {
+      // Several instances insert jobs: the database's sequence numbers them.
+      seq = (await this.s.insertPg.get(j.id, ...values))!.seq;
+    } else {
+      // SQLite has one instance (the server), so the next number is kept in memory. Read on first
+      // use through this store's own Sql (the caller's transaction when bound): waiting for a read
+      // on the root from inside a transaction would wait for that transaction itself.
+      if (this.seq.last === null) {
+        const max = (await this.s.maxSeq.get())?.s ?? 0n;
+        this.seq.last ??= max;
+      }
+      seq = ++this.seq.last;
+      await this.s.insert.run(j.id, seq, ...values);
+    }
     if (j.keyId) await this.s.addOpen.run(1, j.keyId);
     if (j.personId) await this.s.addPersonOpen.run(1, j.personId);
     return {
@@ -378,10 +408,34 @@ export class JobStore extends SqlStore {
     return await this.s.byPerson.all(personId, before ?? "~", accountId, limit);
   }
 
-  /** 0-based position among queued jobs of the same model, live at each read. */
+  /**
+   * 0-based position among queued jobs of the same model, live at each read. On PostgreSQL other
+   * instances queue and claim jobs too: the index is re-read from the database in the background
+   * when it is over a second old, so a position is at most about a second stale.
+   */
   queuePosition(job: JobRow): number | null {
     if (job.status !== "IN_QUEUE") return null;
+    if (this.sql.dialect === "postgres") this.refreshIndexSoon();
     return this.index.position(job);
+  }
+
+  private refreshIndexSoon(): void {
+    const r = this.indexRead;
+    if (r.reading || Date.now() - r.at < INDEX_REFRESH_MS) return;
+    r.reading = true;
+    // Through the root, once any transaction this call is inside has ended.
+    afterCommit(() => {
+      void r.root.s.queued
+        .all()
+        .then((rows) => {
+          this.index.reset(rows);
+          r.at = Date.now();
+        })
+        .catch((err) => log("warn", "queue index refresh failed", errorFields(err)))
+        .finally(() => {
+          r.reading = false;
+        });
+    });
   }
 
   /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */
@@ -532,6 +586,11 @@ export class JobStore extends SqlStore {
     return bySeq(await this.s.expiredLeases.all(now));
   }
 
+  /** Running jobs whose lease owner starts with `prefix` (an instance's earlier life), oldest first. */
+  async leasedBy(prefix: string): Promise<JobRow[]> {
+    return bySeq(await this.s.leasedBy.all(prefix.length, prefix));
+  }
+
   /** Open jobs past their model's time limit, oldest submit first. */
   async pastDeadline(now: number): Promise<JobRow[]> {
     return bySeq(await this.s.pastDeadline.all(now));
@@ -584,7 +643,12 @@ export class JobStore extends SqlStore {
   async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
     const n = (await this.s.logCount.get(id))!.n;
     if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
-    await this.s.insertLog.run(id, n, now, level, message.slice(0, 2000));
+    const text = message.slice(0, 2000);
+    if (this.fence) {
+      await this.s.insertLogFenced.run(id, n, now, level, text, this.fence.owner, this.fence.attempt);
+    } else {
+      await this.s.insertLog.run(id, n, now, level, text);
+    }
   }
 
   async logs(id: string) {

@@ -1,8 +1,9 @@
 /**
  * Live queue positions without counting rows: per (provider, model), the sorted submit sequence
  * numbers of IN_QUEUE jobs, kept in memory and updated after each commit that moves a job into or
- * out of IN_QUEUE. The server is the only writer of jobs, and the index is rebuilt from the
- * database at start, so it is exact. A position is a binary search: O(log n) at any queue depth
+ * out of IN_QUEUE. On SQLite the server is the only writer of jobs, and the index is rebuilt from
+ * the database at start, so it is exact. On PostgreSQL other instances queue and claim jobs too:
+ * the JobStore re-reads it (at most once a second, only while positions are asked for). A position is a binary search: O(log n) at any queue depth
  * (a SQL count was O(position), a fifth of the CPU under load with deep queues).
  */
 export class QueueIndex {
@@ -22,6 +23,12 @@ export class QueueIndex {
     const seq = Number(job.seq);
     const at = lowerBound(lane, seq);
     if (lane[at] !== seq) lane.splice(at, 0, seq);
+  }
+
+  /** Replaces every lane with these rows (a fresh read of the queued jobs). */
+  reset(rows: Iterable<{ provider: string; model_id: string; seq: bigint }>): void {
+    this.lanes.clear();
+    for (const r of rows) this.add(r);
   }
 
   remove(job: { provider: string; model_id: string; seq: bigint }): void {

@@ -4,33 +4,48 @@ import type { JobStore } from "./jobs.ts";
 
 /**
  * Jobs whose worker died (crash, kill -9, a stuck worker whose lease lapsed) and jobs past their
- * model's time limit. Run at start-up (every IN_PROGRESS job is orphaned then) and by a croner
- * sweep. A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
+ * model's time limit. Run at start-up and by a croner sweep (on one instance: the leader).
+ * `allRunningOrphaned` (start-up on SQLite, the only instance) takes every IN_PROGRESS job; else
+ * only those whose lease lapsed, since other instances' workers hold live leases, and (at start-up)
+ * those leased by this instance's earlier life: owners starting with `ownLeases`. A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
  * resubmitted); any other is failed and its hold released.
  */
 export async function recoverJobs(
   jobs: JobStore,
   providers: Map<string, Provider>,
   now: number,
-  atStartup: boolean,
+  allRunningOrphaned: boolean,
+  signal?: AbortSignal,
+  ownLeases?: string,
 ): Promise<{ requeued: number; failed: number }> {
   let requeued = 0;
   let failed = 0;
   for (const job of await jobs.pastDeadline(now)) {
+    if (signal?.aborted) break;
     if (await jobs.fail(job.id, "generation_failed", "The job exceeded the model's time limit.", now))
       failed++;
   }
-  const orphans = atStartup
+  let orphans = allRunningOrphaned
     ? await jobs.expiredLeases(Number.MAX_SAFE_INTEGER)
     : await jobs.expiredLeases(now);
+  if (ownLeases !== undefined) {
+    const seen = new Set(orphans.map((j) => j.id));
+    orphans = [...orphans, ...(await jobs.leasedBy(ownLeases)).filter((j) => !seen.has(j.id))];
+  }
   for (const job of orphans) {
+    if (signal?.aborted) break;
     const provider = providers.get(job.provider);
+    // Fenced by the lease read above: a job claimed again meanwhile (by a worker of any
+    // instance, after another sweep requeued it) is left to that worker.
+    const lease = job.lease_owner === null ? jobs : jobs.fenced(job.lease_owner, job.attempt);
     // A chat call lives in its HTTP request: when the process died, so did the request.
     if (job.kind !== "text" && provider?.resumable({ upstreamId: job.upstream_id })) {
-      await jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
-      if (await jobs.requeue(job.id, now)) requeued++;
+      if (await lease.requeue(job.id, now)) {
+        await jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
+        requeued++;
+      }
     } else if (
-      await jobs.fail(
+      await lease.fail(
         job.id,
         "generation_failed",
         "The worker running this job was lost and the job cannot be resumed.",
@@ -40,6 +55,6 @@ export async function recoverJobs(
       failed++;
     }
   }
-  if (requeued || failed) log("info", "jobs recovered", { requeued, failed, at_startup: atStartup });
+  if (requeued || failed) log("info", "jobs recovered", { requeued, failed, at_startup: allRunningOrphaned });
   return { requeued, failed };
 }

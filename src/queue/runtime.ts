@@ -1,4 +1,5 @@
 import type { LiveSettings } from "../config/schema.ts";
+import { type Bus, LocalBus, publishAfterCommit } from "../db/bus.ts";
 import { GroupCommit } from "../db/group-commit.ts";
 import type { Sql } from "../db/sql.ts";
 import type { BlobStore } from "../files/blobs.ts";
@@ -8,11 +9,12 @@ import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { Ledger } from "../ledger/ledger.ts";
-import { WriteRateLimiter } from "../limits/rate-limit.ts";
+import { writeRateLimiter } from "../limits/rate-limit.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
+import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
 import { WebhookSecretStore } from "../webhooks/secrets.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
@@ -37,16 +39,20 @@ export interface QueueOptions {
   webhookPolicy: () => WebhookPolicy;
   /** The settings at start: which providers to create. */
   live: LiveSettings;
+  /** Hints to every instance (jobs.changed, jobs.work, webhooks); default in process. */
+  bus?: Bus;
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
 export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: QueueOptions) {
-  const events = new JobEvents();
+  const bus = o.bus ?? new LocalBus();
+  const events = new JobEvents(bus);
   const outbox = new WebhookOutbox(sql, {});
   const webhookSecrets = new WebhookSecretStore(sql);
   // Inside the final-state transaction: a delivery exists exactly when the final state committed.
-  // The dispatcher starts later (background); until then a wake-up is a no-op and its timer finds the row.
-  const webhookWaker = { wake: () => {} };
+  // The wake-up goes to every instance's dispatcher (bus channel "webhooks") once that commits; a
+  // dispatcher not started yet, or a lost hint, is covered by the dispatchers' own timers.
+  const webhookWaker = { wake: () => publishAfterCommit(bus, WEBHOOKS_CHANNEL) };
   const enqueueWebhook = async (tx: Sql, job: JobRow) => {
     if (job.webhook_url) {
       await outbox.in(tx).enqueue({
@@ -119,7 +125,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     webhookWaker,
     idempotency: new IdempotencyStore(sql),
     submits: new GroupCommit(sql),
-    rateLimiter: new WriteRateLimiter(),
+    rateLimiter: writeRateLimiter(sql),
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
   };
 }

@@ -9,6 +9,7 @@ import { priceMediaInput } from "../pricing/media.ts";
 import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
+import { JOB_POLL_MS } from "./events.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 
 /**
@@ -251,7 +252,10 @@ export async function runJob(ctx: AppContext, s: SubmitInput, signal: AbortSigna
   );
 }
 
-/** Waits for a job to reach a final state, woken by its events (no polling), up to `ms`. */
+/**
+ * Waits for a job to reach a final state, up to `ms`: woken by its events (from whichever instance
+ * changed it), and re-reading it at least every JOB_POLL_MS, the guarantee when a hint is lost.
+ */
 export async function waitForFinal(
   ctx: AppContext,
   id: string,
@@ -259,10 +263,15 @@ export async function waitForFinal(
   signal?: AbortSignal,
 ): Promise<JobRow> {
   const deadline = Date.now() + ms;
-  for (;;) {
-    const job = (await ctx.jobs.get(id))!;
-    const left = deadline - Date.now();
-    if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
-    await ctx.events.waitForChange(id, left, signal);
+  const watch = ctx.events.watch(id); // before the first read: a change after it is not missed
+  try {
+    for (;;) {
+      const job = (await ctx.jobs.get(id))!;
+      const left = deadline - Date.now();
+      if (FINAL_STATUSES.includes(job.status) || left <= 0 || signal?.aborted) return job;
+      await watch.wait(Math.min(left, JOB_POLL_MS), signal);
+    }
+  } finally {
+    watch.close();
   }
 }

@@ -3,7 +3,7 @@ import type { Account } from "../accounts/accounts.ts";
 import { buildCatalog, type Catalog, CatalogError } from "../catalog/catalog.ts";
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { ConfigFile, LiveSettings, ServerSettings } from "../config/schema.ts";
-import { openBus } from "../db/bus.ts";
+import { type Bus, openBus, publishAfterCommit } from "../db/bus.ts";
 import { migrate, openDatabase } from "../db/database.ts";
 import { CacheInvalidation } from "../db/invalidation.ts";
 import { openLeadership } from "../db/leader.ts";
@@ -11,8 +11,10 @@ import type { Sql } from "../db/sql.ts";
 import { SqliteSql } from "../db/sql-sqlite.ts";
 import type { BlobStore } from "../files/blobs.ts";
 import { DomainError } from "../lib/errors.ts";
+import { MAIL_CHANNEL } from "../mail/sender.ts";
 import { validateProviderModels } from "../providers/registry.ts";
 import { createQueueServices } from "../queue/runtime.ts";
+import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
 import type { AppContext } from "./context.ts";
 import { createServices } from "./services.ts";
 import { VERSION } from "./version.ts";
@@ -49,6 +51,8 @@ export interface AppContextOptions extends LoadedLive {
   sql?: Sql;
   /** The SQLite connection under `sql` (null on PostgreSQL). */
   sqlite?: Database | null;
+  /** The bus to use instead of the one `settings.database` names (tests: a bus that loses hints). */
+  bus?: Bus;
   settings: ServerSettings;
   /** Absolute public address without a trailing slash; {base_url} is publicUrl + "/v1". */
   publicUrl: string;
@@ -95,7 +99,7 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
   // version table that tells every instance's caches to drop what another one changed. On SQLite
   // (one instance) all three work in process; the invalidation poll also sees the operator CLI.
   const database = o.settings.database ?? { kind: "sqlite" as const };
-  const bus = openBus(database, sql);
+  const bus = o.bus ?? openBus(database, sql);
   const leadership = openLeadership(database);
   const invalidation = new CacheInvalidation(sql, bus);
   await invalidation.start();
@@ -106,6 +110,9 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
     smtp: () => ctx.live.smtp,
     invalidation,
   });
+  // Outbox wake-ups reach every instance's dispatcher and mail sender, once the row committed.
+  services.alerts.wakeWebhooks = () => publishAfterCommit(bus, WEBHOOKS_CHANNEL);
+  services.mailer.wake = () => publishAfterCommit(bus, MAIL_CHANNEL);
   // Instances starting together on an empty PostgreSQL database: one creates "default", the
   // others find the name taken (a conflict) and start as a later start would.
   const defaultKey =
@@ -125,6 +132,7 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
     linkSecrets: o.linkSecrets,
     webhookPolicy: () => ctx.live.webhooks,
     live: o.live,
+    bus,
   });
   const shutdown = new AbortController();
   await queue.jobs.whenReady();

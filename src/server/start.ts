@@ -112,7 +112,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       ctx.adminTokenHash = now.adminTokenHash;
     });
     // The FX refresh follows the live settings: rescheduled on every reload.
-    let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx) : null;
+    let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx, ctx.leadership) : null;
     if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
     const background = await startBackground(ctx);
     const app = createApp(ctx);
@@ -160,7 +160,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
           secrets.reload(); // picks up `gengate secret` changes (on PostgreSQL also without SIGHUP)
           fillProviders(ctx.providers, next.live, ctx.circuits);
           fxJob?.stop();
-          fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx) : null;
+          fxJob = next.live.fxRefresh ? scheduleFxRefresh(next.live.fxRefresh, ctx.fx, ctx.leadership) : null;
           return { ok: true, models: next.catalog.models.length };
         } catch (err) {
           return { ok: false, error: (err as Error).message };

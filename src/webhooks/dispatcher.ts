@@ -7,6 +7,9 @@ import type { WebhookSecretStore } from "./secrets.ts";
 import { signWebhook } from "./signing.ts";
 import type { Resolver, WebhookPolicy } from "./url-policy.ts";
 
+/** The bus channel that wakes every instance's dispatcher (empty payload; src/db/bus.ts). */
+export const WEBHOOKS_CHANNEL = "webhooks";
+
 /** The contract's retry delays after each failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   5_000,

@@ -1,5 +1,5 @@
 import type { Sql } from "../db/sql.ts";
-import { SqlStore } from "../db/store.ts";
+import { SqlStore, skipLocked } from "../db/store.ts";
 
 export type WebhookEvent = "COMPLETED" | "FAILED" | "CANCELLED";
 /** Events about an account rather than a request; their body is stored when enqueued. */
@@ -84,14 +84,18 @@ export class WebhookOutbox extends SqlStore {
       `SELECT * FROM webhook_deliveries WHERE request_id = ?
          ORDER BY created_at DESC, ${this.sql.dialect === "postgres" ? "id" : "rowid"} DESC LIMIT 1`,
     ),
-    // One statement, so two dispatchers (or processes) can never claim the same row: once
-    // next_attempt_at moves past now, the row is no longer due for anyone else.
+    // One statement, so two dispatchers (of any instance) never claim the same row: once
+    // next_attempt_at moves past now, the row is no longer due for anyone else. PostgreSQL (READ
+    // COMMITTED) re-checks only the outer WHERE on a row a concurrent claim changed, not the
+    // sub-select: hence the due condition repeated outside it (else both claims would take the
+    // row), and SKIP LOCKED so a concurrent claim takes other due rows instead of waiting.
     claim: this.q<DeliveryRow, [number, number, number]>(
       `UPDATE webhook_deliveries SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= ?1
-           ORDER BY next_attempt_at, created_at, id LIMIT ?3)
+           ORDER BY next_attempt_at, created_at, id LIMIT ?3${skipLocked(this.sql)})
+           AND status = 'pending' AND next_attempt_at <= ?1
          RETURNING *`,
     ),
     nextDue: this.q<{ t: bigint | null }, []>(

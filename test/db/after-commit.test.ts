@@ -1,0 +1,47 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { afterCommit } from "../../src/db/sql.ts";
+import { dialects, openTestSql, type TestSql } from "../helpers/postgres.ts";
+
+/** `afterCommit`: what a transaction defers runs once it committed, never when it rolled back. */
+const opened: TestSql[] = [];
+afterAll(async () => {
+  for (const t of opened.splice(0)) await t.close();
+});
+
+describe.each(dialects())("afterCommit (%s)", (dialect) => {
+  test("runs after the commit (the row visible then), at once outside a transaction, never after a rollback", async () => {
+    const t = await openTestSql(dialect);
+    opened.push(t);
+    const { sql } = t;
+    await sql.run("CREATE TABLE t (v BIGINT NOT NULL)");
+    const seen: string[] = [];
+    afterCommit(() => seen.push("outside"));
+    expect(seen).toEqual(["outside"]);
+
+    const counted: Promise<bigint>[] = [];
+    await sql.tx(async (tx) => {
+      await tx.run("INSERT INTO t (v) VALUES (1)");
+      afterCommit(() => {
+        seen.push("committed");
+        // Through the root: allowed now, and the row is there.
+        counted.push(sql.get<{ n: bigint }>("SELECT count(*) AS n FROM t").then((r) => r!.n));
+      });
+      await tx.tx(async (sp) => {
+        await sp.run("INSERT INTO t (v) VALUES (2)");
+        afterCommit(() => seen.push("savepoint"));
+      });
+      expect(seen).toEqual(["outside"]);
+    });
+    expect(seen).toEqual(["outside", "committed", "savepoint"]);
+    expect(await counted[0]).toBe(2n);
+
+    await expect(
+      sql.tx(async (tx) => {
+        await tx.run("INSERT INTO t (v) VALUES (3)");
+        afterCommit(() => seen.push("rolled back"));
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
+    expect(seen).toEqual(["outside", "committed", "savepoint"]);
+  });
+});
