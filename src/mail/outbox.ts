@@ -72,11 +72,14 @@ export class MailOutbox extends SqlStore {
            attempts, next_attempt_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?8)`,
     ),
+    // Like the webhook outbox's claim: the outer WHERE repeats the due condition (re-checked by
+    // PostgreSQL after a lock wait) and the subquery skips rows a racing claim holds.
     claim: this.q<MailRow, [number, number, number]>(
       `UPDATE mail_outbox SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?1
-           ORDER BY next_attempt_at, created_at, id LIMIT ?3)
+           ORDER BY next_attempt_at, created_at, id LIMIT ?3${this.sql.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : ""})
+           AND status = 'pending' AND next_attempt_at <= ?1
          RETURNING *`,
     ),
     nextDue: this.q<{ t: bigint | null }, []>(

@@ -85,13 +85,17 @@ export class WebhookOutbox extends SqlStore {
          ORDER BY created_at DESC, ${this.sql.dialect === "postgres" ? "id" : "rowid"} DESC LIMIT 1`,
     ),
     // One statement, so two dispatchers (or processes) can never claim the same row: once
-    // next_attempt_at moves past now, the row is no longer due for anyone else.
+    // next_attempt_at moves past now, the row is no longer due for anyone else. PostgreSQL (READ
+    // COMMITTED) re-checks only the outer WHERE after waiting for a racing claim's row lock, not the
+    // subquery: so the outer WHERE repeats the due condition, and the subquery skips rows another
+    // claim holds (without both, two instances sent the same delivery: test/webhooks/claim-race).
     claim: this.q<DeliveryRow, [number, number, number]>(
       `UPDATE webhook_deliveries SET next_attempt_at = ?2
          WHERE id IN (
            SELECT id FROM webhook_deliveries
            WHERE status = 'pending' AND next_attempt_at <= ?1
-           ORDER BY next_attempt_at, created_at, id LIMIT ?3)
+           ORDER BY next_attempt_at, created_at, id LIMIT ?3${this.sql.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : ""})
+           AND status = 'pending' AND next_attempt_at <= ?1
          RETURNING *`,
     ),
     nextDue: this.q<{ t: bigint | null }, []>(
