@@ -75,6 +75,8 @@ const seen = {
   inFlight: { ok: 0, refused: 0, other: [] as number[] },
   rate: { ok: 0, refused: 0, other: [] as number[] },
   killAt: 0,
+  /** Jobs running on the instances that stayed up, when the other one was killed: id and attempt. */
+  liveAtKill: [] as { id: string; attempt: bigint }[],
   accountId: "",
   loadDone: false,
 };
@@ -397,11 +399,26 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
 
     // The kill: instance C (index 2) mid-load, restarted on the same settings a second later.
     const killer = async () => {
-      await Bun.sleep(KILL_AFTER_MS);
+      // Long jobs, so that some are running on the instances that stay up while the third restarts.
+      await Bun.sleep(KILL_AFTER_MS - 1500);
+      for (let i = 0; i < 6; i++) {
+        const r = await call(
+          i,
+          "/v1/queue/sandbox/image",
+          json({ prompt: "long", sandbox: { delay_ms: 8000 } }),
+        );
+        if (r?.status === 202) ack(r.body.request_id);
+      }
+      await Bun.sleep(1500);
       const c = nodes[2]!;
       seen.killAt = Date.now();
       c.proc.kill("SIGKILL");
       await c.proc.exited;
+      seen.liveAtKill = await sql!.all<{ id: string; attempt: bigint }>(
+        `SELECT id, attempt FROM jobs WHERE status = 'IN_PROGRESS' AND kind <> 'text'
+            AND lease_owner NOT LIKE ?`,
+        [`worker-${c.proc.pid}-%`],
+      );
       await Bun.sleep(1000);
       await start(2);
     };
@@ -469,6 +486,22 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
       expect(r.status).toBe(200);
       expect(FINAL).toContain(((await r.json()) as { status: string }).status);
     }
+  });
+
+  test("the restarted instance took over only the killed one's jobs, not those leased by live instances", async () => {
+    expect(seen.loadDone).toBe(true);
+    // A job is claimed by one worker at a time: a job another (live) instance was running when the
+    // third was killed is finished by that instance, in the same attempt, not re-claimed by the
+    // restart's recovery (which may take only leases that lapsed or were the killed process's).
+    expect(seen.liveAtKill.length).toBeGreaterThan(0);
+    const now = new Map(
+      (await sql!.all<{ id: string; attempt: bigint }>("SELECT id, attempt FROM jobs")).map((r) => [
+        r.id,
+        r.attempt,
+      ]),
+    );
+    const reclaimed = seen.liveAtKill.filter((j) => now.get(j.id) !== j.attempt);
+    expect(reclaimed).toEqual([]);
   });
 
   test("every hold resolved exactly once (ledger rows), balances = credits - charges", async () => {
