@@ -77,6 +77,8 @@ const seen = {
   killAt: 0,
   /** Jobs running on the instances that stayed up, when the other one was killed: id and attempt. */
   liveAtKill: [] as { id: string; attempt: bigint }[],
+  /** Request ids of the chat completions answered 200. */
+  answeredChats: [] as string[],
   accountId: "",
   loadDone: false,
 };
@@ -272,6 +274,11 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
       }
     };
 
+    const answered = (id: unknown) => {
+      seen.chats++;
+      seen.answeredChats.push(String(id).replace(/^chatcmpl-/, ""));
+    };
+
     // Chat completions (sandbox/chat): each reserves, charges and settles through the ledger.
     const chatter = async () => {
       while (running()) {
@@ -286,7 +293,7 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
           }),
         );
         note("chat", r);
-        if (r?.status === 200) seen.chats++;
+        if (r?.status === 200) answered(r.body.id);
         else if (r) seen.problems.push(`chat: ${r.status} ${r.text.slice(0, 200)}`);
       }
     };
@@ -409,6 +416,19 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
         );
         if (r?.status === 202) ack(r.body.request_id);
       }
+      // And slow chat calls on the live instances, which run in their HTTP request across the restart.
+      const chats = [0, 1].map((i) =>
+        call(
+          i,
+          "/v1/chat/completions",
+          json({
+            model: "sandbox/chat",
+            messages: [{ role: "user", content: "a slow answer ".repeat(20) }],
+            max_tokens: 16,
+            sandbox: { delay_ms: 400 },
+          }),
+        ),
+      );
       await Bun.sleep(1500);
       const c = nodes[2]!;
       seen.killAt = Date.now();
@@ -421,6 +441,13 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
       );
       await Bun.sleep(1000);
       await start(2);
+      for (const r of await Promise.all(chats)) {
+        if (r?.status === 200) answered(r.body.id);
+        else
+          seen.problems.push(
+            `chat on a live instance across the restart: ${r?.status} ${r?.text.slice(0, 200)}`,
+          );
+      }
     };
 
     await Promise.all([
@@ -501,7 +528,13 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
       ]),
     );
     const reclaimed = seen.liveAtKill.filter((j) => now.get(j.id) !== j.attempt);
-    expect(reclaimed).toEqual([]);
+    // Likewise a chat call running in a live instance's request: answered, so completed and charged.
+    const unsettled = await sql!.all<{ id: string; status: string }>(
+      `SELECT j.id, j.status FROM jobs j JOIN holds h ON h.id = j.hold_id
+        WHERE j.kind = 'text' AND h.status <> 'settled'`,
+    );
+    const closedChats = unsettled.filter((c) => seen.answeredChats.includes(c.id));
+    expect({ reclaimed, closedChats }).toEqual({ reclaimed: [], closedChats: [] });
   });
 
   test("every hold resolved exactly once (ledger rows), balances = credits - charges", async () => {
