@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
+import { closedLoop } from "./bench-load.ts";
 
 const { values } = parseArgs({
   options: {
@@ -78,27 +79,11 @@ async function load(
   ok = (r: Response) => r.ok,
   conns = CONNS,
 ): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
   let rss = 0;
-  const end = performance.now() + SECONDS * 1000;
   const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
-  let n = 0;
-  await Promise.all(
-    Array.from({ length: conns }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        const res = await make(n++);
-        await res.arrayBuffer();
-        latencies.push(performance.now() - t0);
-        if (!ok(res)) errors++;
-      }
-    }),
-  );
+  const figures = await closedLoop(make, ok, SECONDS, conns);
   clearInterval(sampler);
-  latencies.sort((a, b) => a - b);
-  const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
-  return { name, rps: latencies.length / SECONDS, p50: q(0.5), p99: q(0.99), errors, rss };
+  return { name, ...figures, rss };
 }
 
 function row(r: Result, base?: Result) {
