@@ -438,8 +438,9 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
       await c.proc.exited;
       seen.liveAtKill = await sql!.all<{ id: string; attempt: bigint }>(
         `SELECT id, attempt FROM jobs WHERE status = 'IN_PROGRESS' AND kind <> 'text'
-            AND lease_owner NOT LIKE ?`,
-        [`worker-${c.proc.pid}-%`],
+            AND lease_owner NOT LIKE ? AND lease_owner NOT LIKE ?`,
+        // The killed process's own leases (worker@<host>:<data dir digest>/<pid>-<time>).
+        [`worker-${c.proc.pid}-%`, `worker@%/${c.proc.pid}-%`],
       );
       await Bun.sleep(1000);
       await start(2);
