@@ -333,6 +333,9 @@ export async function round(bin: string, only: Set<string>, opts: LoadOptions): 
       "hello world",
     );
     g.proc.kill("SIGKILL");
+    figures.set("hello world req/s", hello!.rps);
+    figures.set("submits/s", results.get("submit")!.rps);
+    figures.set("status reads/s", results.get("status")!.rps);
     figures.set("submits / hello world", results.get("submit")!.rps / hello!.rps);
     figures.set("status reads / hello world", results.get("status")!.rps / hello!.rps);
   }
@@ -381,6 +384,8 @@ export async function round(bin: string, only: Set<string>, opts: LoadOptions): 
     put("chat1", await load("chat: through gengate, 1 conn", g.proc.pid, viaGateway, one));
     for (const p of [g.proc, proxy.proc, mock.proc]) p.kill("SIGKILL");
     const r = (k: string) => results.get(k)!;
+    figures.set("bare proxy req/s", r("proxy32").rps);
+    figures.set("chat completions/s", r("chat32").rps);
     figures.set(
       `chat completions/s ${opts.connections} conns / bare proxy`,
       r("chat32").rps / r("proxy32").rps,
@@ -420,7 +425,8 @@ export function summary(rounds: Round[]) {
     if (v.length === 0) return "-";
     const lo = Math.min(...v);
     const hi = Math.max(...v);
-    return lo === hi ? lo.toFixed(2) : `${lo.toFixed(2)}-${hi.toFixed(2)}`;
+    const f = (x: number) => x.toFixed(x >= 100 ? 0 : 2);
+    return lo === hi ? f(lo) : `${f(lo)}-${f(hi)}`;
   };
   console.log(`\nSummary over ${rounds.length / bins.length} round(s) per binary (min-max):`);
   console.log(`  ${"figure".padEnd(56)} ${bins.map((b) => b.padStart(14)).join(" ")}`);
