@@ -133,9 +133,14 @@ function walSyncFor(db: Database): WalSync | null {
   return new WalSync(`${db.filename}-wal`);
 }
 
-/** Anything but a plain SELECT may write (INSERT/UPDATE/DELETE, with or without RETURNING). */
+/**
+ * Statements that may change the database (DML with or without RETURNING, a WITH that may lead to
+ * one, DDL); SELECT and PRAGMA reads (the principal cache's data_version check on every request)
+ * never wait for a sync.
+ */
+const WRITE = /^\s*(insert|update|delete|replace|with|create|drop|alter)\b/i;
 function isWrite(query: string): boolean {
-  return !/^\s*select\b/i.test(query);
+  return WRITE.test(query);
 }
 
 /** The handle given to a transaction's body: runs on the connection directly (it holds the lock). */

@@ -62,6 +62,7 @@ test("a write outside a transaction resolves after a sync; reads never wait for 
   expect(wal.syncs).toBe(2);
   await sql.get("SELECT count(*) AS n FROM t");
   await sql.all("  select a from t");
+  await sql.get("PRAGMA data_version");
   await sql.tx(async (tx) => {
     await tx.get("SELECT count(*) AS n FROM t");
   });
