@@ -123,10 +123,14 @@ export class SqliteSql implements Sql {
 
 /**
  * A syncer for a file database in WAL mode, whose connection then stops syncing inside COMMIT
- * (NORMAL); null otherwise (:memory:, or another journal mode: openDatabase's FULL applies).
+ * (NORMAL); null otherwise (:memory:, another journal mode, or a connection inside a transaction:
+ * its own level applies, FULL when openDatabase opened it).
  */
 function walSyncFor(db: Database): WalSync | null {
   if (!db.filename || db.filename === ":memory:") return null;
+  // The level cannot change inside a transaction (migrate-data wraps its source in one): the
+  // connection's own level (openDatabase's FULL) then applies.
+  if (db.inTransaction) return null;
   const mode = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get();
   if (mode?.journal_mode !== "wal") return null;
   db.exec("PRAGMA synchronous = NORMAL");
