@@ -1,6 +1,12 @@
-// Loopback benchmark of the gengate binary against a bare Bun.serve baseline, in one run.
-// Usage: scripts/bench [--bin dist/gengate] [--seconds 5] [--connections 32] [--only console]
-// Prints figures and ratios; it asserts nothing (performance is not a test).
+// Loopback benchmark of the gengate binary against baselines measured in the same run: a bare
+// Bun.serve hello world (for submits and status reads) and a bare Bun proxy (Bun.serve + fetch to
+// the same mock upstream, no checks: the chat baseline).
+// Usage: scripts/bench [--bin dist/gengate] [--compare dist/other] [--rounds N] [--seconds 5]
+//                      [--connections 32] [--only queue,run,chat,start,console]
+// With --compare, every round runs both binaries one after the other (the order alternating
+// between rounds) and the summary gives each figure's range per binary. It prints figures and
+// ratios and asserts nothing (performance is not a test). The load functions are exported for
+// scripts/bench-scale.ts; the run itself only starts when this file is the entry point.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,31 +14,24 @@ import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
 import { closedLoop } from "./bench-load.ts";
 
-const { values } = parseArgs({
-  options: {
-    bin: { type: "string", default: "dist/gengate" },
-    seconds: { type: "string", default: "5" },
-    connections: { type: "string", default: "32" },
-    only: { type: "string" },
-  },
-});
-const SECONDS = Number(values.seconds);
-const CONNS = Number(values.connections);
-const work = mkdtempSync(join(tmpdir(), "gengate-bench-"));
+export const work = mkdtempSync(join(tmpdir(), "gengate-bench-"));
 const children: Subprocess[] = [];
 process.on("exit", () => {
   for (const c of children) c.kill("SIGKILL");
   rmSync(work, { recursive: true, force: true });
 });
 
-async function spawnAndWait(
+/** Spawns a child and waits (20 s at most) for `pattern` on its stdout; stdout keeps draining. */
+export async function spawnAndWait(
   cmd: string[],
   pattern: RegExp,
+  env?: Record<string, string>,
 ): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; match: RegExpExecArray }> {
   const proc = Bun.spawn(cmd, {
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",
+    env: env ? { ...process.env, ...env } : undefined,
   });
   children.push(proc);
   let out = "";
@@ -57,12 +56,16 @@ async function spawnAndWait(
   throw new Error(`${cmd.join(" ")} did not start:\n${out}\n${await new Response(proc.stderr).text()}`);
 }
 
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : 0;
+export function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0; // the process is gone
+  }
 }
 
-interface Result {
+export interface Result {
   name: string;
   rps: number;
   p50: number;
@@ -71,162 +74,350 @@ interface Result {
   rss: number;
 }
 
-/** CONNS closed loops for SECONDS: each sends, awaits the full answer, records latency, repeats. */
-async function load(
+export interface LoadOptions {
+  seconds: number;
+  connections: number;
+}
+
+/**
+ * `connections` closed loops for `seconds`: each sends, awaits the full answer, records latency,
+ * repeats. `pid` is the server whose peak RSS is sampled every 100 ms.
+ */
+export async function load(
   name: string,
   pid: number,
   make: (i: number) => Promise<Response>,
+  opts: LoadOptions,
   ok = (r: Response) => r.ok,
-  conns = CONNS,
 ): Promise<Result> {
   let rss = 0;
   const sampler = setInterval(() => (rss = Math.max(rss, rssMb(pid))), 100);
-  const figures = await closedLoop(make, ok, SECONDS, conns);
+  const figures = await closedLoop(make, ok, opts.seconds, opts.connections);
   clearInterval(sampler);
   return { name, ...figures, rss };
 }
 
-function row(r: Result, base?: Result) {
-  const ratio = base ? `  ${(r.rps / base.rps).toFixed(2)}x baseline req/s` : "";
+export function row(r: Result, base?: Result, baseName = "baseline") {
+  const ratio = base ? `  ${(r.rps / base.rps).toFixed(2)}x ${baseName}` : "";
   const rss = r.rss ? `  RSS max ${r.rss.toFixed(0)} MB` : "";
   console.log(
-    `${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(6)} ms  errors ${r.errors}${rss}${ratio}`,
+    `${r.name.padEnd(36)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(6)} ms  p99 ${r.p99.toFixed(2).padStart(6)} ms  errors ${r.errors}${rss}${ratio}`,
   );
 }
 
-async function gengate(dataDir: string, config: string, again = false) {
+export interface Gengate {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  key: string;
+  url: string;
+}
+
+/**
+ * Starts `bin serve` on `dataDir` (port 0) with `config`; on a first start (not `again`) reads the
+ * Default key it prints and credits its account $1,000,000 through the CLI.
+ */
+export async function startGengate(
+  bin: string,
+  dataDir: string,
+  config: string,
+  again = false,
+): Promise<Gengate> {
   const configPath = join(work, `${Math.random()}.toml`);
   writeFileSync(configPath, config);
   const { proc, match } = await spawnAndWait(
-    [values.bin!, "serve", "--port", "0", "--data-dir", dataDir, "--config", configPath],
+    [bin, "serve", "--port", "0", "--data-dir", dataDir, "--config", configPath],
     // A first start prints the Default key; a restart only where it listens.
     again ? /"msg":"listening","url":"([^"]+)"/ : /Default API key[^:]*:\s+(gk_\w+)[\s\S]*?"url":"([^"]+)"/,
   );
   if (again) return { proc, key: "", url: match[1]! };
   const key = match[1]!;
   const url = match[2]!;
-  const accounts = Bun.spawnSync([values.bin!, "account", "list", "--json", "--data-dir", dataDir]);
+  const accounts = Bun.spawnSync([bin, "account", "list", "--json", "--data-dir", dataDir]);
   const id = (JSON.parse(accounts.stdout.toString()) as { data: { id: string }[] }).data[0]!.id;
-  Bun.spawnSync([values.bin!, "account", "credit", id, "1000000", "--data-dir", dataDir]);
+  Bun.spawnSync([bin, "account", "credit", id, "1000000", "--data-dir", dataDir]);
   return { proc, key, url };
 }
 
-const LIMITS = "[limits]\nwrites_per_minute = 1000000\nin_flight = 100000\nrun_wait_seconds = 60\n";
-console.log(
-  `gengate bench: ${CONNS} connections, ${SECONDS} s per phase, loopback, load generator on the same machine (${navigator.hardwareConcurrency} cores)\n`,
-);
+export const LIMITS = "[limits]\nwrites_per_minute = 1000000\nin_flight = 100000\nrun_wait_seconds = 60\n";
 
-if (values.only === "console") {
-  await consolePhase();
-  process.exit(0);
+/** A bare Bun.serve hello world: the baseline of submits and status reads. */
+export async function startHelloWorld() {
+  const s = await spawnAndWait(
+    [
+      process.execPath,
+      "-e",
+      'const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") }); console.log("port " + s.port);',
+    ],
+    /port (\d+)/,
+  );
+  return { proc: s.proc, url: `http://127.0.0.1:${s.match[1]}` };
 }
 
-// Baseline: a bare Bun.serve hello world.
-const base = await spawnAndWait(
-  [
-    process.execPath,
-    "-e",
-    'const s = Bun.serve({ port: 0, fetch: () => new Response("ok") }); console.log("port " + s.port);',
-  ],
-  /port (\d+)/,
-);
-const baseUrl = `http://127.0.0.1:${base.match[1]}`;
-const baseline = await load("baseline: Bun.serve hello world", base.proc.pid, () => fetch(baseUrl));
-row(baseline);
-base.proc.kill();
+/** The mock OpenAI upstream (scripts/bench-mock-upstream.ts): a short streamed reply with usage. */
+export async function startMockUpstream() {
+  const s = await spawnAndWait(
+    [process.execPath, join(import.meta.dir, "bench-mock-upstream.ts")],
+    /port (\d+)/,
+  );
+  return { proc: s.proc, url: `http://127.0.0.1:${s.match[1]}/v1` };
+}
 
-// Submits: jobs that sleep in the sandbox, so workers take no CPU from the submit path.
-const g1 = await gengate(join(work, "d1"), `${LIMITS}[queue]\nconcurrency = { sandbox = 4 }\n`);
-const auth = { authorization: `Key ${g1.key}`, "content-type": "application/json" };
-const submitBody = JSON.stringify({ prompt: "bench", sandbox: { delay_ms: 600000 } });
-const ids: string[] = [];
-const submits = await load(
-  "POST /v1/queue (durable reservation)",
-  g1.proc.pid,
-  async () => {
-    const res = await fetch(`${g1.url}/v1/queue/sandbox/image`, {
-      method: "POST",
-      headers: auth,
-      body: submitBody,
-    });
-    if (res.status === 202 && ids.length < 10_000) {
-      const clone = res.clone();
-      ids.push(((await clone.json()) as { request_id: string }).request_id);
-    }
-    return res;
-  },
-  (r) => r.status === 202,
-);
-row(submits, baseline);
-const reads = await load("GET /v1/requests/{id}/status", g1.proc.pid, (i) =>
-  fetch(`${g1.url}/v1/requests/${ids[i % ids.length]}/status`, { headers: auth }),
-);
-row(reads, baseline);
-g1.proc.kill("SIGKILL");
+/**
+ * The chat baseline: a bare Bun proxy (Bun.serve + fetch) that forwards the body to the same mock
+ * upstream and streams its answer back, with no authentication, validation, billing or database.
+ */
+export async function startBareProxy(upstreamUrl: string) {
+  const code = `const up = ${JSON.stringify(`${upstreamUrl}/chat/completions`)};
+const s = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) {
+  const r = await fetch(up, { method: "POST", headers: { "content-type": "application/json" }, body: await req.arrayBuffer() });
+  return new Response(r.body, { status: r.status, headers: { "content-type": r.headers.get("content-type") ?? "application/json" } });
+} });
+console.log("port " + s.port);`;
+  const s = await spawnAndWait([process.execPath, "-e", code], /port (\d+)/);
+  return { proc: s.proc, url: `http://127.0.0.1:${s.match[1]}/v1` };
+}
 
-// End to end: /run with zero-delay sandbox jobs (a 64x64 PNG each), from submit to output.
-const g2 = await gengate(join(work, "d2"), LIMITS); // the default 8 sandbox workers
-const runAuth = { authorization: `Key ${g2.key}`, "content-type": "application/json" };
-const e2e = await load(
-  "POST /v1/run (sandbox job end to end)",
-  g2.proc.pid,
-  () =>
-    fetch(`${g2.url}/v1/run/sandbox/image`, {
-      method: "POST",
-      headers: runAuth,
-      body: '{"prompt":"bench","width":64,"height":64}',
-    }),
-  (r) => r.status === 200,
-);
-row(e2e, baseline);
-g2.proc.kill("SIGKILL");
+/** The gengate config routing model mock/bench to an OpenAI-compatible upstream. */
+export function chatConfig(upstreamUrl: string): string {
+  return `${LIMITS}[providers.mock]\ntype = "openai"\nbase_url = "${upstreamUrl}"\n[[models]]\nid = "mock/bench"\nkind = "text"\nprovider = "mock"\nupstream_model = "bench"\ninput_price_usd_micro = 1000000\noutput_price_usd_micro = 2000000\ncontext = 8192\n`;
+}
 
-// Chat: the same mock upstream called directly, then through the gateway (non-stream completions).
-const mock = await spawnAndWait(
-  [process.execPath, join(import.meta.dir, "bench-mock-upstream.ts")],
-  /port (\d+)/,
-);
-const mockUrl = `http://127.0.0.1:${mock.match[1]}/v1`;
 const chatBody = JSON.stringify({
   model: "bench",
   messages: [{ role: "user", content: "Say hello." }],
   max_tokens: 16,
   stream: true,
 });
-const directCall = () =>
-  fetch(`${mockUrl}/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: chatBody,
-  });
-const direct = await load("chat: mock upstream directly", mock.proc.pid, directCall);
-row(direct, baseline);
-const g3 = await gengate(
-  join(work, "d3"),
-  `${LIMITS}[providers.mock]\ntype = "openai"\nbase_url = "${mockUrl}"\n[[models]]\nid = "mock/bench"\nkind = "text"\nprovider = "mock"\nupstream_model = "bench"\ninput_price_usd_micro = 1000000\noutput_price_usd_micro = 2000000\ncontext = 8192\n`,
-);
-const chatAuth = { authorization: `Bearer ${g3.key}`, "content-type": "application/json" };
-const gatewayBody = JSON.stringify({
+const gatewayChatBody = JSON.stringify({
   model: "mock/bench",
   messages: [{ role: "user", content: "Say hello." }],
   max_tokens: 16,
 });
-const viaGatewayCall = () =>
-  fetch(`${g3.url}/v1/chat/completions`, { method: "POST", headers: chatAuth, body: gatewayBody });
-const viaGateway = await load("chat: through gengate (billed)", g3.proc.pid, viaGatewayCall);
-row(viaGateway, baseline);
-// Added latency is measured with one connection: under 32 the cores saturate and queueing dominates.
-const direct1 = await load("chat: upstream directly, 1 conn", mock.proc.pid, directCall, (r) => r.ok, 1);
-row(direct1);
-const via1 = await load("chat: through gengate, 1 conn", g3.proc.pid, viaGatewayCall, (r) => r.ok, 1);
-row(via1);
-console.log(
-  `chat: added latency at 1 connection p50 +${(via1.p50 - direct1.p50).toFixed(2)} ms, p99 +${(via1.p99 - direct1.p99).toFixed(2)} ms; at ${CONNS} connections ${viaGateway.rps.toFixed(0)} completions/s (${(viaGateway.rps / direct.rps).toFixed(2)}x direct)`,
-);
-g3.proc.kill("SIGKILL");
-mock.proc.kill("SIGKILL");
-await consolePhase();
-process.exit(0);
+
+/** A chat call (the upstream's own shape, streamed) to the upstream or the bare proxy. */
+export function upstreamChat(url: string) {
+  return () =>
+    fetch(`${url}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: chatBody,
+    });
+}
+
+/** A billed, non-streamed chat completion through gengate. */
+export function gatewayChat(g: Gengate) {
+  const headers = { authorization: `Bearer ${g.key}`, "content-type": "application/json" };
+  return () => fetch(`${g.url}/v1/chat/completions`, { method: "POST", headers, body: gatewayChatBody });
+}
+
+/** Submits of sandbox jobs that sleep (workers take no CPU); collects up to 10,000 request ids. */
+export function submitJob(g: Gengate, ids: string[]) {
+  const headers = { authorization: `Key ${g.key}`, "content-type": "application/json" };
+  const body = JSON.stringify({ prompt: "bench", sandbox: { delay_ms: 600000 } });
+  return async () => {
+    const res = await fetch(`${g.url}/v1/queue/sandbox/image`, { method: "POST", headers, body });
+    if (res.status === 202 && ids.length < 10_000) {
+      ids.push(((await res.clone().json()) as { request_id: string }).request_id);
+    }
+    return res;
+  };
+}
+
+export function readStatus(g: Gengate, ids: string[]) {
+  const headers = { authorization: `Key ${g.key}` };
+  return (i: number) => fetch(`${g.url}/v1/requests/${ids[i % ids.length]}/status`, { headers });
+}
+
+/** A free loopback port (bound, then released). */
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+/** Spawn to the first 200 of /healthz on an existing data dir (polled every 1 ms), and idle RSS. */
+export async function startup(bin: string, dataDir: string): Promise<{ ms: number; idleRss: number }> {
+  const port = await freePort();
+  const configPath = join(work, `${Math.random()}.toml`);
+  writeFileSync(configPath, LIMITS);
+  const t0 = performance.now();
+  const proc = Bun.spawn(
+    [bin, "serve", "--port", String(port), "--data-dir", dataDir, "--config", configPath],
+    { stdout: "ignore", stderr: "ignore", stdin: "ignore" },
+  );
+  children.push(proc);
+  let ms = -1;
+  while (performance.now() - t0 < 20_000) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+      await r.arrayBuffer();
+      if (r.status === 200) {
+        ms = performance.now() - t0;
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(1);
+  }
+  await Bun.sleep(2000); // idle: after start-up work settles
+  const idleRss = rssMb(proc.pid);
+  proc.kill("SIGKILL");
+  await proc.exited;
+  return { ms, idleRss };
+}
+
+/** One round of every phase for one binary: the named results and the derived figures. */
+export interface Round {
+  bin: string;
+  results: Map<string, Result>;
+  figures: Map<string, number>;
+}
+
+const PHASES = ["queue", "run", "chat", "start", "console"] as const;
+
+export async function round(bin: string, only: Set<string>, opts: LoadOptions): Promise<Round> {
+  const results = new Map<string, Result>();
+  const figures = new Map<string, number>();
+  const dir = mkdtempSync(join(work, "round-"));
+  const put = (key: string, r: Result, base?: Result, baseName?: string) => {
+    results.set(key, r);
+    row(r, base, baseName);
+  };
+  const one = { ...opts, connections: 1 };
+
+  if (only.has("queue") || only.has("run")) {
+    const hello = await startHelloWorld();
+    put("hello", await load("baseline: Bun.serve hello world", hello.proc.pid, () => fetch(hello.url), opts));
+    hello.proc.kill();
+  }
+  const hello = results.get("hello");
+  if (only.has("queue")) {
+    const g = await startGengate(
+      bin,
+      join(dir, "queue"),
+      `${LIMITS}[queue]\nconcurrency = { sandbox = 4 }\n`,
+    );
+    const ids: string[] = [];
+    put(
+      "submit",
+      await load(
+        "POST /v1/queue (durable reservation)",
+        g.proc.pid,
+        submitJob(g, ids),
+        opts,
+        (r) => r.status === 202,
+      ),
+      hello,
+      "hello world",
+    );
+    put(
+      "status",
+      await load("GET /v1/requests/{id}/status", g.proc.pid, readStatus(g, ids), opts),
+      hello,
+      "hello world",
+    );
+    g.proc.kill("SIGKILL");
+    figures.set("hello world req/s", hello!.rps);
+    figures.set("submits/s", results.get("submit")!.rps);
+    figures.set("status reads/s", results.get("status")!.rps);
+    figures.set("submits / hello world", results.get("submit")!.rps / hello!.rps);
+    figures.set("status reads / hello world", results.get("status")!.rps / hello!.rps);
+  }
+  if (only.has("run")) {
+    // /run with zero-delay sandbox jobs (a 64x64 PNG each), from submit to output; 8 workers.
+    const g = await startGengate(bin, join(dir, "run"), LIMITS);
+    const headers = { authorization: `Key ${g.key}`, "content-type": "application/json" };
+    const run = () =>
+      fetch(`${g.url}/v1/run/sandbox/image`, {
+        method: "POST",
+        headers,
+        body: '{"prompt":"bench","width":64,"height":64}',
+      });
+    put(
+      "run",
+      await load("POST /v1/run (sandbox job end to end)", g.proc.pid, run, opts, (r) => r.status === 200),
+      hello,
+      "hello world",
+    );
+    g.proc.kill("SIGKILL");
+    figures.set("/run RSS max, MB", results.get("run")!.rss);
+  }
+  if (only.has("chat")) {
+    const mock = await startMockUpstream();
+    const proxy = await startBareProxy(mock.url);
+    const g = await startGengate(bin, join(dir, "chat"), chatConfig(mock.url));
+    const direct = upstreamChat(mock.url);
+    const viaProxy = upstreamChat(proxy.url);
+    const viaGateway = gatewayChat(g);
+    put("up32", await load("chat: upstream directly", mock.proc.pid, direct, opts));
+    put(
+      "proxy32",
+      await load("chat: bare Bun proxy", proxy.proc.pid, viaProxy, opts),
+      results.get("up32"),
+      "upstream",
+    );
+    put(
+      "chat32",
+      await load("chat: through gengate (billed)", g.proc.pid, viaGateway, opts),
+      results.get("proxy32"),
+      "bare proxy",
+    );
+    // Added latency is measured with one connection: under 32 the cores saturate and queueing dominates.
+    put("up1", await load("chat: upstream directly, 1 conn", mock.proc.pid, direct, one));
+    put("proxy1", await load("chat: bare Bun proxy, 1 conn", proxy.proc.pid, viaProxy, one));
+    put("chat1", await load("chat: through gengate, 1 conn", g.proc.pid, viaGateway, one));
+    for (const p of [g.proc, proxy.proc, mock.proc]) p.kill("SIGKILL");
+    const r = (k: string) => results.get(k)!;
+    figures.set("bare proxy req/s", r("proxy32").rps);
+    figures.set("chat completions/s", r("chat32").rps);
+    figures.set(
+      `chat completions/s ${opts.connections} conns / bare proxy`,
+      r("chat32").rps / r("proxy32").rps,
+    );
+    figures.set("chat added p50 at 1 conn, ms", r("chat1").p50 - r("up1").p50);
+    figures.set("chat added p99 at 1 conn, ms", r("chat1").p99 - r("up1").p99);
+    figures.set("chat p99 at 1 conn, ms", r("chat1").p99);
+    figures.set("bare proxy added p50 at 1 conn, ms", r("proxy1").p50 - r("up1").p50);
+    figures.set("chat RSS max, MB", Math.max(r("chat32").rss, r("chat1").rss));
+  }
+  for (const [key, r] of results) {
+    if (["submit", "status", "run", "chat32", "chat1"].includes(key))
+      figures.set(`p99/p50 ${r.name}`, r.p99 / r.p50);
+  }
+  if (only.has("start")) {
+    // A data dir with a migrated database and a key (what a restart finds).
+    const g = await startGengate(bin, join(dir, "start"), LIMITS);
+    g.proc.kill("SIGKILL");
+    await g.proc.exited;
+    const s = await startup(bin, join(dir, "start"));
+    figures.set("spawn to first 200, ms", s.ms);
+    figures.set("idle RSS, MB", s.idleRss);
+  }
+  if (only.has("console")) await consolePhase(bin, join(dir, "console"));
+  console.log("");
+  for (const [k, v] of figures) console.log(`  ${k.padEnd(56)} ${v.toFixed(2)}`);
+  rmSync(dir, { recursive: true, force: true });
+  return { bin, results, figures };
+}
+
+/** The figures of several rounds as min-max per binary, side by side. */
+export function summary(rounds: Round[]) {
+  const bins = [...new Set(rounds.map((r) => r.bin))];
+  const keys = [...new Set(rounds.flatMap((r) => [...r.figures.keys()]))];
+  const range = (bin: string, k: string) => {
+    const v = rounds.filter((r) => r.bin === bin && r.figures.has(k)).map((r) => r.figures.get(k)!);
+    if (v.length === 0) return "-";
+    const lo = Math.min(...v);
+    const hi = Math.max(...v);
+    const f = (x: number) => x.toFixed(x >= 100 ? 0 : 2);
+    return lo === hi ? f(lo) : `${f(lo)}-${f(hi)}`;
+  };
+  console.log(`\nSummary over ${rounds.length / bins.length} round(s) per binary (min-max):`);
+  console.log(`  ${"figure".padEnd(56)} ${bins.map((b) => b.padStart(14)).join(" ")}`);
+  for (const k of keys)
+    console.log(`  ${k.padEnd(56)} ${bins.map((b) => range(b, k).padStart(14)).join(" ")}`);
+}
 
 /**
  * Console: the keys and usage pages of an account with 10,000 requests, rendered for a signed-in
@@ -234,14 +425,13 @@ process.exit(0);
  * requests are written before the server starts, through the stores (real jobs, holds and ledger
  * charges, spread over the last 60 days and 6 keys), so the figures are read from real rows.
  */
-async function consolePhase() {
+async function consolePhase(bin: string, dataDir: string) {
   const { openDatabase } = await import("../src/db/database.ts");
   const { SqliteSql } = await import("../src/db/sql-sqlite.ts");
   const { createServices } = await import("../src/server/services.ts");
   const { JobStore } = await import("../src/queue/jobs.ts");
   const { JobEvents } = await import("../src/queue/events.ts");
-  const dataDir = join(work, "d4");
-  const first = await gengate(dataDir, LIMITS);
+  const first = await startGengate(bin, dataDir, LIMITS);
   first.proc.kill("SIGKILL");
   await first.proc.exited;
   const REQUESTS = 10_000;
@@ -304,9 +494,9 @@ async function consolePhase() {
   );
 
   // The owner: an invite from the CLI, the password set on the invite page (which signs in).
-  const g4 = await gengate(dataDir, LIMITS, true);
+  const g4 = await startGengate(bin, dataDir, LIMITS, true);
   const invite = Bun.spawnSync([
-    values.bin!,
+    bin,
     "user",
     "invite",
     "--email",
@@ -337,10 +527,49 @@ async function consolePhase() {
       `GET ${path} (10k requests)`,
       g4.proc.pid,
       () => fetch(`${g4.url}${path}`, { headers }),
+      { seconds: 5, connections: 1 },
       (res) => res.status === 200,
-      1,
     );
     row(r);
   }
   g4.proc.kill("SIGKILL");
 }
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      bin: { type: "string", default: "dist/gengate" },
+      compare: { type: "string" },
+      rounds: { type: "string" },
+      seconds: { type: "string", default: "5" },
+      connections: { type: "string", default: "32" },
+      only: { type: "string" },
+    },
+  });
+  const opts = { seconds: Number(values.seconds), connections: Number(values.connections) };
+  const bins = values.compare ? [values.bin!, values.compare] : [values.bin!];
+  const rounds = Number(values.rounds ?? (values.compare ? 2 : 1));
+  // The console phase writes 10,000 requests first: only by default when one binary runs once.
+  const only = new Set(
+    values.only
+      ? values.only.split(",")
+      : PHASES.filter((p) => p !== "console" || (bins.length === 1 && rounds === 1)),
+  );
+  for (const p of only)
+    if (!(PHASES as readonly string[]).includes(p)) throw new Error(`--only: unknown phase ${p}`);
+  console.log(
+    `gengate bench: ${opts.connections} connections, ${opts.seconds} s per phase, loopback, load generator on the same machine (${navigator.hardwareConcurrency} cores)`,
+  );
+  const done: Round[] = [];
+  for (let i = 0; i < rounds; i++) {
+    // Alternate the order between rounds so drift in the machine's speed hits both binaries alike.
+    for (const bin of i % 2 === 0 ? bins : [...bins].reverse()) {
+      console.log(`\n== round ${i + 1}/${rounds}: ${bin}`);
+      done.push(await round(bin, only, opts));
+    }
+  }
+  if (done.length > 1) summary(done);
+  process.exit(0);
+}
+
+if (import.meta.main) await main();

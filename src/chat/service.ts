@@ -83,14 +83,21 @@ export async function finishChat(ctx: AppContext, started: StartedChat, outcome:
     outcome.usage.prompt_tokens,
     outcome.usage.completion_tokens,
   );
-  const completed = await ctx.jobs.complete(
-    started.job.id,
-    { text: outcome.content, finish_reason: outcome.finishReason, usage: outcome.usage },
-    [],
-    charge,
-    String(outcome.usage.prompt_tokens + outcome.usage.completion_tokens),
-    ctx.live.files.retentionMs,
-    Date.now(),
+  // Group-committed with the reservations and settlements of the same event-loop turn (one commit
+  // and one WAL sync for all of them); answered after that commit's sync.
+  const completed = await ctx.submits.batched(
+    async (sql) =>
+      await ctx.jobs
+        .in(sql)
+        .complete(
+          started.job.id,
+          { text: outcome.content, finish_reason: outcome.finishReason, usage: outcome.usage },
+          [],
+          charge,
+          String(outcome.usage.prompt_tokens + outcome.usage.completion_tokens),
+          ctx.live.files.retentionMs,
+          Date.now(),
+        ),
   );
   // Only the deadline sweep can close a chat job first (it released the hold): the reply is sent,
   // uncharged, and the operator sees why.

@@ -14,8 +14,11 @@ export function openDatabase(path: string, options: { create?: boolean } = {}): 
   const db = new Database(path, { strict: true, safeIntegers: true, create: options.create ?? true });
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA journal_mode = WAL");
-  // NORMAL in WAL mode survives a process crash (kill -9); see docs/operations.md for the trade-off.
-  db.exec("PRAGMA synchronous = NORMAL");
+  // FULL: every commit syncs the WAL, so an acknowledged write survives power loss (an operator
+  // command's top-up, a migration). The server's SqliteSql turns its own connection to NORMAL and
+  // syncs the WAL itself after each write, off the event loop, with the same guarantee
+  // (src/db/wal-sync.ts, docs/decisions.md "Durable commits").
+  db.exec("PRAGMA synchronous = FULL");
   db.exec("PRAGMA foreign_keys = ON");
   // Statement journals of savepoints (every group-committed submit and chat reservation) stay in
   // memory: the default created, wrote and unlinked a file in /var/tmp per transaction (strace).

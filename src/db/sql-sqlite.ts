@@ -12,6 +12,7 @@ import {
   SqlTxEndedError,
   type TxScope,
 } from "./sql.ts";
+import { WalSync } from "./wal-sync.ts";
 
 /**
  * The `Sql` port over one bun:sqlite connection (opened by `openDatabase`: safeIntegers, strict
@@ -36,28 +37,48 @@ import {
  * AsyncLocalStorage scope that turns a self-deadlock into SqlNestingError). On a WAL
  * file the commit dominates (20-35 us per transaction, either way). For scale: PostgresSql on
  * loopback takes ~80 us per `get` and ~340 us per one-statement `tx` (three round trips).
+ *
+ * Durability: on a WAL file, every write (a transaction that wrote, or a writing statement outside
+ * one) resolves only after the WAL is synced (WalSync: fdatasync on the thread pool, shared by every
+ * commit made while one is in flight), so an acknowledged write survives power loss as with
+ * `synchronous = FULL`, without stalling the event loop for the sync. The connection itself is set
+ * to NORMAL (SQLite no longer syncs inside COMMIT); every other connection keeps openDatabase's FULL.
+ * Other requests may read a commit before its sync completes; its own caller is answered after.
  */
 export class SqliteSql implements Sql {
   readonly dialect = "sqlite" as const;
   readonly #core: Core;
+  /** The WAL's syncer; null for :memory: and non-WAL databases (SQLite's own pragma applies). */
+  readonly walSync: WalSync | null;
 
   constructor(db: Database) {
     this.#core = new Core(db);
+    this.walSync = walSyncFor(db);
   }
 
   all<T>(query: string, params: readonly SqlParam[] = []): Promise<T[]> {
     const c = this.#core;
-    return c.busy ? c.queued(() => c.all<T>(query, params)) : settle(() => c.all<T>(query, params));
+    const p = c.busy ? c.queued(() => c.all<T>(query, params)) : settle(() => c.all<T>(query, params));
+    return this.walSync && isWrite(query) ? this.#durable(p) : p;
   }
 
   get<T>(query: string, params: readonly SqlParam[] = []): Promise<T | null> {
     const c = this.#core;
-    return c.busy ? c.queued(() => c.get<T>(query, params)) : settle(() => c.get<T>(query, params));
+    const p = c.busy ? c.queued(() => c.get<T>(query, params)) : settle(() => c.get<T>(query, params));
+    return this.walSync && isWrite(query) ? this.#durable(p) : p;
   }
 
   run(query: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
     const c = this.#core;
-    return c.busy ? c.queued(() => c.run(query, params)) : settle(() => c.run(query, params));
+    const p = c.busy ? c.queued(() => c.run(query, params)) : settle(() => c.run(query, params));
+    return this.walSync && isWrite(query) ? this.#durable(p) : p;
+  }
+
+  /** An autocommitted write's result, once the WAL holding it is synced. */
+  async #durable<R>(p: Promise<R>): Promise<R> {
+    const result = await p;
+    await this.walSync!.sync();
+    return result;
   }
 
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
@@ -65,11 +86,12 @@ export class SqliteSql implements Sql {
     if (c.busy && insideOwnTx(c)) throw new SqlNestingError();
     await c.lock();
     const scope: TxScope = { root: c, open: true, afterCommit: [] };
-    let committed = false;
+    let result: T;
+    let wrote: boolean;
     try {
       c.exec("BEGIN IMMEDIATE");
+      c.wrote = false;
       const tx = new SqliteTx(c, 1);
-      let result: T;
       try {
         result = await openTransaction.run(scope, fn, tx);
       } catch (err) {
@@ -84,19 +106,50 @@ export class SqliteSql implements Sql {
         c.rollback("ROLLBACK");
         throw err;
       }
-      committed = true;
-      return result;
+      wrote = c.wrote;
     } finally {
       scope.open = false;
       c.unlock();
-      if (committed) runAfterCommit(scope);
     }
+    // After the lock is handed on: the next transactions commit while this sync runs. The
+    // after-commit hooks (wake-ups that let others act on the change: /run answers, webhooks) run
+    // once the change is durable, like the caller's own answer.
+    if (wrote && this.walSync) await this.walSync.sync();
+    runAfterCommit(scope);
+    return result;
   }
 
   /** Finalizes the cached statements (the connection itself belongs to whoever opened it). */
   close(): void {
     this.#core.clear();
+    this.walSync?.close();
   }
+}
+
+/**
+ * A syncer for a file database in WAL mode, whose connection then stops syncing inside COMMIT
+ * (NORMAL); null otherwise (:memory:, another journal mode, or a connection inside a transaction:
+ * its own level applies, FULL when openDatabase opened it).
+ */
+function walSyncFor(db: Database): WalSync | null {
+  if (!db.filename || db.filename === ":memory:") return null;
+  // The level cannot change inside a transaction (migrate-data wraps its source in one): the
+  // connection's own level (openDatabase's FULL) then applies.
+  if (db.inTransaction) return null;
+  const mode = db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get();
+  if (mode?.journal_mode !== "wal") return null;
+  db.exec("PRAGMA synchronous = NORMAL");
+  return new WalSync(`${db.filename}-wal`);
+}
+
+/**
+ * Statements that may change the database (DML with or without RETURNING, a WITH that may lead to
+ * one, DDL); SELECT and PRAGMA reads (the principal cache's data_version check on every request)
+ * never wait for a sync.
+ */
+const WRITE = /^\s*(insert|update|delete|replace|with|create|drop|alter)\b/i;
+function isWrite(query: string): boolean {
+  return WRITE.test(query);
 }
 
 /** The handle given to a transaction's body: runs on the connection directly (it holds the lock). */
@@ -111,16 +164,19 @@ class SqliteTx implements Sql {
 
   all<T>(query: string, params: readonly SqlParam[] = []): Promise<T[]> {
     if (this.ended) return Promise.reject(new SqlTxEndedError());
+    if (!this.core.wrote && isWrite(query)) this.core.wrote = true;
     return settle(() => this.core.all<T>(query, params));
   }
 
   get<T>(query: string, params: readonly SqlParam[] = []): Promise<T | null> {
     if (this.ended) return Promise.reject(new SqlTxEndedError());
+    if (!this.core.wrote && isWrite(query)) this.core.wrote = true;
     return settle(() => this.core.get<T>(query, params));
   }
 
   run(query: string, params: readonly SqlParam[] = []): Promise<{ changes: number }> {
     if (this.ended) return Promise.reject(new SqlTxEndedError());
+    this.core.wrote = true;
     return settle(() => this.core.run(query, params));
   }
 
@@ -146,6 +202,8 @@ class SqliteTx implements Sql {
 /** The connection, its statement cache and the transaction lock, shared by the root and its txs. */
 class Core {
   busy = false;
+  /** Whether the open transaction ran a statement that may write (its commit then needs a sync). */
+  wrote = false;
   readonly #waiters: (() => void)[] = [];
   readonly #statements = new Map<string, Statement>();
 

@@ -18,6 +18,11 @@ export const JSON_MAX_DEPTH = 64;
 export async function readCapped(request: Request, max: number): Promise<Uint8Array> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
+  // A declared length within the cap bounds the body (HTTP/1.1 framing): read it in one native call.
+  // The stream reader's promise per chunk was 5-10% of a submit's CPU (bun --cpu-prof).
+  if (declared !== null && request.headers.get("transfer-encoding") === null) {
+    return new Uint8Array(await request.arrayBuffer());
+  }
   return readAllCapped(request.body, max, () => tooLarge(max));
 }
 
