@@ -50,6 +50,9 @@ describe.each(dialects())("webhook outbox across instances (%s)", (dialect) => {
       }
     };
     await Promise.all([outA, outA, outA, outA, outB, outB, outB, outB].map(claimer));
+    // Under the race an empty batch does not mean nothing is due (a row claimed by a commit after
+    // the statement's snapshot drops out of its batch): one claimer alone drains the rest.
+    await claimer(outB);
     expect(new Set(claimed).size).toBe(claimed.length);
     expect(claimed.length).toBe(total);
   });
