@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PostgresSql } from "../../src/db/sql-postgres.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
@@ -145,15 +145,10 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
         storage.toml,
       ].join("\n"),
     );
-    // The first start creates the schema, the Default account and key, and the secrets; the others
-    // get the same secret files (link signing, admin token) until the secrets live in the database
-    // (then the files are read from the database instead and these copies are unused).
+    // The first start creates the schema, the Default account and key, and the shared secrets (link
+    // signing, the admin token's hash) in the database; the others read them there (no files copied:
+    // links signed by one instance and the admin token work on every instance).
     const a = await start(0);
-    for (const d of [dirs[2]!, dirs[3]!]) {
-      mkdirSync(d, { recursive: true });
-      for (const f of ["server.secret", "server.secret.previous", "admin.token"])
-        if (existsSync(join(dirs[1]!, f))) copyFileSync(join(dirs[1]!, f), join(d, f));
-    }
     await Promise.all([start(1), start(2)]);
     const key = a.defaultKey!;
     defaultKey = key;
