@@ -21,12 +21,19 @@ describe("gengate serve: first and second start", () => {
     expect(s.defaultKey).toMatch(/^gk_[0-9A-Za-z]{40}$/);
     expect(s.adminToken).toMatch(/^gat_[0-9A-Za-z]{40}$/);
     const files = readdirSync(s.dataDir);
-    for (const f of ["server.secret", "admin.token"]) expect(files).toContain(f);
-    // The SQLite file only when the server runs on SQLite (GENGATE_TEST_BACKEND=postgres: none).
-    if (onPostgres) expect(files).not.toContain("gengate.db");
-    else expect(files).toContain("gengate.db");
-    expect(statSync(join(s.dataDir, "admin.token")).mode & 0o777).toBe(0o600);
-    expect(statSync(join(s.dataDir, "server.secret")).mode & 0o777).toBe(0o600);
+    if (onPostgres) {
+      // PostgreSQL (GENGATE_TEST_BACKEND=postgres): no SQLite file, and the secrets every instance
+      // shares are rows of the database, not files (docs/scale-out.md "Shared secrets").
+      for (const f of ["gengate.db", "server.secret", "admin.token"]) expect(files).not.toContain(f);
+      const names = await withServerSql(s.dataDir, (sql) =>
+        sql.all<{ name: string }>("SELECT name FROM shared_secrets ORDER BY name"),
+      );
+      expect(names.map((r) => r.name)).toEqual(["admin_token_sha256", "link_secret"]);
+    } else {
+      for (const f of ["gengate.db", "server.secret", "admin.token"]) expect(files).toContain(f);
+      expect(statSync(join(s.dataDir, "admin.token")).mode & 0o777).toBe(0o600);
+      expect(statSync(join(s.dataDir, "server.secret")).mode & 0o777).toBe(0o600);
+    }
     expect(statSync(s.dataDir).mode & 0o777).toBe(0o700);
 
     const account = await s.fetch("/v1/account");
