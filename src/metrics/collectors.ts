@@ -39,6 +39,8 @@ export const SCRAPE_SQL = {
   money:
     "SELECT currency, count(*) AS n, sum(balance_micro) AS balance, sum(held_micro) AS held FROM accounts GROUP BY currency",
   pendingWebhooks: "SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'",
+  /** PostgreSQL only: the database's size on disk (its WAL is the server's, not the database's). */
+  databaseSize: "SELECT pg_database_size(current_database()) AS n",
 } as const;
 
 type Lane = { provider: string; model_id: string; n: bigint };
@@ -137,9 +139,18 @@ export async function renderMetrics(src: ScrapeSources): Promise<string> {
   // Disk.
   const dbPath = src.sqlite?.filename ?? "";
   const onDisk = dbPath !== "" && dbPath !== ":memory:";
-  out.family("gengate_database_bytes", "gauge", "Size of the SQLite database files: main and WAL.");
-  out.sample({ file: "main" }, onDisk ? fileSize(dbPath) : 0);
-  out.sample({ file: "wal" }, onDisk ? fileSize(`${dbPath}-wal`) : 0);
+  out.family(
+    "gengate_database_bytes",
+    "gauge",
+    "Size of the database: the SQLite files (main and WAL); on PostgreSQL pg_database_size as main, WAL 0.",
+  );
+  if (src.sql.dialect === "postgres") {
+    out.sample({ file: "main" }, (await src.sql.get<{ n: bigint }>(SCRAPE_SQL.databaseSize))!.n);
+    out.sample({ file: "wal" }, 0);
+  } else {
+    out.sample({ file: "main" }, onDisk ? fileSize(dbPath) : 0);
+    out.sample({ file: "wal" }, onDisk ? fileSize(`${dbPath}-wal`) : 0);
+  }
   const used = await src.files.usageBytes();
   out.family("gengate_storage_bytes", "gauge", "Bytes in the file store: uploads and job outputs.");
   out.sample({ kind: "uploads" }, used.files);

@@ -201,20 +201,43 @@ export class JobStore extends SqlStore {
     queued: this.q<{ provider: string; model_id: string; seq: bigint }, []>(
       "SELECT provider, model_id, seq FROM jobs WHERE status = 'IN_QUEUE'",
     ),
-    nextQueued: this.q<JobRow, [string, number, string]>(
+    // SQLite (one writer at a time): the candidates of a batch claim, read inside its transaction.
+    // A capped model's oldest runnable jobs, up to its remaining cap ...
+    nextOfModel: this.q<JobRow, [string, number, string, number]>(
+      `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ? AND model_id = ?
+         ORDER BY seq LIMIT ?`,
+    ),
+    // ... and the oldest runnable jobs of every other model.
+    nextUncapped: this.q<JobRow, [string, number, string, number]>(
       `SELECT * FROM jobs WHERE status = 'IN_QUEUE' AND provider = ? AND not_before <= ?
            AND model_id NOT IN (${jsonList(this.sql)})
-         ORDER BY seq LIMIT 1`,
+         ORDER BY seq LIMIT ?`,
     ),
-    // PostgreSQL: concurrent workers (of every instance) each take a different job: the row is
-    // locked by the sub-select and skipped by the others, so the claim is one statement and never
-    // comes back empty while a runnable job is free (a plain select-then-CAS could lose the race).
-    claimPg: this.q<JobRow, [string, number, number, string, number, string]>(
-      `UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
+    // PostgreSQL: a batch claim in one statement. Per capped model (?6, a JSON object model ->
+    // remaining cap) its oldest runnable jobs up to that remaining cap, and the oldest of every
+    // other model, each `FOR UPDATE SKIP LOCKED` (concurrent claimers, of any instance, take other
+    // rows instead of waiting); of those the k (?7) oldest. PostgreSQL re-checks only the outer
+    // WHERE on a row a concurrent claim changed, so the claimable status is repeated there.
+    // (A locking clause is refused on a UNION branch itself, hence the sub-selects in FROM.)
+    claimBatchPg: this.q<JobRow, [string, number, number, string, number, string, number]>(
+      `WITH caps AS (
+           SELECT key AS model_id, CAST(value AS integer) AS n
+             FROM jsonb_each_text(CAST(CAST(?6 AS TEXT) AS jsonb))),
+         candidates AS (
+           SELECT j.id, j.seq FROM caps CROSS JOIN LATERAL (
+               SELECT id, seq FROM jobs
+                 WHERE status = 'IN_QUEUE' AND provider = ?4 AND not_before <= ?5 AND model_id = caps.model_id
+                 ORDER BY seq LIMIT caps.n FOR UPDATE SKIP LOCKED) j
+           UNION ALL
+           SELECT u.id, u.seq FROM (
+               SELECT id, seq FROM jobs
+                 WHERE status = 'IN_QUEUE' AND provider = ?4 AND not_before <= ?5
+                   AND model_id NOT IN (SELECT model_id FROM caps)
+                 ORDER BY seq LIMIT ?7 FOR UPDATE SKIP LOCKED) u),
+         chosen AS (SELECT id FROM candidates ORDER BY seq LIMIT ?7)
+       UPDATE jobs SET status = 'IN_PROGRESS', attempt = attempt + 1, lease_owner = ?1, lease_until = ?2,
            started_at = coalesce(started_at, ?3)
-         WHERE id = (SELECT id FROM jobs WHERE status = 'IN_QUEUE' AND provider = ?4 AND not_before <= ?5
-             AND model_id NOT IN (${jsonList(this.sql, 6)})
-           ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+         WHERE id IN (SELECT id FROM chosen) AND status = 'IN_QUEUE' AND provider = ?4
          RETURNING *`,
     ),
     claim: this.q<JobRow, [string, number, number, string]>(
@@ -438,7 +461,7 @@ export class JobStore extends SqlStore {
     });
   }
 
-  /** Claims the oldest runnable job of a provider (skipping models at their concurrency cap). */
+  /** Claims the oldest runnable job of a provider, skipping `busyModels` (see claimBatch). */
   async claimNext(
     provider: string,
     busyModels: string[],
@@ -446,19 +469,59 @@ export class JobStore extends SqlStore {
     leaseMs: number,
     now: number,
   ): Promise<JobRow | null> {
-    const busy = JSON.stringify(busyModels);
+    const caps = new Map(busyModels.map((m) => [m, 0]));
+    return (await this.claimBatch(provider, 1, caps, owner, leaseMs, now))[0] ?? null;
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs of a provider in queue order (seq), each with its own lease
+   * (owner, attempt + 1): at most `caps.get(m)` jobs of a model `m` in `caps` (its remaining
+   * concurrency; 0 skips it), any number of the others. One statement on PostgreSQL, where
+   * concurrent claimers (of any instance) take disjoint jobs; one transaction on SQLite. Returned
+   * oldest first.
+   */
+  async claimBatch(
+    provider: string,
+    limit: number,
+    caps: ReadonlyMap<string, number>,
+    owner: string,
+    leaseMs: number,
+    now: number,
+  ): Promise<JobRow[]> {
+    if (limit <= 0) return [];
     const claimed =
       this.sql.dialect === "postgres"
-        ? await this.s.claimPg.get(owner, now + leaseMs, now, provider, now, busy)
-        : // SQLite: one writer at a time, so the oldest runnable job read here is still queued below.
+        ? await this.s.claimBatchPg.all(
+            owner,
+            now + leaseMs,
+            now,
+            provider,
+            now,
+            JSON.stringify(Object.fromEntries([...caps].map(([m, n]) => [m, Math.max(0, n)]))),
+            limit,
+          )
+        : // SQLite: one writer at a time, so the jobs read here are still queued below.
           await this.atomic(async (self) => {
-            const next = await self.s.nextQueued.get(provider, now, busy);
-            if (!next) return null;
-            return self.s.claim.get(owner, now + leaseMs, now, next.id);
+            const candidates = await self.s.nextUncapped.all(
+              provider,
+              now,
+              JSON.stringify([...caps.keys()]),
+              limit,
+            );
+            for (const [model, n] of caps)
+              if (n > 0)
+                candidates.push(...(await self.s.nextOfModel.all(provider, now, model, Math.min(n, limit))));
+            const out: JobRow[] = [];
+            for (const next of bySeq(candidates).slice(0, limit)) {
+              const row = await self.s.claim.get(owner, now + leaseMs, now, next.id);
+              if (row) out.push(row);
+            }
+            return out;
           });
-    if (claimed) {
-      this.index.remove(claimed);
-      this.events.changed(claimed.id);
+    bySeq(claimed); // RETURNING order is unspecified
+    for (const job of claimed) {
+      this.index.remove(job);
+      this.events.changed(job.id);
     }
     return claimed;
   }

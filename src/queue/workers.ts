@@ -37,18 +37,24 @@ const LEASE_MS = 30_000;
 const backoff = (attempt: number) => Math.min(60_000, 1000 * 2 ** Math.min(6, attempt - 1));
 
 /**
- * Runs queued jobs: a few async loops per provider claim the oldest runnable job (a lease with an
- * attempt number), run it, and move it to its final state through the JobStore (which settles the
- * money in the same transaction). Idle loops sleep until a submit wakes them.
+ * Runs queued jobs. Per provider one claimer takes as many runnable jobs as it has idle workers, in
+ * one claim (each job with its own lease and attempt number), no more of a model than its remaining
+ * concurrency, and hands them to the idle workers; each runs its job and moves it to its final
+ * state through the JobStore (which settles the money in the same transaction). The claimer is the
+ * only one claiming for its provider in this pool and counts the jobs it handed out before its next
+ * claim, so a model's cap holds within the pool (it is per instance: docs/queue.md). An idle
+ * claimer sleeps until a submit or a finished job wakes it, or a second passes.
  */
 export class WorkerPool {
   private running = false;
   private readonly loops: Promise<void>[] = [];
   private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perModel = new Map<string, number>();
-  /** Worker slots and running jobs per provider (metrics). */
+  /** Worker slots and running jobs per provider (metrics; the claimers' free slots). */
   private readonly slots = new Map<string, { busy: number; total: number }>();
   private readonly wakers = new Set<() => void>();
+  /** Wakes a provider's idle claimer (a job of it finished: a slot, maybe a model's cap, is free). */
+  private readonly freed = new Map<string, () => void>();
   readonly owner: string;
   private readonly leaseMs: number;
 
@@ -60,9 +66,8 @@ export class WorkerPool {
   start(): void {
     this.running = true;
     for (const [name] of this.o.providers) {
-      const n = Math.max(1, this.o.concurrency(name));
-      this.slots.set(name, { busy: 0, total: n });
-      for (let i = 0; i < n; i++) this.loops.push(this.loop(name));
+      this.slots.set(name, { busy: 0, total: Math.max(1, this.o.concurrency(name)) });
+      this.loops.push(this.claimer(name));
     }
   }
 
@@ -73,11 +78,12 @@ export class WorkerPool {
   async stop(graceMs: number): Promise<void> {
     this.running = false;
     for (const wake of this.wakers) wake();
+    await Promise.all(this.loops);
     const all = Promise.all([...this.active.values()].map((a) => a.done));
     const timedOut = await Promise.race([all.then(() => false), Bun.sleep(graceMs).then(() => true)]);
     if (timedOut)
       for (const a of this.active.values()) a.controller.abort(new ShutdownError("shutting down"));
-    await Promise.all(this.loops);
+    await all;
   }
 
   get activeCount(): number {
@@ -89,28 +95,43 @@ export class WorkerPool {
     return this.slots.entries();
   }
 
-  private busyModels(): string[] {
-    const out: string[] = [];
-    for (const [model, n] of this.perModel) {
+  /** The remaining concurrency of each capped model of a provider, with the jobs running now. */
+  private remainingCaps(provider: string): Map<string, number> {
+    const caps = new Map<string, number>();
+    const add = (model: string) => {
       const cap = this.o.modelConcurrency(model);
-      if (cap !== null && n >= cap) out.push(model);
-    }
-    return out;
+      if (cap !== null) caps.set(model, Math.max(0, cap - (this.perModel.get(model) ?? 0)));
+    };
+    for (const m of this.o.catalog().models) if (m.provider === provider) add(m.id);
+    // A running model no longer in the catalog (reloaded): still counted against its cap.
+    for (const model of this.perModel.keys()) if (!caps.has(model)) add(model);
+    return caps;
   }
 
-  private async loop(provider: string): Promise<void> {
+  private async claimer(provider: string): Promise<void> {
+    const slot = this.slots.get(provider)!;
     while (this.running) {
-      let job: JobRow | null = null;
-      try {
-        job = await this.o.jobs.claimNext(provider, this.busyModels(), this.owner, this.leaseMs, Date.now());
-      } catch (err) {
-        log("error", "claim failed", { provider, ...errorFields(err) });
+      const free = slot.total - slot.busy;
+      let jobs: JobRow[] = [];
+      if (free > 0) {
+        try {
+          jobs = await this.o.jobs.claimBatch(
+            provider,
+            free,
+            this.remainingCaps(provider),
+            this.owner,
+            this.leaseMs,
+            Date.now(),
+          );
+        } catch (err) {
+          log("error", "claim failed", { provider, ...errorFields(err) });
+        }
+        // Counted at once (runJob's synchronous start), before the next claim reads the counts.
+        for (const job of jobs) void this.runJob(job);
       }
-      if (!job) {
-        await this.idle(provider, 1000);
-        continue;
-      }
-      await this.runJob(job);
+      // A full batch may leave more runnable jobs: claim again at once. Otherwise wait for a
+      // submit, a finished job, or the poll (another instance's claim may have skipped a job).
+      if (jobs.length < free || free === 0) await this.idle(provider, 1000);
     }
   }
 
@@ -120,11 +141,13 @@ export class WorkerPool {
         clearTimeout(timer);
         off();
         this.wakers.delete(done);
+        if (this.freed.get(provider) === done) this.freed.delete(provider);
         resolve();
       };
       const timer = setTimeout(done, ms);
       const off = this.o.events.onWork(provider, done);
       this.wakers.add(done);
+      this.freed.set(provider, done);
     });
   }
 
@@ -151,15 +174,21 @@ export class WorkerPool {
       await this.execute(job, controller.signal);
     } catch (err) {
       log("error", "job crashed", { request_id: job.id, ...errorFields(err) });
-      await this.o.jobs
-        .fenced(this.owner, job.attempt)
-        .fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
+      try {
+        await this.o.jobs
+          .fenced(this.owner, job.attempt)
+          .fail(job.id, "generation_failed", "The job failed unexpectedly.", Date.now());
+      } catch (failErr) {
+        // Left IN_PROGRESS: its lease lapses and recovery resumes or fails it.
+        log("error", "failing a crashed job failed", { request_id: job.id, ...errorFields(failErr) });
+      }
     } finally {
       clearInterval(renew);
       clearTimeout(deadline);
       this.active.delete(job.id);
       this.perModel.set(job.model_id, (this.perModel.get(job.model_id) ?? 1) - 1);
       if (slot) slot.busy--;
+      this.freed.get(job.provider)?.();
       finish();
     }
   }

@@ -120,6 +120,43 @@ describe("worker pool", () => {
     await pool.stop(1000);
   });
 
+  test("a burst is claimed in batches by idle workers: every worker busy, no model over its cap", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const running = new Map<string, number>();
+    const most = new Map<string, number>();
+    const provider = new ScriptedProvider(async (job) => {
+      const m = job.model.id;
+      running.set(m, (running.get(m) ?? 0) + 1);
+      most.set(m, Math.max(most.get(m) ?? 0, running.get(m)!));
+      try {
+        await gate;
+      } finally {
+        running.set(m, running.get(m)! - 1);
+      }
+    });
+    // Four workers (testWorkerPool); sandbox/image capped at 2.
+    const { pool, submit, status } = await setup(provider, [], (m) => (m === "sandbox/image" ? 2 : null));
+    const ids = [];
+    for (let i = 0; i < 6; i++) ids.push(await submit());
+    for (let i = 0; i < 3; i++) ids.push(await submit("sandbox/speech", { text: "hi", duration: 1 }));
+    await pollUntil(
+      async () => provider.running,
+      (n) => n === 4,
+    );
+    release();
+    for (const id of ids)
+      await pollUntil(
+        async () => status(id),
+        (s) => s === "COMPLETED",
+      );
+    expect(most.get("sandbox/image")).toBe(2);
+    expect(provider.maxRunning).toBe(4);
+    await pool.stop(1000);
+  });
+
   test("a job past its model's time limit is failed and released, the provider call aborted", async () => {
     let aborted = false;
     const provider = new ScriptedProvider(
