@@ -23,9 +23,18 @@ export async function startBackground(ctx: AppContext) {
   // those of this instance's earlier life (same host and data dir: a restart after a crash).
   const name = instanceName(ctx.settings.dataDir);
   const ownLeases = name === null ? undefined : `worker@${name}/`;
-  await recoverJobs(ctx.jobs, ctx.providers, Date.now(), ctx.sql.dialect === "sqlite", undefined, ownLeases);
+  const life = `${process.pid}-${Date.now().toString(36)}`;
+  await recoverJobs(
+    ctx.jobs,
+    ctx.providers,
+    Date.now(),
+    ctx.sql.dialect === "sqlite",
+    undefined,
+    name === null ? [] : [`worker@${name}/`, `request@${name}/`],
+  );
+  if (name !== null) ctx.jobs.requestOwner = `request@${name}/${life}`;
   const pool = new WorkerPool({
-    ...(ownLeases ? { owner: `${ownLeases}${process.pid}-${Date.now().toString(36)}` } : {}),
+    ...(ownLeases ? { owner: `${ownLeases}${life}` } : {}),
     jobs: ctx.jobs,
     events: ctx.events,
     providers: ctx.providers,

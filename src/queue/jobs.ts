@@ -133,6 +133,13 @@ export class JobStore extends SqlStore {
   /** The queue index, read once at start (createAppContext waits for it). */
   private readonly ready: Promise<void>;
 
+  /**
+   * The lease owner of a job that runs inside its HTTP request (a chat call). The server names
+   * its instance here (`request@<instance>/<pid>-<time>`, src/queue/background.ts), so a restart's
+   * recovery knows its earlier life's calls, which died with that process.
+   */
+  requestOwner = REQUEST_OWNER;
+
   constructor(
     sql: Sql,
     private ledger: Ledger,
@@ -302,12 +309,17 @@ export class JobStore extends SqlStore {
     ),
     deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
     logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
-    insertLog: this.q("INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?)"),
+    // ON CONFLICT: two writers of one job's log (a worker and recovery, a cancel) may count the same
+    // line number; the loser counts again (appendLog).
+    insertLog: this.q(
+      "INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, n) DO NOTHING",
+    ),
     // A worker's log line, fenced like its other writes: nothing once its lease was taken over.
     insertLogFenced: this.q<null, [string, bigint, number, string, string, string, bigint]>(
       `INSERT INTO job_logs (job_id, n, at, level, message)
          SELECT CAST(?1 AS TEXT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(?4 AS TEXT), CAST(?5 AS TEXT)
-         WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'IN_PROGRESS' AND lease_owner = ?6 AND attempt = ?7)`,
+         WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'IN_PROGRESS' AND lease_owner = ?6 AND attempt = ?7)
+         ON CONFLICT (job_id, n) DO NOTHING`,
     ),
     logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
       "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
@@ -347,7 +359,7 @@ export class JobStore extends SqlStore {
       j.deadlineAt,
       j.createdAt,
       running ? 1 : 0,
-      running ? REQUEST_OWNER : null,
+      running ? this.requestOwner : null,
       j.runningUntil ?? null,
       running ? j.createdAt : null,
       j.personId ?? null,
@@ -386,7 +398,7 @@ export class JobStore extends SqlStore {
       webhook_url: j.webhookUrl,
       upstream_id: null,
       attempt: running ? 1n : 0n,
-      lease_owner: running ? REQUEST_OWNER : null,
+      lease_owner: running ? this.requestOwner : null,
       lease_until: running ? BigInt(j.runningUntil!) : null,
       not_before: 0n,
       deadline_at: BigInt(j.deadlineAt),
@@ -703,14 +715,23 @@ export class JobStore extends SqlStore {
     return await this.s.outputRows.all(jobId);
   }
 
+  /**
+   * One log line, numbered after the job's last. Line numbers are counted, then inserted: when
+   * another writer of the same job took the number meanwhile (a worker and start-up recovery, or a
+   * cancel), the insert does nothing and the line is counted again. A fenced writer whose lease was
+   * taken over writes nothing.
+   */
   async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
-    const n = (await this.s.logCount.get(id))!.n;
-    if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
     const text = message.slice(0, 2000);
-    if (this.fence) {
-      await this.s.insertLogFenced.run(id, n, now, level, text, this.fence.owner, this.fence.attempt);
-    } else {
-      await this.s.insertLog.run(id, n, now, level, text);
+    for (let tries = 0; tries < 8; tries++) {
+      const n = (await this.s.logCount.get(id))!.n;
+      if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
+      const { changes } = this.fence
+        ? await this.s.insertLogFenced.run(id, n, now, level, text, this.fence.owner, this.fence.attempt)
+        : await this.s.insertLog.run(id, n, now, level, text);
+      if (changes > 0) return;
+      // Fenced and nothing written: the lease is gone, unless a rival took the number.
+      if (this.fence && (await this.s.logCount.get(id))!.n === n) return;
     }
   }
 

@@ -7,7 +7,8 @@ import type { JobStore } from "./jobs.ts";
  * model's time limit. Run at start-up and by a croner sweep (on one instance: the leader).
  * `allRunningOrphaned` (start-up on SQLite, the only instance) takes every IN_PROGRESS job; else
  * only those whose lease lapsed, since other instances' workers hold live leases, and (at start-up)
- * those leased by this instance's earlier life: owners starting with `ownLeases`. A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
+ * those leased by this instance's earlier life: owners starting with one of `ownLeases` (its
+ * workers' and its in-request chat calls'). A resumable job goes back to the queue (keeping its upstream id, so it is resumed, not
  * resubmitted); any other is failed and its hold released.
  */
 export async function recoverJobs(
@@ -16,7 +17,7 @@ export async function recoverJobs(
   now: number,
   allRunningOrphaned: boolean,
   signal?: AbortSignal,
-  ownLeases?: string,
+  ownLeases: readonly string[] = [],
 ): Promise<{ requeued: number; failed: number }> {
   let requeued = 0;
   let failed = 0;
@@ -28,9 +29,9 @@ export async function recoverJobs(
   let orphans = allRunningOrphaned
     ? await jobs.expiredLeases(Number.MAX_SAFE_INTEGER)
     : await jobs.expiredLeases(now);
-  if (ownLeases !== undefined) {
+  for (const prefix of ownLeases) {
     const seen = new Set(orphans.map((j) => j.id));
-    orphans = [...orphans, ...(await jobs.leasedBy(ownLeases)).filter((j) => !seen.has(j.id))];
+    orphans = [...orphans, ...(await jobs.leasedBy(prefix)).filter((j) => !seen.has(j.id))];
   }
   for (const job of orphans) {
     if (signal?.aborted) break;

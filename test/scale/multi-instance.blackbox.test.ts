@@ -607,8 +607,19 @@ describe.if(ON_PG)("three instances on one PostgreSQL database and one bucket", 
       (missing) => missing.length === 0,
       90_000,
     );
-    const notDelivered = await sql!.all<{ request_id: string; status: string }>(
-      "SELECT request_id, status FROM webhook_deliveries WHERE status <> 'delivered'",
+    // The dispatcher records `delivered` after the receiver answered: give the last ones a moment.
+    const notDelivered = await pollUntil(
+      async () =>
+        await sql!.all<{ request_id: string; status: string }>(
+          "SELECT request_id, status FROM webhook_deliveries WHERE status <> 'delivered'",
+        ),
+      (rows) => rows.length === 0,
+      10_000,
+    ).catch(
+      async () =>
+        await sql!.all<{ request_id: string; status: string }>(
+          "SELECT request_id, status FROM webhook_deliveries WHERE status <> 'delivered'",
+        ),
     );
     expect(notDelivered).toEqual([]);
     const ids = new Set(owed.map((o) => o.request_id));
