@@ -339,7 +339,8 @@ export class AccountStore extends SqlStore {
     // Cached by digest (never the key) for a few seconds: a lookup per request was a tenth of
     // the CPU of a status read. Every key change in this process clears the cache at once.
     const cacheKey = digest.toString("base64");
-    await this.forgetIfChangedElsewhere();
+    const changedElsewhere = this.forgetIfChangedElsewhere();
+    if (changedElsewhere) await changedElsewhere;
     const cached = this.principals.get(cacheKey);
     if (cached && cached.until > Date.now()) return cached.principal;
     // A change announced while the row was being read may have been read before its commit: the
@@ -355,17 +356,42 @@ export class AccountStore extends SqlStore {
   }
 
   private readonly principals = new Map<string, { principal: Principal; until: number }>();
-  /** Bumped by every drop of the cache (an object: views made by `in(tx)` share it). */
-  private readonly cacheState = { generation: 0, seenDataVersion: null as bigint | null };
+  /**
+   * Bumped by every drop of the cache (an object: views made by `in(tx)` share it). `check` is the
+   * data_version read shared by every authentication of the current event-loop iteration.
+   */
+  private readonly cacheState = {
+    generation: 0,
+    seenDataVersion: null as bigint | null,
+    check: null as Promise<void> | null,
+  };
 
   /**
    * Another process (an operator command such as `gengate key revoke`) may have changed keys:
    * SQLite's data_version moves whenever another connection commits, so the cache is dropped
-   * then, and a key revoked from the command line is refused on the very next request.
+   * then, and a key revoked from the command line is refused on the next request.
+   *
+   * Read once per event-loop iteration, not per request: every request authenticated in one
+   * iteration arrived before that iteration's poll for sockets, so it cannot have been sent after
+   * a commit the shared read missed, and the next iteration reads again. Under 32 connections the
+   * pragma (a read transaction of its own: two fcntl calls and the WAL header, 7-9 us) ran once per
+   * request; see docs/performance.md. Only the root store authenticates (a view inside a
+   * transaction would wait for its own transaction behind the shared read).
    */
-  private async forgetIfChangedElsewhere(): Promise<void> {
+  private forgetIfChangedElsewhere(): Promise<void> | null {
     // SQLite only; across PostgreSQL instances key changes are announced by cache invalidation.
-    if (this.sql.dialect !== "sqlite") return;
+    if (this.sql.dialect !== "sqlite") return null;
+    const state = this.cacheState;
+    if (state.check) return state.check;
+    const check = this.readDataVersion();
+    state.check = check;
+    setImmediate(() => {
+      if (state.check === check) state.check = null;
+    });
+    return check;
+  }
+
+  private async readDataVersion(): Promise<void> {
     const version = (await this.q<{ data_version: bigint }, []>("PRAGMA data_version").get())!.data_version;
     if (version !== this.cacheState.seenDataVersion) {
       this.cacheState.seenDataVersion = version;
