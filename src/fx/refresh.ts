@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { FxRefresh } from "../config/schema.ts";
 import type { Leadership } from "../db/leader.ts";
+import { UTC_NO_OVERLAP } from "../lib/cron.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { parseRate } from "../pricing/fx.ts";
 import type { FxStore } from "./rates.ts";
@@ -56,7 +57,7 @@ export function scheduleFxRefresh(
   fx: FxStore,
   leadership: Pick<Leadership, "run">,
 ): Cron {
-  return new Cron(refresh.cron, { name: "fx-refresh", protect: true, timezone: "UTC" }, async () => {
+  return new Cron(refresh.cron, { ...UTC_NO_OVERLAP, name: "fx-refresh" }, async () => {
     try {
       await leadership.run("fx-refresh", () => refreshRateOnce(refresh, fx));
     } catch (err) {

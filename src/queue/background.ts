@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { Cron } from "croner";
 import { fileImageSize, replaceFileRefs, signedFileUrl } from "../files/references.ts";
+import { UTC_NO_OVERLAP } from "../lib/cron.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { MAIL_CHANNEL, MailSender } from "../mail/sender.ts";
 import type { AppContext } from "../server/context.ts";
@@ -74,7 +75,7 @@ export async function startBackground(ctx: AppContext) {
   const jobs = SWEEPS.map(
     (sweep) =>
       // Unnamed: croner names are process-wide, and tests run several instances in one process.
-      new Cron(sweep.cron, { protect: true, timezone: "UTC" }, async () => {
+      new Cron(sweep.cron, UTC_NO_OVERLAP, async () => {
         await runSweep(ctx, sweep);
       }),
   );
