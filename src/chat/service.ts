@@ -26,6 +26,8 @@ export interface StartedChat {
   job: JobRow;
   quote: TextQuote;
   promptEstimate: number;
+  /** The reservation's WAL sync: awaited before any answer, overlapping the upstream call. */
+  durable: Promise<void>;
 }
 
 /**
@@ -47,7 +49,9 @@ export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; p
  * Prices and reserves a chat call before the upstream is asked anything: a conservative prompt
  * estimate plus max_tokens (4096 when missing) over the model's context is 400 validation_error;
  * otherwise the price is held and the call is recorded as a text job (IN_PROGRESS) in one
- * transaction, so it shows in the wallet, spend and GET /v1/requests like any other call.
+ * transaction, so it shows in the wallet, spend and GET /v1/requests like any other call. Resolved
+ * at that transaction's COMMIT: the upstream call overlaps its WAL sync, and `durable` is awaited
+ * before anything is answered (docs/decisions.md "Durable commits").
  */
 export async function startChat(
   ctx: AppContext,
@@ -63,8 +67,9 @@ export async function startChat(
     quote,
     webhookUrl: null,
     idempotency: null,
+    early: true,
   });
-  return { job: opened.value!, quote, promptEstimate };
+  return { job: opened.value!, quote, promptEstimate, durable: opened.durable };
 }
 
 export interface ChatOutcome {
@@ -204,6 +209,9 @@ export async function completeChat(
     let first: IteratorResult<ChatDelta>;
     try {
       first = await iterator.next();
+      // The reservation was committed before the upstream was called; its sync ran meanwhile.
+      // Nothing is answered (no reply, no first streamed byte) before it is durable.
+      await started.durable;
     } catch (err) {
       throw await failChat(ctx, started, err);
     }

@@ -1,16 +1,21 @@
-import type { Sql } from "./sql.ts";
+import { type Committed, canCommitEarly, type Sql } from "./sql.ts";
 
 interface Pending<T> {
   work: (tx: Sql) => Promise<T>;
-  resolve: (value: T) => void;
+  /** Resolved at the COMMIT with the batch's durability (runCommitted), or once durable (run). */
+  early: boolean;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+const DURABLE: Promise<void> = Promise.resolve();
 
 /**
  * Group commit: work items that arrive in the same event-loop turn run in ONE transaction, each
  * inside its own savepoint (`tx.tx`), so one item failing (402, 409, ...) rolls back only itself.
- * Callers are answered after the shared COMMIT, so every answer still follows its own durable
- * write. On SQLite, under load, this turns N commits (each writing the same account, key and index
+ * Callers are answered after the shared COMMIT is durable (its WAL sync), so every answer still
+ * follows its own durable write; `runCommitted` callers get the commit and its `durable` promise at
+ * once, and await it before they answer. On SQLite, under load, this turns N commits (each writing the same account, key and index
  * pages to the WAL, and checkpointing often) into one; with one request in flight it adds no wait
  * (the batch is flushed on the next turn). On PostgreSQL each item is its own transaction: the
  * server groups concurrent commits itself, and one shared transaction would serialise the items
@@ -27,14 +32,31 @@ export class GroupCommit {
 
   async run<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
     if (this.sql.dialect === "postgres") return await this.sql.tx(work);
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve, reject } as Pending<unknown>);
-      if (this.queue.length >= this.maxBatch) void this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
+    return await new Promise<T>((resolve, reject) =>
+      this.enqueue({ work, early: false, resolve: resolve as (v: unknown) => void, reject }),
+    );
+  }
+
+  /**
+   * `run`, resolved at the batch's COMMIT, before it is durable (SqliteSql.txCommitted): the caller
+   * may start work that answers nobody (a chat's upstream call) while the WAL sync runs, and must
+   * await `durable` before it answers anything that depends on the write. On PostgreSQL the
+   * commit is durable when it returns.
+   */
+  async runCommitted<T>(work: (tx: Sql) => Promise<T>): Promise<Committed<T>> {
+    if (this.sql.dialect === "postgres") return { value: await this.sql.tx(work), durable: DURABLE };
+    return await new Promise<Committed<T>>((resolve, reject) =>
+      this.enqueue({ work, early: true, resolve: resolve as (v: unknown) => void, reject }),
+    );
+  }
+
+  private enqueue<T>(item: Pending<T>): void {
+    this.queue.push(item as Pending<unknown>);
+    if (this.queue.length >= this.maxBatch) void this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    }
   }
 
   /**
@@ -53,26 +75,46 @@ export class GroupCommit {
     this.queue = [];
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-    try {
-      await this.sql.tx(async (tx) => {
-        for (const item of batch) {
-          try {
-            // A savepoint: it rolls back alone if the item throws.
-            outcomes.push({ ok: true, value: await tx.tx(item.work) });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
+    const body = async (tx: Sql) => {
+      for (const item of batch) {
+        try {
+          // A savepoint: it rolls back alone if the item throws.
+          outcomes.push({ ok: true, value: await tx.tx(item.work) });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
         }
-      });
+      }
+    };
+    let durable: Promise<void>;
+    try {
+      if (canCommitEarly(this.sql)) durable = (await this.sql.txCommitted(body)).durable;
+      else {
+        await this.sql.tx(body);
+        durable = DURABLE;
+      }
     } catch (error) {
       // The COMMIT itself failed: nothing in the batch was written.
       for (const item of batch) item.reject(error);
       return;
     }
-    batch.forEach((item, i) => {
+    const settle = (item: Pending<unknown>, i: number) => {
       const o = outcomes[i]!;
-      if (o.ok) item.resolve(o.value);
-      else item.reject(o.error);
+      if (!o.ok) item.reject(o.error);
+      else item.resolve(item.early ? { value: o.value, durable } : o.value);
+    };
+    // Early items now (their callers await `durable` before answering); the rest once durable.
+    batch.forEach((item, i) => {
+      if (item.early) settle(item, i);
+    });
+    try {
+      await durable;
+    } catch (error) {
+      // Committed but not synced (a disk error): nothing of it may be acknowledged.
+      for (const item of batch) if (!item.early) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => {
+      if (!item.early) settle(item, i);
     });
   }
 }

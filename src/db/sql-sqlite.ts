@@ -1,7 +1,9 @@
 import type { Database, Statement } from "bun:sqlite";
 import {
+  type Committed,
   type ConstraintKind,
   cachePut,
+  type EarlyCommitSql,
   insideOwnTx,
   openTransaction,
   runAfterCommit,
@@ -45,7 +47,7 @@ import { WalSync } from "./wal-sync.ts";
  * to NORMAL (SQLite no longer syncs inside COMMIT); every other connection keeps openDatabase's FULL.
  * Other requests may read a commit before its sync completes; its own caller is answered after.
  */
-export class SqliteSql implements Sql {
+export class SqliteSql implements EarlyCommitSql {
   readonly dialect = "sqlite" as const;
   readonly #core: Core;
   /** The WAL's syncer; null for :memory: and non-WAL databases (SQLite's own pragma applies). */
@@ -82,6 +84,17 @@ export class SqliteSql implements Sql {
   }
 
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    const committed = await this.txCommitted(fn);
+    await committed.durable;
+    return committed.value;
+  }
+
+  /**
+   * `tx`, resolved at the COMMIT: `durable` is the WAL sync that makes it survive power loss
+   * (shared with the commits made meanwhile). The after-commit hooks (wake-ups that let others act
+   * on the change: /run answers, webhooks) run once it is durable, like every answer.
+   */
+  async txCommitted<T>(fn: (tx: Sql) => Promise<T>): Promise<Committed<T>> {
     const c = this.#core;
     if (c.busy && insideOwnTx(c)) throw new SqlNestingError();
     await c.lock();
@@ -111,12 +124,14 @@ export class SqliteSql implements Sql {
       scope.open = false;
       c.unlock();
     }
-    // After the lock is handed on: the next transactions commit while this sync runs. The
-    // after-commit hooks (wake-ups that let others act on the change: /run answers, webhooks) run
-    // once the change is durable, like the caller's own answer.
-    if (wrote && this.walSync) await this.walSync.sync();
-    runAfterCommit(scope);
-    return result;
+    // After the lock is handed on: the next transactions commit while this sync runs.
+    const durable = wrote && this.walSync ? this.walSync.sync() : Promise.resolve();
+    // Registered before any caller awaits `durable`, so the hooks run before the callers resume.
+    durable.then(
+      () => runAfterCommit(scope),
+      () => {}, // not durable: no hints (the caller sees the error)
+    );
+    return { value: result, durable };
   }
 
   /** Finalizes the cached statements (the connection itself belongs to whoever opened it). */

@@ -32,6 +32,28 @@ export interface Sql {
   tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
 }
 
+/** A committed transaction's result, and when its write is durable (see `EarlyCommitSql`). */
+export interface Committed<T> {
+  value: T;
+  /** Resolves once the write survives power loss; rejects if it could not be made to. */
+  durable: Promise<void>;
+}
+
+/**
+ * A root `Sql` whose transactions can be resolved at their COMMIT, before the commit is durable:
+ * SqliteSql, whose WAL sync runs after the commit (src/db/wal-sync.ts). Nothing that depends on
+ * the write may be answered before `durable` resolves; work that needs no answer (an upstream call
+ * already paid for by the committed reservation) may overlap the sync. PostgreSQL's COMMIT is
+ * durable when it returns, so PostgresSql has no such mode.
+ */
+export interface EarlyCommitSql extends Sql {
+  txCommitted<T>(fn: (tx: Sql) => Promise<T>): Promise<Committed<T>>;
+}
+
+export function canCommitEarly(sql: Sql): sql is EarlyCommitSql {
+  return typeof (sql as Partial<EarlyCommitSql>).txCommitted === "function";
+}
+
 /** Which constraint a write broke; the same kind from either dialect. */
 export type ConstraintKind = "unique" | "check" | "foreign_key" | "not_null";
 

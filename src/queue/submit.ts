@@ -71,6 +71,12 @@ export interface NewJobRequest {
    */
   idempotency: IdempotencyClaim | null;
   answer?: (ctx: AppContext, job: JobRow, tx: Sql) => StoredResponse | Promise<StoredResponse>;
+  /**
+   * Resolve at the reservation's COMMIT, before it is durable (GroupCommit.runCommitted): a chat
+   * starts its upstream call while the WAL sync runs. The caller must await the returned `durable`
+   * before it answers anything (docs/decisions.md "Durable commits"). Not with an Idempotency-Key.
+   */
+  early?: boolean;
 }
 
 /**
@@ -112,12 +118,17 @@ export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | 
  * the idempotency record. Media jobs are opened IN_QUEUE and handed to the workers after the
  * commit; text jobs (chat) run in the request itself: IN_PROGRESS, owned by it until the deadline.
  */
-export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<JobRow>> {
+export async function openJob(
+  ctx: AppContext,
+  r: NewJobRequest,
+): Promise<Once<JobRow> & { durable: Promise<void> }> {
   const { who, model } = r;
   const { keyId, personId } = who;
   if (keyId === null && personId === null) throw new RangeError("openJob: an opener needs a key or a person");
   if (keyId === null && r.idempotency !== null)
     throw new RangeError("openJob: an Idempotency-Key is scoped to a key; a keyless opener has none");
+  if (r.early && r.idempotency !== null)
+    throw new RangeError("openJob: a stored answer is acknowledged at its commit; no early resolution");
   const inRequest = model.kind === "text";
   const quote = serializeQuote(r.quote);
   const now = Date.now();
@@ -165,9 +176,15 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
     });
   };
   const claim = r.idempotency;
+  let durable = DURABLE;
   const opened: Once<JobRow> =
     claim === null
-      ? { replay: null, value: await ctx.submits.run(insert) }
+      ? r.early
+        ? await ctx.submits.runCommitted(insert).then((c) => {
+            durable = c.durable;
+            return { replay: null, value: c.value };
+          })
+        : { replay: null, value: await ctx.submits.run(insert) }
       : await ctx.submits.run(
           async (tx) =>
             await ctx.idempotency.in(tx).once(
@@ -181,8 +198,10 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Once<J
     ctx.jobs.markQueued(opened.value);
     ctx.events.newWork(model.provider);
   }
-  return opened;
+  return { ...opened, durable };
 }
+
+const DURABLE: Promise<void> = Promise.resolve();
 
 export interface SubmitInput {
   who: Opener;

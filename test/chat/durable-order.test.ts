@@ -1,0 +1,115 @@
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { openSql } from "../../src/db/open-sql.ts";
+import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
+import { createApp } from "../../src/http/app.ts";
+import { createAppContext } from "../../src/server/app-context.ts";
+import { testContextOptions } from "../helpers/context.ts";
+import { startMockOpenAI } from "../helpers/mock-openai.ts";
+import { tempDir } from "../helpers/server.ts";
+
+// A chat call's order of events on a WAL file (docs/decisions.md "Durable commits"): the
+// reservation is committed before the upstream is called, the upstream call overlaps the
+// reservation's WAL sync, and nothing is answered (no reply, no first streamed byte) before the
+// reservation and the settlement are durable. The WAL sync is gated here to hold that window open.
+
+const mock = startMockOpenAI();
+afterAll(() => mock.stop());
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function fileApp() {
+  const dir = tempDir();
+  const database = await openSql({ kind: "sqlite" }, join(dir, "gengate.db"));
+  const { ctx, defaultKey } = await createAppContext({
+    sql: database.sql,
+    sqlite: database.sqlite,
+    ...testContextOptions({
+      providers: { mock: { type: "openai", base_url: `${mock.url}/v1` } },
+      models: [
+        {
+          id: "mock/ok",
+          kind: "text",
+          provider: "mock",
+          upstream_model: "ok",
+          input_price_usd_micro: 1_000_000,
+          output_price_usd_micro: 2_000_000,
+          context: 8192,
+        },
+      ],
+    } as never),
+    version: "0.0.0-test",
+  });
+  cleanups.push(async () => {
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await ctx.ledger.topUp(defaultKey!.account.id, 10_000_000n, null);
+  const wal = (database.sql as SqliteSql).walSync!;
+  // The gate: syncs complete only when released (each waits for the real fdatasync too).
+  let release: () => void = () => {};
+  let gate: Promise<void> | null = null;
+  const sync = wal.sync.bind(wal);
+  wal.sync = async () => {
+    await gate;
+    await sync();
+  };
+  const app = createApp(ctx);
+  return {
+    ctx,
+    closeGate() {
+      gate = new Promise<void>((r) => {
+        release = r;
+      });
+    },
+    openGate: () => release(),
+    chat: (stream: boolean) =>
+      app.handle(
+        new Request("http://localhost/v1/chat/completions", {
+          method: "POST",
+          headers: { authorization: `Key ${defaultKey!.key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "mock/ok", messages: [{ role: "user", content: "hi" }], stream }),
+        }),
+      ),
+  };
+}
+
+async function until(predicate: () => boolean, what: string) {
+  const deadline = Date.now() + 5000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(2);
+  }
+}
+
+describe.each([false, true])("chat (stream: %p) on a WAL file", (stream) => {
+  test("the upstream is called while the reservation syncs; the answer waits until it is durable", async () => {
+    const a = await fileApp();
+    const before = mock.requests.length;
+    a.closeGate();
+    let answered = false;
+    const pending = a.chat(stream).then((r) => {
+      answered = true;
+      return r;
+    });
+    // The upstream got the call although no sync has completed since the reservation's commit.
+    await until(() => mock.requests.length > before, "the upstream call");
+    // The reservation is committed (visible), not yet acknowledged.
+    const held = await a.ctx.sql.get<{ n: bigint }>("SELECT count(*) AS n FROM holds WHERE status = 'open'");
+    expect(held!.n).toBe(1n);
+    await Bun.sleep(50); // the upstream's whole answer arrives meanwhile
+    expect(answered).toBe(false);
+    a.openGate();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain(stream ? "data: [DONE]" : '"chat.completion"');
+    const settled = await a.ctx.sql.get<{ n: bigint }>(
+      "SELECT count(*) AS n FROM holds WHERE status = 'settled'",
+    );
+    expect(settled!.n).toBe(1n);
+  });
+});
