@@ -81,7 +81,7 @@ export function queueRoutes(ctx: AppContext) {
             : stored.body;
           return replayResponse(stored, 200, replay);
         }
-        const view = await ctx.views.queued(opened.value);
+        const view = await ctx.views.queued(opened.value, { hold: opened.hold });
         return json(fal ? forFalClient(baseUrl(ctx), view) : view, 202);
       },
       {

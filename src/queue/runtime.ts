@@ -8,7 +8,7 @@ import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
-import type { Ledger } from "../ledger/ledger.ts";
+import type { HoldRow, Ledger } from "../ledger/ledger.ts";
 import { writeRateLimiter } from "../limits/rate-limit.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
@@ -94,12 +94,22 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     },
   };
   const views = {
-    /** With `tx`: rendered inside the transaction that opened the job (its stored Idempotency answer). */
-    queued: async (job: JobRow, tx?: Sql) =>
-      await queuedRequestView(
-        job,
-        tx ? { ...viewCtx, hold: async (id) => await services.ledger.in(tx).getHold(id) } : viewCtx,
-      ),
+    /**
+     * `tx`: rendered inside the transaction that opened the job (its stored Idempotency answer).
+     * `hold`: the job's hold as the reservation returned it, so a submit's 202 does not read it
+     * again (7 us of every submit).
+     */
+    queued: async (job: JobRow, at: { tx?: Sql; hold?: HoldRow | null } = {}) => {
+      const { tx, hold } = at;
+      if (hold && hold.id === job.hold_id)
+        return await queuedRequestView(job, { ...viewCtx, hold: async () => hold });
+      if (tx)
+        return await queuedRequestView(job, {
+          ...viewCtx,
+          hold: async (id) => await services.ledger.in(tx).getHold(id),
+        });
+      return await queuedRequestView(job, viewCtx);
+    },
     status: async (job: JobRow, withLogs: boolean) => await statusView(job, viewCtx, withLogs),
     record: async (job: JobRow) => await recordView(job, viewCtx),
     listItem: async (job: JobRow) => await listItemView(job, viewCtx),

@@ -4,6 +4,7 @@ import { validateModelInput } from "../catalog/validate-input.ts";
 import type { Sql } from "../db/sql.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import type { IdempotencyClaim, Once, StoredResponse } from "../idempotency/idempotency.ts";
+import type { HoldRow } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { priceMediaInput } from "../pricing/media.ts";
 import { type Quote, serializeQuote } from "../pricing/quote.ts";
@@ -118,10 +119,13 @@ export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | 
  * the idempotency record. Media jobs are opened IN_QUEUE and handed to the workers after the
  * commit; text jobs (chat) run in the request itself: IN_PROGRESS, owned by it until the deadline.
  */
-export async function openJob(
-  ctx: AppContext,
-  r: NewJobRequest,
-): Promise<Once<JobRow> & { durable: Promise<void> }> {
+/**
+ * A job opened (or an Idempotency-Key's replay): with `durable` (see NewJobRequest.early) and the
+ * new job's hold as the reservation wrote it (null on a replay).
+ */
+export type OpenedJob = Once<JobRow> & { durable: Promise<void>; hold: HoldRow | null };
+
+export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<OpenedJob> {
   const { who, model } = r;
   const { keyId, personId } = who;
   if (keyId === null && personId === null) throw new RangeError("openJob: an opener needs a key or a person");
@@ -134,6 +138,7 @@ export async function openJob(
   const now = Date.now();
   const deadline = now + model.time_limit_seconds * 1000;
   const id = Bun.randomUUIDv7();
+  let reserved: HoldRow | null = null;
   const insert = async (tx: Sql): Promise<JobRow> => {
     const jobs = ctx.jobs.in(tx);
     // Keyed openers count their key (as before, one statement); keyless ones their person.
@@ -156,6 +161,7 @@ export async function openJob(
       source: who.source,
       quotedUsdMicro: r.quote.amount_usd_micro,
     });
+    reserved = hold;
     return jobs.insert({
       id,
       accountId: who.accountId,
@@ -198,7 +204,7 @@ export async function openJob(
     ctx.jobs.markQueued(opened.value);
     ctx.events.newWork(model.provider);
   }
-  return { ...opened, durable };
+  return { ...opened, durable, hold: opened.replay === null ? reserved : null };
 }
 
 const DURABLE: Promise<void> = Promise.resolve();
@@ -215,7 +221,7 @@ export interface SubmitInput {
 
 /** The answer a /queue submit stores under its Idempotency-Key: the queued request, 202. */
 async function queuedAnswer(ctx: AppContext, job: JobRow, tx: Sql): Promise<StoredResponse> {
-  return { status: 202, body: JSON.stringify(await ctx.views.queued(job, tx)) };
+  return { status: 202, body: JSON.stringify(await ctx.views.queued(job, { tx })) };
 }
 
 /**
@@ -223,7 +229,7 @@ async function queuedAnswer(ctx: AppContext, job: JobRow, tx: Sql): Promise<Stor
  * against its schema, resolve file references and price it; the async part (the webhook URL's
  * DNS check) runs before the job is opened (openJob: one group-committed transaction).
  */
-export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Once<JobRow>> {
+export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<OpenedJob> {
   const model = resolveModel(ctx, s.modelId, "queue");
   const body = s.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
