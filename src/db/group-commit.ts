@@ -1,4 +1,4 @@
-import { type Committed, canCommitEarly, type Sql } from "./sql.ts";
+import { type Committed, canCommitEarly, DURABLE_NOW, type Sql } from "./sql.ts";
 
 interface Pending<T> {
   work: (tx: Sql) => Promise<T>;
@@ -8,15 +8,13 @@ interface Pending<T> {
   reject: (error: unknown) => void;
 }
 
-const DURABLE: Promise<void> = Promise.resolve();
-
 /**
  * Group commit: work items that arrive in the same event-loop turn run in ONE transaction, each
  * inside its own savepoint (`tx.tx`), so one item failing (402, 409, ...) rolls back only itself.
  * Callers are answered after the shared COMMIT is durable (its WAL sync), so every answer still
  * follows its own durable write; `runCommitted` callers get the commit and its `durable` promise at
- * once, and await it before they answer. On SQLite, under load, this turns N commits (each writing the same account, key and index
- * pages to the WAL, and checkpointing often) into one; with one request in flight it adds no wait
+ * once, and await it before they answer. On SQLite, under load, this turns N commits (each writing
+ * the same account, key and index pages to the WAL, and checkpointing often) into one; with one request in flight it adds no wait
  * (the batch is flushed on the next turn). On PostgreSQL each item is its own transaction: the
  * server groups concurrent commits itself, and one shared transaction would serialise the items
  * on one connection and hold every row lock of the batch until its end (docs/scale-out.md).
@@ -44,7 +42,7 @@ export class GroupCommit {
    * commit is durable when it returns.
    */
   async runCommitted<T>(work: (tx: Sql) => Promise<T>): Promise<Committed<T>> {
-    if (this.sql.dialect === "postgres") return { value: await this.sql.tx(work), durable: DURABLE };
+    if (this.sql.dialect === "postgres") return { value: await this.sql.tx(work), durable: DURABLE_NOW };
     return await new Promise<Committed<T>>((resolve, reject) =>
       this.enqueue({ work, early: true, resolve: resolve as (v: unknown) => void, reject }),
     );
@@ -90,7 +88,7 @@ export class GroupCommit {
       if (canCommitEarly(this.sql)) durable = (await this.sql.txCommitted(body)).durable;
       else {
         await this.sql.tx(body);
-        durable = DURABLE;
+        durable = DURABLE_NOW;
       }
     } catch (error) {
       // The COMMIT itself failed: nothing in the batch was written.

@@ -3,6 +3,7 @@ import {
   type Committed,
   type ConstraintKind,
   cachePut,
+  DURABLE_NOW,
   type EarlyCommitSql,
   insideOwnTx,
   openTransaction,
@@ -125,7 +126,7 @@ export class SqliteSql implements EarlyCommitSql {
       c.unlock();
     }
     // After the lock is handed on: the next transactions commit while this sync runs.
-    const durable = wrote && this.walSync ? this.walSync.sync() : Promise.resolve();
+    const durable = wrote && this.walSync ? this.walSync.sync() : DURABLE_NOW;
     // Registered before any caller awaits `durable`, so the hooks run before the callers resume.
     durable.then(
       () => runAfterCommit(scope),

@@ -50,6 +50,9 @@ export interface EarlyCommitSql extends Sql {
   txCommitted<T>(fn: (tx: Sql) => Promise<T>): Promise<Committed<T>>;
 }
 
+/** The `durable` of a write that is durable when committed (PostgreSQL, :memory:, nothing written). */
+export const DURABLE_NOW: Promise<void> = Promise.resolve();
+
 export function canCommitEarly(sql: Sql): sql is EarlyCommitSql {
   return typeof (sql as Partial<EarlyCommitSql>).txCommitted === "function";
 }

@@ -56,7 +56,13 @@ export function smtpTransport(s: SmtpSettings, options: SmtpTransportOptions = {
   return {
     async send(from, to, message) {
       try {
-        transporter ??= import("nodemailer").then((m) => create(m.default));
+        // A failed load or set-up is not kept: the next send tries again.
+        transporter ??= import("nodemailer")
+          .then((m) => create(m.default))
+          .catch((err: unknown) => {
+            transporter = null;
+            throw err;
+          });
         await (await transporter).sendMail({
           from,
           to,

@@ -44,21 +44,28 @@ export class StripeProvider implements PaymentProvider {
   }
 
   private client(): Promise<Stripe> {
-    this.#client ??= stripePackage().then((Package) => {
-      const settings = this.settings;
-      return new Package(settings.secretKey, {
-        host: settings.api.host,
-        port: settings.api.port,
-        protocol: settings.api.protocol,
-        httpClient: Package.createFetchHttpClient(),
-        timeout: settings.timeoutMs,
-        // No retry: the customer waits at most one timeout; a new click makes a new order. (A retry
-        // would be safe: the order id is the idempotency key.)
-        maxNetworkRetries: 0,
-        telemetry: false,
-      });
+    if (this.#client) return this.#client;
+    const settings = this.settings;
+    const client = stripePackage().then(
+      (Package) =>
+        new Package(settings.secretKey, {
+          host: settings.api.host,
+          port: settings.api.port,
+          protocol: settings.api.protocol,
+          httpClient: Package.createFetchHttpClient(),
+          timeout: settings.timeoutMs,
+          // No retry: the customer waits at most one timeout; a new click makes a new order. (A
+          // retry would be safe: the order id is the idempotency key.)
+          maxNetworkRetries: 0,
+          telemetry: false,
+        }),
+    );
+    // A failed load or set-up is not kept: the next call tries again.
+    client.catch(() => {
+      if (this.#client === client) this.#client = null;
     });
-    return this.#client;
+    this.#client = client;
+    return client;
   }
 
   async createCheckout(order: CheckoutOrder): Promise<Checkout> {
@@ -140,8 +147,13 @@ export class StripeProvider implements PaymentProvider {
 /** The `stripe` package's constructor (loaded once, on first use). */
 let loaded: Promise<typeof Stripe> | null = null;
 function stripePackage(): Promise<typeof Stripe> {
-  loaded ??= import("stripe").then((m) => m.default);
-  return loaded;
+  if (loaded) return loaded;
+  const pkg = import("stripe").then((m) => m.default);
+  pkg.catch(() => {
+    if (loaded === pkg) loaded = null; // not kept: the next call tries again
+  });
+  loaded = pkg;
+  return pkg;
 }
 
 /** The event id a body claims (for the log of an unverified one), if it has one. */

@@ -1,7 +1,7 @@
 import type { Principal } from "../accounts/accounts.ts";
 import type { Model } from "../catalog/model.ts";
 import { validateModelInput } from "../catalog/validate-input.ts";
-import type { Sql } from "../db/sql.ts";
+import { DURABLE_NOW, type Sql } from "../db/sql.ts";
 import { ownFileUrlsToIds, resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import type { IdempotencyClaim, Once, StoredResponse } from "../idempotency/idempotency.ts";
 import type { HoldRow } from "../ledger/ledger.ts";
@@ -112,6 +112,12 @@ export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | 
 }
 
 /**
+ * A job opened (or an Idempotency-Key's replay): with `durable` (see NewJobRequest.early) and the
+ * new job's hold as the reservation wrote it (null on a replay).
+ */
+export type OpenedJob = Once<JobRow> & { durable: Promise<void>; hold: HoldRow | null };
+
+/**
  * The one path that opens a job, for every kind and every source. In ONE transaction, committed
  * together with concurrent opens (group commit) before the caller answers: the idempotency lookup
  * (a replay returns the stored answer and opens nothing), the opener's in-flight cap (429
@@ -119,12 +125,6 @@ export function resolveModel(ctx: AppContext, modelId: string, route: "queue" | 
  * the idempotency record. Media jobs are opened IN_QUEUE and handed to the workers after the
  * commit; text jobs (chat) run in the request itself: IN_PROGRESS, owned by it until the deadline.
  */
-/**
- * A job opened (or an Idempotency-Key's replay): with `durable` (see NewJobRequest.early) and the
- * new job's hold as the reservation wrote it (null on a replay).
- */
-export type OpenedJob = Once<JobRow> & { durable: Promise<void>; hold: HoldRow | null };
-
 export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<OpenedJob> {
   const { who, model } = r;
   const { keyId, personId } = who;
@@ -182,7 +182,7 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Opened
     });
   };
   const claim = r.idempotency;
-  let durable = DURABLE;
+  let durable = DURABLE_NOW;
   const opened: Once<JobRow> =
     claim === null
       ? r.early
@@ -206,8 +206,6 @@ export async function openJob(ctx: AppContext, r: NewJobRequest): Promise<Opened
   }
   return { ...opened, durable, hold: opened.replay === null ? reserved : null };
 }
-
-const DURABLE: Promise<void> = Promise.resolve();
 
 export interface SubmitInput {
   who: Opener;
