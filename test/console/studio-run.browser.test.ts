@@ -66,6 +66,8 @@ describeBrowser("studio runs in the browser", () => {
     // A slow run: the page shows it open, then (without a manual reload) the image.
     const path = await run(g, { prompt: "a slow cat", sandbox: { delay_ms: 1500 } });
     await expect(g.page.locator("[data-run-events]").count()).resolves.toBe(1);
+    // The finished run is swapped in place, not reloaded: this page's state survives it.
+    await g.page.evaluate("window.__samePage = true");
     const img = g.page.getByRole("img", { name: "Output 1 of sandbox/image" });
     await img.waitFor({ timeout: 30_000 });
     expect(new URL(g.page.url()).pathname).toBe(path);
@@ -73,6 +75,8 @@ describeBrowser("studio runs in the browser", () => {
       true,
     );
     expect(await g.page.getByRole("link", { name: "Download output 1" }).count()).toBe(1);
+    expect(await g.page.evaluate("window.__samePage === true")).toBe(true);
+    expect(await g.page.locator("[data-run-events]").count()).toBe(0);
     await checkPage(g, "studio run, completed");
 
     // A failed run: the error and "Nothing was charged"; the balance is back where it was.

@@ -10,7 +10,9 @@
 //                           "unit": "USD"}
 //   data-run-events="URL"   on an element: follows a studio run's status stream (EventSource, the API's
 //                           status events) and updates its [data-run-status], [data-run-ahead] and
-//                           [data-run-logs]; at a final status the page reloads to show the result
+//                           [data-run-logs]; at a final status the page's <main> is fetched again
+//                           and swapped in place (the result, or the error), a full reload only
+//                           if that fetch fails
 //   data-upload="ID"        on an <input type=file>: uploads the chosen file to /console/studio/upload
 //                           (raw bytes, CSRF header) and puts the returned file_id in #ID; progress
 //                           and errors go to #(data-upload-status)
@@ -211,9 +213,30 @@ function followRun(holder) {
     }
     if (s.status === "COMPLETED" || s.status === "FAILED" || s.status === "CANCELLED") {
       source.close();
-      window.location.reload();
+      void showFinishedRun();
     }
   });
+}
+
+// The finished run's page replaces the open one's <main> without a navigation: the stream is
+// closed first, so no request of this page is still open while the new content loads (a reload
+// while the EventSource was winding down raced in the browser's request bookkeeping).
+async function showFinishedRun() {
+  try {
+    const res = await fetch(window.location.href, {
+      headers: { accept: "text/html" },
+      credentials: "same-origin",
+    });
+    if (!res.ok) throw new Error(String(res.status));
+    const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+    const fresh = doc.querySelector("main");
+    const main = document.querySelector("main");
+    if (!fresh || !main) throw new Error("no main");
+    main.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
+    enhance(main);
+  } catch {
+    window.location.reload();
+  }
 }
 
 function chatBubble(list, role, text) {
