@@ -26,7 +26,10 @@ export interface StartedChat {
   job: JobRow;
   quote: TextQuote;
   promptEstimate: number;
-  /** The reservation's WAL sync: awaited before any answer, overlapping the upstream call. */
+  /**
+   * The reservation's WAL sync, overlapping the upstream call: settled before any answer (before a
+   * stream's first byte; a whole reply waits for its settlement's later sync, which covers it).
+   */
   durable: Promise<void>;
 }
 
@@ -50,8 +53,8 @@ export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; p
  * estimate plus max_tokens (4096 when missing) over the model's context is 400 validation_error;
  * otherwise the price is held and the call is recorded as a text job (IN_PROGRESS) in one
  * transaction, so it shows in the wallet, spend and GET /v1/requests like any other call. Resolved
- * at that transaction's COMMIT: the upstream call overlaps its WAL sync, and `durable` is awaited
- * before anything is answered (docs/decisions.md "Durable commits").
+ * at that transaction's COMMIT: the upstream call overlaps its WAL sync, and nothing is answered
+ * before `durable` has resolved (docs/decisions.md "Durable commits").
  */
 export async function startChat(
   ctx: AppContext,
@@ -205,13 +208,21 @@ export async function completeChat(
       if (d.usage) usage = d.usage;
     };
 
+    // The reservation was committed before the upstream was called; its WAL sync runs meanwhile.
+    // A streamed reply sends nothing (not its first byte) before that sync; a whole reply is
+    // answered after its settlement's sync, which covers the reservation's frames too (the WAL is
+    // synced as a prefix: src/db/wal-sync.ts), so the settlement does not wait for the first one.
+    // Its outcome is still observed, so a failed sync is never answered as a success.
+    const reservationSynced = started.durable.then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
+
     // The first piece decides between an error answer (nothing charged) and a reply.
     let first: IteratorResult<ChatDelta>;
     try {
       first = await iterator.next();
-      // The reservation was committed before the upstream was called; its sync ran meanwhile.
-      // Nothing is answered (no reply, no first streamed byte) before it is durable.
-      await started.durable;
+      if (req.stream) await started.durable;
     } catch (err) {
       throw await failChat(ctx, started, err);
     }
@@ -224,6 +235,8 @@ export async function completeChat(
       }
       const u = usage ?? fallbackUsage(started, content);
       await finishChat(ctx, started, { content, finishReason: finish, usage: u });
+      const unsynced = await reservationSynced;
+      if (unsynced) throw unsynced.err;
       const body = completionBody(wire, content, finish, u);
       await settleIdem({ status: 200, body });
       return { kind: "json", body };

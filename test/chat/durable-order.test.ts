@@ -97,10 +97,17 @@ describe.each([false, true])("chat (stream: %p) on a WAL file", (stream) => {
     });
     // The upstream got the call although no sync has completed since the reservation's commit.
     await until(() => mock.requests.length > before, "the upstream call");
-    // The reservation is committed (visible), not yet acknowledged.
-    const held = await a.ctx.sql.get<{ n: bigint }>("SELECT count(*) AS n FROM holds WHERE status = 'open'");
-    expect(held!.n).toBe(1n);
     await Bun.sleep(50); // the upstream's whole answer arrives meanwhile
+    const holds = async (status: string) =>
+      (await a.ctx.sql.get<{ n: bigint }>("SELECT count(*) AS n FROM holds WHERE status = ?", [status]))!.n;
+    if (stream) {
+      // The reservation is committed (visible); no byte is sent before its sync.
+      expect(await holds("open")).toBe(1n);
+    } else {
+      // A whole reply is settled without waiting for the reservation's sync: the settlement's
+      // own sync (after it, so it covers both) is what the answer waits for.
+      expect(await holds("settled")).toBe(1n);
+    }
     expect(answered).toBe(false);
     a.openGate();
     const res = await pending;
@@ -111,5 +118,22 @@ describe.each([false, true])("chat (stream: %p) on a WAL file", (stream) => {
       "SELECT count(*) AS n FROM holds WHERE status = 'settled'",
     );
     expect(settled!.n).toBe(1n);
+  });
+
+  test("a reservation whose sync failed is never answered as a success", async () => {
+    const a = await fileApp();
+    const wal = (a.ctx.sql as SqliteSql).walSync!;
+    const sync = wal.sync.bind(wal);
+    let failed = 0;
+    // The reservation's sync (the first one after the call starts) fails; later ones succeed.
+    wal.sync = async () => {
+      if (failed++ === 0) throw new Error("EIO: fdatasync failed");
+      await sync();
+    };
+    const res = await a.chat(stream);
+    const text = await res.text();
+    expect(res.status).not.toBe(200);
+    expect(text).not.toContain(stream ? "data: [DONE]" : '"chat.completion"');
+    expect(failed).toBeGreaterThan(0);
   });
 });
