@@ -173,12 +173,16 @@ export async function completeChat(
       : await ctx.idempotency.claimRunning(who.keyId, claim);
   if (running.replay) return { kind: "replay", stored: running.replay };
   const settleIdem = running.settle;
+  // Aborted when the call ends, however it ends: that releases the signals derived from it (the
+  // time limit's and the provider's own timeout; see endCall).
+  let client: AbortController | null = null;
   try {
     const provider = chatProviderFor(ctx, model);
     const started = await startChat(ctx, who, model, req);
-    const client = new AbortController();
+    client = new AbortController();
+    const callClient = client;
     const signal = AbortSignal.any([
-      client.signal,
+      callClient.signal,
       clientSignal,
       ctx.shutdownSignal,
       AbortSignal.timeout(model.time_limit_seconds * 1000),
@@ -239,6 +243,7 @@ export async function completeChat(
       if (unsynced) throw unsynced.err;
       const body = completionBody(wire, content, finish, u);
       await settleIdem({ status: 200, body });
+      endCall(callClient);
       return { kind: "json", body };
     }
 
@@ -259,12 +264,13 @@ export async function completeChat(
             if (r.value.content) send(chunkEvent(wire, { content: r.value.content }, null));
           }
         } catch (err) {
-          if (client.signal.aborted || clientSignal.aborted) return; // cancel() settles
+          if (callClient.signal.aborted || clientSignal.aborted) return; // cancel() settles
           settled = true;
           send(errorEvent(await failChat(ctx, started, err)));
           send(DONE_EVENT);
           await settleIdem(null);
           controller.close();
+          endCall(callClient);
           return;
         }
         const u = usage ?? fallbackUsage(started, content);
@@ -275,10 +281,11 @@ export async function completeChat(
         send(DONE_EVENT);
         await settleIdem({ status: 200, body: transcript });
         controller.close();
+        endCall(callClient);
       },
       async cancel() {
         // The client went away mid-stream: stop the upstream and charge only what was generated.
-        client.abort(new Error("client disconnected"));
+        callClient.abort(new Error("client disconnected"));
         if (settled) return;
         settled = true;
         await finishChat(ctx, started, {
@@ -291,7 +298,20 @@ export async function completeChat(
     });
     return { kind: "stream", body };
   } catch (err) {
+    if (client) endCall(client);
     await settleIdem(null);
     throw err;
   }
+}
+
+/**
+ * Ends a chat call's signal once the call is over. A timeout signal (`AbortSignal.timeout`) that
+ * another signal depends on (`AbortSignal.any`) stays alive until it fires: in Bun 1.4.5, 20,000
+ * `AbortSignal.any([signal, AbortSignal.timeout(600_000)])` kept 20,000 signals and 35 MB for ten
+ * minutes, so every call held about 3.5 KB (the time limit's signal here and the provider's) for
+ * the model's time limit: at 2,500 calls/s, gigabytes. Aborting the call's own source releases
+ * them (docs/performance.md). Nothing reads the signal after the call.
+ */
+function endCall(client: AbortController): void {
+  if (!client.signal.aborted) client.abort(new Error("call ended"));
 }

@@ -185,6 +185,10 @@ export class WorkerPool {
     } finally {
       clearInterval(renew);
       clearTimeout(deadline);
+      // Releases what the providers derived from the job's signal: a timeout signal another signal
+      // depends on (AbortSignal.any with AbortSignal.timeout, as upstream fetches use) otherwise
+      // stays alive until it fires (src/chat/service.ts endCall; docs/performance.md).
+      if (!controller.signal.aborted) controller.abort(new JobEndedError());
       this.active.delete(job.id);
       this.perModel.set(job.model_id, (this.perModel.get(job.model_id) ?? 1) - 1);
       if (slot) slot.busy--;
@@ -353,6 +357,9 @@ function withMeasured(o: MediaOutput, d: DeliveredOutput): MediaOutput {
 }
 
 class DeadlineError extends Error {}
+
+/** The reason a finished job's signal is aborted with (nothing reads it then). */
+class JobEndedError extends Error {}
 
 /** The model output in fal's shapes, media replaced by {"$output": index} until read. */
 export function outputTemplate(

@@ -1,3 +1,4 @@
+import { heapStats } from "bun:jsc";
 import { describe, expect, test } from "bun:test";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
 import { pollUntil } from "../helpers/api.ts";
@@ -90,6 +91,41 @@ describe("worker pool", () => {
     );
     expect((await t.ctx.jobs.get(id))!.error_message).toBe("the upstream refused the prompt");
     expect((await t.ctx.ledger.getHold((await t.ctx.jobs.get(id))!.hold_id))!.status).toBe("released");
+    await pool.stop(1000);
+  });
+
+  test("a finished job's signal is aborted: what a provider derived from it (timeouts) is released", async () => {
+    const signals: AbortSignal[] = [];
+    const provider = new ScriptedProvider(async (job) => {
+      signals.push(job.signal);
+      // As upstream fetches do: a timeout another signal depends on stays alive until it fires,
+      // unless its dependent is aborted first.
+      const derived = AbortSignal.any([job.signal, AbortSignal.timeout(3_600_000)]);
+      derived.addEventListener("abort", () => {});
+    });
+    const { pool, submit, status } = await setup(provider);
+    const live = () => {
+      Bun.gc(true);
+      return heapStats().objectTypeCounts.AbortSignal ?? 0;
+    };
+    const first = await submit();
+    await pollUntil(
+      async () => status(first),
+      (s) => s === "COMPLETED",
+    );
+    const before = live();
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await submit());
+    for (const id of ids)
+      await pollUntil(
+        async () => status(id),
+        (s) => s === "COMPLETED",
+      );
+    await Bun.sleep(20); // the worker's finally runs after the job's final write
+    expect(signals.every((s) => s.aborted)).toBe(true);
+    signals.length = 0;
+    // Before: three per job (the job's, the timeout, the derived one) for an hour.
+    expect(live() - before).toBeLessThan(10);
     await pool.stop(1000);
   });
 
