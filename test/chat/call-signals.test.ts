@@ -1,7 +1,7 @@
 import { heapStats } from "bun:jsc";
 import { afterAll, describe, expect, test } from "bun:test";
 import { makeTestApp } from "../helpers/context.ts";
-import { startMockOpenAI } from "../helpers/mock-openai.ts";
+import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 
 // A chat call's signals are released when the call ends (src/chat/service.ts endCall). Each call
 // derives signals from its own AbortController: the model's time limit (AbortSignal.timeout inside
@@ -20,16 +20,7 @@ function liveSignals(): number {
 async function setup() {
   const t = await makeTestApp({
     providers: { mock: { type: "openai", base_url: `${mock.url}/v1` } },
-    models: ["ok", "400"].map((name) => ({
-      id: `mock/${name}`,
-      kind: "text",
-      provider: "mock",
-      upstream_model: name,
-      input_price_usd_micro: 1_000_000,
-      output_price_usd_micro: 2_000_000,
-      context: 8192,
-      time_limit_seconds: 3600,
-    })),
+    models: ["ok", "400"].map((name) => mockTextModel(name, { time_limit_seconds: 3600 })),
   });
   await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
   const chat = async (name: string, stream: boolean) => {

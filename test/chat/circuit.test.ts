@@ -1,25 +1,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { circuitFor } from "../../src/providers/registry.ts";
 import { makeTestApp } from "../helpers/context.ts";
-import { startMockOpenAI } from "../helpers/mock-openai.ts";
+import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 
 const mock = startMockOpenAI();
 afterAll(() => mock.stop());
 
-const model = (name: string) => ({
-  id: `mock/${name}`,
-  kind: "text",
-  provider: "mock",
-  upstream_model: name,
-  input_price_usd_micro: 1_000_000,
-  output_price_usd_micro: 2_000_000,
-  context: 8192,
-});
-
 async function setup() {
   const t = await makeTestApp({
     providers: { mock: { type: "openai", base_url: `${mock.url}/v1` } },
-    models: ["ok", "503", "400"].map(model),
+    models: ["ok", "503", "400"].map((name) => mockTextModel(name)),
   });
   await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
   const chat = (name: string) =>

@@ -6,7 +6,7 @@ import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import { createApp } from "../../src/http/app.ts";
 import { createAppContext } from "../../src/server/app-context.ts";
 import { testContextOptions } from "../helpers/context.ts";
-import { startMockOpenAI } from "../helpers/mock-openai.ts";
+import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 import { tempDir } from "../helpers/server.ts";
 
 // A chat call's order of events on a WAL file (docs/decisions.md "Durable commits"): the
@@ -29,17 +29,7 @@ async function fileApp() {
     sqlite: database.sqlite,
     ...testContextOptions({
       providers: { mock: { type: "openai", base_url: `${mock.url}/v1` } },
-      models: [
-        {
-          id: "mock/ok",
-          kind: "text",
-          provider: "mock",
-          upstream_model: "ok",
-          input_price_usd_micro: 1_000_000,
-          output_price_usd_micro: 2_000_000,
-          context: 8192,
-        },
-      ],
+      models: [mockTextModel("ok")],
     } as never),
     version: "0.0.0-test",
   });

@@ -14,6 +14,24 @@ export interface MockOpenAI {
   stop(): void;
 }
 
+/**
+ * A text model of provider "mock" (configured as `providers: { mock: { type: "openai", base_url:
+ * `${mock.url}/v1` } }`) whose upstream model name picks the mock's behaviour: $1 per 1M input
+ * tokens, $2 per 1M output tokens, an 8192-token context. `extra` overrides or adds fields.
+ */
+export function mockTextModel(name: string, extra: Record<string, unknown> = {}) {
+  return {
+    id: `mock/${name}`,
+    kind: "text",
+    provider: "mock",
+    upstream_model: name,
+    input_price_usd_micro: 1_000_000,
+    output_price_usd_micro: 2_000_000,
+    context: 8192,
+    ...extra,
+  };
+}
+
 const WORDS = [
   "Hello",
   " from",
