@@ -56,9 +56,10 @@ export async function spawnAndWait(
   throw new Error(`${cmd.join(" ")} did not start:\n${out}\n${await new Response(proc.stderr).text()}`);
 }
 
-export function rssMb(pid: number): number {
+/** A process's resident memory in MB (`field` of /proc/PID/status: VmRSS, RssAnon or RssFile). */
+export function rssMb(pid: number, field = "VmRSS"): number {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0; // the process is gone
@@ -236,7 +237,10 @@ async function freePort(): Promise<number> {
 }
 
 /** Spawn to the first 200 of /healthz on an existing data dir (polled every 1 ms), and idle RSS. */
-export async function startup(bin: string, dataDir: string): Promise<{ ms: number; idleRss: number }> {
+export async function startup(
+  bin: string,
+  dataDir: string,
+): Promise<{ ms: number; idleRss: number; idleAnon: number }> {
   const port = await freePort();
   const configPath = join(work, `${Math.random()}.toml`);
   writeFileSync(configPath, LIMITS);
@@ -262,9 +266,12 @@ export async function startup(bin: string, dataDir: string): Promise<{ ms: numbe
   }
   await Bun.sleep(2000); // idle: after start-up work settles
   const idleRss = rssMb(proc.pid);
+  // The anonymous part does not depend on how much of the binary the page cache holds (the file
+  // part varies by about 5 MB with it: docs/performance.md, third pass).
+  const idleAnon = rssMb(proc.pid, "RssAnon");
   proc.kill("SIGKILL");
   await proc.exited;
-  return { ms, idleRss };
+  return { ms, idleRss, idleAnon };
 }
 
 /** One round of every phase for one binary: the named results and the derived figures. */
@@ -393,6 +400,7 @@ export async function round(bin: string, only: Set<string>, opts: LoadOptions): 
     const s = await startup(bin, join(dir, "start"));
     figures.set("spawn to first 200, ms", s.ms);
     figures.set("idle RSS, MB", s.idleRss);
+    figures.set("idle RSS anonymous (heap), MB", s.idleAnon);
   }
   if (only.has("console")) await consolePhase(bin, join(dir, "console"));
   console.log("");
