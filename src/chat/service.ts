@@ -251,37 +251,42 @@ export async function completeChat(
     // for billing, and sent to the client only with stream_options.include_usage.
     let transcript = "";
     let settled = false;
+    const streamReply = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+      const send = (text: string) => {
+        transcript += text;
+        controller.enqueue(enc.encode(text));
+      };
+      send(chunkEvent(wire, { role: "assistant", content: "" }, null));
+      try {
+        for (let r = first; !r.done; r = await iterator.next()) {
+          take(r.value);
+          if (r.value.content) send(chunkEvent(wire, { content: r.value.content }, null));
+        }
+      } catch (err) {
+        if (callClient.signal.aborted || clientSignal.aborted) return; // cancel() settles
+        settled = true;
+        send(errorEvent(await failChat(ctx, started, err)));
+        send(DONE_EVENT);
+        await settleIdem(null);
+        controller.close();
+        return;
+      }
+      const u = usage ?? fallbackUsage(started, content);
+      settled = true;
+      await finishChat(ctx, started, { content, finishReason: finish, usage: u });
+      send(chunkEvent(wire, {}, finish));
+      if (req.includeUsage) send(usageEvent(wire, u));
+      send(DONE_EVENT);
+      await settleIdem({ status: 200, body: transcript });
+      controller.close();
+    };
     const body = new ReadableStream<Uint8Array>({
       async start(controller) {
-        const send = (text: string) => {
-          transcript += text;
-          controller.enqueue(enc.encode(text));
-        };
-        send(chunkEvent(wire, { role: "assistant", content: "" }, null));
         try {
-          for (let r = first; !r.done; r = await iterator.next()) {
-            take(r.value);
-            if (r.value.content) send(chunkEvent(wire, { content: r.value.content }, null));
-          }
-        } catch (err) {
-          if (callClient.signal.aborted || clientSignal.aborted) return; // cancel() settles
-          settled = true;
-          send(errorEvent(await failChat(ctx, started, err)));
-          send(DONE_EVENT);
-          await settleIdem(null);
-          controller.close();
-          endCall(callClient);
-          return;
+          await streamReply(controller);
+        } finally {
+          endCall(callClient); // however the stream ended (a failed settlement too)
         }
-        const u = usage ?? fallbackUsage(started, content);
-        settled = true;
-        await finishChat(ctx, started, { content, finishReason: finish, usage: u });
-        send(chunkEvent(wire, {}, finish));
-        if (req.includeUsage) send(usageEvent(wire, u));
-        send(DONE_EVENT);
-        await settleIdem({ status: 200, body: transcript });
-        controller.close();
-        endCall(callClient);
       },
       async cancel() {
         // The client went away mid-stream: stop the upstream and charge only what was generated.
