@@ -1,5 +1,6 @@
 import type { Transporter } from "nodemailer";
 import type { SmtpSettings } from "../config/schema.ts";
+import { importEntry } from "../lib/entries.ts";
 import type { MailMessage } from "./outbox.ts";
 
 /** How the sender hands a message to the mail server. Injectable (tests count or fail sends). */
@@ -57,7 +58,7 @@ export function smtpTransport(s: SmtpSettings, options: SmtpTransportOptions = {
     async send(from, to, message) {
       try {
         // A failed load or set-up is not kept: the next send tries again.
-        transporter ??= import("nodemailer")
+        transporter ??= importEntry<typeof import("../entries/nodemailer.ts")>("nodemailer")
           .then((m) => create(m.default))
           .catch((err: unknown) => {
             transporter = null;

@@ -10,6 +10,7 @@
  */
 import type Stripe from "stripe";
 import type { PaymentSettings } from "../config/schema.ts";
+import { importEntry } from "../lib/entries.ts";
 import {
   type Checkout,
   type CheckoutOrder,
@@ -148,7 +149,7 @@ export class StripeProvider implements PaymentProvider {
 let loaded: Promise<typeof Stripe> | null = null;
 function stripePackage(): Promise<typeof Stripe> {
   if (loaded) return loaded;
-  const pkg = import("stripe").then((m) => m.default);
+  const pkg = importEntry<typeof import("../entries/stripe.ts")>("stripe").then((m) => m.default);
   pkg.catch(() => {
     if (loaded === pkg) loaded = null; // not kept: the next call tries again
   });

@@ -1,0 +1,25 @@
+/**
+ * Loads one of the binary's separate entry points (src/entries/), for packages used by few
+ * installations (Stripe, SMTP) that only some requests need.
+ *
+ * Why not a plain dynamic import of the package: the bundler folds it into the main bundle, and
+ * the binary loads the bytecode of that whole bundle at start whether or not a module ever runs.
+ * Measured (issue 19, docs/performance.md): stripe and nodemailer, never run at start, cost 1.4 MB
+ * of idle memory inside it. scripts/build compiles every file of src/entries/ as an entry point of
+ * its own, embedded as /$bunfs/root/entries/<name>.js; the specifier is built at run time so the
+ * bundler leaves it alone. From sources (tests, `bun src/main.ts`) the same file is imported as
+ * TypeScript.
+ */
+export const ENTRY_NAMES = ["stripe", "nodemailer"] as const;
+export type EntryName = (typeof ENTRY_NAMES)[number];
+
+const COMPILED = import.meta.url.startsWith("file:///$bunfs/");
+
+export function entryPath(name: EntryName): string {
+  // Compiled, every bundled module reports the binary's root (/$bunfs/root) as its directory.
+  return COMPILED ? `${import.meta.dir}/entries/${name}.js` : `${import.meta.dir}/../entries/${name}.ts`;
+}
+
+export async function importEntry<T>(name: EntryName): Promise<T> {
+  return (await import(entryPath(name))) as T;
+}
