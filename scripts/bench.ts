@@ -2,7 +2,10 @@
 // Bun.serve hello world (for submits and status reads) and a bare Bun proxy (Bun.serve + fetch to
 // the same mock upstream, no checks: the chat baseline).
 // Usage: scripts/bench [--bin dist/gengate] [--compare dist/other] [--rounds N] [--seconds 5]
-//                      [--connections 32] [--only queue,run,chat,start,console]
+//                      [--connections 32] [--only queue,run,chat,start,console] [--cold-start]
+// --cold-start (root only) drops the page cache before each start measurement: idle RSS then
+// counts the pages of the binary a start reads, not whatever of the file the cache happens to hold
+// (the same binary idles at 64-70 MB depending on that; docs/performance.md, fourth pass).
 // With --compare, every round runs both binaries one after the other (the order alternating
 // between rounds) and the summary gives each figure's range per binary. It prints figures and
 // ratios and asserts nothing (performance is not a test). The load functions are exported for
@@ -78,6 +81,8 @@ export interface Result {
 export interface LoadOptions {
   seconds: number;
   connections: number;
+  /** Drop the page cache before the start phase (root only). */
+  coldStart?: boolean;
 }
 
 /**
@@ -234,6 +239,16 @@ async function freePort(): Promise<number> {
   const port = s.port!;
   s.stop(true);
   return port;
+}
+
+/** Writes dirty pages out, then drops the page cache (needs root: /proc/sys/vm/drop_caches). */
+function dropPageCache(): void {
+  Bun.spawnSync(["sync"]);
+  try {
+    writeFileSync("/proc/sys/vm/drop_caches", "3");
+  } catch (err) {
+    throw new Error(`--cold-start: cannot drop the page cache (root only): ${(err as Error).message}`);
+  }
 }
 
 /** Spawn to the first 200 of /healthz on an existing data dir (polled every 1 ms), and idle RSS. */
@@ -397,6 +412,7 @@ export async function round(bin: string, only: Set<string>, opts: LoadOptions): 
     const g = await startGengate(bin, join(dir, "start"), LIMITS);
     g.proc.kill("SIGKILL");
     await g.proc.exited;
+    if (opts.coldStart) dropPageCache();
     const s = await startup(bin, join(dir, "start"));
     figures.set("spawn to first 200, ms", s.ms);
     figures.set("idle RSS, MB", s.idleRss);
@@ -552,9 +568,14 @@ async function main() {
       seconds: { type: "string", default: "5" },
       connections: { type: "string", default: "32" },
       only: { type: "string" },
+      "cold-start": { type: "boolean", default: false },
     },
   });
-  const opts = { seconds: Number(values.seconds), connections: Number(values.connections) };
+  const opts = {
+    seconds: Number(values.seconds),
+    connections: Number(values.connections),
+    coldStart: values["cold-start"],
+  };
   const bins = values.compare ? [values.bin!, values.compare] : [values.bin!];
   const rounds = Number(values.rounds ?? (values.compare ? 2 : 1));
   // The console phase writes 10,000 requests first: only by default when one binary runs once.
