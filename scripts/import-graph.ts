@@ -16,18 +16,23 @@ import { dirname, relative, resolve } from "node:path";
 
 const transpiler = new Bun.Transpiler({ loader: "ts" });
 
+/** `importEntry<...>("name")`: a load of the binary's entry point src/entries/<name>.ts. */
+const ENTRY_LOAD = /\bimportEntry\s*(?:<.*?>)?\s*\(\s*"([^"]+)"/g;
+
 /** Provider descriptors load their adapter (a module of their own folder) in `create`. */
 export const DEFERRED_ALLOWED = /^src\/providers\/[^/]+\/descriptor\.ts$/;
 
 /**
  * The deferred loads that cannot hide a cycle in src/: a provider descriptor's of its own folder's
- * modules; anyone's of a package (a library loaded at first use, for start time and memory: stripe,
- * nodemailer); and the entry point's of the CLI (src/main.ts, which no module imports, loads the
- * program after `serve`'s re-execution, docs/performance.md).
+ * modules; anyone's of a package (a library loaded at first use, for start time and memory); and the
+ * binary's separate entry points (`importEntry("<name>")`, reported as `entry:<name>`, src/lib/entries.ts):
+ * a package's (src/entries/stripe.ts, nodemailer.ts, which import nothing of src/) from anywhere, the
+ * program's (src/entries/cli.ts) only from the entry point src/main.ts, which no module imports (it loads
+ * the program after `serve`'s re-execution, docs/performance.md).
  */
 export function deferredLoadAllowed(file: string, path: string): boolean {
+  if (path === "entry:cli") return file === "src/main.ts";
   if (!path.startsWith(".")) return true;
-  if (file === "src/main.ts") return path === "./cli/main.ts";
   return DEFERRED_ALLOWED.test(file) && /^\.\/[^/]+\.ts$/.test(path);
 }
 
@@ -55,10 +60,12 @@ export function deferredLoads(root: string, dir = "src"): Map<string, string[]> 
   const out = new Map<string, string[]>();
   for (const file of new Bun.Glob(`${dir}/**/*.ts`).scanSync({ cwd: root })) {
     if (file.endsWith(".d.ts")) continue;
+    const text = readFileSync(resolve(root, file), "utf8");
     const lazy = transpiler
-      .scanImports(readFileSync(resolve(root, file), "utf8"))
+      .scanImports(text)
       .filter((i) => i.kind === "require-call" || i.kind === "dynamic-import")
       .map((i) => i.path);
+    for (const m of text.matchAll(ENTRY_LOAD)) lazy.push(`entry:${m[1]}`);
     if (lazy.length > 0) out.set(file, lazy);
   }
   return out;

@@ -1,6 +1,7 @@
 /**
- * Loads one of the binary's separate entry points (src/entries/), for packages used by few
- * installations (Stripe, SMTP) that only some requests need.
+ * Loads one of the binary's separate entry points (src/entries/): the program itself, which the
+ * binary's small main module loads after deciding whether to re-execute (src/main.ts), and packages
+ * used by few installations (Stripe, SMTP) that only some requests need.
  *
  * Why not a plain dynamic import of the package: the bundler folds it into the main bundle, and
  * the binary loads the bytecode of that whole bundle at start whether or not a module ever runs.
@@ -10,14 +11,16 @@
  * bundler leaves it alone. From sources (tests, `bun src/main.ts`) the same file is imported as
  * TypeScript.
  */
-export const ENTRY_NAMES = ["stripe", "nodemailer"] as const;
+import { dirname } from "node:path";
+
+export const ENTRY_NAMES = ["cli", "stripe", "nodemailer"] as const;
 export type EntryName = (typeof ENTRY_NAMES)[number];
 
 const COMPILED = import.meta.url.startsWith("file:///$bunfs/");
 
 export function entryPath(name: EntryName): string {
-  // Compiled, every bundled module reports the binary's root (/$bunfs/root) as its directory.
-  return COMPILED ? `${import.meta.dir}/entries/${name}.js` : `${import.meta.dir}/../entries/${name}.ts`;
+  // Compiled, the entry point (Bun.main) is /$bunfs/root/<binary>, whichever bundle this code is in.
+  return COMPILED ? `${dirname(Bun.main)}/entries/${name}.js` : `${import.meta.dir}/../entries/${name}.ts`;
 }
 
 export async function importEntry<T>(name: EntryName): Promise<T> {
