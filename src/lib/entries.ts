@@ -10,6 +10,11 @@
  * its own, embedded as /$bunfs/root/entries/<name>.js; the specifier is built at run time so the
  * bundler leaves it alone. From sources (tests, `bun src/main.ts`) the same file is imported as
  * TypeScript.
+ *
+ * Each entry is bundled with its own copy of every module it imports. The main module
+ * (src/main.ts) and the program (entries/cli.ts) both hold this file and allocator.ts, neither of
+ * which keeps state; a module with state (a cache, a class checked with instanceof) must live on
+ * one side only.
  */
 import { dirname } from "node:path";
 
