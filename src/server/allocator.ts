@@ -16,6 +16,7 @@ export function reexecWithAllocatorTuning(): void {
   // is the script and execArgv holds bun's own flags (--smol, ...).
   const compiled = process.argv[1]?.startsWith("/$bunfs/") ?? false;
   const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+  hideExecveWarning();
   try {
     process.execve(process.execPath, [process.execPath, ...args], {
       ...env,
@@ -24,4 +25,25 @@ export function reexecWithAllocatorTuning(): void {
   } catch {
     // Not fatal: the server runs, with mimalloc's default purge delay.
   }
+}
+
+type WarningListener = (warning: Error) => void;
+
+/**
+ * process.execve announces itself as experimental on stderr, a tick after it is called. When it
+ * replaces the process the announcement never prints; when it fails (a foreign binary under
+ * qemu-user, a sandbox that refuses exec) it would be the first line of the operator's terminal.
+ * The printers of warnings are set aside until that one warning has passed; any other warning is
+ * handed to them meanwhile, so nothing else is lost.
+ */
+export function hideExecveWarning(): void {
+  const printers = process.listeners("warning") as WarningListener[];
+  process.removeAllListeners("warning");
+  const filter: WarningListener = (warning) => {
+    if (warning.name === "ExperimentalWarning" && warning.message.includes("execve")) {
+      process.removeListener("warning", filter);
+      for (const p of printers) process.on("warning", p);
+    } else for (const p of printers) p(warning);
+  };
+  process.on("warning", filter);
 }
