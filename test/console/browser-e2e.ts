@@ -1,11 +1,36 @@
-// Steps the console's end-to-end browser tests share (console-flow, console-roles): the checks every
-// visited page gets, the API calls a test makes with a key, and the Keys page's create and revoke,
-// all through the accessible names of /work/shared/CONSOLE.md (the contract the pages implement).
-import { expect } from "bun:test";
-import type { Page } from "playwright-core";
+// Steps the console's end-to-end browser tests share (console-flow, console-roles, the studio
+// tests): their server, browser and page, the checks every visited page gets, the API calls a test makes
+// with a key, and the Keys page's create and revoke, all through the accessible names of
+// /work/shared/CONSOLE.md (the contract the pages implement).
+import { afterAll, beforeAll, expect } from "bun:test";
+import type { Browser, Page } from "playwright-core";
 import { formatMoney } from "../../src/console/format.ts";
-import { axeViolations, formatAxe, type GuardedPage } from "../helpers/browser.ts";
-import type { TestServer } from "../helpers/server.ts";
+import {
+  axeViolations,
+  formatAxe,
+  type GuardedPage,
+  launchBrowser,
+  openGuardedPage,
+} from "../helpers/browser.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+/**
+ * A server, a browser and a page guarded against other origins and errors, for the tests of one
+ * describe block: started before them, closed after. Read its fields inside the tests.
+ */
+export function browserSession(): { server: TestServer; browser: Browser; g: GuardedPage } {
+  const session = {} as { server: TestServer; browser: Browser; g: GuardedPage };
+  beforeAll(async () => {
+    [session.server, session.browser] = await Promise.all([startServer(), launchBrowser()]);
+    session.g = await openGuardedPage(session.browser, session.server.url);
+  }, 60_000);
+  afterAll(async () => {
+    await session.g?.close();
+    await session.browser?.close();
+    session.server?.cleanup();
+  });
+  return session;
+}
 
 /**
  * The checks every page a flow visits gets: no request to another origin, no console error, CSP

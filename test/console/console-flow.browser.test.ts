@@ -3,18 +3,11 @@
 // Usage -> revoke -> the API refuses the key on the very next request -> sign-out ends the session.
 // Every page visited is checked: no request to another origin, no console error or CSP violation, no
 // serious or critical axe violation (browser-e2e.ts, checkPage).
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
-import {
-  describeBrowser,
-  type GuardedPage,
-  inviteAndSignIn,
-  launchBrowser,
-  openGuardedPage,
-} from "../helpers/browser.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+import { expect, test } from "bun:test";
+import { describeBrowser, inviteAndSignIn } from "../helpers/browser.ts";
 import {
   apiAccount,
+  browserSession,
   checkPage,
   createKey,
   credit,
@@ -29,21 +22,10 @@ import {
 } from "./browser-e2e.ts";
 
 describeBrowser("the console end to end", () => {
-  let server: TestServer;
-  let browser: Browser;
-  let g: GuardedPage;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-    g = await openGuardedPage(browser, server.url);
-  }, 60_000);
-  afterAll(async () => {
-    await g?.close();
-    await browser?.close();
-    server?.cleanup();
-  });
+  const session = browserSession();
 
   test("invite, key, spend on Overview and Usage, revoke, sign out", async () => {
+    const { server, g } = session;
     // Invite -> `Password` + `Set password` -> signed in, the Default key shown once.
     const person = await inviteAndSignIn(g, server);
     await checkPage(g, "after accepting the invite");

@@ -2,18 +2,10 @@
 // conversation with fetch (app.js data-chat, CSP: no inline script), the reply streams into its
 // bubble, then its cost shows (the server's ledger figure, sent after the stream) and the
 // conversation's running total; each equals the STUDIO request's charge that GET /v1/requests lists.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { expect, test } from "bun:test";
 import { formatMoney } from "../../src/console/format.ts";
-import {
-  describeBrowser,
-  type GuardedPage,
-  inviteAndSignIn,
-  launchBrowser,
-  openGuardedPage,
-} from "../helpers/browser.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
-import { apiAccount, checkPage, credit } from "./browser-e2e.ts";
+import { describeBrowser, inviteAndSignIn } from "../helpers/browser.ts";
+import { apiAccount, browserSession, checkPage, credit } from "./browser-e2e.ts";
 
 interface Item {
   request_id: string;
@@ -23,21 +15,10 @@ interface Item {
 }
 
 describeBrowser("studio chat in the browser", () => {
-  let server: TestServer;
-  let browser: Browser;
-  let g: GuardedPage;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-    g = await openGuardedPage(browser, server.url);
-  }, 60_000);
-  afterAll(async () => {
-    await g?.close();
-    await browser?.close();
-    server?.cleanup();
-  });
+  const session = browserSession();
 
   test("Send streams the reply, then its cost and the running total, equal to the STUDIO charges", async () => {
+    const { server, g } = session;
     const person = await inviteAndSignIn(g, server);
     const { account } = await apiAccount(server, person.key!);
     await credit(server, account!.id, "1.00");

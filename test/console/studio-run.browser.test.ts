@@ -2,17 +2,9 @@
 // CSRF of the session) leads to its page, which follows the status stream (app.js data-run-events,
 // CSP: no inline script) and shows the image in place when the run completes; a failed run says
 // nothing was charged. Every page visited is checked (browser-e2e.ts, checkPage).
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Browser } from "playwright-core";
-import {
-  describeBrowser,
-  type GuardedPage,
-  inviteAndSignIn,
-  launchBrowser,
-  openGuardedPage,
-} from "../helpers/browser.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
-import { apiAccount, checkPage, credit } from "./browser-e2e.ts";
+import { expect, test } from "bun:test";
+import { describeBrowser, type GuardedPage, inviteAndSignIn } from "../helpers/browser.ts";
+import { apiAccount, browserSession, checkPage, credit } from "./browser-e2e.ts";
 
 /** Posts the run form the way a page does (same origin, the session's CSRF token) and follows it. */
 async function run(g: GuardedPage, input: unknown): Promise<string> {
@@ -43,21 +35,10 @@ async function run(g: GuardedPage, input: unknown): Promise<string> {
 }
 
 describeBrowser("studio runs in the browser", () => {
-  let server: TestServer;
-  let browser: Browser;
-  let g: GuardedPage;
-
-  beforeAll(async () => {
-    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-    g = await openGuardedPage(browser, server.url);
-  }, 60_000);
-  afterAll(async () => {
-    await g?.close();
-    await browser?.close();
-    server?.cleanup();
-  });
+  const session = browserSession();
 
   test("the run page follows the stream and shows the image in place; a failure charges nothing", async () => {
+    const { server, g } = session;
     const person = await inviteAndSignIn(g, server);
     const { account } = await apiAccount(server, person.key!);
     await credit(server, account!.id, "1.00");
