@@ -95,7 +95,11 @@ describe("requests list", () => {
   });
 
   test("paging: Older carries the cursor and the filters; every request is seen once", async () => {
-    for (let i = 0; i < 51; i++) await submit("sandbox/image", { prompt: `p${i}`, width: 64, height: 64 });
+    // A key of its own with room for all 51 open at once: one worker drains them, and on a slower
+    // backend (PostgreSQL) more than the default 20 were still open, so a submit got 429.
+    const bulk = await ctx.accounts.createKey(c.account.id, { name: "bulk", maxInFlight: 60 });
+    for (let i = 0; i < 51; i++)
+      await submit("sandbox/image", { prompt: `p${i}`, width: 64, height: 64 }, bulk.key);
     const first = await b.page("/console/requests?model=sandbox%2Fimage");
     const firstIds = rowIds(first.text);
     expect(firstIds.length).toBe(50);
