@@ -21,7 +21,8 @@ import { dirname } from "node:path";
 export const ENTRY_NAMES = ["cli", "stripe", "nodemailer"] as const;
 export type EntryName = (typeof ENTRY_NAMES)[number];
 
-const COMPILED = import.meta.url.startsWith("file:///$bunfs/");
+/** Whether this code runs from the compiled binary (its modules live under /$bunfs/), not from sources. */
+export const COMPILED = import.meta.url.startsWith("file:///$bunfs/");
 
 export function entryPath(name: EntryName): string {
   // Compiled, the entry point (Bun.main) is /$bunfs/root/<binary>, whichever bundle this code is in.

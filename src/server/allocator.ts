@@ -1,3 +1,5 @@
+import { COMPILED } from "../lib/entries.ts";
+
 /**
  * Memory returned to the OS promptly. Bun allocates through mimalloc, which keeps freed pages for
  * 100 ms before purging them. Under a steady stream of short jobs (eight workers rendering media,
@@ -14,8 +16,7 @@ export function reexecWithAllocatorTuning(): void {
   if (env.MIMALLOC_PURGE_DELAY !== undefined || typeof process.execve !== "function") return;
   // A compiled binary reports its embedded entry (/$bunfs/...) as argv[1]; from sources, argv[1]
   // is the script and execArgv holds bun's own flags (--smol, ...).
-  const compiled = process.argv[1]?.startsWith("/$bunfs/") ?? false;
-  const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+  const args = COMPILED ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
   hideExecveWarning();
   try {
     process.execve(process.execPath, [process.execPath, ...args], {
