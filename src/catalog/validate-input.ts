@@ -1,28 +1,43 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
+import type Ajv from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { importEntry } from "../lib/entries.ts";
 import { DomainError, type ErrorDetail } from "../lib/errors.ts";
 import type { Model } from "./model.ts";
 
 // One Ajv for the process: operator schemas may use any draft-07 keyword; no type coercion,
-// no defaults written into the input (pricing applies defaults itself, visibly).
-const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false });
+// no defaults written into the input (pricing applies defaults itself, visibly). Ajv is a separate
+// entry of the binary, loaded by the first validation (src/lib/entries.ts): set up at start, it
+// held 1.4 MB of idle memory (docs/performance.md, issue 19, fifth pass).
+let ajv: Promise<Ajv> | null = null;
 const compiled = new WeakMap<Model, ValidateFunction>();
 
-/** Compiles a model's input_schema; a schema Ajv cannot compile is a catalog error at load. */
-export function compileInputSchema(model: Model): ValidateFunction {
+function loadAjv(): Promise<Ajv> {
+  ajv ??= importEntry<typeof import("../entries/ajv.ts")>("ajv").then(
+    (m) => new m.default({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false }),
+    (err: unknown) => {
+      ajv = null; // a later call tries again
+      throw err;
+    },
+  );
+  return ajv;
+}
+
+/** Compiles a model's input_schema once per catalog snapshot's model. */
+export async function compileInputSchema(model: Model): Promise<ValidateFunction> {
   let fn = compiled.get(model);
   if (!fn) {
-    fn = ajv.compile(model.input_schema);
+    fn = (await loadAjv()).compile(model.input_schema);
     compiled.set(model, fn);
   }
   return fn;
 }
 
 /** Validates a model input against the model's input_schema: 400 validation_error with details. */
-export function validateModelInput(model: Model, input: unknown): asserts input is Record<string, unknown> {
+export async function validateModelInput(model: Model, input: unknown): Promise<void> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new DomainError("validation_error", "The model input must be a JSON object.", { param: "input" });
   }
-  const validate = compileInputSchema(model);
+  const validate = await compileInputSchema(model);
   if (validate(input)) return;
   const details = (validate.errors ?? []).slice(0, 20).map(detailOf);
   throw new DomainError(

@@ -12,8 +12,8 @@
  * for a member); the service checks the role again.
  */
 import { Elysia } from "elysia";
-import qrcode from "qrcode-generator";
 import { httpStatus } from "../http/errors.ts";
+import { importEntry } from "../lib/entries.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
@@ -316,7 +316,10 @@ async function accountError(kit: ConsoleKit, c: ActionContext, err: unknown): Pr
  * A QR code of `text` as an <img> data URL (CSP allows data: images): an SVG made on the server by
  * qrcode-generator (no dependencies; its SVG has no style or script), so the page stays script-free.
  */
-function qrDataUrl(text: string): string {
+async function qrDataUrl(text: string): Promise<string> {
+  // A separate entry of the binary, loaded at first use (src/lib/entries.ts).
+  const qrcode = (await importEntry<typeof import("../entries/qrcode-generator.ts")>("qrcode-generator"))
+    .default;
   const qr = qrcode(0, "M");
   qr.addData(text);
   qr.make();
@@ -351,7 +354,7 @@ ${formError(error)}
 </section>`;
 }
 
-function twoFactorSection(c: PageContext, state: SecurityState): SafeHtml {
+function twoFactorSection(c: PageContext, state: SecurityState, qr: string | null): SafeHtml {
   const error = state.error?.section === "two-factor" ? state.error.message : null;
   const codes = state.recoveryCodes
     ? html`<div class="notice warn" role="status">
@@ -373,7 +376,7 @@ authenticator app (or a recovery code).</p>
   } else if (state.setup) {
     body = html`<ol class="steps">
   <li>Scan this QR code with your authenticator app:
-    <p><img class="qr" src="${qrDataUrl(state.setup.otpauthUrl)}" width="200" height="200"
+    <p><img class="qr" src="${qr}" width="200" height="200"
       alt="QR code of the two-factor set-up link"></p>
     Or add an account by hand with this secret key (time-based, 6 digits, 30 seconds):
     <p><code class="secret" id="totp-secret">${state.setup.secret}</code>
@@ -444,6 +447,7 @@ session, this one included.</p>
 
 async function securityPage(kit: ConsoleKit, c: PageContext, state: SecurityState): Promise<SafeHtml> {
   const sessions = await kit.people.listSessions(c.session.personId);
+  const qr = state.setup ? await qrDataUrl(state.setup.otpauthUrl) : null;
   return c.layout({
     title: "Settings",
     active: "settings",
@@ -452,7 +456,7 @@ ${settingsNav("security")}
 ${doneNotice(c)}
 <p class="hint">Signed in as <strong>${c.session.email}</strong>.</p>
 ${passwordSection(c, state)}
-${twoFactorSection(c, state)}
+${twoFactorSection(c, state, qr)}
 ${sessionsSection(c, sessions)}`,
   });
 }

@@ -133,7 +133,7 @@ export function studioRunPages(kit: ConsoleKit) {
               },
             );
           const read = readStudioForm(model, c.form);
-          const parsed = parseStudioForm(model, c.form);
+          const parsed = await parseStudioForm(model, c.form);
           if (!parsed.ok)
             return htmlResponse(
               await studioPage(kit, c, s, model, {

@@ -1,7 +1,8 @@
 /**
  * Loads one of the binary's separate entry points (src/entries/): the program itself, which the
  * binary's small main module loads after deciding whether to re-execute (src/main.ts), and packages
- * used by few installations (Stripe, SMTP) that only some requests need.
+ * that only some requests need: Stripe and SMTP (used by few installations), Ajv (model-input
+ * submits), the QR code generator (two-factor set-up).
  *
  * Why not a plain dynamic import of the package: the bundler folds it into the main bundle, and
  * the binary loads the bytecode of that whole bundle at start whether or not a module ever runs.
@@ -18,7 +19,7 @@
  */
 import { dirname } from "node:path";
 
-export const ENTRY_NAMES = ["cli", "stripe", "nodemailer"] as const;
+export const ENTRY_NAMES = ["cli", "stripe", "nodemailer", "ajv", "qrcode-generator"] as const;
 export type EntryName = (typeof ENTRY_NAMES)[number];
 
 /** Whether this code runs from the compiled binary (its modules live under /$bunfs/), not from sources. */

@@ -244,7 +244,7 @@ export async function submitJob(ctx: AppContext, s: SubmitInput): Promise<Opened
     throw new DomainError("bad_webhook_url", "webhook_url must be a string URL.", { param: "webhook_url" });
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
-  validateModelInput(model, input);
+  await validateModelInput(model, input);
   const files = await resolveFileRefs(ctx.files, s.who.accountId, input);
   // Per-megapixel upscales are priced on an uploaded image's measured size.
   const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });

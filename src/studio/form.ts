@@ -326,11 +326,11 @@ function addError(errors: FieldErrors, field: string, message: string): void {
  * The submitted form as the model's input, checked by the API's own schema validation
  * (validateModelInput). On failure, the errors are per field, in the API's words.
  */
-export function parseStudioForm(model: Model, form: FormLike): StudioFormResult {
+export async function parseStudioForm(model: Model, form: FormLike): Promise<StudioFormResult> {
   const { input, errors } = readStudioForm(model, form);
   if (Object.keys(errors).length > 0) return { ok: false, input, errors };
   try {
-    validateModelInput(model, input);
+    await validateModelInput(model, input);
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== "validation_error") throw err;
     const details = err.details ?? [];

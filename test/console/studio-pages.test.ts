@@ -87,7 +87,7 @@ describe("GET /console/studio", () => {
       expect(res.status).toBe(200);
       const again = formOf(pageForm(await res.text()));
       expect(again.get("model_id")).toBe(model.id);
-      expect(parseStudioForm(model, again)).toEqual({ ok: true, input });
+      expect(await parseStudioForm(model, again)).toEqual({ ok: true, input });
     }
   });
 });

@@ -141,6 +141,13 @@ export const PAGES: PageEntry[] = [
     setup: async (g) => {
       await g.page.getByRole("button", { name: "Set up two-factor" }).click();
       await g.page.getByLabel("Code", { exact: true }).waitFor();
+      // The QR code (drawn by a separate entry of the binary, loaded at first use) is a real image.
+      const qr = g.page.getByRole("img", { name: "QR code of the two-factor set-up link" });
+      const drawn = await qr.evaluate((img) => {
+        const i = img as unknown as { complete: boolean; naturalWidth: number };
+        return i.complete && i.naturalWidth > 0;
+      });
+      if (!drawn) throw new Error("the two-factor QR code did not render");
     },
   },
   // The money pages (overview, keys, usage, wallet, billing): the owner's account gets some spend first.

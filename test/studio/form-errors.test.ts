@@ -10,14 +10,14 @@ const video = catalog.get("sandbox/video")!;
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
 
 describe("studio form: errors next to their field, in the API's words", () => {
-  test("a number above the model's max: the schema's message on that field", () => {
-    const r = parseStudioForm(image, form({ prompt: "fox", num_images: "9" }));
+  test("a number above the model's max: the schema's message on that field", async () => {
+    const r = await parseStudioForm(image, form({ prompt: "fox", num_images: "9" }));
     expect(r.ok).toBe(false);
     if (r.ok) return;
     // The API's own validation says the same for the same input.
     let api: DomainError | null = null;
     try {
-      validateModelInput(image, { prompt: "fox", num_images: 9 });
+      await validateModelInput(image, { prompt: "fox", num_images: 9 });
     } catch (e) {
       api = e as DomainError;
     }
@@ -25,13 +25,13 @@ describe("studio form: errors next to their field, in the API's words", () => {
     expect(r.errors.num_images).toBe("must be <= 4");
   });
 
-  test("a required field left empty", () => {
-    const r = parseStudioForm(image, form({ num_images: "2" }));
+  test("a required field left empty", async () => {
+    const r = await parseStudioForm(image, form({ num_images: "2" }));
     expect(r).toEqual({ ok: false, input: { num_images: 2 }, errors: { prompt: "is required" } });
   });
 
-  test("text where a number belongs, a value outside the enum, a nested field", () => {
-    const r = parseStudioForm(
+  test("text where a number belongs, a value outside the enum, a nested field", async () => {
+    const r = await parseStudioForm(
       video,
       form({ prompt: "x", duration: "five", resolution: "4k", "sandbox.delay_ms": "1.5" }),
     );
@@ -42,12 +42,12 @@ describe("studio form: errors next to their field, in the API's words", () => {
       resolution: "is not one of the allowed values",
       "sandbox.delay_ms": "must be a whole number",
     });
-    const nested = parseStudioForm(video, form({ prompt: "x", "sandbox.delay_ms": "700000" }));
+    const nested = await parseStudioForm(video, form({ prompt: "x", "sandbox.delay_ms": "700000" }));
     expect(nested.ok ? {} : nested.errors).toEqual({ "sandbox.delay_ms": "must be <= 600000" });
   });
 
-  test("errors render next to the field (aria-invalid, described by the message), typed text kept", () => {
-    const r = parseStudioForm(video, form({ prompt: "x", duration: "five" }));
+  test("errors render next to the field (aria-invalid, described by the message), typed text kept", async () => {
+    const r = await parseStudioForm(video, form({ prompt: "x", duration: "five" }));
     const markup = renderStudioFields(video, {
       values: r.input,
       errors: r.ok ? {} : r.errors,

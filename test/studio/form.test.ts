@@ -14,16 +14,16 @@ const catalog = buildCatalog();
 
 describe("studio form: every sandbox model", () => {
   for (const model of catalog.models) {
-    test(`${model.id}: renders every input field, labelled by its name, and round-trips`, () => {
+    test(`${model.id}: renders every input field, labelled by its name, and round-trips`, async () => {
       const input = sampleInput(model);
-      validateModelInput(model, input); // the sample is a valid API input
+      await validateModelInput(model, input); // the sample is a valid API input
       const markup = renderStudioFields(model, { values: input }).value;
       for (const f of studioFields(model)) {
         const id = fieldId(f.name);
         expect(markup).toContain(`<label for="${id}">${f.name}</label>`);
         expect(markup).toMatch(new RegExp(`id="${id}" name="${f.name.replace(".", "\\.")}"`));
       }
-      const parsed = parseStudioForm(model, formOf(markup));
+      const parsed = await parseStudioForm(model, formOf(markup));
       expect(parsed).toEqual({ ok: true, input });
     });
   }
@@ -50,7 +50,7 @@ describe("studio form: every sandbox model", () => {
     expect(image).toMatch(/name="num_images" type="number"[^>]* min="1" max="4"/);
   });
 
-  test("an operator schema: nested required, number, enum of numbers, unknown types as JSON", () => {
+  test("an operator schema: nested required, number, enum of numbers, unknown types as JSON", async () => {
     const [model] = buildCatalog(
       [
         {
@@ -75,6 +75,6 @@ describe("studio form: every sandbox model", () => {
     const input = { guidance: 7.5, steps: 20, loras: ["a", "b"] };
     const markup = renderStudioFields(model!, { values: input }).value;
     expect(markup).toMatch(/name="guidance" type="number" inputmode="decimal" step="any"/);
-    expect(parseStudioForm(model!, formOf(markup))).toEqual({ ok: true, input });
+    expect(await parseStudioForm(model!, formOf(markup))).toEqual({ ok: true, input });
   });
 });
