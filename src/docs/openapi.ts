@@ -1,4 +1,4 @@
-import { toOpenAPISchema } from "@elysiajs/openapi";
+import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import type { AnyElysia } from "elysia";
 import { ERROR_CODES } from "../http/errors.ts";
 
