@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { pollUntil } from "../helpers/api.ts";
-import { json, testWorkerPool } from "../helpers/context.ts";
+import { finalJob, submitQueued, testWorkerPool } from "../helpers/context.ts";
 import { consoleApp } from "./helpers.ts";
 
 const c = await consoleApp();
@@ -8,22 +7,9 @@ const { ctx } = c;
 await ctx.ledger.topUp(c.account.id, 100_000_000n, null);
 const ci = await ctx.accounts.createKey(c.account.id, { name: "ci" });
 
-async function submit(model: string, input: Record<string, unknown>, key = c.key): Promise<string> {
-  const res = await c.request(`/v1/queue/${model}`, {
-    method: "POST",
-    key,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(input),
-  });
-  expect(res.status).toBe(202);
-  return (await json(res)).request_id as string;
-}
-const finalOf = (id: string) =>
-  pollUntil(
-    async () => (await ctx.jobs.get(id))!,
-    (j) => ["COMPLETED", "FAILED", "CANCELLED"].includes(j.status),
-    20_000,
-  );
+const submit = (model: string, input: Record<string, unknown>, key = c.key) =>
+  submitQueued(c, model, input, key);
+const finalOf = (id: string) => finalJob(ctx, id);
 
 const pool = testWorkerPool(ctx, { concurrency: () => 1 });
 afterAll(() => pool.stop(1000));

@@ -8,9 +8,11 @@ import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobStore } from "../../src/files/blobs.ts";
 import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
+import type { JobRow } from "../../src/queue/jobs.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
+import { pollUntil } from "./api.ts";
 import { adoptSql } from "./sql.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
@@ -102,6 +104,34 @@ async function testBackend(): Promise<{ sql?: Sql; sqlite?: null }> {
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
   return (await res.json()) as T;
+}
+
+type InProcessRequest = (path: string, init?: RequestInit & { key?: string | null }) => Promise<Response>;
+
+/** POST /v1/queue/<model> with `input` through an in-process app; its request id (anything but 202 throws). */
+export async function submitQueued(
+  app: { request: InProcessRequest; key: string },
+  model: string,
+  input: Record<string, unknown>,
+  key = app.key,
+): Promise<string> {
+  const res = await app.request(`/v1/queue/${model}`, {
+    method: "POST",
+    key,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(input),
+  });
+  if (res.status !== 202) throw new Error(`submit to ${model}: ${res.status} ${await res.text()}`);
+  return (await json(res)).request_id as string;
+}
+
+/** The job once it is COMPLETED, FAILED or CANCELLED (polled for up to 20 s). */
+export function finalJob(ctx: AppContext, id: string): Promise<JobRow> {
+  return pollUntil(
+    async () => (await ctx.jobs.get(id))!,
+    (j) => ["COMPLETED", "FAILED", "CANCELLED"].includes(j.status),
+    20_000,
+  );
 }
 
 /**

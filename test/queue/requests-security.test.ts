@@ -1,23 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/lib/errors.ts";
 import { listRequests, requestDetail } from "../../src/queue/requests.ts";
-import { json, makeTestApp } from "../helpers/context.ts";
+import { makeTestApp, submitQueued } from "../helpers/context.ts";
 
 const t = await makeTestApp();
 await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
 const other = await t.ctx.accounts.createAccount("other", "USD");
 await t.ctx.ledger.topUp(other.account.id, 10_000_000n, null);
 
-async function submit(key: string): Promise<string> {
-  const res = await t.request("/v1/queue/sandbox/image", {
-    method: "POST",
-    key,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ prompt: "p" }),
-  });
-  expect(res.status).toBe(202);
-  return (await json(res)).request_id as string;
-}
+const submit = (key: string) => submitQueued(t, "sandbox/image", { prompt: "p" }, key);
 const mine = await submit(t.key);
 const theirs = await submit(other.key);
 

@@ -1,30 +1,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { listRequests, requestDetail } from "../../src/queue/requests.ts";
-import { pollUntil } from "../helpers/api.ts";
-import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
+import { finalJob, makeTestApp, submitQueued, testWorkerPool } from "../helpers/context.ts";
 
 const t = await makeTestApp();
 const { ctx } = t;
 await ctx.ledger.topUp(t.account.id, 100_000_000n, null);
 const ci = await ctx.accounts.createKey(t.account.id, { name: "ci" });
 
-async function submit(model: string, input: Record<string, unknown>, key = t.key): Promise<string> {
-  const res = await t.request(`/v1/queue/${model}`, {
-    method: "POST",
-    key,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(input),
-  });
-  expect(res.status).toBe(202);
-  return (await json(res)).request_id as string;
-}
-
-const finalOf = (id: string) =>
-  pollUntil(
-    async () => (await ctx.jobs.get(id))!,
-    (j) => ["COMPLETED", "FAILED", "CANCELLED"].includes(j.status),
-    20_000,
-  );
+const submit = (model: string, input: Record<string, unknown>, key = t.key) =>
+  submitQueued(t, model, input, key);
+const finalOf = (id: string) => finalJob(ctx, id);
 
 // A queued job cancelled before any worker runs, then work for the pool.
 const cancelled = await submit("sandbox/speech", { text: "hi", duration: 2 }, ci.key);
