@@ -1,8 +1,7 @@
 import { test } from "bun:test";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { migrate, openDatabase } from "../../src/db/database.ts";
@@ -10,6 +9,7 @@ import { migratePostgres } from "../../src/db/migrate-postgres.ts";
 import type { Dialect, Sql } from "../../src/db/sql.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
 import { SqliteSql } from "../../src/db/sql-sqlite.ts";
+import { shellQuote, systemTmpdir, whenGone } from "./watchdog.ts";
 
 /**
  * PostgreSQL for tests (docs/scale-out.md "Tests"). A fresh, empty database per caller, made on:
@@ -85,15 +85,10 @@ function idOf(user: string): { uid: number; gid: number } | null {
   return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
 }
 
-/**
- * bun test fires neither "exit" nor "beforeExit": a watchdog in its own session stops the cluster
- * and deletes its directory once the test process is gone (also after a SIGKILL or a Ctrl-C).
- */
-function stopWhenGone(pid: number, stop: string[], asUser: string | null, dir: string): void {
-  const quote = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
-  const stopCmd = (asUser ? ["runuser", "-u", asUser, "--", ...stop] : stop).map(quote).join(" ");
-  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 0.5; done; ${stopCmd} >/dev/null 2>&1; rm -rf ${quote(dir)}`;
-  spawn("sh", ["-c", script], { detached: true, stdio: "ignore" }).unref();
+/** Once the test process is gone, a watchdog stops the cluster and deletes its directory. */
+function stopWhenGone(stop: string[], asUser: string | null, dir: string): void {
+  const stopCmd = (asUser ? ["runuser", "-u", asUser, "--", ...stop] : stop).map(shellQuote).join(" ");
+  whenGone(`${stopCmd} >/dev/null 2>&1; rm -rf ${shellQuote(dir)}`);
 }
 
 let cluster: Promise<string> | null = null;
@@ -101,7 +96,7 @@ let cluster: Promise<string> | null = null;
 /** Starts the process's throwaway cluster once; resolves to its admin URL. */
 function startCluster(bin: string): Promise<string> {
   cluster ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), "gengate-pg-"));
+    const dir = mkdtempSync(join(systemTmpdir(), "gengate-pg-"));
     const data = join(dir, "data");
     let user: string | null = null;
     if (process.getuid?.() === 0) {
@@ -127,12 +122,7 @@ function startCluster(bin: string): Promise<string> {
         user,
       );
       if (start.ok) {
-        stopWhenGone(
-          process.pid,
-          [join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
-          user,
-          dir,
-        );
+        stopWhenGone([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"], user, dir);
         return `postgres://postgres@127.0.0.1:${port}/postgres`;
       }
       lastError = `${start.out}\n${existsSync(join(dir, "log")) ? readFileSync(join(dir, "log"), "utf8") : ""}`;
