@@ -5,7 +5,7 @@ import { openSql } from "../../src/db/open-sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import { createApp } from "../../src/http/app.ts";
 import { createAppContext } from "../../src/server/app-context.ts";
-import { testContextOptions } from "../helpers/context.ts";
+import { closeAppContext, testContextOptions } from "../helpers/context.ts";
 import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 import { tempDir } from "../helpers/server.ts";
 
@@ -24,7 +24,7 @@ afterEach(async () => {
 async function fileApp() {
   const dir = tempDir();
   const database = await openSql({ kind: "sqlite" }, join(dir, "gengate.db"));
-  const { ctx, defaultKey } = await createAppContext({
+  const created = await createAppContext({
     sql: database.sql,
     sqlite: database.sqlite,
     ...testContextOptions({
@@ -33,7 +33,9 @@ async function fileApp() {
     } as never),
     version: "0.0.0-test",
   });
+  const { ctx, defaultKey } = created;
   cleanups.push(async () => {
+    await closeAppContext(created);
     await database.close();
     rmSync(dir, { recursive: true, force: true });
   });

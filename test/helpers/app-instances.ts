@@ -11,7 +11,7 @@ import { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import { createApp } from "../../src/http/app.ts";
 import { createAppContext } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
-import { testContextOptions } from "./context.ts";
+import { closeAppContext, testContextOptions } from "./context.ts";
 import { createTestDatabase } from "./postgres.ts";
 
 /**
@@ -80,7 +80,7 @@ export async function openAppInstances(
   const add = async (options: { bus?: Bus; config?: ConfigFile } = {}): Promise<AppInstance> => {
     const opened = openSql();
     const base = testContextOptions(options.config ?? config);
-    const { ctx, defaultKey, shutdown } = await createAppContext({
+    const created = await createAppContext({
       ...base,
       settings: { ...base.settings, database },
       sql: opened.sql,
@@ -88,14 +88,12 @@ export async function openAppInstances(
       bus: options.bus,
       version: "0.0.0-test",
     });
+    const { ctx, defaultKey } = created;
     if (defaultKey) {
       defaults = { key: defaultKey.key, accountId: defaultKey.account.id, keyId: defaultKey.keyId };
     }
     closers.unshift(async () => {
-      shutdown.abort();
-      await ctx.leadership.close();
-      await ctx.invalidation.stop();
-      await ctx.bus.close();
+      await closeAppContext(created);
       await opened.close();
     });
     const app = createApp(ctx);

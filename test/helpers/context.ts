@@ -10,7 +10,7 @@ import { createApp } from "../../src/http/app.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import type { JobRow } from "../../src/queue/jobs.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
-import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
+import { type CreatedAppContext, createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { pollUntil } from "./api.ts";
 import { adoptSql } from "./sql.ts";
@@ -83,6 +83,18 @@ export async function makeTestApp(
     return app.handle(new Request(`http://localhost${path}`, { ...init, headers }));
   };
   return { app, ctx, db, key, keyId, account, request };
+}
+
+/**
+ * Ends what createAppContext started, in the order the server's stop does: long waits, the sweeps'
+ * leadership, the cache invalidation poll, the bus. The database is the caller's to close, after
+ * this: a poll left running on a closed database logs a warning every 10 s for the rest of the run.
+ */
+export async function closeAppContext({ ctx, shutdown }: Pick<CreatedAppContext, "ctx" | "shutdown">) {
+  shutdown.abort();
+  await ctx.leadership.close();
+  await ctx.invalidation.stop();
+  await ctx.bus.close();
 }
 
 /**
