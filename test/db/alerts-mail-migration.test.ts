@@ -1,17 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/db/database.ts";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { migrate } from "../../src/db/database.ts";
+import { databaseAtVersion } from "../helpers/sql.ts";
 
 describe("014 alerts and mail", () => {
   test("on a database with history: deliveries kept row for row, indexes kept, accounts armed", () => {
-    const db = openDatabase(":memory:");
-    for (const m of MIGRATIONS.filter((m) => m.version <= 13)) {
-      db.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
-      );
-      db.exec(m.sql);
-      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
-    }
+    const db = databaseAtVersion(13);
     db.exec(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at, alert_threshold_micro) VALUES ('acct_a', 'a', 'USD', 5, 0, 0, 10)",
     );

@@ -10,7 +10,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
-import { sqlOf } from "../helpers/sql.ts";
+import { databaseAtVersion, sqlOf } from "../helpers/sql.ts";
 
 describe("migrations", () => {
   test("versions are consecutive from 1", () => {
@@ -58,14 +58,7 @@ describe("migrations", () => {
   });
 
   test("007 and 008 on a database with history: sweeps, old hold ids, storage totals", async () => {
-    const db = openDatabase(":memory:");
-    for (const m of MIGRATIONS.filter((m) => m.version <= 6)) {
-      db.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
-      );
-      db.exec(m.sql);
-      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
-    }
+    const db = databaseAtVersion(6);
     db.exec(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 1000, 10, 0)",
     );
@@ -110,14 +103,7 @@ describe("migrations", () => {
   });
 
   test("011 keeps every ledger entry and its id, allows TOPUP, and credits an order or code once", async () => {
-    const db = openDatabase(":memory:");
-    for (const m of MIGRATIONS.filter((m) => m.version <= 10)) {
-      db.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
-      );
-      db.exec(m.sql);
-      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
-    }
+    const db = databaseAtVersion(10);
     db.exec(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 400, 0, 0)",
     );

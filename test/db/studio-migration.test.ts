@@ -1,17 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { migrate, openDatabase } from "../../src/db/database.ts";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { migrate } from "../../src/db/database.ts";
+import { databaseAtVersion } from "../helpers/sql.ts";
 
 describe("015 studio", () => {
   test("on a database with jobs and people: API jobs keep person_id null, people start at 0 open jobs", () => {
-    const db = openDatabase(":memory:");
-    db.exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
-    );
-    for (const m of MIGRATIONS.filter((m) => m.version <= 14)) {
-      db.exec(m.sql);
-      db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
-    }
+    const db = databaseAtVersion(14);
     db.exec(`INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES ('acct_a', 'a', 'USD', 10, 0, 0);
       INSERT INTO people (id, email, created_at) VALUES ('per_a', 'a@example.com', 0);
       INSERT INTO holds (id, account_id, source, currency, amount_micro, quoted_usd_micro, status, created_at)

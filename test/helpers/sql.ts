@@ -1,4 +1,6 @@
 import type { Database } from "bun:sqlite";
+import { openDatabase } from "../../src/db/database.ts";
+import { MIGRATIONS } from "../../src/db/migrations.ts";
 import { SqliteSql } from "../../src/db/sql-sqlite.ts";
 
 const executors = new WeakMap<Database, SqliteSql>();
@@ -19,4 +21,20 @@ export function sqlOf(db: Database): SqliteSql {
     executors.set(db, sql);
   }
   return sql;
+}
+
+/**
+ * An in-memory database as a gengate of schema `version` left it: its migrations up to that one
+ * applied and recorded, as `migrate` does, so a test can add the rows of that time and then migrate.
+ */
+export function databaseAtVersion(version: number): Database {
+  const db = openDatabase(":memory:");
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+  );
+  for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(m.sql);
+    db.query("INSERT INTO schema_migrations VALUES (?, ?, 0)").run(m.version, m.name);
+  }
+  return db;
 }
