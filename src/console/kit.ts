@@ -12,6 +12,7 @@
  * `redirect`), or throws a DomainError: it becomes an HTML error page with the code's status
  * (not_found 404, forbidden 403, rate_limited 429 + Retry-After, validation_error 400).
  */
+import { FORM_BODY_MAX, readCapped } from "../http/body-limit.ts";
 import { errorHeaders, errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
@@ -154,11 +155,30 @@ async function readForm(request: Request, parsed: unknown): Promise<Form> {
     }
     return form;
   }
+  // Read with the cap (Content-Length first, then counted while streaming), never request.formData(),
+  // which buffers whatever the client sends.
+  let bytes: Uint8Array;
   try {
-    return await request.formData();
-  } catch {
-    throw new DomainError("validation_error", "The form could not be read; reload the page and try again.");
+    bytes = await readCapped(request, FORM_BODY_MAX);
+  } catch (err) {
+    if (err instanceof DomainError && err.code === "payload_too_large") {
+      throw new DomainError(
+        "payload_too_large",
+        `This form is larger than the limit of ${FORM_BODY_MAX / (1024 * 1024)} MiB, so nothing was changed.`,
+      );
+    }
+    throw unreadable();
   }
+  try {
+    const headers = { "content-type": request.headers.get("content-type")! };
+    return await new Response(bytes, { headers }).formData();
+  } catch {
+    throw unreadable();
+  }
+}
+
+function unreadable(): DomainError {
+  return new DomainError("validation_error", "The form could not be read; reload the page and try again.");
 }
 
 export function consoleKit(ctx: AppContext): ConsoleKit {

@@ -5,6 +5,14 @@ import { readAllCapped, tooLarge } from "../lib/read-capped.ts";
 export const JSON_BODY_MAX = 4 * 1024 * 1024;
 
 /**
+ * Console form bodies (urlencoded or multipart) larger than this are refused (413) before they are
+ * read, whatever their transfer encoding. The largest form a page sends is the studio chat's
+ * conversation: at most 256 Ki characters of JSON, about 2.3 MB once urlencoded (up to 9 bytes a
+ * character). Unbounded, a 128 MiB sign-in form took the server from 74 to 900 MiB of RSS.
+ */
+export const FORM_BODY_MAX = 4 * 1024 * 1024;
+
+/**
  * Deepest nesting of arrays and objects a client JSON body may have. Real inputs need a handful of
  * levels; every recursive step after parsing (schema checks, error messages, canonical JSON,
  * stringify) then stays bounded, and validation linear in the body's size.

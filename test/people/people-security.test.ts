@@ -149,6 +149,24 @@ describe("throttling", () => {
     expect(ok.session.email).toBe("ann@example.com");
   });
 
+  test("an over-long email is stored as a short subject, and its failures still add up (issue 31)", async () => {
+    // A 128 MiB "email" used to be written whole into signin_failures (515 MiB of data dir).
+    const f = peopleFixture();
+    const long = `${"a".repeat(1_000_000)}@example.com`;
+    for (let i = 0; i < 10; i++)
+      await domainError(() =>
+        f.people.signIn({ email: long, password: "wrong one!!" }, { ip: null, userAgent: null }),
+      );
+    const longest = f.db
+      .query<{ n: bigint }, []>("SELECT max(length(subject)) AS n FROM signin_failures")
+      .get()!.n;
+    expect(Number(longest)).toBeLessThanOrEqual(300);
+    const e = await domainError(() =>
+      f.people.signIn({ email: long, password: "wrong one!!" }, { ip: null, userAgent: null }),
+    );
+    expect(e.code).toBe("rate_limited");
+  });
+
   test("an invite or a sign-up with the password of a person with two-factor still needs a code", async () => {
     const f = peopleFixture({ signup: "open" });
     const ann = await f.person("ann@example.com");
