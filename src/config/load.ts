@@ -53,11 +53,17 @@ export function readConfigFile(path: string): ConfigFile {
       throw new ConfigError(`config ${path}: fx.refresh: not a cron pattern (${(err as Error).message})`);
     }
   }
-  for (const [i, cidr] of (file.webhooks?.allow_private_cidrs ?? []).entries()) {
-    try {
-      parseCidr(cidr);
-    } catch (err) {
-      throw new ConfigError(`config ${path}: webhooks.allow_private_cidrs[${i}]: ${(err as Error).message}`);
+  const cidrLists = {
+    "webhooks.allow_private_cidrs": file.webhooks?.allow_private_cidrs,
+    "server.trusted_proxies": file.server?.trusted_proxies,
+  };
+  for (const [key, list] of Object.entries(cidrLists)) {
+    for (const [i, cidr] of (list ?? []).entries()) {
+      try {
+        parseCidr(cidr);
+      } catch (err) {
+        throw new ConfigError(`config ${path}: ${key}[${i}]: ${(err as Error).message}`);
+      }
     }
   }
   return file;
@@ -130,6 +136,7 @@ export function liveSettingsFrom(
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
+    trustedProxies: (file?.server?.trusted_proxies ?? []).map(parseCidr),
     metrics: metricsFrom(file, env),
     smtp: smtpFrom(file, env),
     console: {

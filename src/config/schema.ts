@@ -1,4 +1,5 @@
 import { type Static, Type as T } from "@sinclair/typebox";
+import type { Cidr } from "../lib/addresses.ts";
 import { CONFIGURABLE_TYPES } from "../providers/list.ts";
 
 /**
@@ -145,6 +146,13 @@ export const ConfigFile = T.Object(
           tls_key: T.Optional(T.String({ minLength: 1, description: "PEM private key file" })),
           storage_url: T.Optional(
             T.String({ minLength: 1, description: "file: (the data dir, default) or s3://bucket/prefix" }),
+          ),
+          trusted_proxies: T.Optional(
+            T.Array(T.String({ minLength: 1, maxLength: 64 }), {
+              maxItems: 256,
+              description:
+                "CIDR blocks of the reverse proxies in front of gengate, e.g. 127.0.0.1/32: from them X-Forwarded-For names the client. Default: none (the socket's peer is the client).",
+            }),
           ),
         },
         { additionalProperties: false },
@@ -406,6 +414,8 @@ export interface LiveSettings {
   models: unknown[];
   /** Webhook SSRF policy: private blocks the operator opened (validated at load). */
   webhooks: { allowPrivateCidrs: string[] };
+  /** `[server] trusted_proxies`: peers whose X-Forwarded-For is believed (src/http/request-meta.ts). */
+  trustedProxies: Cidr[];
   metrics: MetricsSettings;
   console: ConsoleSettings;
   payments: PaymentSettings;

@@ -14,6 +14,7 @@
  */
 import { FORM_BODY_MAX, readCapped } from "../http/body-limit.ts";
 import { errorHeaders, errorResponse, httpStatus } from "../http/errors.ts";
+import { clientAddress } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { errorFields, log } from "../lib/log.ts";
@@ -39,7 +40,6 @@ export interface RouteContext {
   params?: unknown;
   /** Elysia's parsed body, used only when Elysia already read the request (outside createApp). */
   body?: unknown;
-  server?: { requestIP(request: Request): { address: string } | null } | null;
 }
 
 export interface PublicPageContext {
@@ -185,13 +185,12 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
   const origin = new URL(ctx.publicUrl).origin;
   const secure = origin.startsWith("https:");
 
-  const clientOf = (c: RouteContext): ClientInfo => {
-    let ip: string | null = null;
-    try {
-      ip = c.server?.requestIP(c.request)?.address ?? null;
-    } catch {}
-    return { ip, userAgent: c.request.headers.get("user-agent")?.slice(0, 500) ?? null };
-  };
+  // The one helper for a request's address (src/http/request-meta.ts): the socket's peer, or
+  // X-Forwarded-For's client when the peer is one of [server] trusted_proxies.
+  const clientOf = (c: RouteContext): ClientInfo => ({
+    ip: clientAddress(c.request, ctx.live.trustedProxies),
+    userAgent: c.request.headers.get("user-agent")?.slice(0, 500) ?? null,
+  });
 
   const paramsOf = (c: RouteContext): Record<string, string> => {
     const p = c.params;

@@ -24,16 +24,19 @@ import { parseJsonCapped } from "./body-limit.ts";
 import { errorResponse } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { MethodIndex } from "./method-not-allowed.ts";
-import { beginRequest, requestMeta } from "./request-meta.ts";
+import { beginRequest, type PeerSource, requestMeta } from "./request-meta.ts";
 import { validationToDomainError } from "./validation.ts";
 
 export type App = Awaited<ReturnType<typeof createApp>>;
 
 /**
  * Assembles the HTTP API: request ids, the contract's error body on every path, then the domain
- * modules. Handlers live in their domain folders; this file only wires them.
+ * modules. Handlers live in their domain folders; this file only wires them. `peers` is the server
+ * the requests arrive on (Bun's `Server`, whose `requestIP` gives the socket's address:
+ * `clientAddress` in request-meta.ts); without it no request has a client address.
  */
-export function createApp(ctx: AppContext) {
+export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {}) {
+  const peers = options.peers ?? null;
   let methods: MethodIndex | null = null;
   // The finished app, for the handlers that describe it (405 index, OpenAPI document).
   let self: AnyElysia | null = null;
@@ -42,7 +45,7 @@ export function createApp(ctx: AppContext) {
 
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
-      set.headers["x-request-id"] = beginRequest(request).id;
+      set.headers["x-request-id"] = beginRequest(request, peers).id;
     })
     // JSON bodies are read with a size cap (Bun's own limit would answer a bare 413).
     .onParse({ as: "global" }, ({ request, contentType, path }) => {

@@ -301,3 +301,44 @@ export function cidrContains(cidr: Cidr, input: Ip): boolean {
   const ip = normalizeIp(input);
   return ip.family === cidr.family && prefixMatches(ip.bytes, cidr.bytes, cidr.prefix);
 }
+
+/** One X-Forwarded-For hop: an address, optionally bracketed and with a port (some proxies add one). */
+function parseHop(text: string): Ip | null {
+  if (text.length > 64) return null;
+  let s = text;
+  const bracketed = /^\[([^\]]+)\](?::[0-9]{1,5})?$/.exec(s);
+  if (bracketed) s = bracketed[1]!;
+  else if (/^[0-9.]+:[0-9]{1,5}$/.test(s)) s = s.slice(0, s.lastIndexOf(":"));
+  const ip = parseIp(s);
+  return ip && normalizeIp(ip);
+}
+
+/**
+ * The client of a request that came from the socket's `peer` with the X-Forwarded-For header
+ * `forwardedFor`. A peer outside `trusted` is the client, whatever the header says (anyone can send
+ * one). From a trusted proxy the header's hops are walked from the right (the nearest) and the first
+ * one outside `trusted` is the client: a client cannot hide behind entries it wrote itself, since
+ * they sit to the left of the address its own proxy appended. A hop that is not an address ends the
+ * walk at the last trusted hop (nothing further left of it can be believed); all hops trusted: the
+ * leftmost. Canonical text (IPv4-mapped IPv6 as IPv4); null without a usable peer.
+ */
+export function resolveClientAddress(
+  peer: string | null,
+  forwardedFor: string | null,
+  trusted: readonly Cidr[],
+): string | null {
+  const ip = peer === null ? null : parseIp(peer);
+  if (!ip) return null;
+  const isTrusted = (a: Ip) => trusted.some((c) => cidrContains(c, a));
+  let client = normalizeIp(ip);
+  if (forwardedFor && isTrusted(client)) {
+    const hops = forwardedFor.split(",");
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = parseHop(hops[i]!.trim());
+      if (!hop) break;
+      client = hop;
+      if (!isTrusted(hop)) break;
+    }
+  }
+  return formatIp(client);
+}

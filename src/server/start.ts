@@ -115,7 +115,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     let fxJob = ctx.live.fxRefresh ? scheduleFxRefresh(ctx.live.fxRefresh, ctx.fx, ctx.leadership) : null;
     if (ctx.live.fxRefresh && !(await ctx.fx.get("RUB"))) void refreshRateOnce(ctx.live.fxRefresh, ctx.fx);
     const background = await startBackground(ctx);
-    const app = createApp(ctx);
+    const app = createApp(ctx, { peers: server });
     const handle = app.fetch;
     // One full collection of start-up's garbage (module set-up, the app's construction) before the
     // first request is served, when no request can wait on the pause: idle RSS 0.9 MB lower for a

@@ -7,6 +7,7 @@ import type { Sql } from "../../src/db/sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobStore } from "../../src/files/blobs.ts";
 import { createApp } from "../../src/http/app.ts";
+import type { PeerSource } from "../../src/http/request-meta.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import type { JobRow } from "../../src/queue/jobs.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
@@ -59,6 +60,8 @@ export async function makeTestApp(
     providers?: Record<string, unknown>;
     /** Where the bytes go; default a local directory under the temp dir. */
     blobs?: BlobStore;
+    /** The socket addresses requests come from (createApp's `peers`); default none. */
+    peers?: PeerSource;
   } = {},
 ) {
   const { ctx, defaultKey } = await createAppContext({
@@ -82,7 +85,7 @@ export async function makeTestApp(
     await ctx.invalidation.stop();
   }
   const { key, account, keyId } = defaultKey!;
-  const app = createApp(ctx);
+  const app = createApp(ctx, options.peers ? { peers: options.peers } : {});
   const request = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);
     const k = init.key === undefined ? key : init.key;
