@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { AccountStore, Currency } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
@@ -219,7 +219,7 @@ export class PeopleService {
     const s = [
       email.length <= EMAIL_MAX_LENGTH
         ? `email:${email}`
-        : `email-sha256:${createHash("sha256").update(email).digest("hex")}`,
+        : `email-sha256:${hashSecret(email).toString("hex")}`,
     ];
     if (client?.ip) s.push(`ip:${client.ip.slice(0, 64)}`);
     return s;
