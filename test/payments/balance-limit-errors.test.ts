@@ -17,12 +17,7 @@ const RUB_1500 = 1_500_000_000n;
 describe("payments and the maximum balance", () => {
   test("a paid notification past the limit: 400 naming it, logged, order still open; the retry credits once there is room", async () => {
     t = await paymentsApp();
-    const accountId = await t.rubOwner("rub@example.com");
-    expect((await t.checkout("rub@example.com", { amount: "1500", provider: "yookassa" })).res.status).toBe(
-      303,
-    );
-    const payment = [...t.yoo.payments.values()][0]!;
-    const order = (await t.ctx.payments.orders.byProviderRef("yookassa", payment.id))!;
+    const { accountId, payment, order } = await t.rubPending("rub@example.com");
     // Meanwhile the balance grew to 1,000 RUB below the limit: the 1,500 RUB no longer fit.
     await t.ctx.ledger.topUp(accountId, MAX_BALANCE_MICRO - 1_000_000_000n, "almost full");
     const entries = await countRows(t.ctx.sql, "ledger_entries WHERE account_id = ?", [accountId]);
@@ -70,11 +65,8 @@ describe("payments and the maximum balance", () => {
 
   test("a refund of an account at the limit is a debit: it works", async () => {
     t = await paymentsApp();
-    const accountId = await t.rubOwner("rub@example.com");
-    await t.checkout("rub@example.com", { amount: "1500", provider: "yookassa" });
-    const payment = [...t.yoo.payments.values()][0]!;
+    const { accountId, payment, order } = await t.rubPending("rub@example.com");
     expect((await t.yoo.pay(payment.id)).status).toBe(200);
-    const order = (await t.ctx.payments.orders.byProviderRef("yookassa", payment.id))!;
     await t.ctx.ledger.topUp(accountId, MAX_BALANCE_MICRO - RUB_1500, "to the limit");
     expect(await t.balance(accountId)).toBe(MAX_BALANCE_MICRO);
     const refunded = await t.ctx.payments.refund(order.id, null, "customer asked");

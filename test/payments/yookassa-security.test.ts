@@ -14,27 +14,22 @@ describe("YooKassa: the API's answer must be about the notified payment", () => 
   test("GET /payments/<ours> answers another, succeeded payment: 400, logged forged, nothing credited", async () => {
     t = await paymentsApp();
     // Two RUB accounts, each with a pending order and its payment.
-    const first = await t.rubOwner("first@example.com");
-    expect((await t.checkout("first@example.com", { amount: "1500", provider: "yookassa" })).res.status).toBe(
-      303,
-    );
-    const second = await t.rubOwner("second@example.com");
-    expect(
-      (await t.checkout("second@example.com", { amount: "1500", provider: "yookassa" })).res.status,
-    ).toBe(303);
-    const [notified, other] = [...t.yoo.payments.values()];
-    const notifiedOrder = (await t.ctx.payments.orders.byProviderRef("yookassa", notified!.id))!;
-    const otherOrder = (await t.ctx.payments.orders.byProviderRef("yookassa", other!.id))!;
+    const {
+      accountId: first,
+      payment: notified,
+      order: notifiedOrder,
+    } = await t.rubPending("first@example.com");
+    const { accountId: second, payment: other, order: otherOrder } = await t.rubPending("second@example.com");
     expect(otherOrder.account_id).toBe(second);
 
     // The other payment has succeeded at YooKassa (its own notification has not arrived yet); the
     // API, asked about the notified payment, answers with that one.
-    t.yoo.set(other!.id, { status: "succeeded", paid: true });
-    t.yoo.answerAs.set(notified!.id, other!.id);
-    const res = await t.yoo.notify(notified!.id);
+    t.yoo.set(other.id, { status: "succeeded", paid: true });
+    t.yoo.answerAs.set(notified.id, other.id);
+    const res = await t.yoo.notify(notified.id);
 
     expect(res.status).toBe(400);
-    expect(t.yoo.requests.at(-1)!.path).toBe(`/v3/payments/${notified!.id}`);
+    expect(t.yoo.requests.at(-1)!.path).toBe(`/v3/payments/${notified.id}`);
     expect(await t.outcomes(notifiedOrder.id)).toEqual(["forged"]);
     // Nothing credited anywhere: not the notified order's account, not the answered payment's.
     expect(await t.outcomes(otherOrder.id)).toEqual([]);
@@ -46,7 +41,7 @@ describe("YooKassa: the API's answer must be about the notified payment", () => 
 
     // The other payment's own notification still credits its order, once.
     t.yoo.answerAs.clear();
-    expect((await t.yoo.notify(other!.id)).status).toBe(200);
+    expect((await t.yoo.notify(other.id)).status).toBe(200);
     expect(await t.balance(second)).toBe(1_500_000_000n);
     expect(await t.balance(first)).toBe(0n);
   });
