@@ -26,7 +26,7 @@ async function entries(): Promise<number> {
 
 describe("gengate and the maximum balance", () => {
   test("credit and adjust past it: exit 1, one line naming the limit, nothing written", async () => {
-    (await openServerSql(dir, { create: true })).close();
+    await (await openServerSql(dir, { create: true })).close();
     const created = await runGengate([
       "account",
       "create",
