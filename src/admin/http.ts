@@ -239,7 +239,7 @@ export function adminRoutes(ctx: AppContext) {
         detail: {
           summary: "Credit an account",
           description:
-            "amount: decimal in the account currency, above 0. reason: required, recorded on the ADMIN ledger entry (the customer sees it in the wallet).",
+            "amount: decimal in the account currency, above 0. reason: required, recorded on the ADMIN ledger entry (the customer sees it in the wallet). A credit that would take the balance above the maximum balance (1000000000000.00, max_balance_micro in the error) is 400 validation_error.",
         },
         response: { 200: AdminAccount, ...errors(400, 401, 404) },
       },
@@ -257,7 +257,7 @@ export function adminRoutes(ctx: AppContext) {
         detail: {
           summary: "Adjust a balance",
           description:
-            "Signed correction with a reason. It may not leave less than the amount held by open jobs (409).",
+            "Signed correction with a reason. It may not leave less than the amount held by open jobs (409), nor take the balance above the maximum balance (400 validation_error naming it).",
         },
         response: { 200: AdminAccount, ...errors(400, 401, 404, 409) },
       },

@@ -51,7 +51,7 @@ export function redeemRoutes(ctx: AppContext) {
           tags: ["Account"],
           summary: "Redeem a code",
           description:
-            "Credits the code's amount to the account (a wallet entry labelled TOPUP whose ref_id is the code's id) and answers the account with its new balance. Needs a key with the manage right (403 otherwise). A code works once, only for an account of its currency (400 currency_mismatch) and until it expires; an unknown, used, expired or revoked code is 400 invalid_code (one message for all four). After 5 failed codes in an hour the account gets 429 rate_limited with Retry-After, even for a good code.",
+            "Credits the code's amount to the account (a wallet entry labelled TOPUP whose ref_id is the code's id) and answers the account with its new balance. Needs a key with the manage right (403 otherwise). A code works once, only for an account of its currency (400 currency_mismatch) and until it expires; an unknown, used, expired or revoked code is 400 invalid_code (one message for all four). After 5 failed codes in an hour the account gets 429 rate_limited with Retry-After, even for a good code. A code that would take the balance above the maximum balance (1000000000000.00) is 400 validation_error naming it; the code stays usable.",
         },
         response: { 200: RedeemedSchema, ...errors(400, 401, 403, 429) },
       },

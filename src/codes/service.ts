@@ -4,7 +4,7 @@ import { serviceIn } from "../db/store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId, newTimeOrderedId } from "../lib/ids.ts";
-import { MAX_MICRO, parseDecimalToMicro } from "../lib/money.ts";
+import { formatMicro, MAX_BALANCE_MICRO, MAX_MICRO, parseDecimalToMicro } from "../lib/money.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { codeHash, newCodeText, normaliseCode } from "./code.ts";
 import { type BatchWithCounts, RedeemCodeStore } from "./store.ts";
@@ -165,6 +165,13 @@ export class CodeService {
   async createBatch(input: NewBatch): Promise<{ batch: BatchView; codes: string[] }> {
     if (input.amountMicro <= 0n || input.amountMicro > MAX_MICRO)
       throw new DomainError("validation_error", "amount must be above 0.", { param: "amount" });
+    // A code worth more than any balance may hold could never be redeemed (docs/money.md).
+    if (input.amountMicro > MAX_BALANCE_MICRO)
+      throw new DomainError(
+        "validation_error",
+        `amount may be at most the maximum balance of ${formatMicro(MAX_BALANCE_MICRO)}: a larger code could never be redeemed.`,
+        { param: "amount", extra: { max_balance_micro: MAX_BALANCE_MICRO.toString() } },
+      );
     if (input.currency !== "USD" && input.currency !== "RUB")
       throw new DomainError("validation_error", "currency must be USD or RUB.", { param: "currency" });
     if (!Number.isInteger(input.count) || input.count < 1 || input.count > MAX_BATCH_SIZE)

@@ -3,7 +3,7 @@ import type { Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
-import { formatMicro, MAX_MICRO } from "../lib/money.ts";
+import { formatMicro, MAX_BALANCE_MICRO, MAX_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
 import { usdMicroToRubMicro } from "../pricing/fx.ts";
 import { monthOf } from "./month.ts";
@@ -65,6 +65,27 @@ export interface BalanceWatcher {
   moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void>;
 }
 
+/**
+ * 400 validation_error for a credit that would take a balance above MAX_BALANCE_MICRO (see there
+ * why); the body names the limit, also as `max_balance_micro`. Nothing is written.
+ */
+export function balanceLimitError(
+  currency: Currency,
+  balanceMicro: bigint,
+  amountMicro: bigint,
+): DomainError {
+  return new DomainError(
+    "validation_error",
+    `A credit of ${formatMicro(amountMicro)} ${currency} would take the balance of ${formatMicro(balanceMicro)} above the maximum balance of ${formatMicro(MAX_BALANCE_MICRO)} ${currency}.`,
+    { param: "amount", extra: { max_balance_micro: MAX_BALANCE_MICRO.toString() } },
+  );
+}
+
+/** Whether `err` is a refusal by the maximum balance (balanceLimitError). */
+export function isBalanceLimitError(err: unknown): err is DomainError {
+  return err instanceof DomainError && err.extra?.max_balance_micro !== undefined;
+}
+
 /** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
 const MOVED = "RETURNING balance_micro, held_micro, alert_threshold_micro, alert_armed";
 
@@ -112,6 +133,12 @@ export class Ledger extends SqlStore {
       `UPDATE accounts SET balance_micro = balance_micro + ?1, held_micro = held_micro + ?2
          WHERE id = ?3 ${MOVED}`,
     ),
+    // A credit only while the balance stays within MAX_BALANCE_MICRO: ?3 is the limit minus the
+    // amount, computed in bigint by the caller, so the comparison itself never overflows.
+    creditFunds: this.q<MovedRow, [bigint, string, bigint]>(
+      `UPDATE accounts SET balance_micro = balance_micro + ?1 WHERE id = ?2 AND balance_micro <= ?3 ${MOVED}`,
+    ),
+    // Debits only (a credit goes through creditFunds): balance + a negative delta cannot overflow.
     adjustFunds: this.q<MovedRow, [bigint, string]>(
       `UPDATE accounts SET balance_micro = balance_micro + ?1
          WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
@@ -289,7 +316,8 @@ export class Ledger extends SqlStore {
    * Adds money. ADMIN: an operator's credit (reason required by the callers). TOPUP: a paid order
    * or a redeemed code, named by `refId` (`ord_...`, `rcode_...`); a unique index on ref_id makes a
    * second credit for the same cause fail its transaction (migration 011). Callers that credit a
-   * cause mark it used by a conditional update in the same transaction, before calling this.
+   * cause mark it used by a conditional update in the same transaction, before calling this. A
+   * credit past MAX_BALANCE_MICRO is refused (balanceLimitError) and writes nothing.
    */
   async topUp(
     accountId: string,
@@ -303,8 +331,8 @@ export class Ledger extends SqlStore {
     if (source === "TOPUP" && !refId)
       throw new RangeError("topUp: a TOPUP credit must name its order or code");
     return await this.atomic(async (self) => {
-      await self.requireAccount(accountId);
-      const after = (await self.s.moveFunds.get(amountMicro, 0n, accountId))!;
+      const account = await self.requireAccount(accountId);
+      const after = await self.credit(accountId, account, amountMicro);
       await self.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
       await self.watch(accountId, after, true);
       return after;
@@ -313,7 +341,7 @@ export class Ledger extends SqlStore {
 
   /**
    * A signed correction by the operator, with a reason. It may not take the balance below what is
-   * held by open jobs (409 conflict): holds must stay covered.
+   * held by open jobs (409 conflict): holds must stay covered; nor above MAX_BALANCE_MICRO (400).
    */
   async adjust(
     accountId: string,
@@ -327,7 +355,10 @@ export class Ledger extends SqlStore {
       throw new DomainError("validation_error", "amount out of range.", { param: "amount" });
     return await this.atomic(async (self) => {
       const account = await self.requireAccount(accountId);
-      const after = await self.s.adjustFunds.get(deltaMicro, accountId);
+      const after =
+        deltaMicro > 0n
+          ? await self.credit(accountId, account, deltaMicro)
+          : await self.s.adjustFunds.get(deltaMicro, accountId);
       if (!after) {
         throw new DomainError(
           "conflict",
@@ -390,6 +421,16 @@ export class Ledger extends SqlStore {
       );
     }
     return row.rate_micro;
+  }
+
+  /** Adds a positive amount to the balance, or throws balanceLimitError having written nothing. */
+  private async credit(accountId: string, account: { currency: Currency } & BalanceRow, amount: bigint) {
+    const after =
+      amount <= MAX_BALANCE_MICRO
+        ? await this.s.creditFunds.get(amount, accountId, MAX_BALANCE_MICRO - amount)
+        : null;
+    if (!after) throw balanceLimitError(account.currency, account.balance_micro, amount);
+    return after;
   }
 
   private async requireAccount(accountId: string) {

@@ -19,6 +19,17 @@ export function formatMicro(micro: bigint | number): string {
 export const MAX_MICRO = 2n ** 62n;
 
 /**
+ * The largest balance an account may have: 10^18 micro-units, one trillion USD or RUB. Both
+ * databases store balances as signed 64-bit integers (SQLite's INTEGER, PostgreSQL's BIGINT: at most
+ * 2^63 - 1, about 9.22 x 10^18); past that SQLite turns the sum into a REAL that its STRICT table
+ * refuses and PostgreSQL raises "bigint out of range", both a 500. The Ledger refuses a credit above
+ * this limit before writing (400 validation_error naming it, docs/money.md), the same on both. A
+ * round figure well below 2^63 - 1: a full balance plus the largest single amount (MAX_MICRO,
+ * about 4.61 x 10^18) still fits, so no comparison on the way can overflow either.
+ */
+export const MAX_BALANCE_MICRO = 10n ** 18n;
+
+/**
  * "12.50" -> 12500000n. Rejects signs unless allowed, more than 6 decimals (fractional micro),
  * exponents, and values beyond MAX_MICRO. Returns null for anything that is not such a decimal.
  */

@@ -17,9 +17,9 @@ import { requireReason } from "../admin/operations.ts";
 import type { PaymentSettings } from "../config/schema.ts";
 import type { Sql } from "../db/sql.ts";
 import { Stmt, serviceIn } from "../db/store.ts";
-import type { Ledger } from "../ledger/ledger.ts";
+import { balanceLimitError, isBalanceLimitError, type Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
-import { formatMicro } from "../lib/money.ts";
+import { formatMicro, MAX_BALANCE_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
 import { type NotificationOutcome, type OrderRow, OrderStore } from "./orders.ts";
 import {
@@ -163,6 +163,9 @@ export class PaymentService {
       throw new DomainError("validation_error", "The amount may have at most 2 decimal places.", {
         param: "amount",
       });
+    // Take no money that could not be credited (the notification would be refused the same way).
+    if (account.balance_micro > MAX_BALANCE_MICRO - amount)
+      throw balanceLimitError(account.currency, account.balance_micro, amount);
     const now = this.now();
     if (((await this.recent.get(account.id, now - 3600))?.n ?? 0n) >= BigInt(CHECKOUTS_PER_HOUR))
       throw new DomainError(
@@ -310,6 +313,27 @@ export class PaymentService {
       );
     }
     if (!facts.paid) return log("not_paid", "the provider does not report it paid (yet)");
+    try {
+      return await this.credit(order, facts, log);
+    } catch (err) {
+      // The credit would pass the maximum balance: nothing was written (the order is still open),
+      // so the answer is the ledger's 400 naming the limit and the provider sends the notification
+      // again later; the money was taken, so it is credited once the operator has made room.
+      if (isBalanceLimitError(err)) await log("mismatch", err.message);
+      throw err;
+    }
+  }
+
+  /** Marks the order paid and credits it, in one transaction (once: a compare-and-swap on its status). */
+  private async credit(
+    order: OrderRow,
+    facts: PaymentFacts,
+    log: (
+      outcome: NotificationOutcome,
+      detail: string | null,
+      via?: PaymentService,
+    ) => Promise<NotificationResult>,
+  ): Promise<NotificationResult> {
     return await this.atomic(async (self): Promise<NotificationResult> => {
       const before = (await self.orders.get(order.id))!;
       const paid = await self.orders.markPaid(order.id, self.now(), facts.ref);

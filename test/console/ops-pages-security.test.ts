@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { formatMicro, MAX_BALANCE_MICRO } from "../../src/lib/money.ts";
 import { countRows } from "../helpers/backend.ts";
 import { json } from "../helpers/context.ts";
 import { consoleApp } from "./helpers.ts";
@@ -238,5 +239,23 @@ describe("amounts", () => {
     });
     expect(res.status).toBe(303);
     expect((await c.ctx.accounts.getAccount(c.account.id))!.balance_micro).toBe(10_000_001n);
+  });
+
+  test("a credit or adjustment past the maximum balance: 400, the form naming the limit, nothing written", async () => {
+    const { c, signed, snapshot } = await setup();
+    await c.ctx.ledger.topUp(c.account.id, MAX_BALANCE_MICRO - 10_000_000n, "to the limit");
+    const b = await signed("op@example.com");
+    const before = await snapshot();
+    for (const kind of ["credit", "adjust"]) {
+      const res = await b.post(`/console/admin/accounts/${c.account.id}/${kind}`, {
+        amount: "0.000001",
+        reason: "one more micro",
+      });
+      expect(res.status).toBe(400);
+      const text = await res.text();
+      expect(text).toContain('role="alert"');
+      expect(text).toContain(`maximum balance of ${formatMicro(MAX_BALANCE_MICRO)} USD`);
+    }
+    expect(await snapshot()).toEqual(before);
   });
 });

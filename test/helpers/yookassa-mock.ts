@@ -31,6 +31,11 @@ export interface YooKassaMock {
   /** The next API call (create or get) answers this status, or never answers ("hang"). */
   failNext: number | "hang" | null;
   target: WebhookTarget | null;
+  /**
+   * GET /v3/payments/<key> answers the payment named by the value instead: an API (or a proxy or
+   * cache in front of it) that answers with another payment than the one asked for.
+   */
+  answerAs: Map<string, string>;
   /** Changes what the API says about a payment. */
   set(id: string, changes: Partial<MockPayment>): void;
   /** Sends a notification for a payment (the body claims what `object` says, default the payment). */
@@ -55,6 +60,7 @@ export async function startYooKassaMock(): Promise<YooKassaMock> {
     requests,
     failNext: null,
     target: null,
+    answerAs: new Map(),
     set(id, changes) {
       const p = payments.get(id);
       if (!p) throw new Error(`yookassa mock: no payment ${id}`);
@@ -145,7 +151,8 @@ export async function startYooKassaMock(): Promise<YooKassaMock> {
       }
       const get = /^\/v3\/payments\/([^/]+)$/.exec(url.pathname);
       if (req.method === "GET" && get) {
-        const p = payments.get(decodeURIComponent(get[1]!));
+        const asked = decodeURIComponent(get[1]!);
+        const p = payments.get(mock.answerAs.get(asked) ?? asked);
         return p ? Response.json(p) : error(404, "not_found", "Payment not found");
       }
       return error(404, "not_found", "Unknown route");

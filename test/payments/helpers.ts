@@ -67,6 +67,15 @@ export async function paymentsApp() {
     const res = await b.post("/console/billing/checkout", fields);
     return { b, res };
   };
+  /** A RUB account whose owner started a YooKassa checkout: its id, the mock's payment and the order. */
+  const rubPending = async (email: string, amount = "1500") => {
+    const accountId = await rubOwner(email);
+    const { res } = await checkout(email, { amount, provider: "yookassa" });
+    if (res.status !== 303) throw new Error(`checkout: ${res.status}`);
+    const payment = [...yoo.payments.values()].at(-1)!;
+    const order = (await t.ctx.payments.orders.byProviderRef("yookassa", payment.id))!;
+    return { accountId, payment, order };
+  };
   const balance = async (accountId: string) => (await t.ctx.accounts.getAccount(accountId))!.balance_micro;
   const topups = async (accountId: string) =>
     (await t.ctx.sql.get<{ n: bigint; s: bigint | null }>(
@@ -86,5 +95,5 @@ export async function paymentsApp() {
     stripe.stop();
     yoo.stop();
   };
-  return { ...t, clock, stripe, yoo, rubOwner, checkout, balance, topups, outcomes, close };
+  return { ...t, clock, stripe, yoo, rubOwner, checkout, rubPending, balance, topups, outcomes, close };
 }
