@@ -1,5 +1,6 @@
 /** Helpers shared by the provider adapters. */
 import { type Family, SNIFF_BYTES, sniffFamily } from "../files/magic.ts";
+import type { ProviderJob } from "./types.ts";
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -60,4 +61,29 @@ export function mediaTypeFromBytes(bytes: Uint8Array, kind: "image" | "video" | 
   if (kind === "audio" && family === "isobmff") return "audio/mp4";
   if (kind === "audio" && family === "webm") return "audio/webm";
   return BY_FAMILY[family];
+}
+
+/**
+ * The lines already in a resumed job's log. Upstreams that answer every log line so far on each
+ * poll (fal's `logs`, Replicate's growing `logs` string) would otherwise have a new attempt forward
+ * them all again; each earlier line is skipped once (a line the model printed twice, twice).
+ */
+export class PriorLines {
+  private constructor(private readonly counts: Map<string, number>) {}
+
+  static readonly none = new PriorLines(new Map());
+
+  static async of(job: ProviderJob): Promise<PriorLines> {
+    const counts = new Map<string, number>();
+    for (const line of (await job.priorLogs?.()) ?? []) counts.set(line, (counts.get(line) ?? 0) + 1);
+    return new PriorLines(counts);
+  }
+
+  /** True, and one occurrence forgotten, when this line was logged by an earlier attempt. */
+  take(line: string): boolean {
+    const n = this.counts.get(line) ?? 0;
+    if (n === 0) return false;
+    this.counts.set(line, n - 1);
+    return true;
+  }
 }

@@ -1,5 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
 import { stripTrailingSlashes } from "../../lib/url.ts";
+import { PriorLines } from "../common.ts";
 import {
   type Provider,
   ProviderError,
@@ -59,8 +60,8 @@ class FalRun {
   private readonly headers: Record<string, string>;
   private readonly secret: string | null;
   private readonly seenLogs = new Set<string>();
-  /** Lines already in the job's log from earlier attempts (how many of each), skipped once each. */
-  private readonly prior = new Map<string, number>();
+  /** Lines already in the job's log from earlier attempts, skipped once each. */
+  private prior = PriorLines.none;
   private forwarded = 0;
 
   constructor(
@@ -81,8 +82,7 @@ class FalRun {
       req = buildRequestUrls(this.base, modelId, checkRequestId(job.upstreamId));
       // fal answers every log line so far on each poll: those an earlier attempt forwarded are
       // skipped, so a resumed job's log shows each line once.
-      for (const line of (await job.priorLogs?.()) ?? [])
-        this.prior.set(line, (this.prior.get(line) ?? 0) + 1);
+      this.prior = await PriorLines.of(job);
       this.log(`fal: resuming request ${req.id}`);
     } else {
       req = await this.submit(modelId);
@@ -265,11 +265,7 @@ class FalRun {
       if (this.seenLogs.has(key)) continue;
       this.seenLogs.add(key);
       const line = this.clean(`fal: ${message.trim().slice(0, 500)}`);
-      const before = this.prior.get(line) ?? 0;
-      if (before > 0) {
-        this.prior.set(line, before - 1);
-        continue;
-      }
+      if (this.prior.take(line)) continue;
       this.forwarded++;
       if (this.forwarded <= MAX_LOG_LINES) this.job.log(line);
       else if (this.forwarded === MAX_LOG_LINES + 1) this.log("fal: further log lines omitted");

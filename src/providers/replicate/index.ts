@@ -1,6 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
 import { stripTrailingSlashes } from "../../lib/url.ts";
-import { sleep } from "../common.ts";
+import { PriorLines, sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
 import { ProviderError, ShutdownError } from "../types.ts";
 import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
@@ -65,8 +65,9 @@ class ReplicateProvider implements Provider {
     if (job.upstreamId) {
       // Resume: the prediction was created by an earlier attempt. Never create it again.
       if (!ID.test(job.upstreamId)) throw this.fail("The stored Replicate prediction id is malformed.");
+      const prior = await PriorLines.of(job);
       job.log(`resuming Replicate prediction ${job.upstreamId}`);
-      return this.follow(job, job.upstreamId, null, kind);
+      return this.follow(job, job.upstreamId, null, kind, prior);
     }
     const created = await this.create(job);
     await job.setUpstreamId(created.id); // durable before anything else, so a restart resumes it
@@ -134,9 +135,10 @@ class ReplicateProvider implements Provider {
     id: string,
     first: Prediction | null,
     kind: "image" | "video" | "audio",
+    prior?: PriorLines,
   ): Promise<ProviderResult> {
     const signal = job.signal;
-    const logs = new LogForwarder(job.log, this.secret);
+    const logs = new LogForwarder(job.log, this.secret, prior);
     const interval = Math.max(1, this.cfg.pollIntervalMs);
     let current = first;
     let delay = interval;
