@@ -3,6 +3,7 @@ import { createFalProvider } from "../../../src/providers/fal/index.ts";
 import { recoverJobs } from "../../../src/queue/recovery.ts";
 import { pollUntil } from "../../helpers/api.ts";
 import { json, makeTestApp, testWorkerPool } from "../../helpers/context.ts";
+import { png } from "../media-fixtures.ts";
 import { settings } from "./helpers.ts";
 import { startMockFal } from "./mock-fal.ts";
 
@@ -34,7 +35,7 @@ describe("fal: a resumed job's log", () => {
     fal.on("fal-ai/img", {
       progressPolls: 40,
       logs: ["loading weights", "step 1", "step 2"],
-      result: { images: [{ url: "data:image/png;base64,iVBORw0KGgo=" }] },
+      result: { images: [{ url: `data:image/png;base64,${Buffer.from(png(8, 8)).toString("base64")}` }] },
     });
     const res = await t.request("/v1/queue/f/img", {
       method: "POST",
@@ -60,6 +61,7 @@ describe("fal: a resumed job's log", () => {
       20_000,
     );
     await second.stop(1000);
+    expect(job.status).toBe("COMPLETED");
     const log = await lines();
     expect(log).toContain(`fal: resuming request ${job.upstream_id}`);
     for (const line of ["fal: loading weights", "fal: step 1", "fal: step 2"]) {
