@@ -32,6 +32,16 @@ export interface ProviderJob {
   /** The upstream's id from an earlier attempt: resume it instead of submitting again. */
   upstreamId: string | null;
   signal: AbortSignal;
+  /**
+   * When the job's time limit ends (epoch ms): the worker aborts `signal` then. An upstream that
+   * takes a deadline of its own is given it, so it stops (and stops billing) even if our cancel is lost.
+   */
+  deadlineAt?: number;
+  /**
+   * The lines already in the job's log, from earlier attempts: a resumed adapter whose upstream
+   * repeats every log line so far on each poll skips those it forwarded before.
+   */
+  priorLogs?(): Promise<string[]>;
   /** Appends a line to the job's logs (written in the background, in order; never throws). */
   log(message: string): void;
   /** Record the upstream's id as soon as it is known (durably, before waiting on it). */

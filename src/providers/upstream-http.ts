@@ -5,6 +5,12 @@ export interface UpstreamCall {
   signal: AbortSignal;
   /** Redacted from every message: the upstream key must never reach logs, errors or records. */
   secret?: string | null;
+  /**
+   * Marks an answer that reports the outcome of the upstream's work rather than of this call (fal's
+   * stored error result carries X-Fal-Error-Type): it is returned to the caller even when its status
+   * (429/502/503/504) would otherwise be taken for busy and retried until the job's time limit.
+   */
+  isOutcome?: (res: Response) => boolean;
 }
 
 /**
@@ -30,7 +36,10 @@ export async function upstreamFetch(
     const why = (err as Error).name === "TimeoutError" ? "timed out" : "could not be reached";
     throw new ProviderError("capacity", `${who} ${why}.`);
   }
-  if (res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504) {
+  if (
+    (res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504) &&
+    !call.isOutcome?.(res)
+  ) {
     await res.body?.cancel().catch(() => {});
     const retry = Number(res.headers.get("retry-after"));
     throw new ProviderError(
@@ -55,7 +64,14 @@ export async function upstreamJson<T = unknown>(
   init: RequestInit,
   call: UpstreamCall,
 ): Promise<{ status: number; body: T; headers: Headers }> {
-  const res = await upstreamFetch(url, init, call);
+  return await readJsonAnswer(await upstreamFetch(url, init, call), call);
+}
+
+/** The second half of `upstreamJson`: the status and body mapping of an answer already fetched. */
+export async function readJsonAnswer<T = unknown>(
+  res: Response,
+  call: UpstreamCall,
+): Promise<{ status: number; body: T; headers: Headers }> {
   const text = await res.text().catch(() => "");
   if (res.status >= 400) {
     throw new ProviderError(

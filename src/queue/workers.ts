@@ -215,6 +215,8 @@ export class WorkerPool {
       attempt: Number(job.attempt),
       upstreamId: job.upstream_id,
       signal,
+      deadlineAt: Number(job.deadline_at),
+      priorLogs: async () => (await jobs.logs(job.id)).map((l) => l.message),
       // In order, in the background: a provider logs without waiting, and a failed write is not its failure.
       log: (message) => {
         const at = Date.now();

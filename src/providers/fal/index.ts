@@ -1,5 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
 import { stripTrailingSlashes } from "../../lib/url.ts";
+import { PriorLines } from "../common.ts";
 import {
   type Provider,
   ProviderError,
@@ -7,10 +8,10 @@ import {
   type ProviderResult,
   ShutdownError,
 } from "../types.ts";
-import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
+import { mapInput, readJsonAnswer, redact, upstreamFetch, upstreamJson } from "../upstream-http.ts";
 import { buildRequestUrls, checkRequestId, type FalRequestUrls, falModelId, trustedUrl } from "./endpoint.ts";
 import { mapFalResult } from "./outputs.ts";
-import { submitToFal } from "./submit.ts";
+import { falMessage, submitToFal } from "./submit.ts";
 
 export { falAppId } from "./endpoint.ts";
 export { mapFalResult } from "./outputs.ts";
@@ -59,6 +60,8 @@ class FalRun {
   private readonly headers: Record<string, string>;
   private readonly secret: string | null;
   private readonly seenLogs = new Set<string>();
+  /** Lines already in the job's log from earlier attempts, skipped once each. */
+  private prior = PriorLines.none;
   private forwarded = 0;
 
   constructor(
@@ -77,6 +80,9 @@ class FalRun {
     let req: FalRequestUrls;
     if (job.upstreamId) {
       req = buildRequestUrls(this.base, modelId, checkRequestId(job.upstreamId));
+      // fal answers every log line so far on each poll: those an earlier attempt forwarded are
+      // skipped, so a resumed job's log shows each line once.
+      this.prior = await PriorLines.of(job);
       this.log(`fal: resuming request ${req.id}`);
     } else {
       req = await this.submit(modelId);
@@ -150,6 +156,15 @@ class FalRun {
       this.forwardLogs(s.logs);
       const state = s.status;
       if (state === "COMPLETED") return s;
+      // fal documents IN_QUEUE, IN_PROGRESS and COMPLETED; a FAILED or CANCELED some of its queues
+      // (and proxies) send is final too, with its error when one is given.
+      if (state === "FAILED") throw this.failure(req, s.error ?? s.detail, s.error_type);
+      if (state === "CANCELED" || state === "CANCELLED") {
+        throw new ProviderError(
+          "failed",
+          this.clean(`fal cancelled request ${req.id}${detailOf(s.error ?? s.detail)}.`),
+        );
+      }
       if (state !== "IN_QUEUE" && state !== "IN_PROGRESS") {
         const shown = typeof state === "string" ? `"${state.slice(0, 40)}"` : "no status";
         throw new ProviderError("failed", `fal sent an unknown status (${shown}) for request ${req.id}.`);
@@ -166,16 +181,22 @@ class FalRun {
   private async readResult(req: FalRequestUrls, status: Obj): Promise<unknown> {
     // Newer fal queues put a failed request's error in the COMPLETED status itself.
     if (typeof status.error === "string" && status.error !== "") {
-      throw new ProviderError(
-        "failed",
-        this.clean(`fal reports request ${req.id} failed: ${status.error.slice(0, 300)}`),
-      );
+      throw this.failure(req, status.error, status.error_type);
     }
+    // A finished request's stored error is answered with the status it ended with, 503 or 504
+    // included, marked by X-Fal-Error-Type (docs.fal.ai "Request Error Types"). It is final: read
+    // as busy it would be re-read until the job's time limit and fal's message lost.
+    const call = { ...this.call(), isOutcome: (res: Response) => res.headers.has(ERROR_TYPE_HEADER) };
     let busy = 0;
     for (;;) {
       try {
-        return (await upstreamJson(req.resultUrl, { method: "GET", headers: this.headers }, this.call()))
-          .body;
+        const res = await upstreamFetch(req.resultUrl, { method: "GET", headers: this.headers }, call, "fal");
+        const errorType = res.headers.get(ERROR_TYPE_HEADER);
+        if (res.status >= 400 && errorType !== null) {
+          const text = await res.text().catch(() => "");
+          throw this.failure(req, parsed(text)?.detail, errorType, res.status);
+        }
+        return (await readJsonAnswer(res, call)).body;
       } catch (err) {
         if (this.job.signal.aborted) throw this.aborted();
         if (err instanceof ProviderError && err.kind === "capacity") {
@@ -183,6 +204,7 @@ class FalRun {
           await this.backoff(busy, err, "result read");
           continue;
         }
+        if (err instanceof FalFailure) throw err;
         // fal answers a failed request's result with an error status and {detail}.
         if (err instanceof ProviderError) {
           throw new ProviderError("failed", `fal reports request ${req.id} failed: ${err.message}`);
@@ -190,6 +212,18 @@ class FalRun {
         throw err;
       }
     }
+  }
+
+  /**
+   * The job's failure with fal's own words: its detail (a string, or FastAPI's list of
+   * {loc, msg}), at most 300 characters, and its machine-readable error_type; never the raw body.
+   */
+  private failure(req: FalRequestUrls, detail: unknown, errorType: unknown, status?: number): FalFailure {
+    const type = typeof errorType === "string" && /^[\w.-]{1,60}$/.test(errorType) ? errorType : null;
+    const tags = [type, status ? `HTTP ${status}` : null].filter((t) => t !== null).join(", ");
+    return new FalFailure(
+      this.clean(`fal reports request ${req.id} failed${tags ? ` (${tags})` : ""}${detailOf(detail)}.`),
+    );
   }
 
   /** Best effort, never throws: asks fal to drop (queued) or stop (running) the request. */
@@ -230,8 +264,10 @@ class FalRun {
       const key = `${String(timestamp)}\u0000${message}`;
       if (this.seenLogs.has(key)) continue;
       this.seenLogs.add(key);
+      const line = this.clean(`fal: ${message.trim().slice(0, 500)}`);
+      if (this.prior.take(line)) continue;
       this.forwarded++;
-      if (this.forwarded <= MAX_LOG_LINES) this.log(`fal: ${message.trim().slice(0, 500)}`);
+      if (this.forwarded <= MAX_LOG_LINES) this.job.log(line);
       else if (this.forwarded === MAX_LOG_LINES + 1) this.log("fal: further log lines omitted");
     }
   }
@@ -263,4 +299,29 @@ class FalRun {
       signal.addEventListener("abort", onAbort, { once: true });
     });
   }
+}
+
+/** fal's header naming why a request failed (request_timeout, runner_disconnected, ...). */
+const ERROR_TYPE_HEADER = "x-fal-error-type";
+
+/** A failure fal reported for the request itself: final, never retried or re-wrapped. */
+class FalFailure extends ProviderError {
+  constructor(message: string) {
+    super("failed", message);
+  }
+}
+
+function parsed(text: string): Obj | null {
+  try {
+    const b = JSON.parse(text) as unknown;
+    return typeof b === "object" && b !== null && !Array.isArray(b) ? (b as Obj) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** ": <fal's detail>" (a string, or FastAPI's [{loc, msg}]), at most 300 characters; "" without one. */
+function detailOf(detail: unknown): string {
+  if (typeof detail === "string") return detail.trim() ? `: ${detail.trim().slice(0, 300)}` : "";
+  return Array.isArray(detail) ? falMessage(JSON.stringify({ detail })) : "";
 }

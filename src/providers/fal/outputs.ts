@@ -1,4 +1,5 @@
 import type { Model } from "../../catalog/model.ts";
+import { DATA_URL_MAX_BYTES, decodeDataUrl } from "../../lib/data-url.ts";
 import { CONTENT_TYPES } from "../common.ts";
 import { type MediaOutput, ProviderError, type ProviderResult } from "../types.ts";
 
@@ -84,8 +85,11 @@ function toOutput(kind: MediaKind, file: unknown, index: number, fallbackDuratio
   let sniffed: string | undefined;
   if (url.startsWith("data:")) {
     const decoded = decodeDataUrl(url);
-    if (!decoded)
-      throw new ProviderError("failed", `fal returned ${kind} output #${index + 1} as a malformed data URL.`);
+    if (!decoded.ok) {
+      const what =
+        decoded.why === "too_large" ? `a data URL over ${DATA_URL_MAX_BYTES} bytes` : "a malformed data URL";
+      throw new ProviderError("failed", `fal returned ${kind} output #${index + 1} as ${what}.`);
+    }
     out.bytes = decoded.bytes;
     sniffed = decoded.type;
   } else if (/^https?:\/\//i.test(url)) {
@@ -110,18 +114,4 @@ function toOutput(kind: MediaKind, file: unknown, index: number, fallbackDuratio
   const duration = positive(f.duration) ?? fallbackDuration;
   if (kind !== "image" && duration !== undefined) out.duration = duration;
   return out;
-}
-
-function decodeDataUrl(url: string): { bytes: Uint8Array; type: string | undefined } | null {
-  const m = /^data:([^,]*?)(;base64)?,(.*)$/s.exec(url);
-  if (!m) return null;
-  const type = m[1]?.split(";")[0] || undefined;
-  try {
-    const bytes = m[2]
-      ? Uint8Array.from(Buffer.from(m[3]!, "base64"))
-      : new TextEncoder().encode(decodeURIComponent(m[3]!));
-    return bytes.length > 0 ? { bytes, type } : null;
-  } catch {
-    return null;
-  }
 }

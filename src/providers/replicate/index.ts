@@ -1,6 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
 import { stripTrailingSlashes } from "../../lib/url.ts";
-import { sleep } from "../common.ts";
+import { PriorLines, sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
 import { ProviderError, ShutdownError } from "../types.ts";
 import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
@@ -24,6 +24,11 @@ const MAX_POLL_BACKOFF_MS = 60_000;
 /** Consecutive 5xx / non-JSON poll answers tolerated before the job is failed. */
 const MAX_POLL_FAILURES = 3;
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
+/**
+ * Final prediction statuses. "aborted" is a prediction whose Cancel-After deadline passed before it
+ * started (replicate-javascript index.d.ts: Status = ... | "canceled" | "aborted").
+ */
+const TERMINAL = new Set(["succeeded", "failed", "canceled", "aborted"]);
 /** upstreamJson's message for a clean busy answer (429/502/503/504), as opposed to a network failure. */
 const BUSY = /\bbusy \(\d{3}\)/;
 
@@ -60,8 +65,9 @@ class ReplicateProvider implements Provider {
     if (job.upstreamId) {
       // Resume: the prediction was created by an earlier attempt. Never create it again.
       if (!ID.test(job.upstreamId)) throw this.fail("The stored Replicate prediction id is malformed.");
+      const prior = await PriorLines.of(job);
       job.log(`resuming Replicate prediction ${job.upstreamId}`);
-      return this.follow(job, job.upstreamId, null, kind);
+      return this.follow(job, job.upstreamId, null, kind, prior);
     }
     const created = await this.create(job);
     await job.setUpstreamId(created.id); // durable before anything else, so a restart resumes it
@@ -88,7 +94,11 @@ class ReplicateProvider implements Provider {
       answer = (
         await upstreamJson(
           url,
-          { method: "POST", headers: this.headers(true), body: JSON.stringify(body) },
+          {
+            method: "POST",
+            headers: { ...this.headers(true), ...cancelAfter(job.deadlineAt) },
+            body: JSON.stringify(body),
+          },
           { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.secret },
         )
       ).body;
@@ -125,9 +135,10 @@ class ReplicateProvider implements Provider {
     id: string,
     first: Prediction | null,
     kind: "image" | "video" | "audio",
+    prior?: PriorLines,
   ): Promise<ProviderResult> {
     const signal = job.signal;
-    const logs = new LogForwarder(job.log, this.secret);
+    const logs = new LogForwarder(job.log, this.secret, prior);
     const interval = Math.max(1, this.cfg.pollIntervalMs);
     let current = first;
     let delay = interval;
@@ -137,11 +148,18 @@ class ReplicateProvider implements Provider {
       for (;;) {
         if (current) {
           const status = current.status;
-          const terminal = status === "succeeded" || status === "failed" || status === "canceled";
+          const terminal = TERMINAL.has(status);
           logs.push(current.logs, terminal);
           if (status === "succeeded") return this.result(id, current.output, kind);
           if (status === "failed") throw this.fail(predictionError(current.error));
           if (status === "canceled") throw this.fail(`The Replicate prediction ${id} was canceled.`);
+          if (status === "aborted") {
+            // Its Cancel-After deadline passed before it started: it never ran, and Replicate does
+            // not bill it (replicate.com/changelog/2025-10-16-prediction-deadlines). Nothing to cancel.
+            throw this.fail(
+              `The Replicate prediction ${id} was aborted: the job's time limit passed before it started running.`,
+            );
+          }
           if (status !== "starting" && status !== "processing") {
             await this.cancel(id);
             throw this.fail(`Replicate sent an unknown prediction status "${status.slice(0, 40)}".`);
@@ -256,6 +274,17 @@ function parsePrediction(body: unknown): Prediction | string {
     error: b.error ?? null,
     logs: b.logs ?? null,
   };
+}
+
+/**
+ * The Cancel-After header of a create: the time left until the job's deadline, in whole seconds as a
+ * duration ("587s"; Replicate's example is "1m"). Replicate then stops the prediction itself when
+ * the gateway gives up on the job, even if our cancel is lost: aborted (not billed) if it has not
+ * started, canceled if it is running (replicate.com/changelog/2025-10-16-prediction-deadlines).
+ */
+export function cancelAfter(deadlineAt: number | undefined, now = Date.now()): Record<string, string> {
+  if (deadlineAt === undefined || !Number.isFinite(deadlineAt)) return {};
+  return { "cancel-after": `${Math.max(1, Math.ceil((deadlineAt - now) / 1000))}s` };
 }
 
 function predictionError(error: unknown): string {

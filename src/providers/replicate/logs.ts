@@ -1,3 +1,4 @@
+import { PriorLines } from "../common.ts";
 import { redact } from "../upstream-http.ts";
 
 const MAX_LINES = 500;
@@ -15,6 +16,8 @@ export class LogForwarder {
   constructor(
     private readonly emit: (line: string) => void,
     private readonly secret: string | null,
+    /** A resumed job's earlier lines: Replicate answers the whole log again, each is skipped once. */
+    private readonly prior: PriorLines = PriorLines.none,
   ) {}
 
   push(logs: unknown, final: boolean): void {
@@ -30,13 +33,15 @@ export class LogForwarder {
     for (const raw of fresh.split(/\r\n|\n|\r/)) {
       const line = raw.trimEnd();
       if (!line) continue;
+      const shown = redact(line, this.secret).slice(0, MAX_LINE_CHARS);
+      if (this.prior.take(shown)) continue;
       if (this.lines === MAX_LINES) {
         this.lines++;
         this.emit("(further upstream logs omitted)");
       }
       if (this.lines > MAX_LINES) return;
       this.lines++;
-      this.emit(redact(line, this.secret).slice(0, MAX_LINE_CHARS));
+      this.emit(shown);
     }
   }
 }

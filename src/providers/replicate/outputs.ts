@@ -1,6 +1,7 @@
 import type { Kind } from "../../catalog/model.ts";
-import { CONTENT_TYPES } from "../common.ts";
-import type { MediaOutput } from "../types.ts";
+import { DATA_URL_MAX_BYTES, decodeDataUrl } from "../../lib/data-url.ts";
+import { CONTENT_TYPES, mediaTypeFromBytes } from "../common.ts";
+import { type MediaOutput, ProviderError } from "../types.ts";
 
 type MediaKind = MediaOutput["kind"];
 
@@ -30,9 +31,15 @@ export function guessContentType(url: string, kind: MediaKind): string {
   return (ext && CONTENT_TYPES[ext]) || DEFAULT_TYPES[kind];
 }
 
-const isUrl = (v: unknown): v is string => typeof v === "string" && /^https?:\/\/\S+$/i.test(v.trim());
+/**
+ * A file in a Replicate output: an http(s) URL, or a `data:` URL, which Replicate's own client takes
+ * for a file just the same (replicate-javascript index.js `run`: a string starting with "https:" or
+ * "data:" becomes a FileOutput when `useFileOutput` is on, its default).
+ */
+const isUrl = (v: unknown): v is string =>
+  typeof v === "string" && (/^data:/i.test(v) || /^https?:\/\/\S+$/i.test(v.trim()));
 
-/** Every http(s) URL string at any depth of a Replicate output, in output order. */
+/** Every file URL string (http(s) or data:) at any depth of a Replicate output, in output order. */
 export function collectUrls(output: unknown, into: string[] = [], depth = 0): string[] {
   if (depth > 32) return into;
   if (isUrl(output)) into.push(output.trim());
@@ -73,7 +80,11 @@ export function mapOutput(
   output: unknown,
   kind: MediaKind,
 ): { outputs: MediaOutput[]; extra: Record<string, unknown> } {
-  const outputs = collectUrls(output).map((url) => ({ kind, contentType: guessContentType(url, kind), url }));
+  const outputs = collectUrls(output).map((url, i) =>
+    /^data:/i.test(url)
+      ? inlineOutput(url, i, kind)
+      : { kind, contentType: guessContentType(url, kind), url },
+  );
   const rest = withoutUrls(output);
   const extra: Record<string, unknown> = {};
   if (rest !== DROP) {
@@ -89,4 +100,26 @@ export function mapOutput(
     }
   }
   return { outputs, extra };
+}
+
+/**
+ * A `data:` output decoded to the bytes the worker stores (bounded before decoding, see
+ * decodeDataUrl). Its type is read from the bytes, not from the URL's claim; bytes that are no media
+ * gengate knows fail the job (nothing is charged) rather than being stored under a made-up type.
+ */
+function inlineOutput(url: string, index: number, kind: MediaKind): MediaOutput {
+  const decoded = decodeDataUrl(url);
+  const which = `Replicate's output #${index + 1}`;
+  if (!decoded.ok) {
+    throw new ProviderError(
+      "failed",
+      decoded.why === "too_large"
+        ? `${which} is a data: URL over the limit of ${DATA_URL_MAX_BYTES} bytes.`
+        : `${which} is a malformed data: URL.`,
+    );
+  }
+  const contentType = mediaTypeFromBytes(decoded.bytes, kind);
+  if (!contentType)
+    throw new ProviderError("failed", `${which} is a data: URL that holds no known ${kind} format.`);
+  return { kind, contentType, bytes: decoded.bytes };
 }

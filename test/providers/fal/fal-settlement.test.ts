@@ -136,4 +136,29 @@ describe("fal settlement", () => {
     expect(unknown.charged).toBe(unknown.held); // nothing measured nor declared: the request is assumed
     expect(unknown.invariants).toEqual([]);
   });
+
+  test("a request that failed on fal (its stored result a 504 request_timeout) fails at once and charges nothing", async () => {
+    fal.on("fal-ai/img", {
+      fail: { status: 504, detail: "Request timed out", errorType: "request_timeout" },
+    });
+    // The model's time limit is 600 s: a stored error taken for "busy" would hold the job (and the
+    // user's money) that long, past this harness's 20 s wait.
+    const r = await h.run("f/img", { prompt: "x", num_images: 2 });
+    expect(r.status).toBe("FAILED");
+    expect(r.error).toMatch(
+      /^fal reports request \S+ failed \(request_timeout, HTTP 504\): Request timed out\.$/,
+    );
+    expect(r.held).toBe(20_000n);
+    expect(r.charged).toBe(0n);
+    expect(r.invariants).toEqual([]);
+  });
+
+  test("a FAILED status charges nothing", async () => {
+    fal.on("fal-ai/img", { finalStatus: { status: "FAILED", error: "Out of memory" } });
+    const r = await h.run("f/img", { prompt: "x" });
+    expect(r.status).toBe("FAILED");
+    expect(r.error).toContain("Out of memory");
+    expect(r.charged).toBe(0n);
+    expect(r.invariants).toEqual([]);
+  });
 });

@@ -48,7 +48,12 @@ export interface FakeJob extends ProviderJob {
 export function fakeJob(
   m: Model,
   input: Record<string, unknown> = { prompt: "a cat" },
-  over: { upstreamId?: string | null; onSetUpstreamId?: (id: string) => void } = {},
+  over: {
+    upstreamId?: string | null;
+    onSetUpstreamId?: (id: string) => void;
+    /** The job's log lines from earlier attempts (what the worker's priorLogs answers). */
+    priorLogs?: string[];
+  } = {},
 ): FakeJob {
   const controller = new AbortController();
   const logs: string[] = [];
@@ -64,6 +69,7 @@ export function fakeJob(
     logs,
     upstreamIds,
     log: (message) => logs.push(message),
+    ...(over.priorLogs ? { priorLogs: async () => [...over.priorLogs!] } : {}),
     setUpstreamId: async (id) => {
       upstreamIds.push(id);
       over.onSetUpstreamId?.(id);

@@ -8,6 +8,16 @@
  * Every call needs `Authorization: Key <key>` (else 401). Behaviour is set per model id
  * (`mock.on(modelId, {...})`) or per request (`mock.createRequest(modelId, {...})`), with faults:
  * 429/503/500 statuses, malformed JSON, dropped connections, a lost job (404), a failed job.
+ *
+ * A failed request, as fal answers it (docs.fal.ai/documentation/model-apis/request-errors): its
+ * status is COMPLETED (fal-js libs/client/src/types/common.ts: IN_QUEUE | IN_PROGRESS | COMPLETED)
+ * and its result read answers the status the request ended with (504 request_timeout, 503
+ * runner_disconnected, 500, 422...) with `{detail, error_type}` and the same value in the
+ * X-Fal-Error-Type header (`fail.errorType`); model validation errors carry a `detail` list and no
+ * error_type. fal-js reads such an answer as an ApiError holding the body (libs/client/src/
+ * response.ts defaultResponseHandler; queue.ts `result` retries 429/502/503/504 three times first).
+ * `finalStatus` makes the status itself FAILED or CANCELED (with `error`/`error_type`), as some
+ * queues and proxies in front of fal answer.
  */
 
 export type Fault =
@@ -29,7 +39,9 @@ export interface Behaviour {
   status?: Fault[];
   resultFaults?: Fault[];
   /** The job fails on fal: it shows COMPLETED and its result read answers this. */
-  fail?: { status: number; detail: unknown };
+  fail?: { status: number; detail: unknown; errorType?: string };
+  /** The status ends FAILED or CANCELED instead of COMPLETED. */
+  finalStatus?: { status: "FAILED" | "CANCELED"; error?: string; errorType?: string };
   /** Newer fal: a failed job's COMPLETED status carries `error`. */
   statusError?: string;
   /** fal loses the job: status and result answer 404. */
@@ -167,8 +179,14 @@ export function startMockFal(key = "fal-test-key-0123456789abcdef"): MockFal {
           if (answer) return answer;
         }
         if (!done(r)) return Response.json({ detail: "Request is still in progress" }, { status: 400 });
-        if (r.behaviour.fail)
-          return Response.json({ detail: r.behaviour.fail.detail }, { status: r.behaviour.fail.status });
+        const fail = r.behaviour.fail;
+        if (fail) {
+          const typed = fail.errorType !== undefined;
+          return Response.json(
+            { detail: fail.detail, ...(typed ? { error_type: fail.errorType } : {}) },
+            { status: fail.status, headers: typed ? { "x-fal-error-type": fail.errorType! } : {} },
+          );
+        }
         return Response.json(r.behaviour.result ?? DEFAULT_IMAGE_RESULT);
       }
 
@@ -244,6 +262,16 @@ function statusOf(r: MockRequest, withLogs: boolean, origin: string): Record<str
   if (r.polls <= q) return { status: "IN_QUEUE", queue_position: q - r.polls, ...urls };
   if (r.polls <= q + p) {
     return { status: "IN_PROGRESS", ...(withLogs ? { logs: logs(r.polls - q) } : {}), ...urls };
+  }
+  const final = b.finalStatus;
+  if (final) {
+    return {
+      status: final.status,
+      ...(withLogs ? { logs: logs(lines.length) } : {}),
+      ...(final.error ? { error: final.error } : {}),
+      ...(final.errorType ? { error_type: final.errorType } : {}),
+      ...urls,
+    };
   }
   return {
     status: "COMPLETED",

@@ -1,3 +1,5 @@
+import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
+
 /**
  * A mock of Replicate's predictions API (https://replicate.com/docs/reference/http), faithful to the
  * shapes the gateway reads, with fault injection. Faults come from `input.fault`, or from the model
@@ -15,6 +17,14 @@
  * -> processing -> succeeded over four polls, logs growing (with a partial line in between).
  * Output: input.mock_output verbatim when given, else one PNG URL.
  * input.cancel_fails = true: the cancel endpoint answers 500.
+ *
+ * Deadlines, as Replicate's Cancel-After header (replicate.com/changelog/2025-10-16-prediction-
+ * deadlines): a create may carry `Cancel-After: <duration>` ("1m", "90s", "1h30m"; a bare number is
+ * seconds); a malformed one is a 400. Once the deadline passes, a prediction that has not started
+ * becomes `aborted` (never run, not billed) and a running one `canceled`. Faults: queued (stays
+ * starting until its deadline), aborted (aborted at the second poll, as if its deadline passed).
+ * Outputs as `data:` URLs: fault data_output succeeds with a base64 PNG data URL, as Replicate's
+ * client expects file outputs may be (replicate-javascript index.js `run`: "https:" or "data:").
  */
 export const TOKEN = "r8_Mock0123456789abcdefSECRETtoken";
 export const VERSION = "5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa";
@@ -39,6 +49,9 @@ export interface MockPrediction {
   output: unknown;
   error: unknown;
   canceled: boolean;
+  /** The Cancel-After header of the create, as sent, and the deadline it set (epoch ms). */
+  cancelAfter: string | null;
+  deadline: number | null;
 }
 
 export interface MockReplicate {
@@ -55,6 +68,19 @@ export interface MockReplicate {
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+
+const FINAL = ["succeeded", "failed", "canceled", "aborted"];
+
+/** A Go-style duration ("1m", "90s", "1h30m", "1.5s", "250ms") or bare seconds, in ms; undefined when malformed. */
+function durationMs(text: string): number | undefined {
+  const t = text.trim();
+  if (/^\d+$/.test(t)) return Number(t) * 1000;
+  if (!/^(\d+(\.\d+)?(ms|h|m|s))+$/.test(t)) return undefined;
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  let total = 0;
+  for (const [, n, , u] of t.matchAll(/(\d+(\.\d+)?)(ms|h|m|s)/g)) total += Number(n) * unit[u!]!;
+  return total;
+}
 
 let seq = 0;
 const newId = () =>
@@ -97,13 +123,19 @@ export function startMockReplicate(): MockReplicate {
       output: null,
       error: null,
       canceled: false,
+      cancelAfter: null,
+      deadline: null,
     };
     predictions.set(p.id, p);
     return p;
   };
 
   const advance = (p: MockPrediction, auth: string) => {
-    if (p.canceled || ["succeeded", "failed", "canceled"].includes(p.status)) return;
+    if (p.canceled || FINAL.includes(p.status)) return;
+    if (p.deadline !== null && Date.now() >= p.deadline) {
+      p.status = p.status === "starting" ? "aborted" : "canceled";
+      return;
+    }
     p.okPolls++;
     const n = p.okPolls;
     if (p.fault === "slow") {
@@ -111,7 +143,16 @@ export function startMockReplicate(): MockReplicate {
       p.logs += `tick ${n}\n`;
       return;
     }
-    if (n === 1) return; // starting
+    if (n === 1 || p.fault === "queued") return; // starting
+    if (p.fault === "aborted") {
+      p.status = "aborted";
+      return;
+    }
+    if (p.fault === "data_output") {
+      p.status = "succeeded";
+      p.output = [`data:image/png;base64,${Buffer.from(encodePng(16, 8, 3)).toString("base64")}`];
+      return;
+    }
     if (n >= 2 && p.fault === "failed") {
       p.status = "failed";
       p.logs = "step 1\nTraceback: RuntimeError\n";
@@ -216,7 +257,18 @@ export function startMockReplicate(): MockReplicate {
         if (fault === "create_500") return json(500, { detail: "Internal Server Error", status: 500 });
         if (fault === "create_malformed")
           return new Response("<html>oops</html>", { status: 201, headers: { "content-type": "text/html" } });
+        const cancelAfter = req.headers.get("cancel-after");
+        const window = cancelAfter === null ? null : durationMs(cancelAfter);
+        if (window === undefined) {
+          return json(400, {
+            title: "Invalid Cancel-After",
+            detail: `Invalid duration "${cancelAfter}"`,
+            status: 400,
+          });
+        }
         const p = make(b.input, version, model, fault);
+        p.cancelAfter = cancelAfter;
+        p.deadline = window === null ? null : Date.now() + window;
         if (fault === "create_no_id") {
           const { id: _id, ...rest } = view(p, base);
           return json(201, rest);
@@ -236,7 +288,7 @@ export function startMockReplicate(): MockReplicate {
         if (!p) return json(404, { detail: "Not found.", status: 404 });
         if (p.input.cancel_fails === true) return json(500, { detail: "Internal Server Error", status: 500 });
         p.canceled = true;
-        if (!["succeeded", "failed", "canceled"].includes(p.status)) p.status = "canceled";
+        if (!FINAL.includes(p.status)) p.status = "canceled";
         return json(200, view(p, base));
       }
 

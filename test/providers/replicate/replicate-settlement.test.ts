@@ -120,4 +120,41 @@ describe("replicate settlement", () => {
     expect(m.charged).toBe(6000n);
     expect(m.invariants).toEqual([]);
   });
+
+  test("a data: output (as Replicate's client accepts, replicate-javascript index.js) is stored and charged as delivered", async () => {
+    const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
+    const out = [
+      `data:image/png;base64,${b64(png(48, 48))}`,
+      `data:application/octet-stream;base64,${b64(png(48, 48, 2))}`,
+    ];
+    const r = await h.run("r/img", { prompt: "x", num_images: 3, mock_output: out });
+    expect(r.status).toBe("COMPLETED");
+    expect(r.held).toBe(9_000n);
+    expect(r.charged).toBe(6_000n); // 2 of 3 images delivered
+    expect(r.files).toHaveLength(2);
+    expect(r.files[1]).toEqual(png(48, 48, 2));
+    expect(r.output!.images.map((i: { content_type: string }) => i.content_type)).toEqual([
+      "image/png",
+      "image/png",
+    ]);
+    expect(r.invariants).toEqual([]);
+  });
+
+  test("a prediction aborted before it started (its deadline passed) fails and charges nothing", async () => {
+    const r = await h.run("r/img", { prompt: "x", num_images: 2, fault: "aborted" });
+    expect(r.status).toBe("FAILED");
+    expect(r.error).toContain("aborted");
+    expect(r.error).toContain("before it started");
+    expect(r.held).toBe(6_000n);
+    expect(r.charged).toBe(0n);
+    expect(r.invariants).toEqual([]);
+  });
+
+  test("a failed prediction charges nothing", async () => {
+    const r = await h.run("r/img", { prompt: "x", fault: "failed" });
+    expect(r.status).toBe("FAILED");
+    expect(r.error).toBe("CUDA out of memory");
+    expect(r.charged).toBe(0n);
+    expect(r.invariants).toEqual([]);
+  });
 });
