@@ -36,7 +36,6 @@ const MEANINGS: Record<string, string> = {
   generation_failed: "the job failed while /run waited; nothing was charged",
   payment_provider_error: "the payment provider failed or timed out; nothing was charged",
   capacity_unavailable: "temporary; retry with backoff after Retry-After",
-  not_ready: "the server is not ready (readiness probe)",
   insufficient_storage: "the server's disk is too full to accept uploads",
 };
 
