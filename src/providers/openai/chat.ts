@@ -1,5 +1,6 @@
 import type { ChatCall, ChatDelta, ChatProvider } from "../chat.ts";
 import { ProviderError } from "../types.ts";
+import { fetchUpstream } from "../upstream-http.ts";
 
 export interface OpenAIProviderConfig {
   baseUrl: string;
@@ -30,16 +31,20 @@ export class OpenAIChatProvider implements ChatProvider {
     };
     let res: Response;
     try {
-      res = await fetch(`${this.cfg.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          ...(this.cfg.apiKey ? { authorization: `Bearer ${this.cfg.apiKey}` } : {}),
+      res = await fetchUpstream(
+        `${this.cfg.baseUrl}/chat/completions`,
+        {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "text/event-stream",
+            ...(this.cfg.apiKey ? { authorization: `Bearer ${this.cfg.apiKey}` } : {}),
+          },
+          body: JSON.stringify(body),
+          signal: AbortSignal.any([call.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
         },
-        body: JSON.stringify(body),
-        signal: AbortSignal.any([call.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
-      });
+        "idle-close",
+      );
     } catch (err) {
       if (call.signal.aborted) throw err;
       throw new ProviderError(
