@@ -18,6 +18,8 @@ export interface IdleCloseUpstream {
   processed: number;
   arrivals: number;
   connections: number;
+  /** Requests whose connection was closed as they arrived, unread (the race). */
+  closedUnread: number;
   stop(): void;
 }
 
@@ -44,6 +46,7 @@ export function startIdleCloseUpstream(opts: {
     processed: 0,
     arrivals: 0,
     connections: 0,
+    closedUnread: 0,
     stop: () => server.stop(true),
   };
   const serve = (sock: Socket<Conn>) => {
@@ -90,6 +93,7 @@ export function startIdleCloseUpstream(opts: {
         if (c.buf.length === 0 && c.served >= perConnection) {
           // The idle close racing the reuse: the request's first bytes are here, unread.
           state.arrivals++;
+          state.closedUnread++;
           sock.end();
           return;
         }
