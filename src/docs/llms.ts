@@ -143,8 +143,8 @@ export function buildLlmsTxt(
     out.push(
       "## Chat (text models)",
       "",
-      `POST ${base}/chat/completions with OpenAI's chat body ({model, messages, max_tokens?, stream?}).`,
-      "Without max_tokens, 4096 completion tokens are reserved and the reply is limited to that.",
+      `POST ${base}/chat/completions with OpenAI's chat body ({model, messages, max_tokens? or max_completion_tokens?, stream?}).`,
+      "Without either limit, 4096 completion tokens are reserved and the reply is limited to that.",
       "stream=true answers text/event-stream in OpenAI's chunk format, ending with `data: [DONE]`.",
       "",
     );

@@ -3,6 +3,11 @@
  * ("data: {json}"), a usage chunk when stream_options.include_usage is set, "data: [DONE]", and
  * OpenAI's error bodies. The upstream model name picks the behaviour:
  *   ok, slow (50 ms per chunk), midstream-error, no-usage, 429, 503, 400, endless (until aborted).
+ * The completion limit is read from max_completion_tokens or max_tokens, as OpenAI does. Models of
+ * OpenAI's o-series and GPT-5 family (o1, o3-mini, gpt-5-mini, ...) and "refuses-max-tokens" (a model
+ * the gateway's name pattern does not know) refuse max_tokens with OpenAI's own 400: openai-node's
+ * src/resources/chat/completions/completions.ts documents max_tokens as "not compatible with o-series
+ * models", and the API answers code "unsupported_parameter", param "max_tokens".
  * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "half": half the count),
  * speech is a 2 s WAV.
  */
@@ -77,7 +82,20 @@ export function startMockOpenAI(): MockOpenAI {
           { error: { message: "Invalid 'messages': too long", type: "invalid_request_error" } },
           { status: 400 },
         );
-      const max = Number(body.max_tokens ?? 16);
+      if ((/^(o\d|gpt-5)/.test(mode) || mode === "refuses-max-tokens") && "max_tokens" in body)
+        return Response.json(
+          {
+            error: {
+              message:
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+              type: "invalid_request_error",
+              param: "max_tokens",
+              code: "unsupported_parameter",
+            },
+          },
+          { status: 400 },
+        );
+      const max = Number(body.max_completion_tokens ?? body.max_tokens ?? 16);
       const words =
         mode === "endless"
           ? Array.from({ length: 100_000 }, (_, i) => WORDS[i % WORDS.length]!)
