@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { OpenAIMediaProvider } from "../../src/providers/openai/media.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { makeTestApp } from "../helpers/context.ts";
 import {
@@ -8,6 +7,7 @@ import {
   startIdleCloseUpstream,
 } from "../helpers/idle-close-upstream.ts";
 import { mockTextModel } from "../helpers/mock-openai.ts";
+import { openaiMediaProvider } from "./openai/helpers.ts";
 
 // The keep-alive race (src/providers/upstream-http.ts, fetchUpstream): the upstream closes a pooled
 // connection as idle just as the next request is written on it. That request was never read, so it
@@ -57,15 +57,7 @@ describe("a connection the upstream closes as idle just as it is reused", () => 
         body: JSON.stringify({ created: 1, data: [{ b64_json: Buffer.from(png).toString("base64") }] }),
       }),
     });
-    const provider = new OpenAIMediaProvider("idle", {
-      type: "openai",
-      baseUrl: `${up.url}/v1`,
-      apiKey: null,
-      timeoutMs: 5000,
-      concurrency: 1,
-      pollIntervalMs: 20,
-      workflows: {},
-    });
+    const provider = openaiMediaProvider(`${up.url}/v1`, "idle");
     const job = (id: string) => ({
       id,
       model: {

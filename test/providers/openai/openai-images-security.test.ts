@@ -1,37 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { OpenAIMediaProvider } from "../../../src/providers/openai/media.ts";
-import { startMockOpenAI } from "../../helpers/mock-openai.ts";
-import { settlementHarness } from "../../queue/settlement-harness.ts";
+import { mockImageModel, openaiMediaHarness } from "./helpers.ts";
 
 // An image link in an upstream's answer is fetched only under the outbound policy: the upstream's
 // own origin, or a host whose every address is public. Anything else fails the job (hold released)
 // and is never fetched, so an upstream cannot make the gateway read the operator's network.
 
-const mock = startMockOpenAI();
-const h = await settlementHarness({
-  provider: new OpenAIMediaProvider("oa", {
-    type: "openai",
-    baseUrl: mock.url,
-    apiKey: null,
-    timeoutMs: 5000,
-    concurrency: 2,
-    pollIntervalMs: 20,
-    workflows: {},
-  }),
-  providerConfig: { type: "openai", base_url: mock.url },
-  models: ["link-metadata", "link-localhost"].map((name) => ({
-    id: `oa/${name}`,
-    kind: "image",
-    provider: "oa",
-    upstream_model: name,
-    price_usd_micro: 1000,
-    max: 4,
-  })),
-});
-afterAll(async () => {
-  await h.stop();
-  mock.stop();
-});
+const { h, stop } = await openaiMediaHarness(
+  ["link-metadata", "link-localhost"].map((n) => mockImageModel(n)),
+);
+afterAll(stop);
 
 describe("openai image links: the outbound policy", () => {
   for (const [name, what] of [

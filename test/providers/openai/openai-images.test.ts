@@ -1,39 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { OpenAIMediaProvider } from "../../../src/providers/openai/media.ts";
-import { startMockOpenAI } from "../../helpers/mock-openai.ts";
-import { settlementHarness } from "../../queue/settlement-harness.ts";
+import { mockImageModel, openaiMediaHarness } from "./helpers.ts";
 
 // OpenAI images: response_format only where the model takes it (GPT image models refuse it, as the
 // mock does like the API), b64_json or url read alike, the stored type read from the bytes.
 
-const mock = startMockOpenAI();
-const imageProvider = () =>
-  new OpenAIMediaProvider("oa", {
-    type: "openai",
-    baseUrl: mock.url,
-    apiKey: null,
-    timeoutMs: 5000,
-    concurrency: 2,
-    pollIntervalMs: 20,
-    workflows: {},
-  });
-const image = (name: string) => ({
-  id: `oa/${name}`,
-  kind: "image",
-  provider: "oa",
-  upstream_model: name,
-  price_usd_micro: 1000,
-  max: 4,
-});
-const h = await settlementHarness({
-  provider: imageProvider(),
-  providerConfig: { type: "openai", base_url: mock.url },
-  models: ["gpt-image-1", "dall-e-3", "urls", "jpeg", "link-mislabelled"].map(image),
-});
-afterAll(async () => {
-  await h.stop();
-  mock.stop();
-});
+const { mock, h, stop } = await openaiMediaHarness(
+  ["gpt-image-1", "dall-e-3", "urls", "jpeg", "link-mislabelled"].map((n) => mockImageModel(n)),
+);
+afterAll(stop);
 
 async function lastOutputType(): Promise<string> {
   const rows = await h.t.ctx.sql.all<{ content_type: string }>(
