@@ -2,7 +2,7 @@
 // Bun.serve hello world (for submits and status reads) and a bare Bun proxy (Bun.serve + fetch to
 // the same mock upstream, no checks: the chat baseline).
 // Usage: scripts/bench [--bin dist/gengate] [--compare dist/other] [--rounds N] [--seconds 5]
-//                      [--connections 32] [--only queue,run,chat,start,console] [--cold-start]
+//                      [--connections 32] [--only queue,run,chat,idle-close,start,console] [--cold-start]
 // --cold-start (root only) drops the page cache before each start measurement: idle RSS then
 // counts the pages of the binary a start reads, not whatever of the file the cache happens to hold
 // (the same binary idles at 64-70 MB depending on that; docs/performance.md, fourth pass).
@@ -10,64 +10,21 @@
 // between rounds) and the summary gives each figure's range per binary. It prints figures and
 // ratios and asserts nothing (performance is not a test). The load functions are exported for
 // scripts/bench-scale.ts; the run itself only starts when this file is the entry point.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
 import { closedLoop } from "./bench-load.ts";
-
-export const work = mkdtempSync(join(tmpdir(), "gengate-bench-"));
-const children: Subprocess[] = [];
-process.on("exit", () => {
-  for (const c of children) c.kill("SIGKILL");
-  rmSync(work, { recursive: true, force: true });
-});
-
-/** Spawns a child and waits (20 s at most) for `pattern` on its stdout; stdout keeps draining. */
-export async function spawnAndWait(
-  cmd: string[],
-  pattern: RegExp,
-  env?: Record<string, string>,
-): Promise<{ proc: Subprocess<"ignore", "pipe", "pipe">; match: RegExpExecArray }> {
-  const proc = Bun.spawn(cmd, {
-    stdout: "pipe",
-    stderr: "pipe",
-    stdin: "ignore",
-    env: env ? { ...process.env, ...env } : undefined,
-  });
-  children.push(proc);
-  let out = "";
-  const reader = proc.stdout.getReader();
-  const deadline = Date.now() + 20_000;
-  const timeout = setTimeout(() => proc.kill(), 20_000); // ends a silent child, so read() returns done
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += new TextDecoder().decode(value);
-    const m = pattern.exec(out);
-    if (m) {
-      clearTimeout(timeout);
-      // Keep draining stdout so the child never blocks on a full pipe.
-      void (async () => {
-        for (;;) if ((await reader.read()).done) break;
-      })();
-      return { proc, match: m };
-    }
-  }
-  proc.kill();
-  throw new Error(`${cmd.join(" ")} did not start:\n${out}\n${await new Response(proc.stderr).text()}`);
-}
-
-/** A process's resident memory in MB (`field` of /proc/PID/status: VmRSS, RssAnon or RssFile). */
-export function rssMb(pid: number, field = "VmRSS"): number {
-  try {
-    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0; // the process is gone
-  }
-}
+import {
+  children,
+  rssMb,
+  spawnAndWait,
+  startBareProxy,
+  startHelloWorld,
+  startIdleUpstream,
+  startMockUpstream,
+  work,
+} from "./bench-proc.ts";
 
 export interface Result {
   name: string;
@@ -144,43 +101,6 @@ export async function startGengate(
 }
 
 export const LIMITS = "[limits]\nwrites_per_minute = 1000000\nin_flight = 100000\nrun_wait_seconds = 60\n";
-
-/** A bare Bun.serve hello world: the baseline of submits and status reads. */
-export async function startHelloWorld() {
-  const s = await spawnAndWait(
-    [
-      process.execPath,
-      "-e",
-      'const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("ok") }); console.log("port " + s.port);',
-    ],
-    /port (\d+)/,
-  );
-  return { proc: s.proc, url: `http://127.0.0.1:${s.match[1]}` };
-}
-
-/** The mock OpenAI upstream (scripts/bench-mock-upstream.ts): a short streamed reply with usage. */
-export async function startMockUpstream() {
-  const s = await spawnAndWait(
-    [process.execPath, join(import.meta.dir, "bench-mock-upstream.ts")],
-    /port (\d+)/,
-  );
-  return { proc: s.proc, url: `http://127.0.0.1:${s.match[1]}/v1` };
-}
-
-/**
- * The chat baseline: a bare Bun proxy (Bun.serve + fetch) that forwards the body to the same mock
- * upstream and streams its answer back, with no authentication, validation, billing or database.
- */
-export async function startBareProxy(upstreamUrl: string) {
-  const code = `const up = ${JSON.stringify(`${upstreamUrl}/chat/completions`)};
-const s = Bun.serve({ port: 0, hostname: "127.0.0.1", async fetch(req) {
-  const r = await fetch(up, { method: "POST", headers: { "content-type": "application/json" }, body: await req.arrayBuffer() });
-  return new Response(r.body, { status: r.status, headers: { "content-type": r.headers.get("content-type") ?? "application/json" } });
-} });
-console.log("port " + s.port);`;
-  const s = await spawnAndWait([process.execPath, "-e", code], /port (\d+)/);
-  return { proc: s.proc, url: `http://127.0.0.1:${s.match[1]}/v1` };
-}
 
 /** The gengate config routing model mock/bench to an OpenAI-compatible upstream. */
 export function chatConfig(upstreamUrl: string): string {
@@ -296,7 +216,7 @@ export interface Round {
   figures: Map<string, number>;
 }
 
-const PHASES = ["queue", "run", "chat", "start", "console"] as const;
+const PHASES = ["queue", "run", "chat", "idle-close", "start", "console"] as const;
 
 export async function round(bin: string, only: Set<string>, opts: LoadOptions): Promise<Round> {
   const results = new Map<string, Result>();
@@ -402,6 +322,17 @@ export async function round(bin: string, only: Set<string>, opts: LoadOptions): 
     figures.set("chat p99 at 1 conn, ms", r("chat1").p99);
     figures.set("bare proxy added p50 at 1 conn, ms", r("proxy1").p50 - r("up1").p50);
     figures.set("chat RSS max, MB", Math.max(r("chat32").rss, r("chat1").rss));
+  }
+  if (only.has("idle-close")) {
+    // Chat through gengate to an upstream that closes each keep-alive connection after 10 answers,
+    // as the 11th call arrives (the race that failed 11-13 of ~31,000 calls): errors should be 0.
+    const up = await startIdleUpstream();
+    const g = await startGengate(bin, join(dir, "idle-close"), chatConfig(up.url));
+    put("idle32", await load("chat: upstream closing idle conns", g.proc.pid, gatewayChat(g), opts));
+    const stats = (await (await fetch(`${new URL(up.url).origin}/stats`)).json()) as { closedUnread: number };
+    for (const p of [g.proc, up.proc]) p.kill("SIGKILL");
+    figures.set("idle-close: connections closed as reused", stats.closedUnread);
+    figures.set("idle-close: errors", results.get("idle32")!.errors);
   }
   for (const [key, r] of results) {
     if (["submit", "status", "run", "chat32", "chat1"].includes(key))

@@ -4,7 +4,7 @@ import type { DocumentDecoration } from "elysia";
 export const CHAT_OPENAPI = {
   summary: "Create a chat completion",
   description:
-    "OpenAI's chat format. Reserves a conservative prompt estimate plus max_tokens (4096 when missing, also applied to the reply), then charges the upstream's usage, never above the reservation. stream=true answers text/event-stream chunks ending with data: [DONE]; stream_options.include_usage adds the usage chunk.",
+    "OpenAI's chat format. Reserves a conservative prompt estimate plus max_tokens or max_completion_tokens (4096 when missing, also applied to the reply), then charges the upstream's usage, never above the reservation. stream=true answers text/event-stream chunks ending with data: [DONE]; stream_options.include_usage adds the usage chunk.",
   requestBody: {
     required: true,
     content: {
@@ -38,8 +38,18 @@ export const CHAT_OPENAPI = {
                 },
               },
             },
-            max_tokens: { type: "integer", minimum: 1 },
-            max_completion_tokens: { type: "integer", minimum: 1 },
+            max_tokens: {
+              type: "integer",
+              minimum: 1,
+              description:
+                "The completion limit (OpenAI's older name); max_completion_tokens wins when both are sent.",
+            },
+            max_completion_tokens: {
+              type: "integer",
+              minimum: 1,
+              description:
+                "The completion limit, reserved and applied like max_tokens; sent upstream under the name the model takes.",
+            },
             stream: { type: "boolean" },
             stream_options: { type: "object", properties: { include_usage: { type: "boolean" } } },
             temperature: { type: "number" },

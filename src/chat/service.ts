@@ -43,7 +43,7 @@ export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; p
     model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
   const quote = reserveText(model, promptEstimate, req.maxTokens, {
     input: "messages",
-    output: "max_tokens",
+    output: req.maxTokensParam,
   });
   return { quote, promptEstimate };
 }
@@ -192,6 +192,7 @@ export async function completeChat(
         model,
         messages: req.messages,
         maxTokens: started.quote.output_tokens,
+        maxTokensParam: req.maxTokensParam,
         passthrough: model.provider === "sandbox" ? {} : req.passthrough,
         sandbox: model.provider === "sandbox" ? req.sandbox : null,
         signal,

@@ -5,6 +5,12 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   maxTokens: number | undefined;
+  /**
+   * The name the client gave the completion limit: OpenAI's chat API takes `max_tokens` (deprecated)
+   * or `max_completion_tokens`; "max_tokens" when it sent neither. Errors name it, and the upstream
+   * call uses it where the model accepts it (src/providers/openai/chat.ts).
+   */
+  maxTokensParam: TokenLimitParam;
   stream: boolean;
   includeUsage: boolean;
   /** Every other field, passed through to the upstream unchanged. */
@@ -12,6 +18,8 @@ export interface ChatRequest {
   /** Sandbox test controls (sandbox models only). */
   sandbox: { delay_ms?: number; fail?: boolean } | null;
 }
+
+export type TokenLimitParam = "max_tokens" | "max_completion_tokens";
 
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 export const MAX_MESSAGES = 2048;
@@ -40,9 +48,14 @@ export function parseChatBody(body: unknown): ChatRequest {
   if (messages.length > MAX_MESSAGES) throw bad(`At most ${MAX_MESSAGES} messages per call.`, "messages");
   const parsed: ChatMessage[] = messages.map((m, i) => parseMessage(m, `messages[${i}]`));
 
+  // Both may be sent (an SDK filling both): the current name wins, as OpenAI honours it.
+  const maxTokensParam: TokenLimitParam =
+    max_completion_tokens !== undefined && max_completion_tokens !== null
+      ? "max_completion_tokens"
+      : "max_tokens";
   const maxTokens = readMaxTokens(
-    max_completion_tokens ?? max_tokens,
-    max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens",
+    maxTokensParam === "max_completion_tokens" ? max_completion_tokens : max_tokens,
+    maxTokensParam,
   );
   if (stream !== undefined && typeof stream !== "boolean")
     throw invalid("stream must be true or false.", "stream");
@@ -95,6 +108,7 @@ export function parseChatBody(body: unknown): ChatRequest {
     model,
     messages: parsed,
     maxTokens,
+    maxTokensParam,
     stream: stream === true,
     includeUsage,
     passthrough: rest,

@@ -36,7 +36,6 @@ const MEANINGS: Record<string, string> = {
   generation_failed: "the job failed while /run waited; nothing was charged",
   payment_provider_error: "the payment provider failed or timed out; nothing was charged",
   capacity_unavailable: "temporary; retry with backoff after Retry-After",
-  not_ready: "the server is not ready (readiness probe)",
   insufficient_storage: "the server's disk is too full to accept uploads",
 };
 
@@ -144,8 +143,8 @@ export function buildLlmsTxt(
     out.push(
       "## Chat (text models)",
       "",
-      `POST ${base}/chat/completions with OpenAI's chat body ({model, messages, max_tokens?, stream?}).`,
-      "Without max_tokens, 4096 completion tokens are reserved and the reply is limited to that.",
+      `POST ${base}/chat/completions with OpenAI's chat body ({model, messages, max_tokens? or max_completion_tokens?, stream?}).`,
+      "Without either limit, 4096 completion tokens are reserved and the reply is limited to that.",
       "stream=true answers text/event-stream in OpenAI's chunk format, ending with `data: [DONE]`.",
       "",
     );

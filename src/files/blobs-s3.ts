@@ -27,7 +27,7 @@ const RETRYABLE = new Set(["InternalError", "SlowDown", "ServiceUnavailable", "R
  * complete and accepted (`commit`). Downloads stream a ranged GET straight into the response
  * (`body`): never the whole object in memory, and never a redirect to the bucket (the bucket stays
  * private; gengate's links and download cap stay the only way in). A failure to reach the bucket is
- * `BlobStoreUnavailable` (503 `not_ready`).
+ * `BlobStoreUnavailable` (503 `capacity_unavailable`).
  */
 export class S3BlobStore implements BlobStore {
   readonly kind = "s3" as const;

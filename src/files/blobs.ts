@@ -54,11 +54,11 @@ export type BlobBody = Blob | ReadableStream<Uint8Array>;
 
 /**
  * The store cannot be reached (S3 down, refused, timing out): the caller gets the contract's 503
- * `not_ready` with Retry-After, never a 500 or a hang; the cause is logged once here.
+ * `capacity_unavailable` with Retry-After, never a 500 or a hang; the cause is logged once here.
  */
 export class BlobStoreUnavailable extends DomainError {
   constructor(operation: string, location: string, cause: unknown) {
-    super("not_ready", "The file store cannot be reached right now; retry shortly.", {
+    super("capacity_unavailable", "The file store cannot be reached right now; retry shortly.", {
       retryAfterSeconds: 5,
     });
     log("error", "file store unreachable", { operation, store: location, ...errorFields(cause) });

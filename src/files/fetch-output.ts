@@ -3,6 +3,7 @@ import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { measureFile } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
 import { type BlobStore, outputKey } from "./blobs.ts";
+import { contentTypeOf, normalizeContentType, SNIFF_BYTES } from "./magic.ts";
 import type { StoredOutput } from "./output-store.ts";
 
 export const OUTPUT_MAX_BYTES = 2 * 1024 ** 3;
@@ -44,8 +45,11 @@ export async function fetchOutputToStore(
   const fd = openSync(tmp, "w", 0o600);
   const hash = createHash("sha256");
   let size = 0;
+  let head = new Uint8Array(0);
   try {
     for await (const chunk of res.body) {
+      if (head.length < SNIFF_BYTES)
+        head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
       size += chunk.byteLength;
       if (size > maxBytes) throw new ProviderError("failed", `The output is larger than ${maxBytes} bytes.`);
       hash.update(chunk);
@@ -62,7 +66,10 @@ export async function fetchOutputToStore(
     if (err instanceof ProviderError || signal.aborted) throw err;
     throw new ProviderError("failed", "The output download was interrupted.");
   }
-  const contentType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim() || fallbackType;
+  // The bytes decide the type when they are a known format (an upstream's link may label a JPEG
+  // image/png, or anything application/octet-stream); its header, then the provider's, otherwise.
+  const labelled = normalizeContentType(res.headers.get("content-type"));
+  const contentType = contentTypeOf(head, labelled) ?? labelled ?? fallbackType;
   const measured = measureFile(tmp);
   await blobs.commit(tmp, key, contentType); // the temp file is gone afterwards, stored or not
   return { idx, path: key, contentType, size, sha256: hash.digest("hex"), measured };

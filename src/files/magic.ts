@@ -53,6 +53,18 @@ export function familyOf(contentType: string): Family | null {
   return ALLOWED[contentType] ?? null;
 }
 
+/**
+ * The content type `head` (the first SNIFF_BYTES bytes) is: `declared` when it names their family
+ * (video/quicktime stays itself), else the family's usual type (the first listed above); null when
+ * the bytes are none of the families. An upstream's label is not trusted over its bytes.
+ */
+export function contentTypeOf(head: Uint8Array, declared: string | null): string | null {
+  const family = sniffFamily(head);
+  if (!family) return null;
+  if (declared && ALLOWED[declared] === family) return declared;
+  return ALLOWED_CONTENT_TYPES.find((t) => ALLOWED[t] === family) ?? null;
+}
+
 /** Bytes needed to recognise every family. */
 export const SNIFF_BYTES = 16;
 

@@ -14,7 +14,7 @@ export interface CheckedBlob {
  * otherwise fail outside the app (a plain-text 500 that the access log records as 200). A row
  * whose bytes are gone or of another size is the operator's problem (a partial restore, a
  * hand-deleted file): logged as an error and answered 500 internal_error in the contract's shape.
- * A store that cannot be reached is 503 not_ready (BlobStoreUnavailable, from `size`).
+ * A store that cannot be reached is 503 capacity_unavailable (BlobStoreUnavailable, from `size`).
  */
 export async function storedFile(
   request: Request,

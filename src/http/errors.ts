@@ -49,7 +49,6 @@ export const ERROR_CODES = {
   generation_failed: [502, "upstream_error"],
   payment_provider_error: [502, "upstream_error"],
   capacity_unavailable: [503, "upstream_error"],
-  not_ready: [503, "server_error"],
   insufficient_storage: [507, "server_error"],
 } as const satisfies Record<ErrorCode, readonly [number, ErrorType]>;
 

@@ -4,7 +4,27 @@ import { freeBytes } from "../files/upload.ts";
 import { DomainError } from "../lib/errors.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
+import { errorResponse } from "./errors.ts";
 import { errors } from "./schemas.ts";
+
+/**
+ * Seconds a client waits before asking a starting or unready instance again: a start takes 61-81 ms
+ * from spawn to the first 200 on a quiet host (docs/performance.md), longer when migrations run on a
+ * large database; a database that does not answer is usually a restart or a fail-over of seconds.
+ */
+export const NOT_READY_RETRY_SECONDS = 2;
+
+/**
+ * What an instance answers between binding its port and serving (a restart): the contract's 503
+ * `capacity_unavailable` with Retry-After, as for any other temporary refusal, never a code of its own.
+ */
+export function startingResponse(): Response {
+  return errorResponse(
+    new DomainError("capacity_unavailable", "The server is starting; retry shortly.", {
+      retryAfterSeconds: NOT_READY_RETRY_SECONDS,
+    }),
+  );
+}
 
 /** Liveness and readiness probes for systemd, load balancers and orchestrators. */
 export function healthRoutes(ctx: AppContext) {
@@ -18,9 +38,14 @@ export function healthRoutes(ctx: AppContext) {
       async () => {
         const db = await sqlReady(ctx.sql);
         if (!db.ok) {
-          throw new DomainError("not_ready", `Not ready: database ${db.detail ?? "unavailable"}.`, {
-            details: [{ path: "database", message: db.detail ?? "unavailable" }],
-          });
+          throw new DomainError(
+            "capacity_unavailable",
+            `Not ready: database ${db.detail ?? "unavailable"}.`,
+            {
+              details: [{ path: "database", message: db.detail ?? "unavailable" }],
+              retryAfterSeconds: NOT_READY_RETRY_SECONDS,
+            },
+          );
         }
         const used = await ctx.files.usageBytes();
         const free = freeBytes(ctx.files.root);
@@ -48,7 +73,8 @@ export function healthRoutes(ctx: AppContext) {
       {
         detail: {
           summary: "Readiness",
-          description: "200 when the database answers and every migration is applied; 503 otherwise.",
+          description:
+            "200 when the database answers and every migration is applied; otherwise 503 capacity_unavailable with Retry-After.",
         },
         response: {
           200: t.Object({

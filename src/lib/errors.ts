@@ -39,7 +39,6 @@ export const ERROR_CODE_NAMES = [
   "generation_failed",
   "payment_provider_error",
   "capacity_unavailable",
-  "not_ready",
   "insufficient_storage",
 ] as const;
 

@@ -23,6 +23,8 @@ export interface ChatCall {
   messages: ChatMessage[];
   /** The completion limit the gateway reserved for; the reply must not exceed it. */
   maxTokens: number;
+  /** The name the client gave that limit (`max_tokens` when it sent none): kept where the model takes it. */
+  maxTokensParam: "max_tokens" | "max_completion_tokens";
   passthrough: Record<string, unknown>;
   sandbox: { delay_ms?: number; fail?: boolean } | null;
   signal: AbortSignal;

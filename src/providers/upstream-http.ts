@@ -1,3 +1,4 @@
+import { log } from "../lib/log.ts";
 import { ProviderError } from "./types.ts";
 
 export interface UpstreamCall {
@@ -14,6 +15,68 @@ export interface UpstreamCall {
 }
 
 /**
+ * How Bun's fetch reports a connection the server closed before any answer arrived ("ECONNRESET: The
+ * socket connection was closed unexpectedly"; EPIPE when the close came while the body was written).
+ */
+const CLOSED_BEFORE_ANSWER = new Set(["ECONNRESET", "EPIPE", "ConnectionClosed"]);
+
+/**
+ * How soon after the send a close must come to be the keep-alive race. The race is immediate: the
+ * server closes the socket as the request's first bytes arrive, one round trip after the send (well
+ * under 1 ms on loopback, where 11-13 of ~31,000 chat calls at 32 connections failed this way, all
+ * within one millisecond, when the upstream's idle timer fired). 1 s leaves room for a busy event
+ * loop; an upstream that worked on a call longer and then dropped the connection is not asked again.
+ */
+const IDLE_RACE_WINDOW_MS = 1000;
+
+/**
+ * The one outbound fetch to an upstream API, and its answer to the keep-alive race: a pooled
+ * connection the upstream closes as idle (its keep-alive timeout) just as the next request is written
+ * on it. An HTTP server closes an idle connection only when no request is in progress on it, so it
+ * had not read that request and did not process it. Bun's fetch reports that close as ECONNRESET,
+ * exactly as it reports a server that read the request and then dropped the connection, and does not
+ * say whether the connection was reused; so what may be sent again depends on the request:
+ *
+ * - GET and HEAD: pooled; Bun's fetch itself sends them once more when a reused connection drops
+ *   (test/providers/fal/fal-faults.test.ts sees two drops for one status read).
+ * - `resend: "idle-close"` (chat calls): pooled; a close or reset before the response head (fetch
+ *   rejected: no Response), within IDLE_RACE_WINDOW_MS of the send, is sent once more on a new
+ *   connection (`keepalive: false`). Never a refusal, a DNS failure, a timeout or a streamed body;
+ *   a second failure is the caller's to map. Were it the rare upstream that read the call and then
+ *   dropped it, the client is still charged once, for the reply it gets (docs/chat.md).
+ * - Every other request (media submits, uploads, cancels): sent on a new connection of its own
+ *   (`keepalive: false`), never on a pooled one an upstream may close as idle, so the race cannot hit
+ *   it, and a drop after sending stays what it was: an unknown outcome, never sent twice by us (a
+ *   synchronous image call or a fal submit may have been run and billed). The cost is a connection
+ *   set-up per submit (a TLS handshake, tens of ms) against generations of seconds to minutes.
+ */
+export async function fetchUpstream(
+  url: string,
+  init: RequestInit,
+  resend: "never" | "idle-close" = "never",
+): Promise<Response> {
+  const method = (init.method ?? "GET").toUpperCase();
+  if (method === "GET" || method === "HEAD") return await fetch(url, init);
+  if (resend === "never") return await fetch(url, { ...init, keepalive: false });
+  const sentAt = performance.now();
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (
+      init.signal?.aborted ||
+      !CLOSED_BEFORE_ANSWER.has((err as { code?: string }).code ?? "") ||
+      performance.now() - sentAt > IDLE_RACE_WINDOW_MS ||
+      init.body instanceof ReadableStream
+    )
+      throw err;
+    log("info", "upstream closed the connection before answering; sent again on a new connection", {
+      upstream: new URL(url).origin,
+    });
+    return await fetch(url, { ...init, keepalive: false });
+  }
+}
+
+/**
  * fetch for upstream APIs with the transport half of the mapping: connection failures, timeouts
  * and 429/502/503/504 -> "capacity" (with Retry-After); the job's own abort is rethrown as is.
  * Other statuses are returned for the caller to read. `who` names the upstream in messages.
@@ -26,7 +89,7 @@ export async function upstreamFetch(
 ): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(url, {
+    res = await fetchUpstream(url, {
       ...init,
       redirect: "error",
       signal: AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs)]),

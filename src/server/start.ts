@@ -6,6 +6,7 @@ import { openBlobStore } from "../files/open-blobs.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
 import { errorResponse } from "../http/errors.ts";
+import { startingResponse } from "../http/health.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
@@ -54,10 +55,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       ...(settings.tls
         ? { tls: { cert: Bun.file(settings.tls.cert), key: Bun.file(settings.tls.key) } }
         : {}),
-      fetch: () =>
-        new Response('{"error":{"code":"not_ready","message":"Starting.","type":"server_error"}}', {
-          status: 503,
-        }),
+      fetch: startingResponse,
       error: lastResortError,
     });
   } catch (err) {

@@ -9,7 +9,7 @@ import { json, logLines, makeTestApp } from "../helpers/context.ts";
 import { completedJobWithOutput } from "../helpers/outputs.ts";
 import { startS3, type TestS3 } from "../helpers/s3.ts";
 
-// When the bucket cannot be reached, the files API answers the contract's 503 not_ready with
+// When the bucket cannot be reached, the files API answers the contract's 503 capacity_unavailable with
 // Retry-After, quickly, and nothing is left behind: never a 500, never a hang.
 
 type Err = { error: { code: string; type: string } };
@@ -34,7 +34,7 @@ const spooled = (dir: string) =>
   (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith(".part"));
 
 describe("the S3 store down", () => {
-  test("stopped after the files were stored: downloads and uploads are 503 not_ready, deletes keep the row gone", async () => {
+  test("stopped after the files were stored: downloads and uploads are 503 capacity_unavailable, deletes keep the row gone", async () => {
     const own = await startS3();
     const blobs = own.store();
     const t = await makeTestApp({ blobs });
@@ -59,7 +59,10 @@ describe("the S3 store down", () => {
     ]) {
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("5");
-      expect((await json<Err>(res)).error).toMatchObject({ code: "not_ready", type: "server_error" });
+      expect((await json<Err>(res)).error).toMatchObject({
+        code: "capacity_unavailable",
+        type: "upstream_error",
+      });
     }
     expect(spooled(blobs.spoolDir)).toEqual([]);
     rmSync(dirname(blobs.spoolDir), { recursive: true, force: true }); // made again by the upload
@@ -86,7 +89,7 @@ describe("the S3 store down", () => {
     const started = performance.now();
     const res = await t.request(hanging(), { key: null });
     expect(res.status).toBe(503);
-    expect((await json<Err>(res)).error.code).toBe("not_ready");
+    expect((await json<Err>(res)).error.code).toBe("capacity_unavailable");
     // An upload to it: refused with 503 once the put's time limit passes, nothing left spooled.
     const up = await t.request("/v1/files", {
       method: "POST",
@@ -94,7 +97,7 @@ describe("the S3 store down", () => {
       headers: { "content-type": "image/png" },
     });
     expect(up.status).toBe(503);
-    expect((await json<Err>(up)).error.code).toBe("not_ready");
+    expect((await json<Err>(up)).error.code).toBe("capacity_unavailable");
     expect(spooled(blobs.spoolDir)).toEqual([]);
     expect(performance.now() - started).toBeLessThan(20_000); // liveness only
   });

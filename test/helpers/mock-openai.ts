@@ -3,8 +3,16 @@
  * ("data: {json}"), a usage chunk when stream_options.include_usage is set, "data: [DONE]", and
  * OpenAI's error bodies. The upstream model name picks the behaviour:
  *   ok, slow (50 ms per chunk), midstream-error, no-usage, 429, 503, 400, endless (until aborted).
- * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "half": half the count),
- * speech is a 2 s WAV.
+ * The completion limit is read from max_completion_tokens or max_tokens, as OpenAI does. Models of
+ * OpenAI's o-series and GPT-5 family (o1, o3-mini, gpt-5-mini, ...) and "refuses-max-tokens" (a model
+ * the gateway's name pattern does not know) refuse max_tokens with OpenAI's own 400: openai-node's
+ * src/resources/chat/completions/completions.ts documents max_tokens as "not compatible with o-series
+ * models", and the API answers code "unsupported_parameter", param "max_tokens".
+ * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "half": half the count;
+ * "jpeg": a 16x12 JPEG; "link-metadata" / "link-localhost": links to 169.254.169.254 and to another
+ * loopback origin), speech is a 2 s WAV. As OpenAI's images API does (openai-node
+ * src/resources/images.ts): GPT image models (gpt-image-*) always answer b64_json and refuse
+ * response_format with a 400; dall-e-2/dall-e-3 answer links unless response_format is b64_json.
  */
 export interface MockOpenAI {
   url: string;
@@ -61,6 +69,9 @@ export function startMockOpenAI(): MockOpenAI {
         return new Response(encodePng(16, 16, 2), { headers: { "content-type": "image/png" } });
       }
       if (path === "/files/missing.png") return new Response("gone", { status: 404 });
+      // JPEG bytes labelled image/png: the gateway types a fetched output by its bytes.
+      if (path === "/files/mislabelled")
+        return new Response(JPEG_16X12, { headers: { "content-type": "image/png" } });
       if (path.endsWith("/images/generations") || path.endsWith("/audio/speech"))
         return media(req, path, state);
       const body = (await req.json()) as Record<string, unknown>;
@@ -77,7 +88,20 @@ export function startMockOpenAI(): MockOpenAI {
           { error: { message: "Invalid 'messages': too long", type: "invalid_request_error" } },
           { status: 400 },
         );
-      const max = Number(body.max_tokens ?? 16);
+      if ((/^(o\d|gpt-5)/.test(mode) || mode === "refuses-max-tokens") && "max_tokens" in body)
+        return Response.json(
+          {
+            error: {
+              message:
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+              type: "invalid_request_error",
+              param: "max_tokens",
+              code: "unsupported_parameter",
+            },
+          },
+          { status: 400 },
+        );
+      const max = Number(body.max_completion_tokens ?? body.max_tokens ?? 16);
       const words =
         mode === "endless"
           ? Array.from({ length: 100_000 }, (_, i) => WORDS[i % WORDS.length]!)
@@ -166,6 +190,18 @@ async function media(req: Request, path: string, state: MockOpenAI): Promise<Res
   if (mode === "400")
     return Response.json({ error: { message: "prompt rejected by safety system" } }, { status: 400 });
   if (mode === "garbage") return new Response("<html>not json</html>", { status: 200 });
+  if (/^gpt-image/.test(mode) && "response_format" in body)
+    return Response.json(
+      {
+        error: {
+          message: "Unknown parameter: 'response_format'.",
+          type: "invalid_request_error",
+          param: "response_format",
+          code: "unknown_parameter",
+        },
+      },
+      { status: 400 },
+    );
   if (path.endsWith("/audio/speech")) {
     const { encodeSpeechWav } = await import("../../src/providers/sandbox/media/index.ts");
     return new Response(encodeSpeechWav(2, 1), { headers: { "content-type": "audio/wav" } });
@@ -175,8 +211,44 @@ async function media(req: Request, path: string, state: MockOpenAI): Promise<Res
   const n = Math.ceil(Number(body.n ?? 1) / (mode === "half" ? 2 : 1));
   const png = Buffer.from(encodePng(16, 16, 1)).toString("base64");
   const origin = new URL(req.url).origin;
-  const data = Array.from({ length: n }, () =>
-    mode === "urls" ? { url: `${origin}/files/img.png` } : { b64_json: png },
-  );
+  const link =
+    mode === "urls" || (/^dall-e/.test(mode) && body.response_format !== "b64_json")
+      ? `${origin}/files/img.png`
+      : mode === "link-metadata"
+        ? "http://169.254.169.254/latest/meta-data/iam"
+        : mode === "link-mislabelled"
+          ? `${origin}/files/mislabelled`
+          : mode === "link-localhost"
+            ? `http://localhost:${new URL(origin).port}/files/img.png`
+            : null;
+  const b64 = mode === "jpeg" ? Buffer.from(JPEG_16X12).toString("base64") : png;
+  const data = Array.from({ length: n }, () => (link ? { url: link } : { b64_json: b64 }));
   return Response.json({ created: 1, data });
 }
+
+/** The smallest JPEG header a reader sizes: SOI, a baseline frame header (16x12, 3 components), EOI. */
+const JPEG_16X12 = Uint8Array.of(
+  0xff,
+  0xd8,
+  0xff,
+  0xc0,
+  0x00,
+  0x11,
+  0x08,
+  0x00,
+  0x0c,
+  0x00,
+  0x10,
+  0x03,
+  0x01,
+  0x22,
+  0x00,
+  0x02,
+  0x11,
+  0x01,
+  0x03,
+  0x11,
+  0x01,
+  0xff,
+  0xd9,
+);

@@ -1,5 +1,5 @@
 import { ProviderError } from "../types.ts";
-import { redact, upstreamMessage } from "../upstream-http.ts";
+import { fetchUpstream, redact, upstreamMessage } from "../upstream-http.ts";
 
 export interface SubmitCall {
   url: string;
@@ -25,6 +25,8 @@ const NOT_SENT = new Set([
  *
  * - connection refused / DNS failure: the request never left, so it is "capacity" (retry later);
  * - 429 and 503: fal refused it cleanly and created nothing, so it is "capacity" too;
+ * - it goes on a connection of its own (`fetchUpstream`), never on a pooled one fal may close as idle
+ *   as it is written, so the keep-alive race cannot drop it;
  * - the connection dropped after sending, a timeout, a 502/504 from a proxy, or a 2xx we cannot read:
  *   fal may well have queued the job (and will bill for it) while we never learnt its request_id.
  *   Retrying would run and bill it twice and we could not resume the first one, so these are
@@ -35,7 +37,7 @@ const NOT_SENT = new Set([
 export async function submitToFal(call: SubmitCall): Promise<Record<string, unknown>> {
   let res: Response;
   try {
-    res = await fetch(call.url, {
+    res = await fetchUpstream(call.url, {
       method: "POST",
       headers: { ...call.headers, "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(call.body),

@@ -1,5 +1,6 @@
 import type { ChatCall, ChatDelta, ChatProvider } from "../chat.ts";
 import { ProviderError } from "../types.ts";
+import { fetchUpstream } from "../upstream-http.ts";
 
 export interface OpenAIProviderConfig {
   baseUrl: string;
@@ -20,33 +21,19 @@ export class OpenAIChatProvider implements ChatProvider {
   ) {}
 
   async *chat(call: ChatCall): AsyncIterable<ChatDelta> {
-    const body = {
-      ...call.passthrough,
-      model: call.model.upstream_model ?? call.model.id,
-      messages: call.messages,
-      max_tokens: call.maxTokens,
-      stream: true,
-      stream_options: { include_usage: true },
-    };
-    let res: Response;
-    try {
-      res = await fetch(`${this.cfg.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          ...(this.cfg.apiKey ? { authorization: `Bearer ${this.cfg.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: AbortSignal.any([call.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
-      });
-    } catch (err) {
-      if (call.signal.aborted) throw err;
-      throw new ProviderError(
-        "capacity",
-        `The upstream could not be reached (${(err as Error).name}).`,
-        2000,
-      );
+    const model = call.model.upstream_model ?? call.model.id;
+    let param = tokenLimitParam(model, call.maxTokensParam);
+    let res = await this.send(call, model, param);
+    let text: string | null = null;
+    if (res.status === 400 && param === "max_tokens") {
+      // An upstream model the pattern does not know that refuses max_tokens: asked once more with
+      // max_completion_tokens (a 400 ran nothing upstream, so nothing is run twice).
+      text = (await res.text()).slice(0, 2000);
+      if (refusesMaxTokens(text)) {
+        param = "max_completion_tokens";
+        res = await this.send(call, model, param);
+        text = null;
+      }
     }
     if (res.status === 429 || res.status === 503) {
       const retry = Number(res.headers.get("retry-after"));
@@ -58,19 +45,94 @@ export class OpenAIChatProvider implements ChatProvider {
       );
     }
     if (!res.ok) {
-      const text = (await res.text()).slice(0, 2000);
+      text ??= (await res.text()).slice(0, 2000);
       let message = `The upstream answered ${res.status}.`;
-      try {
-        const m = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message;
-        if (typeof m === "string") message = `The upstream refused the call: ${m.slice(0, 300)}`;
-      } catch {
-        // not JSON: keep the status line only (never echo arbitrary upstream bodies)
-      }
+      const m = upstreamError(text)?.message;
+      // Not JSON: the status line only (never echo arbitrary upstream bodies).
+      if (typeof m === "string") message = `The upstream refused the call: ${m.slice(0, 300)}`;
       throw new ProviderError(res.status >= 500 ? "failed" : "input", message);
     }
     if (!res.body) throw new ProviderError("failed", "The upstream sent no body.");
     yield* parseSse(res.body);
   }
+
+  /** One streamed call, its completion limit sent under `param`; a transport failure is capacity. */
+  private async send(call: ChatCall, model: string, param: TokenLimitParam): Promise<Response> {
+    const body = {
+      ...call.passthrough,
+      model,
+      messages: call.messages,
+      [param]: call.maxTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    try {
+      return await fetchUpstream(
+        `${this.cfg.baseUrl}/chat/completions`,
+        {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "text/event-stream",
+            ...(this.cfg.apiKey ? { authorization: `Bearer ${this.cfg.apiKey}` } : {}),
+          },
+          body: JSON.stringify(body),
+          signal: AbortSignal.any([call.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
+        },
+        "idle-close",
+      );
+    } catch (err) {
+      if (call.signal.aborted) throw err;
+      throw new ProviderError(
+        "capacity",
+        `The upstream could not be reached (${(err as Error).name}).`,
+        2000,
+      );
+    }
+  }
+}
+
+type TokenLimitParam = ChatCall["maxTokensParam"];
+
+/**
+ * Upstream models whose chat API refuses `max_tokens` and takes only `max_completion_tokens`:
+ * OpenAI's o-series (o1, o3, o4-mini, ...) and GPT-5 family, also behind a router's vendor prefix
+ * ("openai/o3-mini"). openai-node, src/resources/chat/completions/completions.ts: `max_tokens` "is now
+ * deprecated in favor of `max_completion_tokens`, and is not compatible with o-series models".
+ */
+const COMPLETION_TOKENS_ONLY = /(^|\/)(o\d|gpt-5)/i;
+
+/**
+ * The name the reserved limit goes upstream under: `max_completion_tokens` for the models above,
+ * otherwise the name the client used (`max_tokens` when it sent none: the one every
+ * OpenAI-compatible server reads, including older vLLM, llama.cpp and Ollama releases).
+ */
+export function tokenLimitParam(upstreamModel: string, clientParam: TokenLimitParam): TokenLimitParam {
+  return COMPLETION_TOKENS_ONLY.test(upstreamModel) ? "max_completion_tokens" : clientParam;
+}
+
+function upstreamError(text: string): { message?: unknown; code?: unknown; param?: unknown } | null {
+  try {
+    return (
+      (JSON.parse(text) as { error?: { message?: unknown; code?: unknown; param?: unknown } }).error ?? null
+    );
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * OpenAI's 400 for max_tokens on a model that refuses it: {"error": {"message": "Unsupported parameter:
+ * 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type":
+ * "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}.
+ */
+function refusesMaxTokens(text: string): boolean {
+  const e = upstreamError(text);
+  if (!e) return false;
+  return (
+    (e.code === "unsupported_parameter" && e.param === "max_tokens") ||
+    (typeof e.message === "string" && /'max_tokens'.*max_completion_tokens/.test(e.message))
+  );
 }
 
 /** OpenAI's chunk stream: "data: {json}" events, ending with "data: [DONE]". */

@@ -1,4 +1,6 @@
 import type { ProviderSettings } from "../../config/schema.ts";
+import { sniffImageSize } from "../../lib/image-size.ts";
+import { resolveAllowedAddresses } from "../../webhooks/url-policy.ts";
 import { wavSeconds } from "../measure.ts";
 import {
   type MediaOutput,
@@ -7,7 +9,17 @@ import {
   type ProviderJob,
   type ProviderResult,
 } from "../types.ts";
-import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
+import { mapInput, redact, upstreamFetch, upstreamJson } from "../upstream-http.ts";
+
+/**
+ * GPT image models (gpt-image-1, gpt-image-1-mini, chatgpt-image-latest, ...) always answer base64 and
+ * refuse `response_format` with a 400; dall-e-2 and dall-e-3 take it (and answer links without it).
+ * openai-node, src/resources/images.ts, ImageGenerateParams.response_format: "The format in which
+ * generated images with `dall-e-2` and `dall-e-3` are returned. [...] This parameter isn't supported
+ * for `gpt-image-1` which will always return base64-encoded images." Other OpenAI-compatible servers
+ * are asked for base64 too; whichever of `b64_json` or `url` comes back is read.
+ */
+const ALWAYS_BASE64 = /(^|\/)(chatgpt-image|gpt-image)/i;
 
 /**
  * Images (/images/generations, /images/edits) and speech (/audio/speech) on any OpenAI-compatible
@@ -65,7 +77,7 @@ export class OpenAIMediaProvider implements Provider {
       form.set("prompt", String(input.prompt ?? ""));
       form.set("n", String(n));
       if (size) form.set("size", size);
-      form.set("response_format", "b64_json");
+      if (!ALWAYS_BASE64.test(model)) form.set("response_format", "b64_json");
       form.set(
         "image",
         new Blob([await src.arrayBuffer()], { type: src.headers.get("content-type") ?? "image/png" }),
@@ -87,7 +99,7 @@ export class OpenAIMediaProvider implements Provider {
             prompt: input.prompt,
             n,
             ...(size ? { size } : {}),
-            response_format: "b64_json",
+            ...(ALWAYS_BASE64.test(model) ? {} : { response_format: "b64_json" }),
           }),
         },
         call,
@@ -96,21 +108,55 @@ export class OpenAIMediaProvider implements Provider {
     const data = answer.body?.data;
     if (!Array.isArray(data) || data.length === 0)
       throw new ProviderError("failed", "The upstream answered without images.");
-    const outputs: MediaOutput[] = data.map((d, i) => {
-      if (typeof d?.b64_json === "string") {
-        return {
-          kind: "image",
-          contentType: "image/png",
-          bytes: Buffer.from(d.b64_json, "base64"),
-          ...sizeOf(size),
-        };
-      }
-      if (typeof d?.url === "string" && /^https?:\/\//.test(d.url))
-        return { kind: "image", contentType: "image/png", url: d.url, ...sizeOf(size) };
-      throw new ProviderError("failed", `Image ${i} of the upstream's answer has neither b64_json nor url.`);
-    });
+    const outputs: MediaOutput[] = [];
+    for (const [i, d] of data.entries()) outputs.push(await this.image(d, i));
     // The settlement counts and measures the delivered images (docs/money.md, "Charge equals delivery").
     return { outputs };
+  }
+
+  /**
+   * One image of the answer. Base64: the content type and pixel size are read from the bytes (a GPT
+   * image model may answer JPEG or WebP, by its output_format). A link: fetched by the worker, which
+   * also types it from its bytes (src/files/fetch-output.ts), and only where the outbound policy
+   * allows: the upstream's own origin (a self-hosted server serving its own files), else a host whose
+   * every address is public, so an upstream's answer cannot make the gateway read the operator's
+   * network (cloud metadata, internal services) and hand it to a client as an output.
+   */
+  private async image(d: { b64_json?: unknown; url?: unknown } | null, i: number): Promise<MediaOutput> {
+    if (typeof d?.b64_json === "string") {
+      const bytes = Buffer.from(d.b64_json, "base64");
+      const sniffed = sniffImageSize(bytes);
+      if (!sniffed) throw new ProviderError("failed", `Image ${i} of the upstream's answer is not an image.`);
+      const { format, width, height } = sniffed;
+      return { kind: "image", contentType: `image/${format}`, bytes, width, height };
+    }
+    if (typeof d?.url === "string" && /^https?:\/\//.test(d.url)) {
+      if (!(await this.linkAllowed(d.url)))
+        throw new ProviderError(
+          "failed",
+          `Image ${i} of the upstream's answer links to a non-public address; it was not fetched.`,
+        );
+      // The type from the link's bytes once fetched; this one only if they are not recognised.
+      return { kind: "image", contentType: "image/png", url: d.url };
+    }
+    throw new ProviderError("failed", `Image ${i} of the upstream's answer has neither b64_json nor url.`);
+  }
+
+  private async linkAllowed(raw: string): Promise<boolean> {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      return false;
+    }
+    if (url.username !== "" || url.password !== "") return false;
+    if (url.origin === new URL(this.cfg.baseUrl).origin) return true;
+    try {
+      await resolveAllowedAddresses(url, { allowPrivateCidrs: [] });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async speech(
@@ -118,9 +164,9 @@ export class OpenAIMediaProvider implements Provider {
     model: string,
     input: Record<string, unknown>,
   ): Promise<ProviderResult> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.cfg.baseUrl}/audio/speech`, {
+    const res = await upstreamFetch(
+      `${this.cfg.baseUrl}/audio/speech`,
+      {
         method: "POST",
         headers: this.headers(),
         body: JSON.stringify({
@@ -129,14 +175,9 @@ export class OpenAIMediaProvider implements Provider {
           voice: input.voice ?? "alloy",
           response_format: "wav",
         }),
-        signal: AbortSignal.any([job.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
-      });
-    } catch (err) {
-      if (job.signal.aborted) throw err;
-      throw new ProviderError("capacity", "The upstream could not be reached.");
-    }
-    if (res.status === 429 || res.status === 503)
-      throw new ProviderError("capacity", `The upstream is busy (${res.status}).`);
+      },
+      { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.cfg.apiKey },
+    );
     if (!res.ok) {
       const text = redact((await res.text()).slice(0, 300), this.cfg.apiKey);
       throw new ProviderError(
@@ -152,10 +193,4 @@ export class OpenAIMediaProvider implements Provider {
       ],
     };
   }
-}
-
-function sizeOf(size: string | undefined) {
-  if (!size) return {};
-  const [w, h] = size.split("x").map(Number);
-  return { width: w, height: h };
 }

@@ -1,42 +1,16 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { OpenAIMediaProvider } from "../../../src/providers/openai/media.ts";
-import { startMockOpenAI } from "../../helpers/mock-openai.ts";
-import { settlementHarness } from "../../queue/settlement-harness.ts";
+import { mockImageModel, openaiMediaHarness } from "./helpers.ts";
 
 /**
  * OpenAI-compatible media: the upstream's images and speech are charged for what they are (count,
  * real pixels, real seconds), not for the n, size or duration the request asked for.
  */
-const mock = startMockOpenAI();
-const h = await settlementHarness({
-  provider: new OpenAIMediaProvider("oa", {
-    type: "openai",
-    baseUrl: mock.url,
-    apiKey: null,
-    timeoutMs: 5000,
-    concurrency: 2,
-    pollIntervalMs: 20,
-    workflows: {},
-  }),
-  providerConfig: { type: "openai", base_url: mock.url },
-  models: [
-    { id: "oa/half", kind: "image", provider: "oa", upstream_model: "half", price_usd_micro: 1000, max: 4 },
-    {
-      id: "oa/mp",
-      kind: "image",
-      unit: "megapixel",
-      provider: "oa",
-      upstream_model: "ok",
-      price_usd_micro: 1_000_000,
-      max: 4,
-    },
-    { id: "oa/tts", kind: "audio", provider: "oa", upstream_model: "tts", price_usd_micro: 1000, max: 30 },
-  ],
-});
-afterAll(async () => {
-  await h.stop();
-  mock.stop();
-});
+const { h, stop } = await openaiMediaHarness([
+  mockImageModel("half"),
+  mockImageModel("mp", { unit: "megapixel", upstream_model: "ok", price_usd_micro: 1_000_000 }),
+  { id: "oa/tts", kind: "audio", provider: "oa", upstream_model: "tts", price_usd_micro: 1000, max: 30 },
+]);
+afterAll(stop);
 
 describe("openai media settlement", () => {
   test("2 of 4 images delivered: 2 charged", async () => {
