@@ -11,7 +11,7 @@ import {
   ShutdownError,
 } from "../types.ts";
 import { type UpstreamCall, upstreamJson } from "../upstream-http.ts";
-import { fetchAllowed, type HostResolver, readBounded, send, statusError } from "./http.ts";
+import { readBounded, send, statusError } from "./http.ts";
 import { fillTemplate, isImageField, placeholders } from "./template.ts";
 
 /** Largest image input fetched and uploaded to ComfyUI. */
@@ -27,8 +27,6 @@ export interface ComfyProviderOptions {
    * pool's shutdown (a ShutdownError reason), whose job is resumed by the next start.
    */
   cancelOnAbort?: (reason: unknown) => boolean;
-  /** DNS for the image-URL policy (tests). */
-  resolve?: HostResolver;
 }
 
 const defaultCancelOnAbort = (reason: unknown) => !(reason instanceof ShutdownError);
@@ -61,7 +59,7 @@ export class ComfyProvider implements Provider {
   constructor(
     readonly name: string,
     private readonly cfg: ProviderSettings,
-    private readonly opts: ComfyProviderOptions = {},
+    opts: ComfyProviderOptions = {},
   ) {
     this.base = stripTrailingSlashes(cfg.baseUrl);
     this.cancelOnAbort = opts.cancelOnAbort ?? defaultCancelOnAbort;
@@ -120,36 +118,12 @@ export class ComfyProvider implements Provider {
     job: ProviderJob,
     call: UpstreamCall,
   ): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new ProviderError("input", `${field} is not a valid URL.`);
-    }
-    if (!(await fetchAllowed(url, this.opts.resolve))) {
-      throw new ProviderError(
-        "input",
-        `${field}: the image URL must be a file id or a public http(s) address.`,
-      );
-    }
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        redirect: "error",
-        signal: AbortSignal.any([job.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
-      });
-    } catch (err) {
-      if (job.signal.aborted) throw err;
-      throw new ProviderError("failed", `${field}: the image could not be fetched.`);
-    }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw new ProviderError(
-        res.status >= 400 && res.status < 500 ? "input" : "failed",
-        `${field}: fetching the image answered ${res.status}.`,
-      );
-    }
-    const bytes = await readBounded(res, MAX_IMAGE_INPUT_BYTES, `The image in ${field}`, call);
+    // Our own uploads come from the store; any other URL through the outbound policy (SSRF).
+    const { bytes } = await job.readInput(raw, {
+      what: field,
+      maxBytes: MAX_IMAGE_INPUT_BYTES,
+      timeoutMs: this.cfg.timeoutMs,
+    });
     if (bytes.length === 0) throw new ProviderError("input", `${field}: the image is empty.`);
     const ext = sniffImageSize(bytes)?.format ?? "png";
     const form = new FormData();

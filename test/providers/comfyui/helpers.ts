@@ -1,5 +1,9 @@
 import type { Model } from "../../../src/catalog/model.ts";
 import type { ProviderSettings } from "../../../src/config/schema.ts";
+import type { BlobStore } from "../../../src/files/blobs.ts";
+import { inputReader } from "../../../src/files/input-reader.ts";
+import { LinkSigner } from "../../../src/files/signing.ts";
+import type { FileStore } from "../../../src/files/store.ts";
 import type { ProviderJob } from "../../../src/providers/types.ts";
 
 /** An SDXL-like API-format workflow with placeholders. */
@@ -99,9 +103,24 @@ export interface FakeJob extends ProviderJob {
 
 export function fakeJob(
   input: Record<string, unknown>,
-  over: { model?: Model; upstreamId?: string | null; onUpstreamId?: (id: string) => void } = {},
+  over: {
+    model?: Model;
+    upstreamId?: string | null;
+    onUpstreamId?: (id: string) => void;
+    /** The outbound policy's allow-list for image URLs (the mock file servers listen on 127.0.0.1). */
+    allowPrivateCidrs?: string[];
+  } = {},
 ): FakeJob {
   const controller = new AbortController();
+  // The gateway's own reader, over an account without uploads: unit tests give URLs only (the
+  // uploads path is tested with a real app in input-security.test.ts).
+  const read = inputReader({
+    publicUrl: "http://gengate.test",
+    signer: new LinkSigner(["test-secret-test-secret"]),
+    files: { getLive: async () => null } as unknown as FileStore,
+    blobs: {} as BlobStore,
+    policy: () => ({ allowPrivateCidrs: over.allowPrivateCidrs ?? [] }),
+  });
   const job: FakeJob = {
     id: "req_test1",
     model: over.model ?? model(),
@@ -117,6 +136,7 @@ export function fakeJob(
       job.upstreamIds.push(id);
       over.onUpstreamId?.(id);
     },
+    readInput: (value, o) => read(value, "acc_test", { ...o, signal: controller.signal }),
   };
   return job;
 }
@@ -129,4 +149,20 @@ export async function rejection(p: Promise<unknown>): Promise<Error & { kind?: s
     return err as Error & { kind?: string };
   }
   throw new Error("expected the promise to reject");
+}
+
+/** A service on the operator's network (127.0.0.1) that counts the requests reaching it. */
+export function internalService(answer: () => Response) {
+  const state = {
+    hits: 0,
+    server: Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => {
+        state.hits++;
+        return answer();
+      },
+    }),
+  };
+  return state;
 }
