@@ -18,6 +18,12 @@ import { fillTemplate, isImageField, placeholders } from "./template.ts";
 export const MAX_IMAGE_INPUT_BYTES = 50 * 1024 * 1024;
 /** Largest single output file read back from /view. */
 export const MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
+/**
+ * The recorded upstream id of a prompt whose submit may or may not have reached ComfyUI: the id we
+ * chose, not yet confirmed by ComfyUI's answer. A resumed job looks for it and submits again (under
+ * the same id) only when ComfyUI does not have it.
+ */
+const SUBMITTING = "submitting:";
 /** Cancelling (queue delete / interrupt) after an abort may take at most this long. */
 const CANCEL_TIMEOUT_MS = 2000;
 
@@ -48,9 +54,9 @@ const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…`
 
 /**
  * Runs jobs on a ComfyUI server: fills the model's workflow template from the input, uploads image
- * inputs, queues the prompt (recording its id at once), polls /history until it finishes and reads
- * every output file back through /view. A job with a recorded prompt id is resumed by polling,
- * never queued twice. See docs/providers/comfyui.md.
+ * inputs, queues the prompt under an id recorded before the submit, polls /history until it
+ * finishes and reads every output file back through /view. A job with a recorded prompt id is
+ * resumed by polling, never queued twice. See docs/providers/comfyui.md.
  */
 export class ComfyProvider implements Provider {
   private readonly base: string;
@@ -71,14 +77,18 @@ export class ComfyProvider implements Provider {
 
   async run(job: ProviderJob): Promise<ProviderResult> {
     const call: UpstreamCall = { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.cfg.apiKey };
-    let promptId = job.upstreamId;
-    if (promptId) {
+    let promptId: string;
+    const recorded = job.upstreamId ?? "";
+    if (recorded !== "" && !recorded.startsWith(SUBMITTING)) {
+      promptId = recorded;
       job.log(`comfyui: resuming prompt ${promptId}`);
-    } else {
-      const prompt = await this.buildPrompt(job, call);
-      promptId = await this.queuePrompt(prompt, call);
+    } else if (recorded !== "" && (await this.known(recorded.slice(SUBMITTING.length), call))) {
+      // The submit reached ComfyUI but its answer never reached us (a crash, a dropped connection).
+      promptId = recorded.slice(SUBMITTING.length);
       await job.setUpstreamId(promptId);
-      job.log(`comfyui: queued prompt ${promptId}`);
+      job.log(`comfyui: resuming prompt ${promptId} (queued before its answer was lost)`);
+    } else {
+      promptId = await this.submit(job, recorded.slice(SUBMITTING.length) || crypto.randomUUID(), call);
     }
     try {
       const entry = await this.waitFor(promptId, job, call);
@@ -89,6 +99,41 @@ export class ComfyProvider implements Provider {
       if (job.signal.aborted && this.cancelOnAbort(job.signal.reason)) await this.cancel(promptId, job);
       throw err;
     }
+  }
+
+  /**
+   * Queues the prompt under an id we choose, recorded on the job (as "submitting:<id>") before the
+   * request leaves: whatever happens between the submit and its answer, the next attempt looks for
+   * that id instead of queueing the workflow a second time. ComfyUI's POST /prompt takes a client's
+   * `prompt_id` (server.py `post_prompt`: `prompt_id = str(json_data.get("prompt_id", uuid.uuid4()))`,
+   * comfyanonymous/ComfyUI); an older server that mints its own is followed by its answer.
+   */
+  private async submit(job: ProviderJob, chosen: string, call: UpstreamCall): Promise<string> {
+    const prompt = await this.buildPrompt(job, call);
+    await job.setUpstreamId(`${SUBMITTING}${chosen}`);
+    let promptId: string;
+    try {
+      promptId = await this.queuePrompt(prompt, chosen, call);
+    } catch (err) {
+      // Aborted while submitting (a time limit): it may be queued already, under the chosen id.
+      if (job.signal.aborted && this.cancelOnAbort(job.signal.reason)) await this.cancel(chosen, job);
+      throw err;
+    }
+    await job.setUpstreamId(promptId);
+    job.log(
+      promptId === chosen
+        ? `comfyui: queued prompt ${promptId}`
+        : `comfyui: queued prompt ${promptId} (this ComfyUI ignores a client's prompt_id)`,
+    );
+    return promptId;
+  }
+
+  /** Whether ComfyUI has the prompt: in its history, running or pending. */
+  private async known(promptId: string, call: UpstreamCall): Promise<boolean> {
+    if (await this.history(promptId, call)) return true;
+    if ((await this.queueState(promptId, call)) !== "absent") return true;
+    // It may have finished between the two reads.
+    return (await this.history(promptId, call)) !== null;
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -142,13 +187,13 @@ export class ComfyProvider implements Provider {
     return sub ? `${sub}/${body.name}` : body.name;
   }
 
-  private async queuePrompt(prompt: unknown, call: UpstreamCall): Promise<string> {
+  private async queuePrompt(prompt: unknown, promptId: string, call: UpstreamCall): Promise<string> {
     const res = await send(
       `${this.base}/prompt`,
       {
         method: "POST",
         headers: this.headers({ "content-type": "application/json" }),
-        body: JSON.stringify({ prompt, client_id: `gengate-${this.name}` }),
+        body: JSON.stringify({ prompt, prompt_id: promptId, client_id: `gengate-${this.name}` }),
       },
       call,
     );

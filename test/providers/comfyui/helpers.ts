@@ -4,7 +4,9 @@ import type { BlobStore } from "../../../src/files/blobs.ts";
 import { inputReader } from "../../../src/files/input-reader.ts";
 import { LinkSigner } from "../../../src/files/signing.ts";
 import type { FileStore } from "../../../src/files/store.ts";
+import { createComfyProvider } from "../../../src/providers/comfyui/index.ts";
 import type { ProviderJob } from "../../../src/providers/types.ts";
+import { makeTestApp } from "../../helpers/context.ts";
 
 /** An SDXL-like API-format workflow with placeholders. */
 export const SDXL = {
@@ -165,4 +167,28 @@ export function internalService(answer: () => Response) {
     }),
   };
   return state;
+}
+
+/**
+ * An in-process gateway whose model "c/<workflow>" (1 image, $0.001) runs on the mock ComfyUI at
+ * `baseUrl`, its account funded with $1000. Tests start their own worker pool.
+ */
+export async function comfyApp(baseUrl: string, workflow: "sdxl" | "img2img") {
+  const t = await makeTestApp({
+    models: [
+      {
+        id: `c/${workflow}`,
+        kind: "image",
+        provider: "comfy",
+        upstream_model: workflow,
+        price_usd_micro: 1000,
+        max: 1,
+        input_schema: workflow === "sdxl" ? SDXL_SCHEMA : IMG2IMG_SCHEMA,
+      },
+    ],
+    providers: { comfy: { type: "comfyui", base_url: baseUrl, workflows: { sdxl: SDXL, img2img: IMG2IMG } } },
+  });
+  await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
+  t.ctx.providers.set("comfy", createComfyProvider("comfy", settings(baseUrl)));
+  return t;
 }

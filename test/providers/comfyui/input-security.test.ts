@@ -1,10 +1,9 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { replaceFileRefs, signedFileUrl } from "../../../src/files/references.ts";
-import { createComfyProvider } from "../../../src/providers/comfyui/index.ts";
 import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
 import { ProviderError } from "../../../src/providers/types.ts";
-import { finalJob, json, makeTestApp, submitQueued, testWorkerPool } from "../../helpers/context.ts";
-import { IMG2IMG, IMG2IMG_SCHEMA, internalService, settings } from "./helpers.ts";
+import { finalJob, json, submitQueued, testWorkerPool } from "../../helpers/context.ts";
+import { comfyApp, internalService } from "./helpers.ts";
 import { startMockComfy } from "./mock-comfy.ts";
 
 /**
@@ -17,22 +16,7 @@ import { startMockComfy } from "./mock-comfy.ts";
  */
 const mock = startMockComfy();
 mock.slowMs = 0;
-const t = await makeTestApp({
-  models: [
-    {
-      id: "c/edit",
-      kind: "image",
-      provider: "comfy",
-      upstream_model: "img2img",
-      price_usd_micro: 1000,
-      max: 1,
-      input_schema: IMG2IMG_SCHEMA,
-    },
-  ],
-  providers: { comfy: { type: "comfyui", base_url: mock.url, workflows: { img2img: IMG2IMG } } },
-});
-await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
-t.ctx.providers.set("comfy", createComfyProvider("comfy", settings(mock.url)));
+const t = await comfyApp(mock.url, "img2img");
 // What the server's pool does (src/queue/background.ts): file ids reach providers as signed links to
 // the public URL, http://gengate.test here, a host that does not resolve: any HTTP fetch of one fails.
 const pool = testWorkerPool(t.ctx, {
@@ -78,7 +62,7 @@ const read = (value: string, accountId = t.account.id) =>
 
 /** The error a job ends with (it must fail). */
 async function failure(input: Record<string, unknown>): Promise<string> {
-  const id = await submitQueued(t, "c/edit", input);
+  const id = await submitQueued(t, "c/img2img", input);
   const job = await finalJob(t.ctx, id);
   expect(job.status).toBe("FAILED");
   return job.error_message ?? "";
@@ -112,7 +96,7 @@ describe("comfyui image inputs: our own uploads", () => {
   test("a file id reaches the provider as a signed link and is read from the store, not over HTTP", async () => {
     const png = encodePng(5, 4, 9);
     const fileId = await upload(png);
-    const id = await submitQueued(t, "c/edit", { prompt: "x", image_url: fileId });
+    const id = await submitQueued(t, "c/img2img", { prompt: "x", image_url: fileId });
     const job = await finalJob(t.ctx, id);
     expect(job.error_message).toBeNull();
     expect(job.status).toBe("COMPLETED");
@@ -124,7 +108,7 @@ describe("comfyui image inputs: our own uploads", () => {
     const other = await t.ctx.accounts.createAccount("other", "USD");
     const foreign = await upload(encodePng(4, 4, 1), other.key);
     for (const ref of [foreign, signedFileUrl(t.ctx, foreign)]) {
-      const res = await t.request("/v1/queue/c/edit", {
+      const res = await t.request("/v1/queue/c/img2img", {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ prompt: "x", image_url: ref }),

@@ -45,28 +45,26 @@ describe("comfyui provider: happy path", () => {
     expect(sent.prompt["6"]!.inputs.text).toBe("a red fox");
     expect(sent.prompt["9"]!.inputs.filename_prefix).toBe("gengate_11");
     expect(sent.clientId).toBe("gengate-comfy");
-    expect(job.upstreamIds).toEqual([sent.id]);
+    // Our id, recorded before the submit, then confirmed by ComfyUI's answer.
+    expect(sent.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(job.upstreamIds).toEqual([`submitting:${sent.id}`, sent.id]);
     // pending -> running -> done over several polls, then one /view.
     expect(count("GET /history/")).toBeGreaterThanOrEqual(3);
     expect(count("GET /view")).toBe(1);
   });
 
-  test("setUpstreamId is called with the prompt id before the first poll", async () => {
-    let pollsAtSet = -1;
-    let promptsAtSet = -1;
+  test("the prompt id is recorded before the submit, and confirmed before the first poll", async () => {
+    const at: { prompts: number; polls: number }[] = [];
     const job = fakeJob(
       { prompt: "x" },
-      {
-        onUpstreamId: () => {
-          pollsAtSet = count("GET /history/");
-          promptsAtSet = mock.prompts.length;
-        },
-      },
+      { onUpstreamId: () => at.push({ prompts: mock.prompts.length, polls: count("GET /history/") }) },
     );
     await provider().run(job);
-    expect(promptsAtSet).toBe(1);
-    expect(pollsAtSet).toBe(0);
-    expect(job.upstreamIds).toEqual([mock.prompts[0]!.id]);
+    expect(at).toEqual([
+      { prompts: 0, polls: 0 },
+      { prompts: 1, polls: 0 },
+    ]);
+    expect(job.upstreamIds).toEqual([`submitting:${mock.prompts[0]!.id}`, mock.prompts[0]!.id]);
   });
 
   test("resumes a job with an upstreamId by polling only (never queues again)", async () => {
@@ -186,7 +184,9 @@ describe("comfyui provider: faults", () => {
     expect(err.kind).toBe("input");
     expect(err.message).toContain("Prompt outputs failed validation");
     expect(err.message).toContain("node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name");
-    expect(job.upstreamIds).toEqual([]);
+    // Only the id chosen before the submit: ComfyUI queued nothing.
+    expect(job.upstreamIds).toHaveLength(1);
+    expect(job.upstreamIds[0]).toStartWith("submitting:");
   });
 
   test("an execution error is failed with ComfyUI's message", async () => {
@@ -258,7 +258,7 @@ describe("comfyui provider: faults", () => {
     const err = await rejection(provider().run(job));
     expect(err.kind).toBe("failed");
     expect(err.message).toContain("lost");
-    expect(job.upstreamIds).toHaveLength(1);
+    expect(job.upstreamIds).toHaveLength(2);
     expect(count("GET /queue")).toBeGreaterThanOrEqual(1);
   });
 
@@ -306,7 +306,7 @@ describe("comfyui provider: abort", () => {
     job.controller.abort(new Error("time limit"));
     await rejection(running);
     expect(Date.now() - started).toBeLessThan(200);
-    expect(mock.interrupts).toEqual([{ prompt_id: job.upstreamIds[0] }]);
+    expect(mock.interrupts).toEqual([{ prompt_id: job.upstreamIds.at(-1) }]);
     expect(mock.deleted).toEqual([]);
   });
 
@@ -317,7 +317,7 @@ describe("comfyui provider: abort", () => {
     await waitFor(() => count("GET /history/") >= 1);
     job.controller.abort(new Error("time limit"));
     await rejection(running);
-    expect(mock.deleted).toEqual([job.upstreamIds[0]!]);
+    expect(mock.deleted).toEqual([job.upstreamIds.at(-1)!]);
     expect(mock.interrupts).toEqual([]);
   });
 
