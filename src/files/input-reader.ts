@@ -2,7 +2,7 @@ import { log } from "../lib/log.ts";
 import { ProviderError } from "../providers/types.ts";
 import { getPinned, PinnedGetError } from "../webhooks/pinned.ts";
 import type { Resolver, WebhookPolicy } from "../webhooks/url-policy.ts";
-import type { BlobStore } from "./blobs.ts";
+import { type BlobStore, BlobStoreUnavailable } from "./blobs.ts";
 import { ownFileLink } from "./references.ts";
 import { checkUploadLink, type LinkSigner } from "./signing.ts";
 import { FILE_ID, type FileStore } from "./store.ts";
@@ -95,7 +95,16 @@ async function readOwnFile(
   if (!file) throw notOwnFile(o.what);
   const size = Number(file.size);
   if (size > o.maxBytes) throw tooLarge(o.what, o.maxBytes);
-  const bytes = await deps.blobs.read(file.path, 0, size);
+  let bytes: Uint8Array;
+  try {
+    bytes = await deps.blobs.read(file.path, 0, size);
+  } catch (err) {
+    // S3 down: the job backs off and retries within its time limit, as for a busy upstream.
+    if (err instanceof BlobStoreUnavailable) {
+      throw new ProviderError("capacity", "The file store cannot be reached right now.");
+    }
+    throw err;
+  }
   if (bytes.length !== size) {
     log("error", "stored file missing or damaged", {
       request_id: o.requestId,
