@@ -23,6 +23,7 @@ afterEach(() => {
   mock.ignoresPromptId = false;
   mock.prompts.length = 0;
   mock.requests.length = 0;
+  mock.deleted.length = 0;
 });
 const provider = () => createComfyProvider("comfy", settings(mock.url));
 const posts = () => mock.requests.filter((r) => r === "POST /prompt").length;
@@ -65,6 +66,16 @@ describe("comfyui: the prompt id is chosen before the submit", () => {
     expect(posts()).toBe(2);
     expect(mock.prompts.map((p) => p.id)).toEqual([chosen]);
     expect(next.upstreamIds).toEqual([`submitting:${chosen}`, chosen]);
+  });
+
+  test("a time limit during the submit cancels the prompt under the chosen id", async () => {
+    mock.fault = "prompt-hang";
+    const job = fakeJob({ prompt: "x" });
+    const running = provider().run(job);
+    await waitFor(() => mock.prompts.length === 1);
+    job.controller.abort(new Error("time limit"));
+    await rejection(running);
+    expect(mock.deleted).toEqual([mock.prompts[0]!.id]);
   });
 
   test("an older ComfyUI that mints its own id: the id of its answer is recorded", async () => {
