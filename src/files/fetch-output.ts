@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
+import { log } from "../lib/log.ts";
 import { measureFile } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
 import { type BlobStore, outputKey } from "./blobs.ts";
@@ -8,6 +9,22 @@ import type { StoredOutput } from "./output-store.ts";
 
 export const OUTPUT_MAX_BYTES = 2 * 1024 ** 3;
 export const OUTPUT_FETCH_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * One message for every failed download, whatever the link answered: an upstream may hand back a
+ * URL a client put in its input (a model that returns its input image), and repeating the status or
+ * the network error would tell that client what answers where. The reason goes to the server's log.
+ */
+function notDownloaded(jobId: string, url: string, reason: string): ProviderError {
+  let host = "";
+  try {
+    host = new URL(url).host;
+  } catch {
+    // reported as is
+  }
+  log("warn", "output download failed", { request_id: jobId, host, reason });
+  return new ProviderError("failed", "The output could not be downloaded from the upstream.");
+}
 
 /**
  * Copies an upstream's output URL into the store, streaming with a size cap and a timeout, so a
@@ -31,13 +48,12 @@ export async function fetchOutputToStore(
     });
   } catch (err) {
     if (signal.aborted) throw err;
-    throw new ProviderError(
-      "failed",
-      `The output could not be downloaded from the upstream (${(err as Error).name}).`,
-    );
+    throw notDownloaded(jobId, url, (err as Error).name);
   }
-  if (!res.ok || !res.body)
-    throw new ProviderError("failed", `The upstream's output link answered ${res.status}.`);
+  if (!res.ok || !res.body) {
+    await res.body?.cancel().catch(() => {});
+    throw notDownloaded(jobId, url, `answered ${res.status}`);
+  }
   const declared = Number(res.headers.get("content-length") ?? "0");
   if (declared > maxBytes) throw new ProviderError("failed", `The output is larger than ${maxBytes} bytes.`);
   const key = outputKey(jobId, idx);

@@ -71,18 +71,28 @@ export function signedFileUrl(
 const OWN_FILE_TAIL = /^(file_[0-9A-Za-z]{24})\/content(\?[^#\s]*)?$/;
 
 /**
+ * The file id and query of a link to one of this server's own uploads
+ * ("{public_url}/v1/files/{file_id}/content", with or without exp/sig), or null for any other value.
+ * Only this origin counts: the same path on another host is just another URL.
+ */
+export function ownFileLink(
+  value: string,
+  publicUrl: string,
+): { fileId: string; query: URLSearchParams } | null {
+  const prefix = `${publicUrl}/v1/files/`;
+  if (!value.startsWith(prefix)) return null;
+  const m = OWN_FILE_TAIL.exec(value.slice(prefix.length));
+  return m ? { fileId: m[1]!, query: new URLSearchParams(m[2] ?? "") } : null;
+}
+
+/**
  * A copy of the input with every link to one of this server's own uploads
  * ("{public_url}/v1/files/{file_id}/content", signed or not) replaced by its file id, so a URL
  * handed out by the fal storage protocol works as a model input exactly like the id (same account
  * check, same pricing, same signed link for the provider).
  */
 export function ownFileUrlsToIds(input: unknown, publicUrl: string): unknown {
-  const prefix = `${publicUrl}/v1/files/`;
-  if (typeof input === "string") {
-    if (!input.startsWith(prefix)) return input;
-    const m = OWN_FILE_TAIL.exec(input.slice(prefix.length));
-    return m ? m[1]! : input;
-  }
+  if (typeof input === "string") return ownFileLink(input, publicUrl)?.fileId ?? input;
   if (Array.isArray(input)) return input.map((v) => ownFileUrlsToIds(v, publicUrl));
   if (input !== null && typeof input === "object") {
     return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, ownFileUrlsToIds(v, publicUrl)]));

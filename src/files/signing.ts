@@ -41,3 +41,28 @@ export class LinkSigner {
 function mac(key: Buffer, requestId: string, index: number, exp: number): string {
   return createHmac("sha256", key).update(`${requestId}.${index}.${exp}`).digest("base64url");
 }
+
+/**
+ * Checks a signed upload link's `exp` and `sig` (an uploaded file is signed as index 0): "forbidden"
+ * for a malformed expiry, a missing or wrong signature or an expiry further ahead than any link we
+ * issue (plus a minute of clock skew), "expired" past its expiry. The one check of such links, for
+ * downloads and for model inputs read back from the store.
+ */
+export function checkUploadLink(
+  signer: LinkSigner,
+  fileId: string,
+  expText: string | undefined,
+  sig: string | undefined,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): "ok" | "forbidden" | "expired" {
+  const exp = Number(expText);
+  if (
+    !/^\d{1,12}$/.test(expText ?? "") ||
+    !sig ||
+    exp > nowSeconds + LINK_TTL_SECONDS + 60 ||
+    !signer.verify(fileId, 0, exp, sig)
+  ) {
+    return "forbidden";
+  }
+  return exp < nowSeconds ? "expired" : "ok";
+}

@@ -4,7 +4,7 @@ import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { LINK_TTL_SECONDS } from "./signing.ts";
+import { checkUploadLink } from "./signing.ts";
 import { FILE_ID, type FileRow, type FileStore, fileView } from "./store.ts";
 import { storedFile } from "./stored-file.ts";
 import { createUpload } from "./uploads.ts";
@@ -97,17 +97,9 @@ export function fileRoutes(ctx: AppContext) {
           throw new DomainError("validation_error", "Malformed file_id.", { param: "file_id" });
         let file: FileRow | null = null;
         if (query.exp !== undefined || query.sig !== undefined) {
-          const exp = Number(query.exp);
-          const now = Math.floor(Date.now() / 1000);
-          if (
-            !/^\d{1,12}$/.test(query.exp ?? "") ||
-            !query.sig ||
-            exp > now + LINK_TTL_SECONDS + 60 ||
-            !ctx.signer.verify(params.id, 0, exp, query.sig)
-          ) {
-            throw new DomainError("forbidden", "The link's signature is not valid.");
-          }
-          if (exp < now) throw new DomainError("expired", "This signed link has expired.");
+          const link = checkUploadLink(ctx.signer, params.id, query.exp, query.sig);
+          if (link === "forbidden") throw new DomainError("forbidden", "The link's signature is not valid.");
+          if (link === "expired") throw new DomainError("expired", "This signed link has expired.");
           file = await ctx.files.getById(params.id);
         } else {
           const p = await optionalPrincipal(ctx, request);

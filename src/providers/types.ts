@@ -52,6 +52,16 @@ export interface ProviderJob {
    * same measurement priced the job (an upscale's source), so a provider can deliver what was priced.
    */
   inputImageSize?(field: string): Promise<{ width: number; height: number } | null>;
+  /**
+   * The bytes of an input value a provider must send its upstream itself: a file id or a link to one
+   * of our uploads is read from the store (the job's account's files only), any other URL is fetched
+   * through the outbound policy (src/files/input-reader.ts). Failures are ProviderErrors with fixed
+   * messages that never repeat what the URL answered.
+   */
+  readInput(
+    value: string,
+    o: { what: string; maxBytes: number; timeoutMs: number },
+  ): Promise<{ bytes: Uint8Array; contentType: string | null }>;
 }
 
 /** Why a provider gave up, which decides what the queue does next. */

@@ -47,6 +47,7 @@ export async function startBackground(ctx: AppContext) {
     prepareInput: (input) =>
       replaceFileRefs(input, (id) => signedFileUrl(ctx, id)) as Record<string, unknown>,
     uploadedImageSize: async (id, accountId) => fileImageSize(await ctx.files.getLive(id, accountId)),
+    readInput: ctx.readInput,
   });
   pool.start();
   const dispatcher = new WebhookDispatcher({

@@ -4,6 +4,7 @@ import { GroupCommit } from "../db/group-commit.ts";
 import type { Sql } from "../db/sql.ts";
 import type { BlobStore } from "../files/blobs.ts";
 import { LocalBlobStore } from "../files/blobs-local.ts";
+import { inputReader } from "../files/input-reader.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
@@ -30,6 +31,8 @@ import {
 } from "./views.ts";
 
 export interface QueueOptions {
+  /** The public address; `baseUrl` is it plus "/v1". */
+  publicUrl: string;
   baseUrl: string;
   filesRoot: string;
   /** Where stored bytes live (src/files/blobs.ts); default: the local directory filesRoot. */
@@ -137,6 +140,8 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     submits: new GroupCommit(sql),
     rateLimiter: writeRateLimiter(sql),
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
+    /** How a provider reads an input file (ProviderJob.readInput, src/files/input-reader.ts). */
+    readInput: inputReader({ publicUrl: o.publicUrl, signer, files, blobs, policy: o.webhookPolicy }),
   };
 }
 export type QueueServices = Awaited<ReturnType<typeof createQueueServices>>;

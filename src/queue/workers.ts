@@ -1,5 +1,6 @@
 import type { Catalog } from "../catalog/catalog.ts";
 import { fetchOutputToStore } from "../files/fetch-output.ts";
+import type { InputReader } from "../files/input-reader.ts";
 import type { OutputStore } from "../files/output-store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
@@ -28,6 +29,8 @@ export interface WorkerPoolOptions {
     fileId: string,
     accountId: string,
   ) => Promise<{ width: number; height: number } | null>;
+  /** Reads an input file for a provider (ProviderJob.readInput): src/files/input-reader.ts. */
+  readInput: InputReader;
   leaseMs?: number;
   owner?: string;
 }
@@ -225,6 +228,7 @@ export class WorkerPool {
           .catch((err) => log("warn", "job log write failed", { job_id: job.id, ...errorFields(err) }));
       },
       setUpstreamId: async (id) => await jobs.setUpstreamId(job.id, id),
+      readInput: (value, o) => this.o.readInput(value, job.account_id, { ...o, signal, requestId: job.id }),
       inputImageSize: async (field) => {
         const value = stored[field];
         return typeof value === "string" && this.o.uploadedImageSize

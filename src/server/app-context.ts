@@ -126,6 +126,7 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
     ? await services.people.createInvite({ accountId: defaultKey.account.id, role: "owner", operator: true })
     : null;
   const queue = createQueueServices(sql, services, {
+    publicUrl: o.publicUrl,
     baseUrl: `${o.publicUrl}/v1`,
     filesRoot: o.filesRoot,
     blobs: o.blobs,

@@ -1,13 +1,8 @@
-import type { LookupAddress } from "node:dns";
-import {
-  type ClientRequest,
-  request as httpRequest,
-  type IncomingMessage,
-  type RequestOptions,
-} from "node:http";
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { formatIp, type Ip, normalizeIp, parseIp } from "../lib/addresses.ts";
+import { formatIp } from "../lib/addresses.ts";
 import { DomainError } from "../lib/errors.ts";
+import { pickAddress, pinnedRequestOptions } from "./pinned.ts";
 import { type Resolver, resolveAllowedAddresses, systemResolver, type WebhookPolicy } from "./url-policy.ts";
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -45,24 +40,9 @@ export class DeliveryError extends Error {
 }
 
 /**
- * IPv4 first: a host with both A and AAAA records is reachable over IPv4 from far more servers,
- * and there is no second try within an attempt (the retry schedule is the second try).
- */
-function pick(ips: Ip[]): Ip {
-  const normal = ips.map(normalizeIp);
-  return normal.find((ip) => ip.family === 4) ?? normal[0]!;
-}
-
-/**
  * POSTs `body` to `url`, connecting only to an address checked against the policy just now.
  *
- * Why node:http and not fetch: Bun's fetch ignores a custom DNS lookup, so the address it connects
- * to could differ from the one checked (DNS rebinding: public at check time, 127.0.0.1 at connect
- * time). Here the socket's `lookup` hands back the checked address, so there is no second DNS
- * query; the Host header and the TLS server name stay the URL's host, so virtual hosts and
- * certificate checks work as usual. No agent (a pooled keep-alive socket could lead to an address
- * checked for another attempt), and redirects are never followed (node:http does not follow them;
- * a 3xx is just a non-2xx answer).
+ * How and why the connection is pinned: pinned.ts.
  */
 export async function postPinned(
   url: URL,
@@ -105,38 +85,20 @@ export async function postPinned(
     resolveAllowedAddresses(url, options.policy, options.resolve ?? systemResolver).then(
       (ips) => {
         if (settled) return;
-        const ip = pick(ips);
+        const ip = pickAddress(ips);
         const address = formatIp(ip);
-        const lookup = (
-          _hostname: string,
-          opts: { all?: boolean } | undefined,
-          cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
-        ) => {
-          if (opts?.all) cb(null, [{ address, family: ip.family }]);
-          else cb(null, address, ip.family);
-        };
-        const bare = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-        const requestOptions: RequestOptions & { servername?: string; ca?: string | Buffer } = {
-          method: "POST",
-          hostname: bare,
-          port: url.port === "" ? (isHttps ? 443 : 80) : Number(url.port),
-          path: `${url.pathname}${url.search}`,
-          headers: {
+        const requestOptions = pinnedRequestOptions(
+          url,
+          ip,
+          "POST",
+          {
             ...headers,
-            host: url.host,
             "content-type": "application/json",
             "content-length": String(Buffer.byteLength(body)),
             "user-agent": USER_AGENT,
-            connection: "close",
           },
-          agent: false,
-          lookup: lookup as RequestOptions["lookup"],
-        };
-        if (isHttps) {
-          // SNI carries names only; for an IP-literal URL the certificate is checked against the IP.
-          if (!parseIp(url.hostname)) requestOptions.servername = bare;
-          if (options.ca) requestOptions.ca = options.ca;
-        }
+          options.ca,
+        );
 
         const onResponse = (answer: IncomingMessage) => {
           res = answer;

@@ -172,6 +172,7 @@ export function testWorkerPool(ctx: AppContext, options: Partial<WorkerPoolOptio
     modelConcurrency: () => null,
     outputTtlMs: () => 60_000,
     prepareInput: (i) => i,
+    readInput: ctx.readInput,
     ...options,
   });
   pool.start();

@@ -73,6 +73,8 @@ describe("a connection the upstream closes as idle just as it is reused", () => 
       signal: new AbortController().signal,
       log() {},
       setUpstreamId: async () => {},
+      // No image_url in the input: the provider reads no input file.
+      readInput: () => Promise.reject(new Error("no input file to read")),
     });
     expect((await provider.run(job("a"))).outputs).toHaveLength(1);
     expect((await provider.run(job("b"))).outputs).toHaveLength(1);

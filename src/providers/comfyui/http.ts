@@ -1,5 +1,3 @@
-import { lookup } from "node:dns/promises";
-import { isPublicAddress } from "../../lib/addresses.ts";
 import { readAllCapped } from "../../lib/read-capped.ts";
 import { ProviderError } from "../types.ts";
 import { type UpstreamCall, upstreamFetch, upstreamMessage } from "../upstream-http.ts";
@@ -36,35 +34,4 @@ export async function readBounded(res: Response, max: number, what: string, call
     // Transient: the job is retried and, having its prompt id, reads the same files again.
     throw new ProviderError("capacity", `${what} was cut off while downloading.`);
   }
-}
-
-/** A gateway signed file link (`.../v1/files/file_…/content?exp=…&sig=…`), which file ids become. */
-export function isSignedFileLink(url: URL): boolean {
-  return (
-    /\/v1\/files\/file_[A-Za-z0-9_-]+\/content$/.test(url.pathname) &&
-    url.searchParams.has("exp") &&
-    url.searchParams.has("sig")
-  );
-}
-
-export type HostResolver = (hostname: string) => Promise<string[]>;
-const systemResolver: HostResolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-
-/**
- * Whether the gateway may fetch an image URL from a client's input: the gateway's own signed
- * file links (file ids), or hosts that resolve only to public addresses, so a client cannot make
- * the gateway read services on the operator's network (SSRF) and feed them to a workflow.
- */
-export async function fetchAllowed(url: URL, resolve: HostResolver = systemResolver): Promise<boolean> {
-  if (url.username !== "" || url.password !== "") return false;
-  if (isSignedFileLink(url)) return true;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
-  try {
-    addresses = await resolve(host);
-  } catch {
-    return false;
-  }
-  return addresses.length > 0 && addresses.every(isPublicAddress);
 }

@@ -11,13 +11,19 @@ import {
   ShutdownError,
 } from "../types.ts";
 import { type UpstreamCall, upstreamJson } from "../upstream-http.ts";
-import { fetchAllowed, type HostResolver, readBounded, send, statusError } from "./http.ts";
+import { readBounded, send, statusError } from "./http.ts";
 import { fillTemplate, isImageField, placeholders } from "./template.ts";
 
 /** Largest image input fetched and uploaded to ComfyUI. */
 export const MAX_IMAGE_INPUT_BYTES = 50 * 1024 * 1024;
 /** Largest single output file read back from /view. */
 export const MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
+/**
+ * The recorded upstream id of a prompt whose submit may or may not have reached ComfyUI: the id we
+ * chose, not yet confirmed by ComfyUI's answer. A resumed job looks for it and submits again (under
+ * the same id) only when ComfyUI does not have it.
+ */
+const SUBMITTING = "submitting:";
 /** Cancelling (queue delete / interrupt) after an abort may take at most this long. */
 const CANCEL_TIMEOUT_MS = 2000;
 
@@ -27,8 +33,6 @@ export interface ComfyProviderOptions {
    * pool's shutdown (a ShutdownError reason), whose job is resumed by the next start.
    */
   cancelOnAbort?: (reason: unknown) => boolean;
-  /** DNS for the image-URL policy (tests). */
-  resolve?: HostResolver;
 }
 
 const defaultCancelOnAbort = (reason: unknown) => !(reason instanceof ShutdownError);
@@ -50,9 +54,9 @@ const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…`
 
 /**
  * Runs jobs on a ComfyUI server: fills the model's workflow template from the input, uploads image
- * inputs, queues the prompt (recording its id at once), polls /history until it finishes and reads
- * every output file back through /view. A job with a recorded prompt id is resumed by polling,
- * never queued twice. See docs/providers/comfyui.md.
+ * inputs, queues the prompt under an id recorded before the submit, polls /history until it
+ * finishes and reads every output file back through /view. A job with a recorded prompt id is
+ * resumed by polling, never queued twice. See docs/providers/comfyui.md.
  */
 export class ComfyProvider implements Provider {
   private readonly base: string;
@@ -61,7 +65,7 @@ export class ComfyProvider implements Provider {
   constructor(
     readonly name: string,
     private readonly cfg: ProviderSettings,
-    private readonly opts: ComfyProviderOptions = {},
+    opts: ComfyProviderOptions = {},
   ) {
     this.base = stripTrailingSlashes(cfg.baseUrl);
     this.cancelOnAbort = opts.cancelOnAbort ?? defaultCancelOnAbort;
@@ -73,14 +77,18 @@ export class ComfyProvider implements Provider {
 
   async run(job: ProviderJob): Promise<ProviderResult> {
     const call: UpstreamCall = { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.cfg.apiKey };
-    let promptId = job.upstreamId;
-    if (promptId) {
+    let promptId: string;
+    const recorded = job.upstreamId ?? "";
+    if (recorded !== "" && !recorded.startsWith(SUBMITTING)) {
+      promptId = recorded;
       job.log(`comfyui: resuming prompt ${promptId}`);
-    } else {
-      const prompt = await this.buildPrompt(job, call);
-      promptId = await this.queuePrompt(prompt, call);
+    } else if (recorded !== "" && (await this.known(recorded.slice(SUBMITTING.length), call))) {
+      // The submit reached ComfyUI but its answer never reached us (a crash, a dropped connection).
+      promptId = recorded.slice(SUBMITTING.length);
       await job.setUpstreamId(promptId);
-      job.log(`comfyui: queued prompt ${promptId}`);
+      job.log(`comfyui: resuming prompt ${promptId} (queued before its answer was lost)`);
+    } else {
+      promptId = await this.submit(job, recorded.slice(SUBMITTING.length) || crypto.randomUUID(), call);
     }
     try {
       const entry = await this.waitFor(promptId, job, call);
@@ -91,6 +99,41 @@ export class ComfyProvider implements Provider {
       if (job.signal.aborted && this.cancelOnAbort(job.signal.reason)) await this.cancel(promptId, job);
       throw err;
     }
+  }
+
+  /**
+   * Queues the prompt under an id we choose, recorded on the job (as "submitting:<id>") before the
+   * request leaves: whatever happens between the submit and its answer, the next attempt looks for
+   * that id instead of queueing the workflow a second time. ComfyUI's POST /prompt takes a client's
+   * `prompt_id` (server.py `post_prompt`: `prompt_id = str(json_data.get("prompt_id", uuid.uuid4()))`,
+   * comfyanonymous/ComfyUI); an older server that mints its own is followed by its answer.
+   */
+  private async submit(job: ProviderJob, chosen: string, call: UpstreamCall): Promise<string> {
+    const prompt = await this.buildPrompt(job, call);
+    await job.setUpstreamId(`${SUBMITTING}${chosen}`);
+    let promptId: string;
+    try {
+      promptId = await this.queuePrompt(prompt, chosen, call);
+    } catch (err) {
+      // Aborted while submitting (a time limit): it may be queued already, under the chosen id.
+      if (job.signal.aborted && this.cancelOnAbort(job.signal.reason)) await this.cancel(chosen, job);
+      throw err;
+    }
+    await job.setUpstreamId(promptId);
+    job.log(
+      promptId === chosen
+        ? `comfyui: queued prompt ${promptId}`
+        : `comfyui: queued prompt ${promptId} (this ComfyUI ignores a client's prompt_id)`,
+    );
+    return promptId;
+  }
+
+  /** Whether ComfyUI has the prompt: in its history, running or pending. */
+  private async known(promptId: string, call: UpstreamCall): Promise<boolean> {
+    if (await this.history(promptId, call)) return true;
+    if ((await this.queueState(promptId, call)) !== "absent") return true;
+    // It may have finished between the two reads.
+    return (await this.history(promptId, call)) !== null;
   }
 
   private headers(extra: Record<string, string> = {}): Record<string, string> {
@@ -120,36 +163,12 @@ export class ComfyProvider implements Provider {
     job: ProviderJob,
     call: UpstreamCall,
   ): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new ProviderError("input", `${field} is not a valid URL.`);
-    }
-    if (!(await fetchAllowed(url, this.opts.resolve))) {
-      throw new ProviderError(
-        "input",
-        `${field}: the image URL must be a file id or a public http(s) address.`,
-      );
-    }
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        redirect: "error",
-        signal: AbortSignal.any([job.signal, AbortSignal.timeout(this.cfg.timeoutMs)]),
-      });
-    } catch (err) {
-      if (job.signal.aborted) throw err;
-      throw new ProviderError("failed", `${field}: the image could not be fetched.`);
-    }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw new ProviderError(
-        res.status >= 400 && res.status < 500 ? "input" : "failed",
-        `${field}: fetching the image answered ${res.status}.`,
-      );
-    }
-    const bytes = await readBounded(res, MAX_IMAGE_INPUT_BYTES, `The image in ${field}`, call);
+    // Our own uploads come from the store; any other URL through the outbound policy (SSRF).
+    const { bytes } = await job.readInput(raw, {
+      what: field,
+      maxBytes: MAX_IMAGE_INPUT_BYTES,
+      timeoutMs: this.cfg.timeoutMs,
+    });
     if (bytes.length === 0) throw new ProviderError("input", `${field}: the image is empty.`);
     const ext = sniffImageSize(bytes)?.format ?? "png";
     const form = new FormData();
@@ -168,13 +187,13 @@ export class ComfyProvider implements Provider {
     return sub ? `${sub}/${body.name}` : body.name;
   }
 
-  private async queuePrompt(prompt: unknown, call: UpstreamCall): Promise<string> {
+  private async queuePrompt(prompt: unknown, promptId: string, call: UpstreamCall): Promise<string> {
     const res = await send(
       `${this.base}/prompt`,
       {
         method: "POST",
         headers: this.headers({ "content-type": "application/json" }),
-        body: JSON.stringify({ prompt, client_id: `gengate-${this.name}` }),
+        body: JSON.stringify({ prompt, prompt_id: promptId, client_id: `gengate-${this.name}` }),
       },
       call,
     );

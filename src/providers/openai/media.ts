@@ -21,6 +21,9 @@ import { mapInput, redact, upstreamFetch, upstreamJson } from "../upstream-http.
  */
 const ALWAYS_BASE64 = /(^|\/)(chatgpt-image|gpt-image)/i;
 
+/** Largest source image read for an edit: the cap of ComfyUI's image inputs too. */
+const MAX_EDIT_IMAGE_BYTES = 50 * 1024 * 1024;
+
 /**
  * Images (/images/generations, /images/edits) and speech (/audio/speech) on any OpenAI-compatible
  * server. These calls are synchronous: there is no upstream id to resume, so a job whose worker
@@ -67,11 +70,13 @@ export class OpenAIMediaProvider implements Provider {
     const call = { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.cfg.apiKey };
     let answer: { body: { data?: { b64_json?: string; url?: string }[] } };
     if (typeof input.image_url === "string") {
-      // Edits take the source image as a multipart file: fetch it (file ids arrive as signed URLs).
-      const src = await fetch(input.image_url, {
-        signal: AbortSignal.any([job.signal, AbortSignal.timeout(60_000)]),
-      }).catch(() => null);
-      if (!src?.ok) throw new ProviderError("input", "The source image could not be fetched.");
+      // Edits take the source image as a multipart file: our own uploads are read from the store,
+      // any other URL is fetched through the outbound policy (SSRF), with a fixed message on failure.
+      const src = await job.readInput(input.image_url, {
+        what: "image_url",
+        maxBytes: MAX_EDIT_IMAGE_BYTES,
+        timeoutMs: 60_000,
+      });
       const form = new FormData();
       form.set("model", model);
       form.set("prompt", String(input.prompt ?? ""));
@@ -80,7 +85,7 @@ export class OpenAIMediaProvider implements Provider {
       if (!ALWAYS_BASE64.test(model)) form.set("response_format", "b64_json");
       form.set(
         "image",
-        new Blob([await src.arrayBuffer()], { type: src.headers.get("content-type") ?? "image/png" }),
+        new Blob([src.bytes as Uint8Array<ArrayBuffer>], { type: src.contentType ?? "image/png" }),
         "image.png",
       );
       answer = await upstreamJson(

@@ -1,6 +1,12 @@
 import type { Model } from "../../../src/catalog/model.ts";
 import type { ProviderSettings } from "../../../src/config/schema.ts";
+import type { BlobStore } from "../../../src/files/blobs.ts";
+import { inputReader } from "../../../src/files/input-reader.ts";
+import { LinkSigner } from "../../../src/files/signing.ts";
+import type { FileStore } from "../../../src/files/store.ts";
+import { createComfyProvider } from "../../../src/providers/comfyui/index.ts";
 import type { ProviderJob } from "../../../src/providers/types.ts";
+import { makeTestApp } from "../../helpers/context.ts";
 
 /** An SDXL-like API-format workflow with placeholders. */
 export const SDXL = {
@@ -99,9 +105,24 @@ export interface FakeJob extends ProviderJob {
 
 export function fakeJob(
   input: Record<string, unknown>,
-  over: { model?: Model; upstreamId?: string | null; onUpstreamId?: (id: string) => void } = {},
+  over: {
+    model?: Model;
+    upstreamId?: string | null;
+    onUpstreamId?: (id: string) => void;
+    /** The outbound policy's allow-list for image URLs (the mock file servers listen on 127.0.0.1). */
+    allowPrivateCidrs?: string[];
+  } = {},
 ): FakeJob {
   const controller = new AbortController();
+  // The gateway's own reader, over an account without uploads: unit tests give URLs only (the
+  // uploads path is tested with a real app in input-security.test.ts).
+  const read = inputReader({
+    publicUrl: "http://gengate.test",
+    signer: new LinkSigner(["test-secret-test-secret"]),
+    files: { getLive: async () => null } as unknown as FileStore,
+    blobs: {} as BlobStore,
+    policy: () => ({ allowPrivateCidrs: over.allowPrivateCidrs ?? [] }),
+  });
   const job: FakeJob = {
     id: "req_test1",
     model: over.model ?? model(),
@@ -117,6 +138,7 @@ export function fakeJob(
       job.upstreamIds.push(id);
       over.onUpstreamId?.(id);
     },
+    readInput: (value, o) => read(value, "acc_test", { ...o, signal: controller.signal }),
   };
   return job;
 }
@@ -129,4 +151,44 @@ export async function rejection(p: Promise<unknown>): Promise<Error & { kind?: s
     return err as Error & { kind?: string };
   }
   throw new Error("expected the promise to reject");
+}
+
+/** A service on the operator's network (127.0.0.1) that counts the requests reaching it. */
+export function internalService(answer: () => Response) {
+  const state = {
+    hits: 0,
+    server: Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => {
+        state.hits++;
+        return answer();
+      },
+    }),
+  };
+  return state;
+}
+
+/**
+ * An in-process gateway whose model "c/<workflow>" (1 image, $0.001) runs on the mock ComfyUI at
+ * `baseUrl`, its account funded with $1000. Tests start their own worker pool.
+ */
+export async function comfyApp(baseUrl: string, workflow: "sdxl" | "img2img") {
+  const t = await makeTestApp({
+    models: [
+      {
+        id: `c/${workflow}`,
+        kind: "image",
+        provider: "comfy",
+        upstream_model: workflow,
+        price_usd_micro: 1000,
+        max: 1,
+        input_schema: workflow === "sdxl" ? SDXL_SCHEMA : IMG2IMG_SCHEMA,
+      },
+    ],
+    providers: { comfy: { type: "comfyui", base_url: baseUrl, workflows: { sdxl: SDXL, img2img: IMG2IMG } } },
+  });
+  await t.ctx.ledger.topUp(t.account.id, 1_000_000_000n, null);
+  t.ctx.providers.set("comfy", createComfyProvider("comfy", settings(baseUrl)));
+  return t;
 }

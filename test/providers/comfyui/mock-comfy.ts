@@ -3,7 +3,9 @@ import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
 /**
  * A mock ComfyUI server for tests, faithful to the shapes of ComfyUI's HTTP API:
  * POST /prompt -> {prompt_id, number, node_errors} (400 {error, node_errors} for an invalid
- * workflow); GET /history/{id} -> {} until done, then {id: {status, outputs}}; GET /queue ->
+ * workflow), queued under the client's `prompt_id` when it sends one, as ComfyUI's server.py
+ * `post_prompt` does (`prompt_id = str(json_data.get("prompt_id", uuid.uuid4()))`, comfyanonymous/ComfyUI;
+ * versions before that minted their own: `ignoresPromptId`); GET /history/{id} -> {} until done, then {id: {status, outputs}}; GET /queue ->
  * {queue_running, queue_pending} with [number, prompt_id, prompt, extra_data, outputs] items;
  * GET /view -> the bytes; POST /upload/image (multipart, field `image`) -> {name, subfolder, type};
  * POST /interrupt; POST /queue {delete: [...]}.
@@ -18,7 +20,8 @@ export type Fault =
   | "503" // every endpoint -> 503 with Retry-After: 3
   | "malformed" // /history answers text that is not JSON
   | "lost" // a queued prompt vanishes: in neither the queue nor the history
-  | "view-cut"; // /view sends the headers and part of the file, then breaks the connection
+  | "view-cut" // /view sends the headers and part of the file, then breaks the connection
+  | "prompt-hang"; // POST /prompt queues the prompt, then never answers (the gateway dies waiting)
 
 export interface MockPrompt {
   id: string;
@@ -41,6 +44,8 @@ export interface MockComfy {
   /** Files /view serves, by filename. */
   files: Map<string, Uint8Array>;
   png: Uint8Array;
+  /** An older ComfyUI: POST /prompt ignores a client's prompt_id and mints its own. */
+  ignoresPromptId: boolean;
   prompts: MockPrompt[];
   uploads: { name: string; type: string; overwrite: string | null; bytes: Uint8Array }[];
   interrupts: unknown[];
@@ -69,6 +74,7 @@ export function startMockComfy(): MockComfy {
     outputFiles: [{ filename: "gengate_00001_.png", subfolder: "", type: "output" }],
     files: new Map([["gengate_00001_.png", png]]),
     png,
+    ignoresPromptId: false,
     prompts: [],
     uploads: [],
     interrupts: [],
@@ -108,7 +114,7 @@ export function startMockComfy(): MockComfy {
       if (state.fault === "503") return json({ error: "busy" }, 503, { "retry-after": "3" });
 
       if (req.method === "POST" && path === "/prompt") {
-        const body = (await req.json()) as { prompt?: unknown; client_id?: unknown };
+        const body = (await req.json()) as { prompt?: unknown; client_id?: unknown; prompt_id?: unknown };
         const prompt = body.prompt as MockPrompt["prompt"];
         const nodeErrors: Record<string, unknown> = {};
         if (prompt === null || typeof prompt !== "object") {
@@ -152,10 +158,14 @@ export function startMockComfy(): MockComfy {
             400,
           );
         }
-        const id = crypto.randomUUID();
+        const id =
+          body.prompt_id !== undefined && !state.ignoresPromptId
+            ? String(body.prompt_id)
+            : crypto.randomUUID();
         const p: MockPrompt = { id, number: counter++, prompt, clientId: body.client_id, polls: 0 };
         state.prompts.push(p);
         if (state.fault !== "lost") prompts.set(id, p);
+        if (state.fault === "prompt-hang") await new Promise(() => {}); // until the server stops
         return json({ prompt_id: id, number: p.number, node_errors: {} });
       }
 

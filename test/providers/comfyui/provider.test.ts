@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { fetchAllowed, readBounded } from "../../../src/providers/comfyui/http.ts";
+import { readBounded } from "../../../src/providers/comfyui/http.ts";
 import { createComfyProvider } from "../../../src/providers/comfyui/index.ts";
 import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
 import { ProviderError, ShutdownError } from "../../../src/providers/types.ts";
@@ -45,28 +45,26 @@ describe("comfyui provider: happy path", () => {
     expect(sent.prompt["6"]!.inputs.text).toBe("a red fox");
     expect(sent.prompt["9"]!.inputs.filename_prefix).toBe("gengate_11");
     expect(sent.clientId).toBe("gengate-comfy");
-    expect(job.upstreamIds).toEqual([sent.id]);
+    // Our id, recorded before the submit, then confirmed by ComfyUI's answer.
+    expect(sent.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(job.upstreamIds).toEqual([`submitting:${sent.id}`, sent.id]);
     // pending -> running -> done over several polls, then one /view.
     expect(count("GET /history/")).toBeGreaterThanOrEqual(3);
     expect(count("GET /view")).toBe(1);
   });
 
-  test("setUpstreamId is called with the prompt id before the first poll", async () => {
-    let pollsAtSet = -1;
-    let promptsAtSet = -1;
+  test("the prompt id is recorded before the submit, and confirmed before the first poll", async () => {
+    const at: { prompts: number; polls: number }[] = [];
     const job = fakeJob(
       { prompt: "x" },
-      {
-        onUpstreamId: () => {
-          pollsAtSet = count("GET /history/");
-          promptsAtSet = mock.prompts.length;
-        },
-      },
+      { onUpstreamId: () => at.push({ prompts: mock.prompts.length, polls: count("GET /history/") }) },
     );
     await provider().run(job);
-    expect(promptsAtSet).toBe(1);
-    expect(pollsAtSet).toBe(0);
-    expect(job.upstreamIds).toEqual([mock.prompts[0]!.id]);
+    expect(at).toEqual([
+      { prompts: 0, polls: 0 },
+      { prompts: 1, polls: 0 },
+    ]);
+    expect(job.upstreamIds).toEqual([`submitting:${mock.prompts[0]!.id}`, mock.prompts[0]!.id]);
   });
 
   test("resumes a job with an upstreamId by polling only (never queues again)", async () => {
@@ -113,9 +111,7 @@ describe("comfyui provider: image inputs", () => {
       fetch(req) {
         fileHits++;
         const u = new URL(req.url);
-        if (u.pathname === "/v1/files/file_abc/content" && u.searchParams.get("sig") === "good") {
-          return new Response(png, { headers: { "content-type": "image/png" } });
-        }
+        if (u.pathname === "/img.png") return new Response(png, { headers: { "content-type": "image/png" } });
         return new Response("no", { status: 403 });
       },
     });
@@ -123,10 +119,13 @@ describe("comfyui provider: image inputs", () => {
   afterAll(() => files.stop(true));
   const img2img = () =>
     model({ id: "local/img2img", upstream_model: "img2img", input_schema: IMG2IMG_SCHEMA });
+  const loopbackAllowed = { model: img2img(), allowPrivateCidrs: ["127.0.0.0/8"] };
 
-  test("a signed file URL is fetched, uploaded, and its ComfyUI name substituted", async () => {
-    const link = `http://127.0.0.1:${files.port}/v1/files/file_abc/content?exp=9999999999&sig=good`;
-    const job = fakeJob({ prompt: "edit", image_url: link }, { model: img2img() });
+  test("an image URL the outbound policy allows is fetched, uploaded, and its ComfyUI name substituted", async () => {
+    const job = fakeJob(
+      { prompt: "edit", image_url: `http://127.0.0.1:${files.port}/img.png` },
+      loopbackAllowed,
+    );
     const result = await provider().run(job);
     expect(result.outputs).toHaveLength(1);
     expect(mock.uploads).toHaveLength(1);
@@ -139,10 +138,10 @@ describe("comfyui provider: image inputs", () => {
     expect(mock.prompts[0]!.prompt["9"]!.inputs.filename_prefix).toBe("edit");
   });
 
-  test("a URL on the operator's network that is not a signed file link is refused before any fetch", async () => {
+  test("a URL on the operator's network is refused before any fetch", async () => {
     fileHits = 0;
     const job = fakeJob(
-      { prompt: "x", image_url: `http://127.0.0.1:${files.port}/admin.png` },
+      { prompt: "x", image_url: `http://127.0.0.1:${files.port}/img.png` },
       { model: img2img() },
     );
     const err = await rejection(provider().run(job));
@@ -153,13 +152,12 @@ describe("comfyui provider: image inputs", () => {
     expect(count("POST /prompt")).toBe(0);
   });
 
-  test("a file link that answers 403 is an input error", async () => {
-    const link = `http://127.0.0.1:${files.port}/v1/files/file_abc/content?exp=1&sig=bad`;
-    const err = await rejection(
-      provider().run(fakeJob({ prompt: "x", image_url: link }, { model: img2img() })),
-    );
+  test("a URL that answers 403 is an input error that does not repeat the status", async () => {
+    const link = `http://127.0.0.1:${files.port}/secret.png`;
+    const err = await rejection(provider().run(fakeJob({ prompt: "x", image_url: link }, loopbackAllowed)));
     expect(err.kind).toBe("input");
-    expect(err.message).toContain("403");
+    expect(err.message).toContain("image_url");
+    expect(err.message).not.toContain("403");
     expect(count("POST /prompt")).toBe(0);
   });
 
@@ -167,18 +165,6 @@ describe("comfyui provider: image inputs", () => {
     await provider().run(fakeJob({ prompt: "x", image_url: "example.png" }, { model: img2img() }));
     expect(mock.uploads).toHaveLength(0);
     expect(mock.prompts[0]!.prompt["10"]!.inputs.image).toBe("example.png");
-  });
-
-  test("the URL policy: public hosts only, besides signed file links", async () => {
-    const pub = async () => ["93.184.216.34"];
-    const priv = async () => ["93.184.216.34", "10.0.0.7"];
-    expect(await fetchAllowed(new URL("https://img.example/a.png"), pub)).toBe(true);
-    expect(await fetchAllowed(new URL("https://img.example/a.png"), priv)).toBe(false);
-    expect(await fetchAllowed(new URL("http://169.254.169.254/latest"), async (h) => [h])).toBe(false);
-    expect(await fetchAllowed(new URL("https://u:p@img.example/a.png"), pub)).toBe(false);
-    expect(await fetchAllowed(new URL("http://10.1.2.3/x/v1/files/file_a1/content?exp=1&sig=s"), priv)).toBe(
-      true,
-    );
   });
 
   test("reads are bounded", async () => {
@@ -198,7 +184,9 @@ describe("comfyui provider: faults", () => {
     expect(err.kind).toBe("input");
     expect(err.message).toContain("Prompt outputs failed validation");
     expect(err.message).toContain("node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name");
-    expect(job.upstreamIds).toEqual([]);
+    // Only the id chosen before the submit: ComfyUI queued nothing.
+    expect(job.upstreamIds).toHaveLength(1);
+    expect(job.upstreamIds[0]).toStartWith("submitting:");
   });
 
   test("an execution error is failed with ComfyUI's message", async () => {
@@ -270,7 +258,7 @@ describe("comfyui provider: faults", () => {
     const err = await rejection(provider().run(job));
     expect(err.kind).toBe("failed");
     expect(err.message).toContain("lost");
-    expect(job.upstreamIds).toHaveLength(1);
+    expect(job.upstreamIds).toHaveLength(2);
     expect(count("GET /queue")).toBeGreaterThanOrEqual(1);
   });
 
@@ -318,7 +306,7 @@ describe("comfyui provider: abort", () => {
     job.controller.abort(new Error("time limit"));
     await rejection(running);
     expect(Date.now() - started).toBeLessThan(200);
-    expect(mock.interrupts).toEqual([{ prompt_id: job.upstreamIds[0] }]);
+    expect(mock.interrupts).toEqual([{ prompt_id: job.upstreamIds.at(-1) }]);
     expect(mock.deleted).toEqual([]);
   });
 
@@ -329,7 +317,7 @@ describe("comfyui provider: abort", () => {
     await waitFor(() => count("GET /history/") >= 1);
     job.controller.abort(new Error("time limit"));
     await rejection(running);
-    expect(mock.deleted).toEqual([job.upstreamIds[0]!]);
+    expect(mock.deleted).toEqual([job.upstreamIds.at(-1)!]);
     expect(mock.interrupts).toEqual([]);
   });
 

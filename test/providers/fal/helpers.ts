@@ -74,6 +74,8 @@ export function fakeJob(
       upstreamIds.push(id);
       over.onSetUpstreamId?.(id);
     },
+    // fal fetches its inputs itself: the gateway never reads one for it.
+    readInput: () => Promise.reject(new Error("the fal provider reads no input file")),
   };
 }
 

@@ -67,6 +67,8 @@ export function replicateHarness(mockOf: () => MockReplicate) {
       log: (message) => logs.push(message),
       setUpstreamId: async (id) =>
         void upstreamIds.push({ id, pollsSoFar: mockOf().predictions.get(id)?.polls ?? -1 }),
+      // Replicate fetches its inputs itself: the gateway never reads one for it.
+      readInput: () => Promise.reject(new Error("the replicate provider reads no input file")),
     };
     return { job, logs, upstreamIds, controller };
   }
