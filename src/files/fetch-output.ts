@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
-import { measureFile } from "../providers/measure.ts";
+import { measureFileAsync } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
 import { type BlobStore, outputKey } from "./blobs.ts";
 import type { StoredOutput } from "./output-store.ts";
@@ -63,7 +63,7 @@ export async function fetchOutputToStore(
     throw new ProviderError("failed", "The output download was interrupted.");
   }
   const contentType = (res.headers.get("content-type") ?? "").split(";")[0]!.trim() || fallbackType;
-  const measured = measureFile(tmp);
+  const measured = await measureFileAsync(tmp, size);
   await blobs.commit(tmp, key, contentType); // the temp file is gone afterwards, stored or not
   return { idx, path: key, contentType, size, sha256: hash.digest("hex"), measured };
 }

@@ -26,7 +26,7 @@ export type EntryName = (typeof ENTRY_NAMES)[number];
  * Entry points that are worker scripts (run by src/lib/threads.ts in a thread of their own), never
  * imported: loading one on the main thread would install its message handler there.
  */
-export const WORKER_NAMES = ["sandbox-media"] as const;
+export const WORKER_NAMES = ["sandbox-media", "measure-file"] as const;
 export type WorkerName = (typeof WORKER_NAMES)[number];
 
 /** Whether this code runs from the compiled binary (its modules live under /$bunfs/), not from sources. */
