@@ -1,16 +1,19 @@
 /**
- * CPU-heavy work off the event loop: one task in a Bun Worker running one of the binary's worker
- * entry points (src/entries/, WORKER_NAMES in entries.ts), so no request waits behind it.
+ * CPU-heavy work off the event loop: tasks run in Bun Workers of one of the binary's worker entry
+ * points (src/entries/, WORKER_NAMES in entries.ts), so no request waits behind them.
  *
- * Why a thread and not slices on the main thread: the sandbox's 8192 x 8192 PNG takes 1.4 s of CPU
+ * Why threads and not slices on the main thread: the sandbox's 8192 x 8192 PNG takes 1.4 s of CPU
  * (a 300 s WAV 0.7 s, a 60 s avatar video 0.8 s, measured on the 2-core build machine), and the four
- * images of one request held /healthz for 5.5 s; three such requests for 12-15 s (issue 31).
+ * images of one request held /healthz for 5.5 s; the heaviest request of each kind at once, 11.4 s
+ * (issue 31).
  *
- * One thread per task, ended when the task ends: an abort (the job's deadline or cancel, shutdown)
- * terminates it at once, wherever the encoder is, and an idle server keeps no thread or its heap.
- * A task's round trip costs about 30 ms more than the work (a 64 x 64 PNG from sources, mostly the
- * new thread loading its modules), nothing next to the seconds of the tasks it is for. At most THREAD_LIMIT tasks run at
- * once (the rest wait in order), so one core always stays free for the event loop.
+ * - At most THREAD_LIMIT tasks run at once (the rest wait in order), so one core always stays free
+ *   for the event loop.
+ * - A worker serves one task at a time and is kept for the next one, since starting one costs about
+ *   30 ms (a 64 x 64 PNG's round trip from sources, mostly the new thread loading its modules);
+ *   after IDLE_MS without a task it ends, so an idle server holds no thread or its heap.
+ * - An abort (the job's deadline or cancel, shutdown) terminates the task's worker at once, wherever
+ *   its work is; the next task starts a new one.
  *
  * Compiled, the worker scripts are embedded like every entry point (/$bunfs/root/entries/<name>.js,
  * scripts/build) and `new Worker` loads them from there; from sources, the .ts file.
@@ -20,12 +23,15 @@ import { entryPath, type WorkerName } from "./entries.ts";
 
 /** Tasks running at once: every core but one (at least one). */
 export const THREAD_LIMIT = Math.max(1, availableParallelism() - 1);
+/** How long an idle worker is kept for the next task. */
+export const IDLE_MS = 10_000;
 
-/** What a worker script posts back: the task's result, or the message of what it threw. */
+/** What a worker script posts back: the task's result, or the name and message of what it threw. */
 type Reply<T> = { ok: true; result: T } | { ok: false; name: string; message: string };
 
 let running = 0;
 const waiting: Array<() => void> = [];
+const idle = new Map<WorkerName, { worker: Worker; timer: Timer }[]>();
 
 /** Resolves when a slot is free (taking it); rejects if `signal` aborts first (taking none). */
 function acquire(signal?: AbortSignal): Promise<void> {
@@ -54,10 +60,36 @@ function release(): void {
   waiting.shift()?.();
 }
 
+/** An idle worker of `name`, or a new one. Workers never keep the process alive by themselves. */
+function takeWorker(name: WorkerName): Worker {
+  const kept = idle.get(name)?.pop();
+  if (kept) {
+    clearTimeout(kept.timer);
+    return kept.worker;
+  }
+  const worker = new Worker(entryPath(name));
+  worker.unref();
+  return worker;
+}
+
+function keepWorker(name: WorkerName, worker: Worker): void {
+  const list = idle.get(name) ?? [];
+  idle.set(name, list);
+  const entry = {
+    worker,
+    timer: setTimeout(() => {
+      list.splice(list.indexOf(entry), 1);
+      void worker.terminate();
+    }, IDLE_MS),
+  };
+  entry.timer.unref();
+  list.push(entry);
+}
+
 /**
- * Runs `request` in a new thread of worker script `name` and resolves with its result (rejects with
- * an Error of the same name and message as the one it threw). When `signal` aborts, the thread is
- * terminated and the promise rejects with `signal.reason`.
+ * Runs `request` in a worker of script `name` and resolves with its result (rejects with an Error of
+ * the same name and message as the one it threw). When `signal` aborts, the worker is terminated
+ * and the promise rejects with `signal.reason`.
  */
 export async function runInThread<Req, Res>(
   name: WorkerName,
@@ -75,29 +107,30 @@ export async function runInThread<Req, Res>(
 
 function runOne<Req, Res>(name: WorkerName, request: Req, signal?: AbortSignal): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
-    const worker = new Worker(entryPath(name));
-    const finish = (settle: () => void) => {
+    const worker = takeWorker(name);
+    const finish = (keep: boolean, settle: () => void) => {
       signal?.removeEventListener("abort", abort);
       worker.removeEventListener("message", message);
       worker.removeEventListener("error", failed);
       worker.removeEventListener("close", closed);
-      worker.terminate();
+      if (keep) keepWorker(name, worker);
+      else void worker.terminate();
       settle();
     };
-    const abort = () => finish(() => reject(signal!.reason));
+    const abort = () => finish(false, () => reject(signal!.reason));
     const message = (e: MessageEvent<Reply<Res>>) => {
       const reply = e.data;
-      if (reply.ok) finish(() => resolve(reply.result));
+      if (reply.ok) finish(true, () => resolve(reply.result));
       else
-        finish(() => {
+        finish(true, () => {
           const err = new Error(reply.message);
           err.name = reply.name;
           reject(err);
         });
     };
     const failed = (e: ErrorEvent) =>
-      finish(() => reject(new Error(`worker ${name} failed: ${e.message || "unknown error"}`)));
-    const closed = () => finish(() => reject(new Error(`worker ${name} exited without an answer`)));
+      finish(false, () => reject(new Error(`worker ${name} failed: ${e.message || "unknown error"}`)));
+    const closed = () => finish(false, () => reject(new Error(`worker ${name} exited without an answer`)));
     worker.addEventListener("message", message);
     worker.addEventListener("error", failed);
     worker.addEventListener("close", closed);
@@ -107,8 +140,8 @@ function runOne<Req, Res>(name: WorkerName, request: Req, signal?: AbortSignal):
 }
 
 /**
- * The worker script's side: answers the one request of this thread with `handle`'s result, moving
- * (not copying) the buffers it lists in `transfer`.
+ * The worker script's side: answers each request with `handle`'s result, moving (not copying) the
+ * buffers it lists in `transfer`.
  */
 export function answerInThread<Req, Res>(
   handle: (request: Req) => { result: Res; transfer: ArrayBuffer[] },

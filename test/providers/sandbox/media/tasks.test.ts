@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { THREAD_LIMIT } from "../../../../src/lib/threads.ts";
 import { encodeTask } from "../../../../src/providers/sandbox/media/encode-task.ts";
-import { encodeMedia, type MediaTask } from "../../../../src/providers/sandbox/media/tasks.ts";
+import {
+  encodeMedia,
+  INLINE_PNG_PIXELS,
+  type MediaTask,
+} from "../../../../src/providers/sandbox/media/tasks.ts";
 
 // The sandbox's encoders in a worker thread (src/entries/sandbox-media.ts via src/lib/threads.ts).
 // That the compiled binary loads the worker is proven by test/providers/sandbox/liveness.blackbox.test.ts
@@ -11,6 +15,7 @@ describe("sandbox media in a worker thread", () => {
   test("the same bytes as on this thread, for each kind", async () => {
     const tasks: MediaTask[] = [
       { op: "png", width: 300, height: 200, seed: 7 },
+      { op: "png", width: 64, height: INLINE_PNG_PIXELS / 64, seed: 7 }, // on this thread
       { op: "wav", duration: 2, seed: 7 },
       { op: "video", duration: 1, width: 854, height: 480, fps: 10, seed: 7, style: "avatar", text: "Hi" },
     ];
@@ -54,10 +59,21 @@ describe("sandbox media in a worker thread", () => {
       encodeMedia({ op: "png", width: 2048, height: 2048, seed: 2 }),
     );
     const ctl = new AbortController();
-    const queued = encodeMedia({ op: "png", width: 64, height: 64, seed: 3 }, ctl.signal);
+    const queued = encodeMedia({ op: "png", width: 300, height: 200, seed: 3 }, ctl.signal);
     ctl.abort(new Error("cancelled while queued"));
     await expect(queued).rejects.toThrow("cancelled while queued");
     for (const p of first) expect((await p).width).toBe(2048);
+  });
+
+  test("a worker is kept for the next task: a second task after the first is answered", async () => {
+    // Two tasks in a row through the same kept worker (src/lib/threads.ts): the worker script answers
+    // every message, not only its first.
+    for (const seed of [1, 2, 3]) {
+      const task: MediaTask = { op: "png", width: 200, height: 200, seed };
+      const here = encodeTask(task);
+      const there = await encodeMedia(task);
+      expect(Buffer.from(there.bytes).equals(Buffer.from(here.bytes))).toBe(true);
+    }
   });
 
   test("what the encoder throws comes back with its name and message", async () => {
