@@ -11,7 +11,7 @@ import { pollUntil, startFunded } from "../../helpers/api.ts";
  * A liveness check with a generous bound, not a timing assertion: a healthy server answers in
  * about a millisecond.
  */
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
 const BOUND_MS = 1000;
 const POLL_MS = 50;
 
@@ -28,7 +28,7 @@ async function upload(bytes: Uint8Array): Promise<string> {
     headers: { "content-type": "image/png" },
   });
   expect(res.status).toBe(201);
-  return ((await res.json()) as Json).file_id;
+  return ((await res.json()) as { file_id: string }).file_id;
 }
 
 describe("sandbox jobs run off the event loop", () => {
@@ -67,11 +67,11 @@ describe("sandbox jobs run off the event loop", () => {
           const res = await s.post(`/v1/queue/${model}`, input);
           const body = (await res.json()) as Json;
           expect({ model, status: res.status, body }).toMatchObject({ status: 202 });
-          ids.push(body.request_id);
+          ids.push(body.request_id as string);
         }
         for (const id of ids) {
           const rec = await pollUntil(
-            async () => (await (await s.get(`/v1/requests/${id}/status`)).json()) as Json,
+            async () => (await (await s.get(`/v1/requests/${id}/status`)).json()) as { status: string },
             (r) => r.status === "COMPLETED" || r.status === "FAILED",
             120_000,
           );
