@@ -3,8 +3,8 @@
  * ("data: {json}"), a usage chunk when stream_options.include_usage is set, "data: [DONE]", and
  * OpenAI's error bodies. The upstream model name picks the behaviour:
  *   ok, slow (50 ms per chunk), midstream-error, no-usage, 429, 503, 400, endless (until aborted).
- * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "half": half the count),
- * speech is a 2 s WAV.
+ * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "big-urls": links to a
+ * 16x16 PNG padded to 17 MiB after its end; "half": half the count), speech is a 2 s WAV.
  */
 export interface MockOpenAI {
   url: string;
@@ -59,6 +59,14 @@ export function startMockOpenAI(): MockOpenAI {
       if (path === "/files/img.png") {
         const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
         return new Response(encodePng(16, 16, 2), { headers: { "content-type": "image/png" } });
+      }
+      if (path === "/files/big.png") {
+        // Bytes after IEND are ignored by readers; the size is what makes a measure go to a thread.
+        const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
+        const png = encodePng(16, 16, 2);
+        const big = new Uint8Array(17 * 1024 * 1024);
+        big.set(png);
+        return new Response(big, { headers: { "content-type": "image/png" } });
       }
       if (path === "/files/missing.png") return new Response("gone", { status: 404 });
       if (path.endsWith("/images/generations") || path.endsWith("/audio/speech"))
@@ -176,7 +184,11 @@ async function media(req: Request, path: string, state: MockOpenAI): Promise<Res
   const png = Buffer.from(encodePng(16, 16, 1)).toString("base64");
   const origin = new URL(req.url).origin;
   const data = Array.from({ length: n }, () =>
-    mode === "urls" ? { url: `${origin}/files/img.png` } : { b64_json: png },
+    mode === "urls"
+      ? { url: `${origin}/files/img.png` }
+      : mode === "big-urls"
+        ? { url: `${origin}/files/big.png` }
+        : { b64_json: png },
   );
   return Response.json({ created: 1, data });
 }
