@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { log } from "../lib/log.ts";
-import { measureFile } from "../providers/measure.ts";
+import { measureFileAsync } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
 import { type BlobStore, outputKey } from "./blobs.ts";
 import { contentTypeOf, normalizeContentType, SNIFF_BYTES } from "./magic.ts";
@@ -86,7 +86,7 @@ export async function fetchOutputToStore(
   // image/png, or anything application/octet-stream); its header, then the provider's, otherwise.
   const labelled = normalizeContentType(res.headers.get("content-type"));
   const contentType = contentTypeOf(head, labelled) ?? labelled ?? fallbackType;
-  const measured = measureFile(tmp);
+  const measured = await measureFileAsync(tmp, size);
   await blobs.commit(tmp, key, contentType); // the temp file is gone afterwards, stored or not
   return { idx, path: key, contentType, size, sha256: hash.digest("hex"), measured };
 }

@@ -4,6 +4,7 @@ import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
+import { downloadHeaders } from "./download-headers.ts";
 import { parseRange } from "./range.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
 import { storedFile } from "./stored-file.ts";
@@ -77,7 +78,7 @@ export function outputRoutes(ctx: AppContext) {
         );
       }
       const headers: Record<string, string> = {
-        "content-type": file.content_type,
+        ...downloadHeaders(file.content_type, `${params.id}-${index}`),
         "accept-ranges": "bytes",
         etag: `"${file.sha256}"`,
         "cache-control": "private, max-age=3600",

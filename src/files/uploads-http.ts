@@ -4,6 +4,7 @@ import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
+import { downloadHeaders } from "./download-headers.ts";
 import { checkUploadLink } from "./signing.ts";
 import { FILE_ID, type FileRow, type FileStore, fileView } from "./store.ts";
 import { storedFile } from "./stored-file.ts";
@@ -113,7 +114,7 @@ export function fileRoutes(ctx: AppContext) {
         });
         return new Response(blob.body(), {
           headers: {
-            "content-type": file.content_type,
+            ...downloadHeaders(file.content_type, file.id),
             "content-length": String(file.size),
             etag: `"${file.sha256}"`,
             "cache-control": "private, max-age=3600",

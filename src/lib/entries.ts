@@ -22,10 +22,17 @@ import { dirname } from "node:path";
 export const ENTRY_NAMES = ["cli", "stripe", "nodemailer", "ajv", "qrcode-generator"] as const;
 export type EntryName = (typeof ENTRY_NAMES)[number];
 
+/**
+ * Entry points that are worker scripts (run by src/lib/threads.ts in a thread of their own), never
+ * imported: loading one on the main thread would install its message handler there.
+ */
+export const WORKER_NAMES = ["sandbox-media", "measure-file"] as const;
+export type WorkerName = (typeof WORKER_NAMES)[number];
+
 /** Whether this code runs from the compiled binary (its modules live under /$bunfs/), not from sources. */
 export const COMPILED = import.meta.url.startsWith("file:///$bunfs/");
 
-export function entryPath(name: EntryName): string {
+export function entryPath(name: EntryName | WorkerName): string {
   // Compiled, the entry point (Bun.main) is /$bunfs/root/<binary>, whichever bundle this code is in.
   return COMPILED ? `${dirname(Bun.main)}/entries/${name}.js` : `${import.meta.dir}/../entries/${name}.ts`;
 }

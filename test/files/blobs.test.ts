@@ -81,6 +81,21 @@ describe.each(stores)("blob store: %s", (_name, make) => {
     expect(tail).toEqual(data.subarray(data.length - 10));
   });
 
+  test("a put of 64 MiB lets the event loop turn (issue 31: no request waits behind a write)", async () => {
+    const b = make();
+    const data = new Uint8Array(64 * 1024 * 1024).fill(9);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      await b.put("outputs/job-big/0", data, "application/octet-stream");
+    } finally {
+      clearInterval(timer);
+    }
+    // Written synchronously (writeFileSync, 80+ ms for 64 MiB), no timer could fire meanwhile.
+    expect(ticks).toBeGreaterThan(0);
+    expect(await b.size("outputs/job-big/0")).toBe(data.length);
+  });
+
   test("keys that could leave the store are refused", async () => {
     const b = make();
     for (const key of ["../x", "uploads/../../x", "/etc/passwd", "uploads//x", "uploads/./x", ""]) {

@@ -8,7 +8,8 @@
  * the gateway's name pattern does not know) refuse max_tokens with OpenAI's own 400: openai-node's
  * src/resources/chat/completions/completions.ts documents max_tokens as "not compatible with o-series
  * models", and the API answers code "unsupported_parameter", param "max_tokens".
- * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "half": half the count;
+ * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "big-urls": links to a
+ * 16x16 PNG padded to 17 MiB after its end; "half": half the count;
  * "jpeg": a 16x12 JPEG; "link-metadata" / "link-localhost": links to 169.254.169.254 and to another
  * loopback origin), speech is a 2 s WAV. As OpenAI's images API does (openai-node
  * src/resources/images.ts): GPT image models (gpt-image-*) always answer b64_json and refuse
@@ -67,6 +68,14 @@ export function startMockOpenAI(): MockOpenAI {
       if (path === "/files/img.png") {
         const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
         return new Response(encodePng(16, 16, 2), { headers: { "content-type": "image/png" } });
+      }
+      if (path === "/files/big.png") {
+        // Bytes after IEND are ignored by readers; the size is what makes a measure go to a thread.
+        const { encodePng } = await import("../../src/providers/sandbox/media/index.ts");
+        const png = encodePng(16, 16, 2);
+        const big = new Uint8Array(17 * 1024 * 1024);
+        big.set(png);
+        return new Response(big, { headers: { "content-type": "image/png" } });
       }
       if (path === "/files/missing.png") return new Response("gone", { status: 404 });
       // JPEG bytes labelled image/png: the gateway types a fetched output by its bytes.
@@ -212,15 +221,17 @@ async function media(req: Request, path: string, state: MockOpenAI): Promise<Res
   const png = Buffer.from(encodePng(16, 16, 1)).toString("base64");
   const origin = new URL(req.url).origin;
   const link =
-    mode === "urls" || (/^dall-e/.test(mode) && body.response_format !== "b64_json")
-      ? `${origin}/files/img.png`
-      : mode === "link-metadata"
-        ? "http://169.254.169.254/latest/meta-data/iam"
-        : mode === "link-mislabelled"
-          ? `${origin}/files/mislabelled`
-          : mode === "link-localhost"
-            ? `http://localhost:${new URL(origin).port}/files/img.png`
-            : null;
+    mode === "big-urls"
+      ? `${origin}/files/big.png`
+      : mode === "urls" || (/^dall-e/.test(mode) && body.response_format !== "b64_json")
+        ? `${origin}/files/img.png`
+        : mode === "link-metadata"
+          ? "http://169.254.169.254/latest/meta-data/iam"
+          : mode === "link-mislabelled"
+            ? `${origin}/files/mislabelled`
+            : mode === "link-localhost"
+              ? `http://localhost:${new URL(origin).port}/files/img.png`
+              : null;
   const b64 = mode === "jpeg" ? Buffer.from(JPEG_16X12).toString("base64") : png;
   const data = Array.from({ length: n }, () => (link ? { url: link } : { b64_json: b64 }));
   return Response.json({ created: 1, data });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ENTRY_NAMES, entryPath, importEntry } from "../../src/lib/entries.ts";
+import { ENTRY_NAMES, entryPath, importEntry, WORKER_NAMES } from "../../src/lib/entries.ts";
 
 // The binary's separate entry points (src/lib/entries.ts). That the compiled binary embeds and loads
 // them is proven by the black-box mail tests and the browser Stripe checkout, run against it in CI.
@@ -9,12 +9,12 @@ import { ENTRY_NAMES, entryPath, importEntry } from "../../src/lib/entries.ts";
 const SRC = join(import.meta.dir, "../../src");
 
 describe("separate entry points", () => {
-  test("every file of src/entries is a named entry, and every name has its file", () => {
+  test("every file of src/entries is a named entry or worker script, and every name has its file", () => {
     const files = readdirSync(join(SRC, "entries"))
       .filter((f) => f.endsWith(".ts"))
       .map((f) => f.slice(0, -3))
       .sort();
-    expect(files).toEqual([...ENTRY_NAMES].sort());
+    expect(files).toEqual([...ENTRY_NAMES, ...WORKER_NAMES].sort());
   });
 
   test.each([...ENTRY_NAMES])("%s loads from sources", async (name) => {

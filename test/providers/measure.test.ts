@@ -3,9 +3,16 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { bytesSource, measureFile, measureMedia, wavSeconds } from "../../src/providers/measure.ts";
+import {
+  bytesSource,
+  MEASURE_INLINE_BYTES,
+  measureFile,
+  measureFileAsync,
+  measureMedia,
+  wavSeconds,
+} from "../../src/providers/measure.ts";
 import { encodeVideo } from "../../src/providers/sandbox/media/index.ts";
-import { concat, flac, gif, mp3, mp4, png, wav } from "./media-fixtures.ts";
+import { concat, flac, gif, largeGif, mp3, mp4, png, wav } from "./media-fixtures.ts";
 
 const m = (b: Uint8Array) => measureMedia(bytesSource(b));
 
@@ -98,6 +105,29 @@ describe("measureMedia: what a delivered file is", () => {
       writeFileSync(join(dir, name), bytes);
       expect(measureFile(join(dir, name))).toEqual(m(bytes));
     }
+  });
+
+  test("a large file is measured off the event loop, with the same result (issue 31)", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "gengate-measure-")), "big.gif");
+    const bytes = largeGif(4 * MEASURE_INLINE_BYTES, 25);
+    writeFileSync(path, bytes);
+    const expected = { width: 1, height: 1, duration: 0.5, still: false, known: true };
+    expect(measureFile(path)).toEqual(expected);
+    // Measured on this thread, the 64 MiB read and walk is one piece of 25-45 ms: no timer fires.
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    let measured: unknown;
+    try {
+      measured = await measureFileAsync(path, bytes.length);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(measured).toEqual(expected);
+    expect(ticks).toBeGreaterThan(0);
+    // A small file stays on this thread (a header read).
+    const small = join(path, "../small.gif");
+    writeFileSync(small, gif(3, 2, [10, 10]));
+    expect(await measureFileAsync(small, 100)).toEqual(measureFile(small));
   });
 
   test("hostile bytes never throw: truncations of real files and random prefixes (seeded)", () => {

@@ -25,6 +25,29 @@ export function gif(width: number, height: number, delaysCs: number[]): Uint8Arr
   return Uint8Array.from(out);
 }
 
+/**
+ * A 1x1 GIF89a of about `bytes` bytes: two frames of `delayCs` each, the first one's image data
+ * padded with full 255-byte sub-blocks, so a reader must walk the whole file to find the second.
+ */
+export function largeGif(bytes: number, delayCs: number): Uint8Array {
+  const out = new Uint8Array(bytes + 64);
+  const head = [...gif(1, 1, [])].slice(0, -1); // without the trailer
+  out.set(head, 0);
+  let p = head.length;
+  for (let frame = 0; frame < 2; frame++) {
+    out.set([0x21, 0xf9, 4, 0, delayCs & 255, delayCs >> 8, 0, 0, 0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2], p);
+    p += 19;
+    const end = frame === 0 ? bytes - 40 : p;
+    while (p + 256 <= end) {
+      out[p] = 255;
+      p += 256;
+    }
+    out[p++] = 0; // the frame's last sub-block
+  }
+  out[p++] = 0x3b;
+  return out.subarray(0, p);
+}
+
 function box(type: string, ...parts: Uint8Array[]): Uint8Array {
   const size = 8 + parts.reduce((n, p) => n + p.length, 0);
   const out = new Uint8Array(size);

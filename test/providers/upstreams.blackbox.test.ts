@@ -13,6 +13,7 @@ beforeAll(async () => {
       `[providers.oa]\ntype = "openai"\nbase_url = "${mock.url}"\napi_key_env = "OA_UPSTREAM_KEY"\n`,
       media("oa/img", "image", "ok"),
       media("oa/img-urls", "image", "urls"),
+      media("oa/img-big-urls", "image", "big-urls"),
       media("oa/img-400", "image", "400"),
       media("oa/img-garbage", "image", "garbage"),
       media("oa/tts", "audio", "tts"),
@@ -53,6 +54,17 @@ describe("openai media provider through the gateway", () => {
     expect(r.status).toBe("COMPLETED");
     expect(r.output_urls[0]).toStartWith(`${s.url}/v1/requests/`);
     expect((await fetch(r.output_urls[0])).status).toBe(200);
+  });
+
+  test("a large output link (17 MiB) is measured in a worker thread, from the binary too (issue 31)", async () => {
+    // measureFileAsync sends files over 16 MiB to src/entries/measure-file.ts: were the worker
+    // script missing (from the compiled binary), storing the output would fail the job.
+    const r = await run("oa/img-big-urls", { prompt: "x" });
+    expect(r.status).toBe("COMPLETED");
+    const out = (await (await s.get(`/v1/requests/${r.request_id}/response`)).json()) as Json;
+    expect(out.images[0]).toMatchObject({ width: 16, height: 16 });
+    const file = await fetch(r.output_urls[0]);
+    expect(file.headers.get("content-length")).toBe(String(17 * 1024 * 1024));
   });
 
   test("speech: a WAV, charged for its real duration when shorter than requested", async () => {

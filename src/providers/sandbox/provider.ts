@@ -7,7 +7,7 @@ import {
   type ProviderJob,
   type ProviderResult,
 } from "../types.ts";
-import { encodePng, encodeSpeechWav, encodeVideoAsync } from "./media/index.ts";
+import { encodeMedia } from "./media/tasks.ts";
 
 /** Frame sizes of the sandbox video tiers (the encoder scales its frames down, see videoSize). */
 const TIER_SIZE: Record<string, [number, number]> = {
@@ -60,13 +60,12 @@ export class SandboxProvider implements Provider {
     const model = job.model;
     const requested = (n: unknown, fallback: number) => (typeof n === "number" ? n : fallback);
     const cap = actual ?? Number.POSITIVE_INFINITY;
-    const png = (w: number, h: number, s: number): MediaOutput => ({
-      kind: "image",
-      contentType: "image/png",
-      bytes: encodePng(w, h, s),
-      width: w,
-      height: h,
-    });
+    // Every encoding runs in a worker thread (src/lib/threads.ts), never on the event loop, and
+    // stops when the job's signal aborts.
+    const png = async (w: number, h: number, s: number): Promise<MediaOutput> => {
+      const image = await encodeMedia({ op: "png", width: w, height: h, seed: s }, job.signal);
+      return { kind: "image", contentType: image.contentType, bytes: image.bytes, width: w, height: h };
+    };
     if (model.kind === "image" || (model.kind === "upscale" && model.unit !== "second")) {
       let count: number;
       let w: number;
@@ -92,15 +91,15 @@ export class SandboxProvider implements Provider {
         if (!fitted) count = 0;
         else [w, h] = fitted;
       }
-      const outputs: MediaOutput[] = [];
-      for (let i = 0; i < count; i++) outputs.push(png(w, h, seed + i));
-      return { outputs, extra: { seed } };
+      const images: Promise<MediaOutput>[] = [];
+      for (let i = 0; i < count; i++) images.push(png(w, h, seed + i));
+      return { outputs: await Promise.all(images), extra: { seed } };
     }
     if (model.kind === "audio") {
       const duration = Math.min(requested(input.duration, model.default_units ?? 1), cap);
       if (duration <= 0) return { outputs: [] };
-      const bytes = encodeSpeechWav(duration, seed);
-      return { outputs: [{ kind: "audio", contentType: "audio/wav", bytes, duration }] };
+      const audio = await encodeMedia({ op: "wav", duration, seed }, job.signal);
+      return { outputs: [{ kind: "audio", contentType: audio.contentType, bytes: audio.bytes, duration }] };
     }
     // video, avatar and video upscales: a WebM video of the delivered length (avatars: a talking
     // head lip-synced to the sandbox speech of the same seed and prompt)
@@ -117,14 +116,17 @@ export class SandboxProvider implements Provider {
         : typeof input.prompt === "string"
           ? input.prompt
           : undefined;
-    // Encoded in ~20 ms slices (the server stays responsive); stops when the job is aborted.
-    const video = await encodeVideoAsync(
-      duration,
-      w,
-      h,
-      10,
-      seed,
-      { style: model.kind === "avatar" ? "avatar" : "scene", text },
+    const video = await encodeMedia(
+      {
+        op: "video",
+        duration,
+        width: w,
+        height: h,
+        fps: 10,
+        seed,
+        style: model.kind === "avatar" ? "avatar" : "scene",
+        text,
+      },
       job.signal,
     );
     return {
@@ -136,7 +138,7 @@ export class SandboxProvider implements Provider {
           // The video's real frame size (the encoder scales the tier's frame down; see videoSize).
           width: video.width,
           height: video.height,
-          duration: video.durationMs / 1000,
+          duration: video.durationMs! / 1000,
         },
       ],
       extra: { seed },

@@ -7,7 +7,6 @@ export type { Seed } from "./rng.ts";
 export {
   type EncodedVideo,
   encodeVideo,
-  encodeVideoAsync,
   frameTimes,
   MAX_VIDEO_REQUEST_SIDE,
   MAX_VIDEO_SECONDS,

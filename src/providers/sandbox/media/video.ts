@@ -26,8 +26,8 @@ import { muxWebm, type WebmFrame } from "./webm.ts";
  *   ~0.7 s, ~0.8 MB (the static background is sent with the key frames only);
  * - sandbox/video 1080p 10 s (100 frames, everything moves): ~0.4 s, ~1.3 MB; 60 s: ~2.2 s, ~7 MB;
  * - MAX_VIDEO_SECONDS (600 s): avatar ~7 s / ~7.5 MB, landscape ~21 s / ~50 MB;
- * all far inside the sandbox models' 600 s time limit. The provider uses encodeVideoAsync, which
- * yields to the event loop every ~20 ms, so even the longest clip never stalls the server.
+ * all far inside the sandbox models' 600 s time limit. The provider encodes in a worker thread
+ * (tasks.ts, src/lib/threads.ts), so even the longest clip never stalls the server.
  * Quality (test/providers/sandbox/video.browser.test.ts, Chromium's decoded frames against the
  * source frames, RGB): ~40 dB for the landscape, ~35 dB for the avatar (its sharp coloured edges
  * lose most in the 4:2:0 chroma subsampling).
@@ -94,7 +94,8 @@ export function frameTimes(durationSeconds: number, fps: number): { durationMs: 
 
 /**
  * A playable WebM/VP8 video of the requested duration (exact to the millisecond in the
- * container). Deterministic per arguments and seed. Synchronous: see encodeVideoAsync for a server.
+ * container). Deterministic per arguments and seed. Synchronous: a server runs it in a worker
+ * thread (tasks.ts).
  */
 export function encodeVideo(
   durationSeconds: number,
@@ -108,35 +109,6 @@ export function encodeVideo(
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
-  }
-}
-
-/** Longest stretch of encoding between two yields to the event loop in encodeVideoAsync. */
-const SLICE_MS = 20;
-
-/**
- * encodeVideo that yields to the event loop every ~20 ms of work, so a long clip never stalls the
- * server, and stops (rejecting with `signal.reason`) when `signal` aborts. Same bytes as encodeVideo.
- */
-export async function encodeVideoAsync(
-  durationSeconds: number,
-  width: number,
-  height: number,
-  fps: number,
-  seed: Seed,
-  opts: VideoOptions = {},
-  signal?: AbortSignal,
-): Promise<EncodedVideo> {
-  const steps = videoSteps(durationSeconds, width, height, fps, seed, opts);
-  let since = performance.now();
-  for (;;) {
-    signal?.throwIfAborted();
-    const r = steps.next();
-    if (r.done) return r.value;
-    if (performance.now() - since >= SLICE_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
   }
 }
 

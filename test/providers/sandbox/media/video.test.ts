@@ -2,7 +2,6 @@ import { describe, expect, test } from "bun:test";
 import { bytesSource, measureMedia } from "../../../../src/providers/measure.ts";
 import {
   encodeVideo,
-  encodeVideoAsync,
   frameTimes,
   MAX_VIDEO_SECONDS,
   VIDEO_MAX_FPS,
@@ -177,23 +176,6 @@ describe("encodeVideo", () => {
     expect(r.frames).toBe(600);
     expect(measureMedia(bytesSource(r.bytes)).duration).toBe(60);
     expect(ms).toBeLessThan(60_000); // liveness bound only; measured ~0.7 s (see video.ts)
-  });
-
-  test("async: the same bytes, the event loop keeps turning, an abort stops it", async () => {
-    const sync = encodeVideo(20, 854, 480, 10, 8, { style: "avatar" });
-    let ticks = 0;
-    const timer = setInterval(() => ticks++, 1);
-    const t = performance.now();
-    const async = await encodeVideoAsync(20, 854, 480, 10, 8, { style: "avatar" });
-    const ms = performance.now() - t;
-    clearInterval(timer);
-    expect(Buffer.from(async.bytes).equals(Buffer.from(sync.bytes))).toBe(true);
-    // About one turn per 20 ms slice (at least one per 100 ms however slow the machine).
-    expect(ticks).toBeGreaterThanOrEqual(Math.floor(ms / 100));
-    const ctl = new AbortController();
-    const started = encodeVideoAsync(60, 854, 480, 10, 8, { style: "avatar" }, ctl.signal);
-    setTimeout(() => ctl.abort(new Error("job aborted")), 5);
-    await expect(started).rejects.toThrow("job aborted");
   });
 
   test("bad arguments throw RangeError", () => {
