@@ -7,7 +7,7 @@ import type { TextQuote } from "../pricing/quote.ts";
 import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
 import type { ChatDelta } from "../providers/chat.ts";
 import { chatProviderFor } from "../providers/registry.ts";
-import { ProviderError } from "../providers/types.ts";
+import { logProviderFailure, ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
 import { type Opener, openJob, resolveModel } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
@@ -117,9 +117,10 @@ export async function finishChat(ctx: AppContext, started: StartedChat, outcome:
 
 /** A failure before the call completed: FAILED, the hold released, nothing charged. */
 export async function failChat(ctx: AppContext, started: StartedChat, err: unknown): Promise<DomainError> {
+  // The client sees our message only; what the upstream said goes to the operator's log.
+  if (err instanceof ProviderError) logProviderFailure(err, started.job.id, started.job.provider);
+  else log("error", "chat provider error", { request_id: started.job.id, ...errorFields(err) });
   const message = err instanceof ProviderError ? err.message : "The upstream call failed.";
-  if (!(err instanceof ProviderError))
-    log("error", "chat provider error", { request_id: started.job.id, ...errorFields(err) });
   await ctx.jobs.fail(
     started.job.id,
     err instanceof ProviderError && err.kind === "capacity" ? "capacity_unavailable" : "submit_failed",

@@ -1,4 +1,5 @@
 import type { Model } from "../catalog/model.ts";
+import { log } from "../lib/log.ts";
 
 /** One media file produced by a job: bytes in hand (in-process providers) or a URL to copy from. */
 export interface MediaOutput {
@@ -70,17 +71,80 @@ export type ProviderErrorKind =
   | "capacity" // busy or rate limited: back off and retry within the time limit
   | "failed"; // anything else: fail, release
 
+/** Longest `ProviderError.detail` kept: enough for an upstream's error sentence and its node or field. */
+export const DETAIL_MAX_CHARS = 500;
+
+export interface ProviderErrorOptions {
+  /** How long to wait before retrying ("capacity"), from the upstream's Retry-After. */
+  retryAfterMs?: number;
+  /** The upstream's HTTP status when it answered one (adapters may refine the mapping on it). */
+  status?: number;
+  /** The upstream's own words (an error body, a node's exception): see `ProviderError.detail`. */
+  detail?: string | null;
+  /** The provider's key: cut out of the detail before it is bounded, so no prefix of it is kept. */
+  secret?: string | null;
+}
+
+/**
+ * A provider's failure. `message` is ours only: a fixed sentence per case that may name the
+ * provider, the upstream request id we hold and a code from a documented fixed vocabulary, and it
+ * becomes the client-visible error of the job or chat call. What the upstream said (its body, its
+ * status) is never in it: an upstream may repeat a client's input, another tenant's data or its own
+ * internals, so it goes to `detail` and `status`, which only the server's log shows
+ * (`logProviderFailure`).
+ */
 export class ProviderError extends Error {
+  readonly retryAfterMs?: number;
+  readonly status?: number;
+  /** The upstream's own words, redacted of the provider's key and at most DETAIL_MAX_CHARS long. */
+  readonly detail?: string;
+
   constructor(
     readonly kind: ProviderErrorKind,
     message: string,
-    readonly retryAfterMs?: number,
-    /** The upstream's HTTP status when it answered one (adapters may refine the mapping on it). */
-    readonly status?: number,
+    o: ProviderErrorOptions = {},
   ) {
     super(message);
     this.name = "ProviderError";
+    if (o.retryAfterMs !== undefined) this.retryAfterMs = o.retryAfterMs;
+    if (o.status !== undefined) this.status = o.status;
+    const detail = o.detail?.trim();
+    if (detail) {
+      const clean = redact(detail, o.secret);
+      this.detail = clean.length > DETAIL_MAX_CHARS ? `${clean.slice(0, DETAIL_MAX_CHARS - 1)}…` : clean;
+    }
   }
+
+  /** The same failure under our message for its context (and kind), keeping what the upstream said. */
+  restated(kind: ProviderErrorKind, message: string): ProviderError {
+    return new ProviderError(kind, message, {
+      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
+      ...(this.status !== undefined ? { status: this.status } : {}),
+      detail: this.detail ?? null,
+    });
+  }
+}
+
+/** The provider's key cut out of a text: it must never reach logs, errors or records. */
+export function redact(text: string, secret?: string | null): string {
+  return secret ? text.split(secret).join("[redacted]") : text;
+}
+
+/**
+ * Writes what a provider failure hid from the client (the upstream's status and words) to the
+ * server's log, under the request id the client and the console show, so an operator can find why a
+ * job or chat call failed. Called where the failure becomes the client's error: the worker's fail
+ * path and the chat door's failChat.
+ */
+export function logProviderFailure(err: ProviderError, requestId: string, provider: string): void {
+  log("warn", "upstream error", {
+    request_id: requestId,
+    provider,
+    kind: err.kind,
+    message: err.message,
+    status: err.status ?? null,
+    detail: err.detail ?? null,
+  });
 }
 
 /**

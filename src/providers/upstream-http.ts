@@ -105,12 +105,10 @@ export async function upstreamFetch(
   ) {
     await res.body?.cancel().catch(() => {});
     const retry = Number(res.headers.get("retry-after"));
-    throw new ProviderError(
-      "capacity",
-      `${who} is busy (${res.status}).`,
-      Number.isFinite(retry) && retry > 0 ? retry * 1000 : undefined,
-      res.status,
-    );
+    throw new ProviderError("capacity", `${who} is busy.`, {
+      ...(Number.isFinite(retry) && retry > 0 ? { retryAfterMs: retry * 1000 } : {}),
+      status: res.status,
+    });
   }
   return res;
 }
@@ -118,8 +116,9 @@ export async function upstreamFetch(
 /**
  * JSON from an upstream API with the gateway's error mapping, shared by every provider:
  * - connection failures, timeouts, 429, 502, 503, 504 -> "capacity" (back off, retry within the time limit);
- * - other 4xx -> "input" (the upstream refused the input: fail, release), with the upstream's message;
+ * - other 4xx -> "input" (the upstream refused the input: fail, release);
  * - other 5xx and malformed JSON -> "failed".
+ * Messages are ours; the upstream's status and words are the error's `status` and `detail`.
  * The job's own signal (time limit, shutdown) is rethrown as is.
  */
 export async function upstreamJson<T = unknown>(
@@ -139,22 +138,28 @@ export async function readJsonAnswer<T = unknown>(
   if (res.status >= 400) {
     throw new ProviderError(
       res.status >= 500 ? "failed" : "input",
-      redact(`The upstream answered ${res.status}${upstreamMessage(text)}.`, call.secret),
-      undefined,
-      res.status,
+      res.status >= 500 ? "The upstream failed the call." : "The upstream refused the call.",
+      { status: res.status, detail: upstreamDetail(text), secret: call.secret },
     );
   }
   if (!text) return { status: res.status, body: null as T, headers: res.headers };
   try {
     return { status: res.status, body: JSON.parse(text) as T, headers: res.headers };
   } catch {
-    throw new ProviderError(
-      "failed",
-      `The upstream sent a malformed answer (${res.status}, not JSON).`,
-      undefined,
-      res.status,
-    );
+    throw new ProviderError("failed", "The upstream sent a malformed answer (not JSON).", {
+      status: res.status,
+      detail: text,
+      secret: call.secret,
+    });
   }
+}
+
+/**
+ * The upstream's own words for `ProviderError.detail` (the operator's log, never a client): the
+ * message of a common error shape, else the body as it came.
+ */
+export function upstreamDetail(text: string): string {
+  return upstreamMessage(text).slice(2) || text;
 }
 
 /** A short message from common error bodies ({error: {message}}, {error: "..."}, {detail: ...}). */
@@ -178,9 +183,7 @@ export function upstreamMessage(text: string): string {
   }
 }
 
-export function redact(text: string, secret?: string | null): string {
-  return secret ? text.split(secret).join("[redacted]") : text;
-}
+export { redact } from "./types.ts";
 
 /** Applies a model's input_map (gateway field -> upstream field) to the top level of an input. */
 export function mapInput(

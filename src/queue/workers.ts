@@ -7,7 +7,7 @@ import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
 import { parseQuote } from "../pricing/quote.ts";
 import { bytesSource, type Measured, measureMedia } from "../providers/measure.ts";
 import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
-import { ProviderError, ShutdownError } from "../providers/types.ts";
+import { logProviderFailure, ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
 import type { JobRow, JobStore, OutputRow } from "./jobs.ts";
 
@@ -261,9 +261,10 @@ export class WorkerPool {
         );
         await jobs.requeue(job.id, Date.now() + wait);
       } else {
+        // The client sees our message only; what the upstream said goes to the operator's log.
+        if (err instanceof ProviderError) logProviderFailure(err, job.id, job.provider);
+        else log("error", "provider error", { request_id: job.id, ...errorFields(err) });
         const message = err instanceof ProviderError ? err.message : "The provider failed.";
-        if (!(err instanceof ProviderError))
-          log("error", "provider error", { request_id: job.id, ...errorFields(err) });
         await jobs.fail(job.id, "generation_failed", message, Date.now());
       }
       return;
@@ -296,6 +297,7 @@ export class WorkerPool {
     } catch (err) {
       if (signal.aborted && !(signal.reason instanceof DeadlineError)) return; // shutdown: recoverable
       log("error", "storing outputs failed", { request_id: job.id, ...errorFields(err) });
+      if (err instanceof ProviderError) logProviderFailure(err, job.id, job.provider);
       await this.removeOutputs(job.id);
       const why = err instanceof ProviderError ? err.message : "The outputs could not be stored.";
       await jobs.fail(job.id, "generation_failed", why, Date.now());

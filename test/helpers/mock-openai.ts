@@ -8,6 +8,8 @@
  * the gateway's name pattern does not know) refuse max_tokens with OpenAI's own 400: openai-node's
  * src/resources/chat/completions/completions.ts documents max_tokens as "not compatible with o-series
  * models", and the API answers code "unsupported_parameter", param "max_tokens".
+ * "echo-<status>" (chat and media): that status with OpenAI's error shape, its message holding `echo`
+ * (a test's marker: what an upstream says must never reach a client).
  * Media: images are 16x16 PNGs whatever the size asked ("urls": as links; "big-urls": links to a
  * 16x16 PNG padded to 17 MiB after its end; "half": half the count;
  * "jpeg": a 16x12 JPEG; "link-metadata" / "link-localhost": links to 169.254.169.254 and to another
@@ -20,6 +22,8 @@ export interface MockOpenAI {
   requests: { body: Record<string, unknown>; authorization: string | null }[];
   /** Calls whose client (the gateway) went away before the end. */
   aborted: number;
+  /** The text "echo-<status>" models put in their error message. */
+  echo: string;
   stop(): void;
 }
 
@@ -58,7 +62,7 @@ const WORDS = [
 ];
 
 export function startMockOpenAI(): MockOpenAI {
-  const state: MockOpenAI = { url: "", requests: [], aborted: 0, stop: () => server.stop(true) };
+  const state: MockOpenAI = { url: "", requests: [], aborted: 0, echo: "", stop: () => server.stop(true) };
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -86,6 +90,8 @@ export function startMockOpenAI(): MockOpenAI {
       const body = (await req.json()) as Record<string, unknown>;
       state.requests.push({ body, authorization: req.headers.get("authorization") });
       const mode = String(body.model);
+      const echoed = echoAnswer(mode, state);
+      if (echoed) return echoed;
       if (mode === "429" || mode === "503") {
         return Response.json(
           { error: { message: "overloaded", type: "rate_limit" } },
@@ -190,11 +196,23 @@ export function startMockOpenAI(): MockOpenAI {
   return state;
 }
 
+/** "echo-<status>": the status, with `echo` in OpenAI's error body (message, type and code). */
+function echoAnswer(mode: string, state: MockOpenAI): Response | null {
+  const m = /^echo-(\d{3})$/.exec(mode);
+  if (!m) return null;
+  return Response.json(
+    { error: { message: `${state.echo}: refused`, type: "invalid_request_error", code: state.echo } },
+    { status: Number(m[1]) },
+  );
+}
+
 /** /images/generations (b64_json PNGs, or URLs with model "urls") and /audio/speech (a WAV). */
 async function media(req: Request, path: string, state: MockOpenAI): Promise<Response> {
   const body = (await req.json()) as Record<string, unknown>;
   state.requests.push({ body, authorization: req.headers.get("authorization") });
   const mode = String(body.model);
+  const echoed = echoAnswer(mode, state);
+  if (echoed) return echoed;
   if (mode === "503") return Response.json({ error: { message: "overloaded" } }, { status: 503 });
   if (mode === "400")
     return Response.json({ error: { message: "prompt rejected by safety system" } }, { status: 400 });

@@ -74,10 +74,11 @@ describe("openai media provider through the gateway", () => {
     expect(r.price.charged_usd_micro).toBe("2000"); // the upstream's WAV lasts 2 s
   });
 
-  test("an upstream 400 fails the job with its message and releases the hold", async () => {
+  test("an upstream 400 fails the job with our message (its own in the server's log) and releases the hold", async () => {
     const r = await run("oa/img-400", { prompt: "x" });
     expect(r.status).toBe("FAILED");
-    expect(r.error.message).toContain("prompt rejected by safety system");
+    expect(r.error.message).toBe("The upstream refused the call.");
+    expect(s.output()).toContain("prompt rejected by safety system");
     expect(r.price.charged_usd_micro).toBe("0");
   });
 

@@ -62,7 +62,7 @@ async function setup(
 describe("worker pool", () => {
   test("a capacity error puts the job back in the queue with a back-off, then it completes", async () => {
     const provider = new ScriptedProvider(async (_job, attempt) => {
-      if (attempt < 3) throw new ProviderError("capacity", "upstream busy", 30);
+      if (attempt < 3) throw new ProviderError("capacity", "upstream busy", { retryAfterMs: 30 });
     });
     const { t, pool, submit, status } = await setup(provider);
     const id = await submit();

@@ -1,6 +1,6 @@
 import { readAllCapped } from "../../lib/read-capped.ts";
 import { ProviderError } from "../types.ts";
-import { type UpstreamCall, upstreamFetch, upstreamMessage } from "../upstream-http.ts";
+import { type UpstreamCall, upstreamDetail, upstreamFetch } from "../upstream-http.ts";
 
 /**
  * fetch with the gateway's transport mapping (see upstream-http.ts): connection failures,
@@ -11,12 +11,22 @@ export function send(url: string, init: RequestInit, call: UpstreamCall): Promis
   return upstreamFetch(url, init, call, "ComfyUI");
 }
 
-/** The generic answer to an unexpected status: other 4xx -> "input", 5xx -> "failed". */
-export function statusError(res: Response, text: string, what: string): ProviderError {
-  return new ProviderError(
-    res.status >= 500 ? "failed" : "input",
-    `ComfyUI answered ${res.status} to ${what}${upstreamMessage(text)}.`,
-  );
+/**
+ * The generic answer to an unexpected status: other 4xx -> "input", 5xx -> "failed"; ComfyUI's
+ * status and words are the error's `status` and `detail` (the operator's log), not its message.
+ */
+export function statusError(
+  res: Response,
+  text: string,
+  what: string,
+  secret?: string | null,
+): ProviderError {
+  const failed = res.status >= 500;
+  return new ProviderError(failed ? "failed" : "input", `ComfyUI ${failed ? "failed" : "refused"} ${what}.`, {
+    status: res.status,
+    detail: upstreamDetail(text),
+    secret: secret ?? null,
+  });
 }
 
 /** The body, refused past `max` bytes (from Content-Length, then while streaming). */

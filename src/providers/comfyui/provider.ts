@@ -199,9 +199,14 @@ export class ComfyProvider implements Provider {
     );
     const text = await res.text().catch(() => "");
     if (res.status === 400) {
-      throw new ProviderError("input", `ComfyUI refused the workflow: ${promptErrorSummary(text)}`);
+      // The node errors name the operator's workflow and ComfyUI's internals: the log's, not the client's.
+      throw new ProviderError("input", "ComfyUI refused the workflow.", {
+        status: res.status,
+        detail: promptErrorSummary(text),
+        secret: call.secret ?? null,
+      });
     }
-    if (res.status >= 300) throw statusError(res, text, "/prompt");
+    if (res.status >= 300) throw statusError(res, text, "the prompt", call.secret);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -305,9 +310,9 @@ export class ComfyProvider implements Provider {
       const res = await send(`${this.base}/view?${q}`, { headers: this.headers() }, call);
       if (!res.ok) {
         const text = await res.text().catch(() => "");
-        throw statusError(res, text, `/view of ${f.filename}`);
+        throw statusError(res, text, "an output file's download", call.secret);
       }
-      const bytes = await readBounded(res, MAX_OUTPUT_BYTES, `The output ${f.filename}`, call);
+      const bytes = await readBounded(res, MAX_OUTPUT_BYTES, "An output file", call);
       const out: MediaOutput = { kind, contentType, bytes };
       const size = contentType.startsWith("image/") ? sniffImageSize(bytes) : null;
       if (size) {
@@ -336,7 +341,11 @@ function mediaKind(kind: string): MediaOutput["kind"] {
   return "image";
 }
 
-/** Throws "failed" for a prompt that ended in error (or was interrupted); malformed -> "failed". */
+/**
+ * Throws "failed" for a prompt that ended in error (or was interrupted); malformed -> "failed". The
+ * node and its exception (which may repeat the input or a path on the ComfyUI host) are the
+ * error's detail, for the operator's log.
+ */
 function checkStatus(entry: HistoryEntry): void {
   const status = entry.status;
   if (status === undefined) return; // very old ComfyUI: an entry in the history means done
@@ -351,11 +360,11 @@ function checkStatus(entry: HistoryEntry): void {
         ? ` at node ${d.node_id}${typeof d.node_type === "string" ? ` (${d.node_type})` : ""}`
         : "";
     if (m[0] === "execution_error") {
-      const why = typeof d.exception_message === "string" ? `: ${clip(d.exception_message.trim(), 300)}` : "";
-      throw new ProviderError("failed", `ComfyUI failed the workflow${node}${why}`);
+      const why = typeof d.exception_message === "string" ? `: ${d.exception_message.trim()}` : "";
+      throw new ProviderError("failed", "ComfyUI failed the workflow.", { detail: `${node.trim()}${why}` });
     }
     if (m[0] === "execution_interrupted") {
-      throw new ProviderError("failed", `ComfyUI interrupted the workflow${node}.`);
+      throw new ProviderError("failed", "ComfyUI interrupted the workflow.", { detail: node.trim() });
     }
   }
   throw new ProviderError("failed", "ComfyUI failed the workflow (no error message).");

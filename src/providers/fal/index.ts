@@ -4,6 +4,7 @@ import { PriorLines } from "../common.ts";
 import {
   type Provider,
   ProviderError,
+  type ProviderErrorOptions,
   type ProviderJob,
   type ProviderResult,
   ShutdownError,
@@ -11,7 +12,7 @@ import {
 import { mapInput, readJsonAnswer, redact, upstreamFetch, upstreamJson } from "../upstream-http.ts";
 import { buildRequestUrls, checkRequestId, type FalRequestUrls, falModelId, trustedUrl } from "./endpoint.ts";
 import { mapFalResult } from "./outputs.ts";
-import { falMessage, submitToFal } from "./submit.ts";
+import { falDetail, submitToFal } from "./submit.ts";
 
 export { falAppId } from "./endpoint.ts";
 export { mapFalResult } from "./outputs.ts";
@@ -142,10 +143,10 @@ class FalRun {
         }
         if (err instanceof ProviderError && err.kind === "input") {
           // A 4xx on a request fal accepted earlier: fal no longer knows it (404) or will not show it.
-          throw new ProviderError("failed", `fal lost track of request ${req.id}: ${err.message}`);
+          throw err.restated("failed", `fal lost track of request ${req.id}.`);
         }
         throw err instanceof ProviderError
-          ? new ProviderError("failed", `Checking fal request ${req.id} failed: ${err.message}`)
+          ? err.restated("failed", `Checking fal request ${req.id} failed: ${err.message}`)
           : err;
       }
       busy = 0;
@@ -160,14 +161,16 @@ class FalRun {
       // (and proxies) send is final too, with its error when one is given.
       if (state === "FAILED") throw this.failure(req, s.error ?? s.detail, s.error_type);
       if (state === "CANCELED" || state === "CANCELLED") {
-        throw new ProviderError(
-          "failed",
-          this.clean(`fal cancelled request ${req.id}${detailOf(s.error ?? s.detail)}.`),
-        );
+        throw new ProviderError("failed", `fal cancelled request ${req.id}.`, {
+          detail: detailOf(s.error ?? s.detail),
+          secret: this.secret,
+        });
       }
       if (state !== "IN_QUEUE" && state !== "IN_PROGRESS") {
-        const shown = typeof state === "string" ? `"${state.slice(0, 40)}"` : "no status";
-        throw new ProviderError("failed", `fal sent an unknown status (${shown}) for request ${req.id}.`);
+        throw new ProviderError("failed", `fal sent an unknown status for request ${req.id}.`, {
+          detail: typeof state === "string" ? `status "${state}"` : "no status",
+          secret: this.secret,
+        });
       }
       if (state !== lastState) {
         const position = typeof s.queue_position === "number" ? ` (position ${s.queue_position})` : "";
@@ -206,24 +209,26 @@ class FalRun {
         }
         if (err instanceof FalFailure) throw err;
         // fal answers a failed request's result with an error status and {detail}.
-        if (err instanceof ProviderError) {
-          throw new ProviderError("failed", `fal reports request ${req.id} failed: ${err.message}`);
-        }
+        if (err instanceof ProviderError)
+          throw err.restated("failed", `fal reports request ${req.id} failed: ${err.message}`);
         throw err;
       }
     }
   }
 
   /**
-   * The job's failure with fal's own words: its detail (a string, or FastAPI's list of
-   * {loc, msg}), at most 300 characters, and its machine-readable error_type; never the raw body.
+   * The job's failure: our sentence naming the request and fal's machine-readable error_type when it
+   * is a code of fal's fixed vocabulary (docs.fal.ai "Request Error Types": request_timeout,
+   * runner_disconnected, ...); fal's own words (its detail) and the status go to `detail` only.
    */
   private failure(req: FalRequestUrls, detail: unknown, errorType: unknown, status?: number): FalFailure {
-    const type = typeof errorType === "string" && /^[\w.-]{1,60}$/.test(errorType) ? errorType : null;
-    const tags = [type, status ? `HTTP ${status}` : null].filter((t) => t !== null).join(", ");
-    return new FalFailure(
-      this.clean(`fal reports request ${req.id} failed${tags ? ` (${tags})` : ""}${detailOf(detail)}.`),
-    );
+    const type = typeof errorType === "string" && ERROR_TYPE.test(errorType) ? ` (${errorType})` : "";
+    const other = typeof errorType === "string" && type === "" ? `error_type ${errorType}: ` : "";
+    return new FalFailure(`fal reports request ${req.id} failed${type}.`, {
+      ...(status !== undefined ? { status } : {}),
+      detail: other + detailOf(detail),
+      secret: this.secret,
+    });
   }
 
   /** Best effort, never throws: asks fal to drop (queued) or stop (running) the request. */
@@ -304,10 +309,16 @@ class FalRun {
 /** fal's header naming why a request failed (request_timeout, runner_disconnected, ...). */
 const ERROR_TYPE_HEADER = "x-fal-error-type";
 
+/**
+ * An error_type shown to the client: a code of fal's fixed vocabulary is lower snake case (64
+ * characters leave room for codes fal adds); anything else is the upstream's text, kept for the log.
+ */
+const ERROR_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
+
 /** A failure fal reported for the request itself: final, never retried or re-wrapped. */
 class FalFailure extends ProviderError {
-  constructor(message: string) {
-    super("failed", message);
+  constructor(message: string, o: ProviderErrorOptions) {
+    super("failed", message, o);
   }
 }
 
@@ -320,8 +331,8 @@ function parsed(text: string): Obj | null {
   }
 }
 
-/** ": <fal's detail>" (a string, or FastAPI's [{loc, msg}]), at most 300 characters; "" without one. */
+/** fal's detail (a string, or FastAPI's [{loc, msg}]) for the log; "" without one. */
 function detailOf(detail: unknown): string {
-  if (typeof detail === "string") return detail.trim() ? `: ${detail.trim().slice(0, 300)}` : "";
-  return Array.isArray(detail) ? falMessage(JSON.stringify({ detail })) : "";
+  if (typeof detail === "string") return detail.trim();
+  return Array.isArray(detail) ? falDetail(JSON.stringify({ detail })) : "";
 }

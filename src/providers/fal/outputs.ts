@@ -54,10 +54,11 @@ export function mapFalResult(model: Model, body: unknown): ProviderResult {
       throw new ProviderError("failed", `The fal provider does not serve ${model.kind} models.`);
   }
   if (files.length === 0) {
-    const detail = typeof body.detail === "string" ? `: ${body.detail.slice(0, 300)}` : "";
+    // fal's own words (a result that is an error) are for the operator's log, not the client.
     throw new ProviderError(
       "failed",
-      `fal returned a result without ${mediaKeys.map((k) => `"${k}"`).join(" or ")}${detail}.`,
+      `fal returned a result without ${mediaKeys.map((k) => `"${k}"`).join(" or ")}.`,
+      { detail: typeof body.detail === "string" ? body.detail : null },
     );
   }
   const topDuration = positive(body.duration);

@@ -1,5 +1,5 @@
 import { ProviderError } from "../types.ts";
-import { fetchUpstream, redact, upstreamMessage } from "../upstream-http.ts";
+import { fetchUpstream, upstreamDetail } from "../upstream-http.ts";
 
 export interface SubmitCall {
   url: string;
@@ -32,7 +32,8 @@ const NOT_SENT = new Set([
  *   Retrying would run and bill it twice and we could not resume the first one, so these are
  *   "failed" (the gateway releases the user's hold) and never resubmitted blindly;
  * - 401/403: the gateway's own key is wrong, "failed" (not the user's input);
- * - other 4xx: fal refused the input, "input" with fal's message; other 5xx: "failed".
+ * - other 4xx: fal refused the input, "input"; other 5xx: "failed".
+ * Our messages never repeat fal's status or words: those are the error's `status` and `detail`.
  */
 export async function submitToFal(call: SubmitCall): Promise<Record<string, unknown>> {
   let res: Response;
@@ -59,28 +60,25 @@ export async function submitToFal(call: SubmitCall): Promise<Record<string, unkn
   const text = await res.text().catch(() => null);
   if (res.status === 429 || res.status === 503) {
     const retry = Number(res.headers.get("retry-after"));
-    throw new ProviderError(
-      "capacity",
-      `fal is busy (${res.status}); nothing was submitted.`,
-      Number.isFinite(retry) && retry > 0 ? Math.min(retry, 3600) * 1000 : undefined,
-    );
+    throw new ProviderError("capacity", "fal is busy; nothing was submitted.", {
+      ...(Number.isFinite(retry) && retry > 0 ? { retryAfterMs: Math.min(retry, 3600) * 1000 } : {}),
+      status: res.status,
+    });
   }
-  const said = text === null ? "" : redact(falMessage(text), call.secret);
+  // What fal said goes to the error's detail (the operator's log), never into its message.
+  const said = { status: res.status, detail: text === null ? null : falDetail(text), secret: call.secret };
   if (res.status === 502 || res.status === 504) {
     throw new ProviderError(
       "failed",
-      `The submit to fal got ${res.status} from a gateway; fal may have queued the job, so it is not sent again.`,
+      "The submit to fal got a gateway error; fal may have queued the job, so it is not sent again.",
+      said,
     );
   }
   if (res.status === 401 || res.status === 403) {
-    throw new ProviderError("failed", `fal refused the gateway's API key (${res.status})${said}.`);
+    throw new ProviderError("failed", "fal refused the gateway's API key.", said);
   }
-  if (res.status >= 400) {
-    throw new ProviderError(
-      res.status >= 500 ? "failed" : "input",
-      `fal refused the job (${res.status})${said}.`,
-    );
-  }
+  if (res.status >= 500) throw new ProviderError("failed", "fal failed to accept the job.", said);
+  if (res.status >= 400) throw new ProviderError("input", "fal refused the job's input.", said);
   if (text === null) {
     throw new ProviderError("failed", "The submit reply from fal was cut off; the job is not sent again.");
   }
@@ -91,14 +89,14 @@ export async function submitToFal(call: SubmitCall): Promise<Record<string, unkn
   } catch {
     // fall through
   }
-  throw new ProviderError("failed", `fal sent a malformed submit reply (${res.status}, not a JSON object).`);
+  throw new ProviderError("failed", "fal sent a malformed submit reply (not a JSON object).", said);
 }
 
 /**
- * fal's error text: `{detail: "..."}`, FastAPI's `{detail: [{loc, msg}]}` (validation errors), or
- * the shapes `upstreamMessage` knows.
+ * fal's error text for the log: `{detail: "..."}`, FastAPI's `{detail: [{loc, msg}]}` (validation
+ * errors), or the shapes `upstreamDetail` knows.
  */
-export function falMessage(text: string): string {
+export function falDetail(text: string): string {
   try {
     const b = JSON.parse(text) as { detail?: unknown };
     if (Array.isArray(b.detail)) {
@@ -111,10 +109,10 @@ export function falMessage(text: string): string {
           return where ? `${where}: ${msg}` : msg;
         })
         .filter((x): x is string => x !== null);
-      if (parts.length > 0) return `: ${parts.join("; ").slice(0, 300)}`;
+      if (parts.length > 0) return parts.join("; ");
     }
   } catch {
-    return "";
+    return text;
   }
-  return upstreamMessage(text);
+  return upstreamDetail(text);
 }

@@ -1,6 +1,6 @@
 import type { ChatCall, ChatDelta, ChatProvider } from "../chat.ts";
 import { ProviderError } from "../types.ts";
-import { fetchUpstream } from "../upstream-http.ts";
+import { fetchUpstream, upstreamDetail } from "../upstream-http.ts";
 
 export interface OpenAIProviderConfig {
   baseUrl: string;
@@ -38,19 +38,20 @@ export class OpenAIChatProvider implements ChatProvider {
     if (res.status === 429 || res.status === 503) {
       const retry = Number(res.headers.get("retry-after"));
       await res.body?.cancel();
-      throw new ProviderError(
-        "capacity",
-        `The upstream is busy (${res.status}).`,
-        Number.isFinite(retry) && retry > 0 ? retry * 1000 : 2000,
-      );
+      throw new ProviderError("capacity", "The upstream is busy.", {
+        retryAfterMs: Number.isFinite(retry) && retry > 0 ? retry * 1000 : 2000,
+        status: res.status,
+      });
     }
     if (!res.ok) {
       text ??= (await res.text()).slice(0, 2000);
-      let message = `The upstream answered ${res.status}.`;
-      const m = upstreamError(text)?.message;
-      // Not JSON: the status line only (never echo arbitrary upstream bodies).
-      if (typeof m === "string") message = `The upstream refused the call: ${m.slice(0, 300)}`;
-      throw new ProviderError(res.status >= 500 ? "failed" : "input", message);
+      // Never the upstream's words or status in the message: they are the log's (`detail`).
+      const failed = res.status >= 500;
+      throw new ProviderError(
+        failed ? "failed" : "input",
+        failed ? "The upstream failed the call." : "The upstream refused the call.",
+        { status: res.status, detail: upstreamDetail(text), secret: this.cfg.apiKey },
+      );
     }
     if (!res.body) throw new ProviderError("failed", "The upstream sent no body.");
     yield* parseSse(res.body);
@@ -83,11 +84,10 @@ export class OpenAIChatProvider implements ChatProvider {
       );
     } catch (err) {
       if (call.signal.aborted) throw err;
-      throw new ProviderError(
-        "capacity",
-        `The upstream could not be reached (${(err as Error).name}).`,
-        2000,
-      );
+      throw new ProviderError("capacity", "The upstream could not be reached.", {
+        retryAfterMs: 2000,
+        detail: (err as Error).name,
+      });
     }
   }
 }
@@ -160,10 +160,9 @@ async function* parseSse(body: ReadableStream<Uint8Array>): AsyncIterable<ChatDe
         throw new ProviderError("failed", "The upstream sent a malformed stream chunk.");
       }
       if (chunk.error)
-        throw new ProviderError(
-          "failed",
-          `The upstream failed mid-stream: ${String(chunk.error.message ?? "error").slice(0, 300)}`,
-        );
+        throw new ProviderError("failed", "The upstream failed mid-stream.", {
+          detail: String(chunk.error.message ?? "error"),
+        });
       const choice = chunk.choices?.[0];
       const content = typeof choice?.delta?.content === "string" ? choice.delta.content : "";
       const u = chunk.usage;

@@ -9,7 +9,7 @@ import {
   type ProviderJob,
   type ProviderResult,
 } from "../types.ts";
-import { mapInput, redact, upstreamFetch, upstreamJson } from "../upstream-http.ts";
+import { mapInput, upstreamDetail, upstreamFetch, upstreamJson } from "../upstream-http.ts";
 
 /**
  * GPT image models (gpt-image-1, gpt-image-1-mini, chatgpt-image-latest, ...) always answer base64 and
@@ -184,10 +184,15 @@ export class OpenAIMediaProvider implements Provider {
       { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.cfg.apiKey },
     );
     if (!res.ok) {
-      const text = redact((await res.text()).slice(0, 300), this.cfg.apiKey);
+      const failed = res.status >= 500;
       throw new ProviderError(
-        res.status >= 500 ? "failed" : "input",
-        `The upstream answered ${res.status}: ${text}`,
+        failed ? "failed" : "input",
+        failed ? "The upstream failed the speech request." : "The upstream refused the speech request.",
+        {
+          status: res.status,
+          detail: upstreamDetail(await res.text().catch(() => "")),
+          secret: this.cfg.apiKey,
+        },
       );
     }
     const bytes = new Uint8Array(await res.arrayBuffer());

@@ -2,8 +2,8 @@ import type { ProviderSettings } from "../../config/schema.ts";
 import { stripTrailingSlashes } from "../../lib/url.ts";
 import { PriorLines, sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
-import { ProviderError, ShutdownError } from "../types.ts";
-import { mapInput, redact, upstreamJson } from "../upstream-http.ts";
+import { ProviderError, type ProviderErrorOptions, ShutdownError } from "../types.ts";
+import { mapInput, upstreamJson } from "../upstream-http.ts";
 import { LogForwarder } from "./logs.ts";
 import { mapOutput, mediaKindOf } from "./outputs.ts";
 import { parseUpstreamModel } from "./target.ts";
@@ -29,8 +29,6 @@ const ID = /^[A-Za-z0-9_-]{1,128}$/;
  * started (replicate-javascript index.d.ts: Status = ... | "canceled" | "aborted").
  */
 const TERMINAL = new Set(["succeeded", "failed", "canceled", "aborted"]);
-/** upstreamJson's message for a clean busy answer (429/502/503/504), as opposed to a network failure. */
-const BUSY = /\bbusy \(\d{3}\)/;
 
 /**
  * The Replicate predictions API (https://replicate.com/docs/reference/http) as a gateway provider.
@@ -104,24 +102,29 @@ class ReplicateProvider implements Provider {
       ).body;
     } catch (err) {
       if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
-      if (err.kind === "capacity" && !BUSY.test(err.message)) {
+      // A clean busy answer (429/502/503/504) carries its status; a network failure has none.
+      if (err.kind === "capacity" && err.status === undefined) {
         // The connection failed or timed out, possibly after Replicate received the create: a
         // prediction may exist (and be billed) that we hold no id for. Retrying ("capacity") could
         // run and bill it twice, so the job fails instead. upstreamJson does not tell a refused
         // connection (nothing sent) from a dropped one, so both land here.
         throw this.fail(
-          `Replicate's answer to the create was lost (${err.message.replace(/^The upstream /, "").replace(/\.$/, "")}); not retried, since the prediction may exist.`,
+          "Replicate's answer to the create was lost; not retried, since the prediction may exist.",
+          { detail: err.message },
         );
       }
       const status = err.status ?? null;
       if (status === 401 || status === 403) {
-        throw this.fail(`Replicate refused the gateway's API token (${status}).`);
+        throw this.fail("Replicate refused the gateway's API token.", err);
       }
       if (status === 404) {
-        throw this.fail(`Replicate does not know model ${model.upstream_model} (404).`);
+        throw this.fail(`Replicate does not know model ${model.upstream_model}.`, err);
       }
-      // 422/400 stay "input" (with Replicate's detail); 429/503 stay "capacity" (with Retry-After);
-      // 500 and a non-JSON answer stay "failed".
+      // 422/400 stay "input" (Replicate's detail in the error's detail); 429/503 stay "capacity"
+      // (with Retry-After); 500 and a non-JSON answer stay "failed".
+      if (err.kind === "input") {
+        throw err.restated("input", "Replicate refused the prediction's input.");
+      }
       throw err;
     }
     const p = parsePrediction(answer);
@@ -151,7 +154,13 @@ class ReplicateProvider implements Provider {
           const terminal = TERMINAL.has(status);
           logs.push(current.logs, terminal);
           if (status === "succeeded") return this.result(id, current.output, kind);
-          if (status === "failed") throw this.fail(predictionError(current.error));
+          if (status === "failed") {
+            // The prediction's error is the model's own text (it may repeat the input or a stack
+            // trace): for the operator's log only.
+            throw this.fail(`The Replicate prediction ${id} failed.`, {
+              detail: predictionError(current.error),
+            });
+          }
           if (status === "canceled") throw this.fail(`The Replicate prediction ${id} was canceled.`);
           if (status === "aborted") {
             // Its Cancel-After deadline passed before it started: it never ran, and Replicate does
@@ -162,7 +171,9 @@ class ReplicateProvider implements Provider {
           }
           if (status !== "starting" && status !== "processing") {
             await this.cancel(id);
-            throw this.fail(`Replicate sent an unknown prediction status "${status.slice(0, 40)}".`);
+            throw this.fail(`Replicate sent an unknown status for prediction ${id}.`, {
+              detail: `status "${status}"`,
+            });
           }
         }
         await sleep(delay, signal);
@@ -181,19 +192,20 @@ class ReplicateProvider implements Provider {
           if (err.kind === "capacity") {
             // 429/502/503/504 or a network hiccup while polling: the prediction runs on regardless.
             // Keep polling with back-off; only job.signal (time limit, shutdown) ends the wait.
-            if (!busy) job.log(`Replicate busy while polling (${err.message}); backing off`);
+            if (!busy) job.log("Replicate busy while polling; backing off");
             busy = true;
             delay = Math.min(MAX_POLL_BACKOFF_MS, Math.max(err.retryAfterMs ?? 0, delay * 2));
             continue;
           }
-          if ((err.status ?? null) === 404) throw this.fail(`Replicate lost prediction ${id} (404 on poll).`);
+          if ((err.status ?? null) === 404) throw this.fail(`Replicate lost prediction ${id}.`, err);
           if (err.kind === "failed" && ++failures < MAX_POLL_FAILURES) {
             delay = Math.min(MAX_POLL_BACKOFF_MS, delay * 2);
             continue;
           }
           // Persistent 5xx / non-JSON, or a 4xx such as 401: stop, and release the prediction.
           await this.cancel(id);
-          throw this.fail(`Polling Replicate failed: ${err.message}`);
+          // err.message is ours (upstream-http's fixed sentences); Replicate's words are its detail.
+          throw this.fail(`Polling Replicate about prediction ${id} failed: ${err.message}`, err);
         }
         const p = parsePrediction(answer);
         if (typeof p === "string") {
@@ -202,7 +214,9 @@ class ReplicateProvider implements Provider {
         }
         if (p.id !== id) {
           await this.cancel(id);
-          throw this.fail(`Replicate answered about prediction ${p.id} when asked about ${id}.`);
+          throw this.fail(`Replicate answered about another prediction when asked about ${id}.`, {
+            detail: `prediction ${p.id}`,
+          });
         }
         current = p;
         delay = interval;
@@ -253,8 +267,13 @@ class ReplicateProvider implements Provider {
     };
   }
 
-  private fail(message: string): ProviderError {
-    return new ProviderError("failed", redact(message, this.secret));
+  /** A "failed" error with our message; `from` carries what the upstream said (status, detail) for the log. */
+  private fail(message: string, from: Pick<ProviderErrorOptions, "status" | "detail"> = {}): ProviderError {
+    return new ProviderError("failed", message, {
+      ...(from.status !== undefined ? { status: from.status } : {}),
+      detail: from.detail ?? null,
+      secret: this.secret,
+    });
   }
 }
 
@@ -287,12 +306,13 @@ export function cancelAfter(deadlineAt: number | undefined, now = Date.now()): R
   return { "cancel-after": `${Math.max(1, Math.ceil((deadlineAt - now) / 1000))}s` };
 }
 
-function predictionError(error: unknown): string {
-  if (typeof error === "string" && error.trim()) return error.trim().slice(0, 1000);
+/** A failed prediction's error, for the log: a string, or an object's message or detail. */
+function predictionError(error: unknown): string | null {
+  if (typeof error === "string") return error;
   if (error && typeof error === "object") {
     const m =
       (error as { message?: unknown; detail?: unknown }).message ?? (error as { detail?: unknown }).detail;
-    if (typeof m === "string" && m.trim()) return m.trim().slice(0, 1000);
+    if (typeof m === "string") return m;
   }
-  return "The Replicate prediction failed.";
+  return null;
 }

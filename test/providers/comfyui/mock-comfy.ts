@@ -21,7 +21,8 @@ export type Fault =
   | "malformed" // /history answers text that is not JSON
   | "lost" // a queued prompt vanishes: in neither the queue nor the history
   | "view-cut" // /view sends the headers and part of the file, then breaks the connection
-  | "prompt-hang"; // POST /prompt queues the prompt, then never answers (the gateway dies waiting)
+  | "prompt-hang" // POST /prompt queues the prompt, then never answers (the gateway dies waiting)
+  | "418"; // POST /prompt -> 418 with `marker` as its error
 
 export interface MockPrompt {
   id: string;
@@ -36,6 +37,8 @@ export interface MockComfy {
   /** A TCP port that accepts connections and closes them without answering. */
   dropUrl: string;
   fault: Fault | null;
+  /** A test's marker, appended to the error texts of faults invalid, exec-error and 418. */
+  marker: string;
   slowMs: number;
   runAfter: number;
   doneAfter: number;
@@ -68,6 +71,7 @@ export function startMockComfy(): MockComfy {
     url: "",
     dropUrl: "",
     fault: null,
+    marker: "",
     slowMs: 300,
     runAfter: 1,
     doneAfter: 3,
@@ -113,6 +117,8 @@ export function startMockComfy(): MockComfy {
       if (state.fault === "slow") await Bun.sleep(state.slowMs);
       if (state.fault === "503") return json({ error: "busy" }, 503, { "retry-after": "3" });
 
+      if (req.method === "POST" && path === "/prompt" && state.fault === "418")
+        return json({ error: state.marker }, 418);
       if (req.method === "POST" && path === "/prompt") {
         const body = (await req.json()) as { prompt?: unknown; client_id?: unknown; prompt_id?: unknown };
         const prompt = body.prompt as MockPrompt["prompt"];
@@ -136,7 +142,7 @@ export function startMockComfy(): MockComfy {
               {
                 type: "value_not_in_list",
                 message: "Value not in list",
-                details: "ckpt_name: 'missing.safetensors' not in ['sd_xl_base_1.0.safetensors']",
+                details: `ckpt_name: 'missing.safetensors' not in ['sd_xl_base_1.0.safetensors']${state.marker}`,
                 extra_info: {},
               },
             ],
@@ -193,7 +199,7 @@ export function startMockComfy(): MockComfy {
                       prompt_id: id,
                       node_id: "3",
                       node_type: "KSampler",
-                      exception_message: "CUDA out of memory. Tried to allocate 2.00 GiB",
+                      exception_message: `CUDA out of memory. Tried to allocate 2.00 GiB${state.marker}`,
                       exception_type: "torch.OutOfMemoryError",
                       traceback: ["..."],
                     },

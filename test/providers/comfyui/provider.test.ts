@@ -177,24 +177,26 @@ describe("comfyui provider: image inputs", () => {
 });
 
 describe("comfyui provider: faults", () => {
-  test("an invalid workflow (400) is an input error with the node error summary", async () => {
+  test("an invalid workflow (400) is an input error, the node error summary kept for the log", async () => {
     mock.fault = "invalid";
     const job = fakeJob({ prompt: "x" });
-    const err = await rejection(provider().run(job));
+    const err = (await rejection(provider().run(job))) as ProviderError;
     expect(err.kind).toBe("input");
-    expect(err.message).toContain("Prompt outputs failed validation");
-    expect(err.message).toContain("node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name");
+    expect(err.message).toBe("ComfyUI refused the workflow.");
+    expect(err.status).toBe(400);
+    expect(err.detail).toContain("Prompt outputs failed validation");
+    expect(err.detail).toContain("node 4 (CheckpointLoaderSimple): Value not in list: ckpt_name");
     // Only the id chosen before the submit: ComfyUI queued nothing.
     expect(job.upstreamIds).toHaveLength(1);
     expect(job.upstreamIds[0]).toStartWith("submitting:");
   });
 
-  test("an execution error is failed with ComfyUI's message", async () => {
+  test("an execution error is failed, ComfyUI's message kept for the log", async () => {
     mock.fault = "exec-error";
-    const err = await rejection(provider().run(fakeJob({ prompt: "x" })));
+    const err = (await rejection(provider().run(fakeJob({ prompt: "x" })))) as ProviderError;
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("node 3 (KSampler)");
-    expect(err.message).toContain("CUDA out of memory");
+    expect(err.message).toBe("ComfyUI failed the workflow.");
+    expect(err.detail).toContain("at node 3 (KSampler): CUDA out of memory");
   });
 
   test("503 is capacity with its Retry-After", async () => {

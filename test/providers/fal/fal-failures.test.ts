@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createFalProvider } from "../../../src/providers/fal/index.ts";
-import { ProviderError } from "../../../src/providers/types.ts";
+import { DETAIL_MAX_CHARS, ProviderError } from "../../../src/providers/types.ts";
 import { type FakeJob, fakeJob, model, rejection, settings } from "./helpers.ts";
 import { type MockFal, startMockFal } from "./mock-fal.ts";
 
@@ -37,52 +37,57 @@ describe("fal: a finished request's stored error", () => {
     [503, "runner_disconnected", "Runner disconnected unexpectedly"],
   ];
   for (const [status, errorType, detail] of stored) {
-    test(`${status} ${errorType}: failed at once with fal's detail and error type, read once`, async () => {
+    test(`${status} ${errorType}: failed at once naming the error type, read once`, async () => {
       const id = `test/stored-${status}`;
       fal.on(id, { fail: { status, detail, errorType } });
       const job = fakeJob(model(id));
       const err = await failure(job);
-      expect(err.message).toBe(
-        `fal reports request ${idOf(job)} failed (${errorType}, HTTP ${status}): ${detail}.`,
-      );
+      // fal's error_type is a code of its fixed vocabulary; its detail and the status are the log's.
+      expect(err.message).toBe(`fal reports request ${idOf(job)} failed (${errorType}).`);
+      expect(err).toMatchObject({ status, detail });
       expect(fal.callsTo("result", id)).toHaveLength(1);
     });
   }
 
-  test("only fal's detail reaches the message: bounded, the key redacted, never the raw body", async () => {
+  test("fal's detail is kept for the log only: bounded, the key redacted, never the raw body", async () => {
     const detail = `bad Key ${fal.key} ${"x".repeat(1000)}`;
     fal.on("test/stored-long", { fail: { status: 500, detail, errorType: "internal_error" } });
     const job = fakeJob(model("test/stored-long"));
     const err = await failure(job);
-    expect(err.message).not.toContain(fal.key);
-    expect(err.message).toContain("[redacted]");
-    expect(err.message).not.toContain("error_type");
-    expect(err.message.length).toBeLessThan(420);
+    expect(err.message).toBe(`fal reports request ${idOf(job)} failed (internal_error).`);
+    expect(err.detail).not.toContain(fal.key);
+    expect(err.detail).toStartWith("bad Key [redacted] xxx");
+    expect(err.detail).not.toContain("error_type");
+    expect(err.detail!.length).toBe(DETAIL_MAX_CHARS);
   });
 
-  test("an error type that is not a plain token is left out", async () => {
+  test("an error type that is not a code of fal's vocabulary is left out of the message", async () => {
     fal.on("test/stored-odd-type", { fail: { status: 504, detail: "late", errorType: "a b <c>" } });
     const job = fakeJob(model("test/stored-odd-type"));
-    expect((await failure(job)).message).toBe(`fal reports request ${idOf(job)} failed (HTTP 504): late.`);
+    const err = await failure(job);
+    expect(err.message).toBe(`fal reports request ${idOf(job)} failed.`);
+    expect(err).toMatchObject({ status: 504, detail: "error_type a b <c>: late" });
   });
 
   test("a COMPLETED status with `error` names fal's error_type too", async () => {
     fal.on("test/status-error-typed", { statusError: "Runner crashed" });
     const job = fakeJob(model("test/status-error-typed"));
     const err = await failure(job);
-    expect(err.message).toBe(`fal reports request ${idOf(job)} failed (runner_error): Runner crashed.`);
+    expect(err.message).toBe(`fal reports request ${idOf(job)} failed (runner_error).`);
+    expect(err.detail).toBe("Runner crashed");
     expect(fal.callsTo("result", "test/status-error-typed")).toHaveLength(0);
   });
 });
 
 describe("fal: FAILED and CANCELED statuses", () => {
-  test("FAILED: failed with its error, the result never read", async () => {
+  test("FAILED: failed with its error type (its error for the log), the result never read", async () => {
     fal.on("test/status-failed", {
       finalStatus: { status: "FAILED", error: "Out of memory", errorType: "runner_error" },
     });
     const job = fakeJob(model("test/status-failed"));
     const err = await failure(job);
-    expect(err.message).toBe(`fal reports request ${idOf(job)} failed (runner_error): Out of memory.`);
+    expect(err.message).toBe(`fal reports request ${idOf(job)} failed (runner_error).`);
+    expect(err.detail).toBe("Out of memory");
     expect(fal.callsTo("result", "test/status-failed")).toHaveLength(0);
     expect(fal.callsTo("cancel", "test/status-failed")).toHaveLength(0);
   });

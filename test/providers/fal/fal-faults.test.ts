@@ -12,11 +12,15 @@ afterAll(() => fal.stop());
 
 const provider = (over = {}) => createFalProvider("fal", settings(fal.url, fal.key, over));
 
-/** Runs a job on `modelId` and returns its ProviderError; the key must appear nowhere. */
+/**
+ * Runs a job on `modelId` and returns its ProviderError; the key must appear nowhere. Its message is
+ * ours alone: fal's words and status are the error's detail and status, for the server's log.
+ */
 async function failure(modelId: string, job: FakeJob = fakeJob(model(modelId)), over = {}) {
   const err = await rejection(provider(over).run(job));
   expect(err).toBeInstanceOf(ProviderError);
   expect(err.message).not.toContain(fal.key);
+  expect((err as ProviderError).detail ?? "").not.toContain(fal.key);
   for (const line of job.logs) expect(line).not.toContain(fal.key);
   return { err: err as ProviderError, job };
 }
@@ -27,7 +31,8 @@ describe("fal provider: submit faults", () => {
     const { err, job } = await failure("test/submit-429");
     expect(err.kind).toBe("capacity");
     expect(err.retryAfterMs).toBe(7000);
-    expect(err.message).toContain("429");
+    expect(err.message).toBe("fal is busy; nothing was submitted.");
+    expect(err.status).toBe(429);
     expect(job.upstreamIds).toEqual([]);
     expect(fal.callsTo("status", "test/submit-429")).toHaveLength(0);
   });
@@ -36,7 +41,7 @@ describe("fal provider: submit faults", () => {
     fal.on("test/submit-503", { submit: [{ status: 503 }] });
     const { err, job } = await failure("test/submit-503");
     expect(err.kind).toBe("capacity");
-    expect(err.message).toContain("503");
+    expect(err.status).toBe(503);
     expect(job.upstreamIds).toEqual([]);
   });
 
@@ -48,14 +53,15 @@ describe("fal provider: submit faults", () => {
     expect(fal.callsTo("submit", "test/submit-429-once")).toHaveLength(2);
   });
 
-  test("500 -> failed, with fal's detail", async () => {
+  test("500 -> failed, fal's detail kept for the log", async () => {
     fal.on("test/submit-500", { submit: [{ status: 500, detail: "Internal worker error" }] });
     const { err } = await failure("test/submit-500");
     expect(err.kind).toBe("failed");
-    expect(err.message).toBe("fal refused the job (500): Internal worker error.");
+    expect(err.message).toBe("fal failed to accept the job.");
+    expect(err).toMatchObject({ status: 500, detail: "Internal worker error" });
   });
 
-  test("422 validation errors -> input, with the field and fal's message", async () => {
+  test("422 validation errors -> input, the field and fal's message kept for the log", async () => {
     fal.on("test/submit-422", {
       submit: [
         { status: 422, detail: [{ loc: ["body", "prompt"], msg: "field required", type: "missing" }] },
@@ -63,7 +69,8 @@ describe("fal provider: submit faults", () => {
     });
     const { err } = await failure("test/submit-422");
     expect(err.kind).toBe("input");
-    expect(err.message).toBe("fal refused the job (422): prompt: field required.");
+    expect(err.message).toBe("fal refused the job's input.");
+    expect(err).toMatchObject({ status: 422, detail: "prompt: field required" });
   });
 
   test("malformed JSON reply -> failed", async () => {
@@ -105,7 +112,8 @@ describe("fal provider: submit faults", () => {
     fal.on("test/submit-502", { submit: [{ status: 502 }] });
     const { err } = await failure("test/submit-502");
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("502");
+    expect(err.message).toContain("fal may have queued the job");
+    expect(err.status).toBe(502);
   });
 
   test("connection refused (nothing sent) -> capacity", async () => {
@@ -124,12 +132,16 @@ describe("fal provider: submit faults", () => {
     const wrong = "sk-wrong-SECRET-0123456789";
     fal.on("test/auth", {});
     const job = fakeJob(model("test/auth"));
-    const err = await rejection(createFalProvider("fal", settings(fal.url, wrong)).run(job));
+    const err = (await rejection(
+      createFalProvider("fal", settings(fal.url, wrong)).run(job),
+    )) as ProviderError;
     expect(err).toBeInstanceOf(ProviderError);
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("401");
-    expect(err.message).toContain("[redacted]");
+    expect(err.message).toBe("fal refused the gateway's API key.");
+    expect(err.status).toBe(401);
+    expect(err.detail).toContain("[redacted]");
     expect(err.message).not.toContain(wrong);
+    expect(err.detail).not.toContain(wrong);
     expect(fal.callsTo("submit", "test/auth").at(-1)!.authorization).toBe(`Key ${wrong}`);
   });
 
@@ -184,9 +196,8 @@ describe("fal provider: polling faults", () => {
     fal.on("test/status-lost", { lose: true });
     const { err, job } = await failure("test/status-lost");
     expect(err.kind).toBe("failed");
-    expect(err.message).toMatch(
-      /^fal lost track of request [0-9a-f-]+: The upstream answered 404: Request not found\.$/,
-    );
+    expect(err.message).toMatch(/^fal lost track of request [0-9a-f-]+\.$/);
+    expect(err).toMatchObject({ status: 404, detail: "Request not found" });
     expect(job.upstreamIds).toHaveLength(1);
   });
 
@@ -194,7 +205,8 @@ describe("fal provider: polling faults", () => {
     fal.on("test/status-500", { status: [{ status: 500, detail: "db down" }] });
     const { err } = await failure("test/status-500");
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("500: db down");
+    expect(err.message).toMatch(/^Checking fal request [0-9a-f-]+ failed: The upstream failed the call\.$/);
+    expect(err).toMatchObject({ status: 500, detail: "db down" });
   });
 
   test("malformed JSON on status -> failed", async () => {
@@ -208,13 +220,14 @@ describe("fal provider: polling faults", () => {
     fal.on("test/status-weird", { weirdStatus: "EXPLODED" });
     const { err } = await failure("test/status-weird");
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain('unknown status ("EXPLODED")');
+    expect(err.message).toMatch(/^fal sent an unknown status for request [0-9a-f-]+\.$/);
+    expect(err.detail).toBe('status "EXPLODED"');
   });
 
   test("an error body echoing the key is redacted", async () => {
     fal.on("test/status-echo", { status: [{ status: 500, detail: `bad header Key ${fal.key}` }] });
     const { err } = await failure("test/status-echo");
-    expect(err.message).toContain("[redacted]");
+    expect(err.detail).toBe("bad header Key [redacted]");
   });
 
   test("upstream log lines are redacted too", async () => {
@@ -227,25 +240,27 @@ describe("fal provider: polling faults", () => {
 });
 
 describe("fal provider: result faults", () => {
-  test("a failed job (COMPLETED, result answers an error) -> failed with fal's detail", async () => {
+  test("a failed job (COMPLETED, result answers an error) -> failed, fal's detail kept for the log", async () => {
     fal.on("test/job-failed", { fail: { status: 500, detail: "CUDA out of memory" } });
     const { err } = await failure("test/job-failed");
     expect(err.kind).toBe("failed");
-    expect(err.message).toMatch(/^fal reports request [0-9a-f-]+ failed: .*CUDA out of memory/);
+    expect(err.message).toMatch(/^fal reports request [0-9a-f-]+ failed: The upstream failed the call\.$/);
+    expect(err).toMatchObject({ status: 500, detail: "CUDA out of memory" });
   });
 
   test("a failed job answered with 422 is still 'failed' (the job ran), not 'input'", async () => {
     fal.on("test/job-failed-422", { fail: { status: 422, detail: "Content policy violation" } });
     const { err } = await failure("test/job-failed-422");
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("Content policy violation");
+    expect(err.detail).toBe("Content policy violation");
   });
 
   test("a COMPLETED status carrying `error` -> failed with it, without reading the result", async () => {
     fal.on("test/status-error", { statusError: "Runner crashed" });
     const { err } = await failure("test/status-error");
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("Runner crashed");
+    expect(err.message).toMatch(/^fal reports request [0-9a-f-]+ failed \(runner_error\)\.$/);
+    expect(err.detail).toBe("Runner crashed");
     expect(fal.callsTo("result", "test/status-error")).toHaveLength(0);
   });
 

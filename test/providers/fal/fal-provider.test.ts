@@ -235,8 +235,8 @@ describe("fal provider: resume and the request id", () => {
     const err = await rejection(provider().run(job));
     expect(err).toBeInstanceOf(ProviderError);
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("lost track of request 0b7d0a5e-0000-4000-8000-000000000000");
-    expect(err.message).toContain("404");
+    expect(err.message).toBe("fal lost track of request 0b7d0a5e-0000-4000-8000-000000000000.");
+    expect((err as ProviderError).status).toBe(404);
     expect(fal.callsTo("submit").length).toBe(before);
   });
 

@@ -145,9 +145,7 @@ describe("fal settlement", () => {
     // user's money) that long, past this harness's 20 s wait.
     const r = await h.run("f/img", { prompt: "x", num_images: 2 });
     expect(r.status).toBe("FAILED");
-    expect(r.error).toMatch(
-      /^fal reports request \S+ failed \(request_timeout, HTTP 504\): Request timed out\.$/,
-    );
+    expect(r.error).toMatch(/^fal reports request \S+ failed \(request_timeout\)\.$/);
     expect(r.held).toBe(20_000n);
     expect(r.charged).toBe(0n);
     expect(r.invariants).toEqual([]);
@@ -157,7 +155,7 @@ describe("fal settlement", () => {
     fal.on("fal-ai/img", { finalStatus: { status: "FAILED", error: "Out of memory" } });
     const r = await h.run("f/img", { prompt: "x" });
     expect(r.status).toBe("FAILED");
-    expect(r.error).toContain("Out of memory");
+    expect(r.error).toMatch(/^fal reports request \S+ failed\.$/);
     expect(r.charged).toBe(0n);
     expect(r.invariants).toEqual([]);
   });

@@ -6,13 +6,13 @@ import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
  * in the URL when its owner is "fault" (POST /v1/models/fault/<fault>/predictions).
  *
  * Create faults: create_429 (Retry-After: 3), create_503, create_500, create_malformed (201, not
- * JSON), create_no_id, sync (answers already succeeded). Unknown model owner "missing" -> 404.
+ * JSON), create_418 (418 with `marker` as its detail), create_no_id, sync (answers already succeeded). Unknown model owner "missing" -> 404.
  * input.prompt not a string -> 422 like Replicate's input validation. Wrong token -> 401.
  *
  * Poll faults: poll_429 / poll_503 (the first input.busy_polls polls, default 2; Retry-After from
  * input.retry_after),
  * poll_500_once, poll_500, poll_malformed (not JSON), poll_bad_shape (JSON without id), lost (404).
- * Outcomes: failed ("CUDA out of memory"), canceled, unknown_status, slow (processing forever),
+ * Outcomes: failed ("CUDA out of memory", then `marker` when set), canceled, unknown_status, slow (processing forever),
  * echo_token (fails with the token it was sent, in error and logs). Default: starting -> processing
  * -> processing -> succeeded over four polls, logs growing (with a partial line in between).
  * Output: input.mock_output verbatim when given, else one PNG URL.
@@ -57,6 +57,8 @@ export interface MockPrediction {
 export interface MockReplicate {
   /** Base URL, like https://api.replicate.com/v1 */
   url: string;
+  /** A test's marker, put in the error texts of faults failed and create_418. */
+  marker: string;
   calls: MockCall[];
   predictions: Map<string, MockPrediction>;
   creates(): MockCall[];
@@ -156,7 +158,7 @@ export function startMockReplicate(): MockReplicate {
     if (n >= 2 && p.fault === "failed") {
       p.status = "failed";
       p.logs = "step 1\nTraceback: RuntimeError\n";
-      p.error = "CUDA out of memory";
+      p.error = `CUDA out of memory${mock.marker ? ` ${mock.marker}` : ""}`;
       return;
     }
     if (n >= 2 && p.fault === "canceled") {
@@ -253,6 +255,8 @@ export function startMockReplicate(): MockReplicate {
             { "retry-after": "3" },
           );
         }
+        if (fault === "create_418")
+          return json(418, { title: "I'm a teapot", detail: mock.marker, status: 418 });
         if (fault === "create_503") return json(503, { detail: "Service Unavailable", status: 503 });
         if (fault === "create_500") return json(500, { detail: "Internal Server Error", status: 500 });
         if (fault === "create_malformed")
@@ -322,8 +326,9 @@ export function startMockReplicate(): MockReplicate {
   });
 
   const url = `http://127.0.0.1:${server.port}/v1`;
-  return {
+  const mock: MockReplicate = {
     url,
+    marker: "",
     calls,
     predictions,
     creates: () => calls.filter((c) => c.method === "POST" && !c.path.endsWith("/cancel")),
@@ -334,6 +339,7 @@ export function startMockReplicate(): MockReplicate {
     seed: (input) => make(input, VERSION, null, typeof input.fault === "string" ? input.fault : "").id,
     stop: () => server.stop(true),
   };
+  return mock;
 }
 
 /**

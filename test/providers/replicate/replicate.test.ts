@@ -190,7 +190,8 @@ describe("upstream id and resume", () => {
   test("resuming a prediction Replicate lost (404) fails", async () => {
     const err = await runErr(makeJob(model("acme/m"), { prompt: "x" }, "doesnotexist123"));
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("lost");
+    expect(err.message).toBe("Replicate lost prediction doesnotexist123.");
+    expect(err.status).toBe(404);
   });
 
   test("resumable() is true exactly when the upstream id is known", () => {
@@ -218,7 +219,8 @@ describe("create faults", () => {
   test("500 -> failed", async () => {
     const err = await runErr(makeJob(model("fault/create_500"), { prompt: "x" }));
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("500");
+    expect(err.message).toBe("The upstream failed the call.");
+    expect(err).toMatchObject({ status: 500, detail: "Internal Server Error" });
   });
 
   test("malformed JSON and a missing id -> failed", async () => {
@@ -232,16 +234,19 @@ describe("create faults", () => {
     expect(h.upstreamIds).toEqual([]);
   });
 
-  test("422 on bad input -> input, with Replicate's detail", async () => {
+  test("422 on bad input -> input, Replicate's detail kept for the log", async () => {
     const err = await runErr(makeJob(model("acme/m"), { prompt: 12 }));
     expect(err.kind).toBe("input");
-    expect(err.message).toContain("input.prompt: Invalid type");
+    expect(err.message).toBe("Replicate refused the prediction's input.");
+    expect(err.status).toBe(422);
+    expect(err.detail).toContain("input.prompt: Invalid type");
   });
 
   test("an unknown model (404 on create) -> failed", async () => {
     const err = await runErr(makeJob(model("missing/model"), { prompt: "x" }));
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("404");
+    expect(err.message).toBe("Replicate does not know model missing/model.");
+    expect(err.status).toBe(404);
   });
 
   test("a connection dropped after sending the create -> failed, not capacity (never repeated)", async () => {
@@ -262,8 +267,10 @@ describe("create faults", () => {
     const wrong = "r8_WRONG_token_value_987654321";
     const err = await runErr(makeJob(model("acme/m"), { prompt: "x" }), cfg({ apiKey: wrong }));
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("401");
+    expect(err.message).toBe("Replicate refused the gateway's API token.");
+    expect(err.status).toBe(401);
     expect(err.message).not.toContain(wrong);
+    expect(err.detail).not.toContain(wrong);
   });
 });
 
@@ -299,7 +306,10 @@ describe("poll faults and outcomes", () => {
     const h = makeJob(model("acme/m"), { fault: "poll_500" });
     const err = await runErr(h);
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("500");
+    expect(err.message).toMatch(
+      /^Polling Replicate about prediction \S+ failed: The upstream failed the call\.$/,
+    );
+    expect(err.status).toBe(500);
     expect(mock.cancels()).toContain(h.upstreamIds[0]!.id);
   });
 
@@ -315,14 +325,16 @@ describe("poll faults and outcomes", () => {
   test("a prediction lost upstream (404 on poll) -> failed", async () => {
     const err = await runErr(makeJob(model("acme/m"), { fault: "lost" }));
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain("404");
+    expect(err.message).toMatch(/^Replicate lost prediction \S+\.$/);
+    expect(err.status).toBe(404);
   });
 
-  test("status failed -> failed with the prediction's error; its logs are forwarded", async () => {
+  test("status failed -> failed, the prediction's error kept for the log; its logs are forwarded", async () => {
     const h = makeJob(model("acme/m"), { fault: "failed" });
     const err = await runErr(h);
     expect(err.kind).toBe("failed");
-    expect(err.message).toBe("CUDA out of memory");
+    expect(err.message).toBe(`The Replicate prediction ${h.upstreamIds[0]!.id} failed.`);
+    expect(err.detail).toBe("CUDA out of memory");
     expect(upstreamLines(h.logs)).toEqual(["step 1", "Traceback: RuntimeError"]);
   });
 
@@ -335,14 +347,16 @@ describe("poll faults and outcomes", () => {
   test("an unknown status -> failed", async () => {
     const err = await runErr(makeJob(model("acme/m"), { fault: "unknown_status" }));
     expect(err.kind).toBe("failed");
-    expect(err.message).toContain('unknown prediction status "exploded"');
+    expect(err.message).toMatch(/^Replicate sent an unknown status for prediction \S+\.$/);
+    expect(err.detail).toBe('status "exploded"');
   });
 
-  test("the token never reaches an error message or a log line", async () => {
+  test("the token never reaches an error message, its detail or a log line", async () => {
     const h = makeJob(model("acme/m"), { fault: "echo_token" });
     const err = await runErr(h);
-    expect(err.message).toContain("[redacted]");
+    expect(err.detail).toContain("[redacted]");
     expect(err.message).not.toContain(TOKEN);
+    expect(err.detail).not.toContain(TOKEN);
     expect(h.logs.join("\n")).toContain("[redacted]");
     expect(h.logs.join("\n")).not.toContain(TOKEN);
   });
