@@ -182,38 +182,23 @@ describe("media jobs: the upstream's words and status stay in the server's log",
     await expectHidden(id, marker, null);
   });
 
-  test("comfyui: a 418 to the prompt", async () => {
-    const marker = newMarker();
-    comfy.marker = marker;
-    comfy.fault = "418";
-    const { id, message } = await failedJob("comfy/img").finally(() => {
-      comfy.fault = null;
+  const comfyCases = [
+    ["a 418 to the prompt", "418", "ComfyUI refused the prompt.", 418],
+    ["a workflow refused with node errors (400)", "invalid", "ComfyUI refused the workflow.", 400],
+    ["a workflow failed by a node's exception", "exec-error", "ComfyUI failed the workflow.", null],
+  ] as const;
+  for (const [what, fault, expected, status] of comfyCases) {
+    test(`comfyui: ${what}`, async () => {
+      const marker = newMarker();
+      comfy.marker = marker;
+      comfy.fault = fault;
+      const { id, message } = await failedJob("comfy/img").finally(() => {
+        comfy.fault = null;
+      });
+      expect(message).toBe(expected);
+      await expectHidden(id, marker, status);
     });
-    expect(message).toBe("ComfyUI refused the prompt.");
-    await expectHidden(id, marker, 418);
-  });
-
-  test("comfyui: a workflow refused with node errors", async () => {
-    const marker = newMarker();
-    comfy.marker = marker;
-    comfy.fault = "invalid";
-    const { id, message } = await failedJob("comfy/img").finally(() => {
-      comfy.fault = null;
-    });
-    expect(message).toBe("ComfyUI refused the workflow.");
-    await expectHidden(id, marker, 400);
-  });
-
-  test("comfyui: a workflow failed by a node's exception", async () => {
-    const marker = newMarker();
-    comfy.marker = marker;
-    comfy.fault = "exec-error";
-    const { id, message } = await failedJob("comfy/img").finally(() => {
-      comfy.fault = null;
-    });
-    expect(message).toBe("ComfyUI failed the workflow.");
-    await expectHidden(id, marker, null);
-  });
+  }
 });
 
 describe("chat: the door's error holds our message only", () => {
