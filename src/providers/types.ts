@@ -137,6 +137,8 @@ export function redact(text: string, secret?: string | null): string {
  * path and the chat door's failChat.
  */
 export function logProviderFailure(err: ProviderError, requestId: string, provider: string): void {
+  // An error of ours alone (a sandbox failure, a refused input URL, which logs its own line) hid nothing.
+  if (err.status === undefined && err.detail === undefined) return;
   log("warn", "upstream error", {
     request_id: requestId,
     provider,
