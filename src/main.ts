@@ -1,5 +1,5 @@
 // Entry point of the gengate binary. It must not export anything: with --bytecode, an entry that
-// exports an object with .fetch would be auto-served by Bun (see STACK.md).
+// exports an object with .fetch would be auto-served by Bun (docs/install.md "Build").
 import "./lib/production-mode.ts";
 import { importEntry } from "./lib/entries.ts";
 import { reexecWithAllocatorTuning } from "./server/allocator.ts";

@@ -26,7 +26,7 @@ export async function createAccountWithKey(
   });
 }
 
-/** An operator's credit (ADMIN): every one records its reason (CONTRACT.md, "Money"). */
+/** An operator's credit (ADMIN): every one records its reason (docs/api.md "Money", docs/billing.md). */
 export async function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string) {
   await s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
   return accountView((await s.accounts.getAccount(accountId))!);

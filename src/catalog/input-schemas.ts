@@ -10,7 +10,7 @@ const prompt = { type: "string", minLength: 1, maxLength: 8000, description: "Wh
 const seed = { type: "integer", minimum: 0, maximum: 4294967295, description: "Random seed." };
 const size = (what: string) => ({ type: "integer", minimum: 64, maximum: 8192, description: what });
 
-/** The sandbox controls of CONTRACT.md, accepted by sandbox models only. */
+/** The sandbox controls (docs/api.md "Sandbox models"), accepted by sandbox models only. */
 export const SANDBOX_CONTROLS = {
   type: "object",
   additionalProperties: false,

@@ -92,8 +92,8 @@ export function modelOwner(id: string): string {
 }
 
 /**
- * The public catalog entry of CONTRACT.md (money as decimal strings), plus OpenAI's model object
- * fields (`object`, `created`, `owned_by`) so OpenAI SDKs can list and retrieve models.
+ * The public catalog entry (docs/api.md "Catalog entry"; money as decimal strings), plus OpenAI's model
+ * object fields (`object`, `created`, `owned_by`) so OpenAI SDKs can list and retrieve models.
  */
 export function publicModel(m: Model) {
   const s = (n: number | null) => (n === null ? undefined : String(n));

@@ -101,7 +101,8 @@ export async function accountCommand(argv: string[]): Promise<number> {
     const amount = amountArg(amountText, "AMOUNT");
     const a = await withServices(flags["data-dir"], async (s) => {
       await requireAccount(s, id);
-      // CONTRACT.md's form has no --reason; the entry still records one, naming where it came from.
+      // The public form (docs/api.md "Command line") has no --reason; the entry still records one,
+      // naming where it came from.
       return creditAccount(s, id, amount, flags.reason ?? "credit from the CLI");
     });
     print(

@@ -4,7 +4,7 @@
  * checkout POST (the order is written, then 303 to the provider's page), the return page (shows
  * the order as it is: it never credits anything), receipts (printable) and the account's orders.
  *
- * Who: owners (CONSOLE.md: billing is an owner's). Members see that an owner tops up; the
+ * Who: owners (docs/console.md: billing is an owner's). Members see that an owner tops up; the
  * checkout, return and receipt routes answer them 403. Another account's order is 404.
  */
 import { Elysia } from "elysia";

@@ -17,14 +17,14 @@
  *
  *   export function keysPages(kit: ConsoleKit) {
  *     return new Elysia()
- *       .get("/console/keys", kit.page((c) => {
+ *       .get("/console/keys", kit.page(async (c) => {
  *         const s = requireAccount(c.session);            // 403 page when the person has no account
- *         const keys = kit.ctx.accounts.listKeys(s.accountId);
- *         return c.layout({ title: "Keys", active: "keys", body: html`<h1>Keys</h1>...` });
+ *         const keys = await kit.ctx.accounts.listKeys(s.accountId);   // every store method is async
+ *         return await c.layout({ title: "Keys", active: "keys", body: html`<h1>Keys</h1>...` });
  *       }))
- *       .post("/console/keys", kit.action((c) => {        // Origin + CSRF already checked
+ *       .post("/console/keys", kit.action(async (c) => {  // Origin + CSRF already checked
  *         const s = requireOwner(c.session);              // 403 page for a member
- *         kit.ctx.accounts.createKey(s.accountId, { name: field(c.form, "name") });
+ *         await kit.ctx.accounts.createKey(s.accountId, { name: field(c.form, "name") });
  *         return redirect("/console/keys");               // 303, the page works without JS
  *       }));
  *   }

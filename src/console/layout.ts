@@ -6,7 +6,7 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import type { ConsoleSession, Role } from "../people/types.ts";
 import { consoleAssetPaths } from "./assets.ts";
 
-/** Navigation entries, in order; their link texts are the accessible names CONSOLE.md fixes. */
+/** Navigation entries, in order; their link texts are fixed names (docs/console.md "Accessible names"). */
 export const NAV = [
   { id: "overview", label: "Overview", href: "/console" },
   { id: "keys", label: "Keys", href: "/console/keys" },

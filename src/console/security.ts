@@ -6,7 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { SESSION_COOKIE } from "../people/types.ts";
 
-/** The one Content-Security-Policy of every console response (CONSOLE-PLAN.md). */
+/** The one Content-Security-Policy of every console response (docs/console.md "Security"). */
 export const CONSOLE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
   "media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";

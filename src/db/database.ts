@@ -6,7 +6,7 @@ import type { Sql } from "./sql.ts";
 export class SchemaTooNewError extends Error {}
 
 /**
- * Opens the ledger database with the settings every caller needs (STACK.md):
+ * Opens the ledger database with the settings every caller needs (docs/operations.md "Database durability"):
  * strict bindings, safe 64-bit integers, WAL, a busy timeout so the server and operator
  * commands can write at the same time, and foreign keys.
  */

@@ -4,8 +4,8 @@ import type { Bus, Unsubscribe } from "./bus.ts";
 import type { Sql } from "./sql.ts";
 
 /**
- * Cache invalidation across instances within 1 s (SCALE-OUT.md: "a revoked key or a changed limit
- * takes effect on every instance within 1 second"); docs/scale-out.md "Across instances".
+ * Cache invalidation across instances within 1 s ("a revoked key or a changed limit takes effect on
+ * every instance within 1 second", docs/scale-out.md); docs/scale-out.md "Across instances".
  *
  * A cache belongs to a SCOPE ("keys", "limits", "settings": a few coarse names, not one per row).
  * Every change to what a scope caches bumps the scope's version in the `cache_versions` table, in

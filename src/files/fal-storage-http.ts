@@ -18,8 +18,8 @@ const capability = (accountId: string, keyId: string, fileId: string) =>
   `fal-upload.${accountId}.${keyId}.${fileId}`;
 
 /**
- * The storage-upload protocol of @fal-ai/client (1.x, src/storage.ts), so `fal.storage.upload`
- * and the Blob inputs it uploads land in this server's file store:
+ * The storage-upload protocol of @fal-ai/client (1.x, fal-ai/fal-js libs/client/src/storage.ts), so
+ * `fal.storage.upload` and the Blob inputs it uploads land in this server's file store:
  *
  * 1. `POST {rest}/storage/upload/initiate?storage_type=fal-cdn-v3` with the key and
  *    `{"content_type", "file_name"}` answers `{"upload_url", "file_url"}`.

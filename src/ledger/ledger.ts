@@ -103,8 +103,10 @@ export interface LedgerOptions {
  * - settle charges min(actual, hold) and releases the rest; release charges nothing;
  * - a hold resolves exactly once (compare-and-swap on its status); a second call is a no-op;
  * - every movement is a ledger entry in the same transaction as the change.
- * Each method is synchronous and runs in an IMMEDIATE transaction, or as a savepoint inside the
- * caller's transaction (so a job's final state and its settlement commit together).
+ * Every method is async (over the `Sql` port: SQLite or PostgreSQL). Each movement runs in `atomic`:
+ * a transaction of its own (BEGIN IMMEDIATE on SQLite), or a savepoint inside the caller's transaction
+ * when the ledger is bound to it with `in(tx)` (so a job's final state and its settlement commit
+ * together).
  */
 export class Ledger extends SqlStore {
   private readonly now: () => number;

@@ -1,6 +1,6 @@
 /**
- * The one error every service throws: a code of the public contract (SPEC.md's codes and
- * CONTRACT.md's additions), one sentence for a person, and the facts a caller needs to act on it
+ * The one error every service throws: a code of the public API (docs/api.md "Errors": the service's
+ * codes and gengate's additions), one sentence for a person, and the facts a caller needs to act on it
  * (the field at fault, when to retry, the rate-limit window). It knows nothing of HTTP: the HTTP
  * layer alone (src/http/errors.ts) turns a code into a status and a type, and these facts into
  * headers (Retry-After, RateLimit, Content-Range), in one place.

@@ -38,7 +38,7 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
-/** Session lifetimes (CONSOLE.md): idle 12 h, absolute 30 days. */
+/** Session lifetimes (docs/console.md "People and sign-in"): idle 12 h, absolute 30 days. */
 export const SESSION_IDLE_SECONDS = 12 * 3600;
 export const SESSION_ABSOLUTE_SECONDS = 30 * 24 * 3600;
 export const SESSION_COOKIE = "gengate_session";

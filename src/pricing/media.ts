@@ -53,7 +53,7 @@ export function priceMediaInput(model: Model, input: unknown, opts: MediaPricing
 
 /**
  * Seconds billed for video, avatar, audio and upscale-video models: `duration`, or the model's
- * default_units when omitted (CONTRACT.md: the spec's first statement, not the maximum).
+ * default_units when omitted (docs/api.md "Money": not the maximum).
  * A reference-to-video model given a video_url is instead priced on input_duration_sec, the
  * length of the reference, so that the estimate equals the final charge; there it is required
  * and `duration` does not set the price.

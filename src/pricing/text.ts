@@ -35,7 +35,7 @@ function tokens(value: number | bigint, param: string): bigint {
 }
 
 /**
- * Cost of a text call in micro-USD (CONTRACT.md Money):
+ * Cost of a text call in micro-USD (docs/api.md "Money"):
  * ceil((input_tokens x input_price + output_tokens x output_price) / 1,000,000).
  * The sum is rounded once, not each side, so the cost never exceeds the exact price by
  * a micro-USD or more. Token counts must be non-negative safe integers (validation_error).

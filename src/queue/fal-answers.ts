@@ -7,7 +7,7 @@ import { falQueueUrls } from "./views.ts";
 /**
  * fal's own clients, by the User-Agent they send: the Python `fal-client` sends
  * "fal-client/<version> (python)" (fal_client/client.py, USER_AGENT), `@fal-ai/client` sends
- * "@fal-ai/client/<version>" outside browsers (src/runtime.ts, getUserAgent).
+ * "@fal-ai/client/<version>" outside browsers (fal-ai/fal-js libs/client/src/runtime.ts, getUserAgent).
  */
 const FAL_USER_AGENT = /^(fal-client\/|@fal-ai\/client\/)/;
 

@@ -46,7 +46,7 @@ export async function queuedRequestView(job: JobRow, v: ViewContext) {
   };
 }
 
-/** The status body of CONTRACT.md. `logs` is always an array; filled only when asked for. */
+/** The status body (docs/api.md "Requests"). `logs` is always an array; filled only when asked for. */
 export async function statusView(job: JobRow, v: ViewContext, withLogs: boolean) {
   return {
     status: job.status,

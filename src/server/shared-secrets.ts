@@ -14,9 +14,9 @@ import {
 } from "./datadir.ts";
 
 /**
- * The secrets every instance must share (SCALE-OUT.md): the link-signing secrets and the admin
- * token. On SQLite they are the data dir's files, as always (datadir.ts). On PostgreSQL they are
- * rows of `shared_secrets` (migration 018), so instances on several hosts sign and verify the same
+ * The secrets every instance must share (docs/scale-out.md "Shared secrets"): the link-signing secrets
+ * and the admin token. On SQLite they are the data dir's files, as always (datadir.ts). On PostgreSQL
+ * they are rows of `shared_secrets` (migration 018), so instances on several hosts sign and verify the same
  * links and accept the same admin token:
  * - created once under a race: `INSERT .. ON CONFLICT DO NOTHING`, then read back, so instances
  *   starting together agree; the instance whose insert won prints the new admin token once;

@@ -4,7 +4,7 @@
  * Ajv schema a submit enforces); this file only turns form text into typed values.
  *
  * Field names are the input's names (`num_images`); a nested object's fields are `parent.child`
- * (`sandbox.fail`). Each field is labelled exactly by that name (CONSOLE.md, "Accessible names").
+ * (`sandbox.fail`). Each field is labelled exactly by that name (docs/console.md, "Accessible names").
  *
  *   enum                 -> <select> (first option empty: the field is omitted)
  *   integer / number     -> <input type=number> with the schema's min, max and step

@@ -131,8 +131,8 @@ export class WebhookOutbox extends SqlStore {
   }
 
   /**
-   * Records that a delivery is owed, due now. Synchronous and a single INSERT: call it inside the
-   * transaction that writes the job's final state, so the delivery exists if and only if that
+   * Records that a delivery is owed, due now. A single INSERT: call it bound to the transaction that
+   * writes the job's final state (`outbox.in(tx).enqueue`), so the delivery exists if and only if that
    * state committed, and survives restarts. A second call for the same request and event is a no-op.
    */
   async enqueue(input: EnqueueInput): Promise<void> {

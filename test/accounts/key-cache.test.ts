@@ -4,7 +4,7 @@ import { CacheInvalidation } from "../../src/db/invalidation.ts";
 import { type Instances, openInstances } from "../helpers/instances.ts";
 import { dialects } from "../helpers/postgres.ts";
 
-// The principals cache of AccountStore across instances (SCALE-OUT.md: "a revoked key or a changed
+// The principals cache of AccountStore across instances (docs/scale-out.md: "a revoked key or a changed
 // limit takes effect on every instance within 1 second"). Two instances on one database, each its
 // own Sql, bus, CacheInvalidation and AccountStore; the CLI is a store whose invalidation is not
 // started. Each check asks the other instance at the first request after 1 s has passed.

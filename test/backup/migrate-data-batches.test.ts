@@ -1,6 +1,6 @@
 // The INSERT batches of migrate-data are bounded in bytes as well as rows.
 import { describe, expect, test } from "bun:test";
-import { bySize } from "../../src/backup/migrate-data.ts";
+import { bySize } from "../../src/backup/migrate-rows.ts";
 
 describe("bySize", () => {
   const mb = (n: number) => "x".repeat(n * 1024 * 1024);

@@ -1,7 +1,7 @@
 // Steps the console's end-to-end browser tests share (console-flow, console-roles, the studio
 // tests): their server, browser and page, the checks every visited page gets, the API calls a test makes
-// with a key, and the Keys page's create and revoke, all through the accessible names of
-// /work/shared/CONSOLE.md (the contract the pages implement).
+// with a key, and the Keys page's create and revoke, all through the accessible names the pages
+// promise (docs/console.md "Accessible names").
 import { afterAll, beforeAll, expect } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { formatMoney } from "../../src/console/format.ts";
@@ -111,7 +111,7 @@ export async function createKey(g: GuardedPage, name: string, monthlyLimit: stri
   return await field.inputValue();
 }
 
-/** The row of the keys table that names `name` (CONSOLE.md: "each key row has a button Revoke"). */
+/** The row of the keys table that names `name` (docs/console.md "Accessible names": a `Revoke` per row). */
 export function keyRow(page: Page, name: string) {
   return page.getByRole("row").filter({ hasText: name });
 }

@@ -8,7 +8,7 @@ import { type Instance, openInstances, until } from "../helpers/instances.ts";
 import { dialects } from "../helpers/postgres.ts";
 
 // CacheInvalidation (src/db/invalidation.ts). The contract's bound is asserted: a change is seen on
-// every instance within 1 s (SCALE-OUT.md); the figures printed are what was measured.
+// every instance within 1 s (docs/scale-out.md); the figures printed are what was measured.
 
 const CONTRACT_MS = 1_000;
 const BOUND = 15_000;

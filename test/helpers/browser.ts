@@ -350,7 +350,7 @@ export async function inviteAndSignIn(
   return { email, password, key };
 }
 
-/** Waits for the `Sign out` button every signed-in page has (CONSOLE.md), then for the page to settle. */
+/** Waits for the `Sign out` button of every signed-in page (docs/console.md), then for the page to settle. */
 export async function signedIn(g: GuardedPage): Promise<void> {
   await g.page.getByRole("button", { name: "Sign out" }).waitFor({ timeout: 30_000 });
   await g.settle();

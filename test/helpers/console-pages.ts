@@ -352,7 +352,7 @@ export const PAGES: PageEntry[] = [
   },
   { name: "admin-mail", title: "Operator: mail", path: "/console/admin/mail", as: "operator" },
   { name: "admin-orders", title: "Operator: payment orders", path: "/console/admin/orders", as: "operator" },
-  // The console pages, once they land (CONSOLE.md names them), e.g.:
+  // The console pages, once they land (docs/console.md names them), e.g.:
   // { name: "login", title: "Sign in", path: "/console/login", as: "anonymous" },
   // { name: "overview", title: "Overview", path: "/console", as: "owner" },
   // { name: "keys", title: "Keys", path: "/console/keys", as: "owner" },

@@ -5,8 +5,8 @@ import { createTestDatabase, postgresAvailable, type TestDatabase } from "../hel
 import { runGengate, startServer, type TestServer, tempDir } from "../helpers/server.ts";
 
 // Two `gengate serve` on one PostgreSQL database, each with its own (empty) data dir: they share
-// the admin token and the link-signing secrets (SCALE-OUT.md), a key revoked on one is refused by
-// the other within 1 s, and `gengate secret rotate` reaches both without a reload.
+// the admin token and the link-signing secrets (docs/scale-out.md "Shared secrets"), a key revoked on
+// one is refused by the other within 1 s, and `gengate secret rotate` reaches both without a reload.
 
 const servers: TestServer[] = [];
 let database: TestDatabase | null = null;

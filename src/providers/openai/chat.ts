@@ -97,7 +97,7 @@ type TokenLimitParam = ChatCall["maxTokensParam"];
 /**
  * Upstream models whose chat API refuses `max_tokens` and takes only `max_completion_tokens`:
  * OpenAI's o-series (o1, o3, o4-mini, ...) and GPT-5 family, also behind a router's vendor prefix
- * ("openai/o3-mini"). openai-node, src/resources/chat/completions/completions.ts: `max_tokens` "is now
+ * ("openai/o3-mini"). openai-node/src/resources/chat/completions/completions.ts: `max_tokens` "is now
  * deprecated in favor of `max_completion_tokens`, and is not compatible with o-series models".
  */
 const COMPLETION_TOKENS_ONLY = /(^|\/)(o\d|gpt-5)/i;

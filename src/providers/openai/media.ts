@@ -14,7 +14,7 @@ import { mapInput, upstreamDetail, upstreamFetch, upstreamJson } from "../upstre
 /**
  * GPT image models (gpt-image-1, gpt-image-1-mini, chatgpt-image-latest, ...) always answer base64 and
  * refuse `response_format` with a 400; dall-e-2 and dall-e-3 take it (and answer links without it).
- * openai-node, src/resources/images.ts, ImageGenerateParams.response_format: "The format in which
+ * openai-node/src/resources/images.ts, ImageGenerateParams.response_format: "The format in which
  * generated images with `dall-e-2` and `dall-e-3` are returned. [...] This parameter isn't supported
  * for `gpt-image-1` which will always return base64-encoded images." Other OpenAI-compatible servers
  * are asked for base64 too; whichever of `b64_json` or `url` comes back is read.
