@@ -96,7 +96,10 @@ export interface OpenJobDeps {
   events: Pick<JobEvents, "newWork">;
 }
 
-/** A job opened, with its hold as the reservation wrote it (the submit's 202 does not read it again). */
+/**
+ * A job opened, with its hold as the reservation wrote it (the submit's 202 does not read it again).
+ * `replay: null` gives it the shape of `OpenedOnce`, so a door that opens either way reads one shape.
+ */
 export interface OpenedJob {
   replay: null;
   value: JobRow;
