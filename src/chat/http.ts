@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { claimOf, replayResponse } from "../idempotency/idempotency.ts";
-import { apiOpener } from "../queue/submit.ts";
+import { apiOpener } from "../jobs/open.ts";
 import type { AppContext } from "../server/context.ts";
 import { CHAT_OPENAPI } from "./openapi.ts";
 import { completeChat } from "./service.ts";

@@ -1,5 +1,7 @@
 import type { Model } from "../catalog/model.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
+import { resolveTextModel } from "../jobs/models.ts";
+import { type Opener, openCall } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { countPromptTokens, countTokens, estimatePromptTokens } from "../lib/tokens.ts";
@@ -9,7 +11,6 @@ import type { ChatDelta } from "../providers/chat.ts";
 import { chatProviderFor } from "../providers/registry.ts";
 import { logProviderFailure, ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/jobs.ts";
-import { type Opener, openJob, resolveModel } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 import type { ChatRequest } from "./validate.ts";
 import {
@@ -63,16 +64,14 @@ export async function startChat(
   req: ChatRequest,
 ): Promise<StartedChat> {
   const { quote, promptEstimate } = chatQuote(model, req);
-  const opened = await openJob(ctx, {
+  const opened = await openCall(ctx, {
     who,
     model,
     input: JSON.stringify({ messages: req.messages, max_tokens: quote.output_tokens }),
     quote,
     webhookUrl: null,
-    idempotency: null,
-    early: true,
   });
-  return { job: opened.value!, quote, promptEstimate, durable: opened.durable };
+  return { job: opened.value, quote, promptEstimate, durable: opened.durable };
 }
 
 export interface ChatOutcome {
@@ -166,7 +165,7 @@ export async function completeChat(
   claim: IdempotencyClaim | null,
   clientSignal: AbortSignal,
 ): Promise<ChatAnswer> {
-  const model = resolveModel(ctx, req.model, "chat");
+  const model = resolveTextModel(ctx, req.model);
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
   const running =
     who.keyId === null

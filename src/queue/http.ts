@@ -9,6 +9,7 @@ import {
   replayResponse,
   type StoredResponse,
 } from "../idempotency/idempotency.ts";
+import { apiOpener } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import { errorFields, log } from "../lib/log.ts";
@@ -17,7 +18,7 @@ import { JOB_POLL_MS } from "./events.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
 import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
-import { apiOpener, runJob, type SubmitInput, submitJob } from "./submit.ts";
+import { runJob, type SubmitInput, submitJob } from "./submit.ts";
 
 const IdParams = t.Object({ id: t.String({ description: "request_id (UUID)" }) });
 const ModelInput = t.Record(t.String(), t.Unknown(), {

@@ -1,17 +1,19 @@
 /**
  * The studio's core (issue 17): what the console's studio pages call to price, open and list the
  * runs of a signed-in person, on the account's balance, without an API key. Every function goes
- * through the API's own service (the estimate of POST /v1/estimate, submitJob/openJob of the queue,
- * completeChat of /v1/chat/completions), so there is no second copy of any money rule: the opener
- * is `studioOpener` (source STUDIO, key null, the person's in-flight cap).
+ * through the API's own service (the estimate of POST /v1/estimate, prepareMediaJob/openJob of
+ * src/jobs/, completeChat of /v1/chat/completions), so there is no second copy of any money rule:
+ * the opener is `studioOpener` (source STUDIO, key null, the person's in-flight cap).
  */
 import { type ChatAnswer, chatQuote, completeChat } from "../chat/service.ts";
 import { parseChatBody } from "../chat/validate.ts";
+import { prepareMediaJob } from "../jobs/media.ts";
+import { resolveTextModel } from "../jobs/models.ts";
+import { openJob, studioOpener } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
 import type { JobRow } from "../queue/jobs.ts";
-import { resolveModel, studioOpener, submitJob } from "../queue/submit.ts";
 import type { AppContext } from "../server/context.ts";
 
 /** The person and the account a studio action is for (a console session looking at an account). */
@@ -48,14 +50,13 @@ export async function studioRun(
   modelId: string,
   input: unknown,
 ): Promise<JobRow> {
-  const opened = await submitJob(ctx, {
+  const job = await prepareMediaJob(ctx, {
     who: studioOpener(ctx, session),
     modelId,
     body: inputObject(input),
     queryWebhook: null,
-    idempotency: null,
   });
-  return opened.value!;
+  return (await openJob(ctx, job)).value;
 }
 
 /**
@@ -95,7 +96,7 @@ export async function studioChatEstimate(
   body: unknown,
 ): Promise<ChatEstimate> {
   const req = parseChatBody({ ...inputObject(body), model: modelId });
-  const { quote } = chatQuote(resolveModel(ctx, req.model, "chat"), req);
+  const { quote } = chatQuote(resolveTextModel(ctx, req.model), req);
   return {
     estimate: await accountEstimate(ctx, accountId, modelId, {
       input_tokens: quote.input_tokens,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { finishChat, startChat } from "../../src/chat/service.ts";
 import { parseChatBody } from "../../src/chat/validate.ts";
-import { apiOpener } from "../../src/queue/submit.ts";
+import { apiOpener } from "../../src/jobs/open.ts";
 import { logLines, makeTestApp } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 

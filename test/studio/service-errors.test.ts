@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { openJob, openJobOnce, studioOpener } from "../../src/jobs/open.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { openJob, studioOpener, waitForFinal } from "../../src/queue/submit.ts";
+import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
 import { studioChat, studioEstimate, studioRun, studioRunOf, studioRuns } from "../../src/studio/service.ts";
 import { countRows } from "../helpers/backend.ts";
@@ -155,16 +156,15 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
       input: "{}",
       quote: { unit: "image", units: "1", amount_usd_micro: 10_000n } as never,
       webhookUrl: null,
-      idempotency: null,
     };
     const nobody = { ...studioOpener(s.ctx, s.ann), personId: null };
     await expect(openJob(s.ctx, { ...base, who: nobody })).rejects.toThrow(RangeError);
     await expect(
-      openJob(s.ctx, {
-        ...base,
-        who: studioOpener(s.ctx, s.ann),
-        idempotency: { key: "k", fingerprint: "f" },
-      }),
+      openJobOnce(
+        s.ctx,
+        { ...base, who: studioOpener(s.ctx, s.ann) },
+        { claim: { key: "k", fingerprint: "f" }, answer: () => ({ status: 202, body: "{}" }) },
+      ),
     ).rejects.toThrow(RangeError);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { openJob } from "../../src/queue/submit.ts";
+import { openJobOnce } from "../../src/jobs/open.ts";
 import { onPostgres } from "../helpers/backend.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
@@ -9,8 +9,8 @@ describe("two identical opens racing each other", () => {
     const s = await openJobSetup();
     const claim = { key: "race", fingerprint: "same" };
     const [a, b] = await Promise.all([
-      openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
-      openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })),
+      openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer }),
+      openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer }),
     ]);
     expect(await s.jobs()).toBe(1);
     expect(await s.holds()).toBe(1);
@@ -25,9 +25,9 @@ describe("two identical opens racing each other", () => {
   test("in separate commits: the later one replays the first", async () => {
     const s = await openJobSetup();
     const claim = { key: "race2", fingerprint: "same" };
-    const first = openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
+    const first = openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer });
     await new Promise((r) => setImmediate(r));
-    const second = openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
+    const second = openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer });
     const [a, b] = await Promise.all([first, second]);
     // SQLite (one connection, commits in order): the first opens, the later replays. PostgreSQL
     // (each open its own transaction on a pool): whichever claims the key first opens.

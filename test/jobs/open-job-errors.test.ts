@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { errorHeaders } from "../../src/http/errors.ts";
+import { resolveMediaModel, resolveTextModel } from "../../src/jobs/models.ts";
+import { openJob, openJobOnce } from "../../src/jobs/open.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { openJob, resolveModel } from "../../src/queue/submit.ts";
 import { countRows } from "../helpers/backend.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
@@ -34,7 +35,7 @@ describe("openJob refuses, and then writes nothing", () => {
   test("without the balance: 402 insufficient_balance, no job, no hold, no idempotency record", async () => {
     const s = await openJobSetup(0n);
     const claim = { key: "poor", fingerprint: "fp" };
-    expect(await codeOf(openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer })))).toBe(
+    expect(await codeOf(openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer }))).toBe(
       "insufficient_balance",
     );
     expect(await s.jobs()).toBe(0);
@@ -44,10 +45,10 @@ describe("openJob refuses, and then writes nothing", () => {
 
   test("the same Idempotency-Key with another fingerprint is 409 idempotency_conflict", async () => {
     const s = await openJobSetup();
-    await openJob(s.t.ctx, s.media({ idempotency: { key: "k", fingerprint: "a" }, answer: idAnswer }));
+    await openJobOnce(s.t.ctx, s.media(), { claim: { key: "k", fingerprint: "a" }, answer: idAnswer });
     expect(
       await codeOf(
-        openJob(s.t.ctx, s.media({ idempotency: { key: "k", fingerprint: "b" }, answer: idAnswer })),
+        openJobOnce(s.t.ctx, s.media(), { claim: { key: "k", fingerprint: "b" }, answer: idAnswer }),
       ),
     ).toBe("idempotency_conflict");
     expect(await s.jobs()).toBe(1);
@@ -64,13 +65,13 @@ describe("openJob refuses, and then writes nothing", () => {
 describe("resolveModel: the route's checks", async () => {
   const s = await openJobSetup();
   test("the queue takes media models", async () => {
-    expect(resolveModel(s.t.ctx, "sandbox/image", "queue").id).toBe("sandbox/image");
-    expect(await codeOf(() => resolveModel(s.t.ctx, "nope/nope", "queue"))).toBe("unknown_model");
-    expect(await codeOf(() => resolveModel(s.t.ctx, "sandbox/chat", "queue"))).toBe("use_chat_completions");
+    expect(resolveMediaModel(s.t.ctx, "sandbox/image").id).toBe("sandbox/image");
+    expect(await codeOf(() => resolveMediaModel(s.t.ctx, "nope/nope"))).toBe("unknown_model");
+    expect(await codeOf(() => resolveMediaModel(s.t.ctx, "sandbox/chat"))).toBe("use_chat_completions");
   });
   test("chat takes text models only", async () => {
-    expect(resolveModel(s.t.ctx, "sandbox/chat", "chat").id).toBe("sandbox/chat");
-    expect(await codeOf(() => resolveModel(s.t.ctx, "sandbox/image", "chat"))).toBe("unknown_model");
-    expect(await codeOf(() => resolveModel(s.t.ctx, "nope/nope", "chat"))).toBe("unknown_model");
+    expect(resolveTextModel(s.t.ctx, "sandbox/chat").id).toBe("sandbox/chat");
+    expect(await codeOf(() => resolveTextModel(s.t.ctx, "sandbox/image"))).toBe("unknown_model");
+    expect(await codeOf(() => resolveTextModel(s.t.ctx, "nope/nope"))).toBe("unknown_model");
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { fingerprint } from "../../src/idempotency/idempotency.ts";
-import { openJob } from "../../src/queue/submit.ts";
+import { openJob, openJobOnce } from "../../src/jobs/open.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
 
@@ -40,8 +40,8 @@ describe("openJob: the one path that opens a job", () => {
       key: "k1",
       fingerprint: fingerprint("POST", "/v1/queue/sandbox/image", { prompt: "a cat" }),
     };
-    const first = await openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
-    const again = await openJob(s.t.ctx, s.media({ idempotency: claim, answer: idAnswer }));
+    const first = await openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer });
+    const again = await openJobOnce(s.t.ctx, s.media(), { claim, answer: idAnswer });
     expect(again.replay).toEqual({ status: 202, body: JSON.stringify({ request_id: first.value!.id }) });
     expect(await s.jobs()).toBe(1);
     expect(await s.holds()).toBe(1);

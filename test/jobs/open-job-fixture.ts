@@ -1,9 +1,8 @@
 import type { StoredResponse } from "../../src/idempotency/idempotency.ts";
+import { apiOpener, type JobToOpen } from "../../src/jobs/open.ts";
 import { priceMediaInput } from "../../src/pricing/media.ts";
 import { reserveText } from "../../src/pricing/text.ts";
 import type { JobRow } from "../../src/queue/jobs.ts";
-import { apiOpener, type NewJobRequest } from "../../src/queue/submit.ts";
-import type { AppContext } from "../../src/server/context.ts";
 import { countRows } from "../helpers/backend.ts";
 import { makeTestApp } from "../helpers/context.ts";
 
@@ -15,22 +14,20 @@ export async function openJobSetup(balanceMicro = 10_000_000n) {
   const who = apiOpener(t.ctx, principal);
   const image = t.ctx.catalog.get("sandbox/image")!;
   const chat = t.ctx.catalog.get("sandbox/chat")!;
-  const media = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
+  const media = (over: Partial<JobToOpen> = {}): JobToOpen => ({
     who,
     model: image,
     input: JSON.stringify({ prompt: "a cat" }),
     quote: priceMediaInput(image, { prompt: "a cat" }),
     webhookUrl: null,
-    idempotency: null,
     ...over,
   });
-  const text = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
+  const text = (over: Partial<JobToOpen> = {}): JobToOpen => ({
     who,
     model: chat,
     input: JSON.stringify({ messages: [{ role: "user", content: "hi" }], max_tokens: 16 }),
     quote: reserveText(chat, 8, 16, { input: "messages", output: "max_tokens" }),
     webhookUrl: null,
-    idempotency: null,
     ...over,
   });
   return {
@@ -45,7 +42,7 @@ export async function openJobSetup(balanceMicro = 10_000_000n) {
 }
 
 /** The answer a submit stores under its key: the job's id, as the queued view carries it. */
-export const idAnswer = (_ctx: AppContext, job: JobRow): StoredResponse => ({
+export const idAnswer = (job: JobRow): StoredResponse => ({
   status: 202,
   body: JSON.stringify({ request_id: job.id }),
 });

@@ -1,0 +1,60 @@
+import type { Catalog } from "../catalog/catalog.ts";
+import type { Model } from "../catalog/model.ts";
+import { DomainError } from "../lib/errors.ts";
+import type { CircuitBreaker } from "../providers/circuit.ts";
+import { circuitFor } from "../providers/registry.ts";
+
+/**
+ * Where a door finds its model: the catalog (replaced whole on reload, so read through the deps at
+ * each request) and the upstreams' circuit breakers.
+ */
+export interface ModelDeps {
+  catalog: Pick<Catalog, "get">;
+  circuits: Map<string, CircuitBreaker>;
+}
+
+/**
+ * The model of a media door (the queue, /run, the studio's runs): an unknown id is 400
+ * unknown_model, a text model 400 use_chat_completions. An open circuit of the model's upstream is
+ * 503 before anything is validated deeper or reserved.
+ */
+export function resolveMediaModel(deps: ModelDeps, modelId: string): Model {
+  const model = deps.catalog.get(modelId);
+  if (!model) {
+    throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
+      param: "model_id",
+    });
+  }
+  if (model.kind === "text") {
+    throw new DomainError(
+      "use_chat_completions",
+      `${modelId} is a text model: call POST /v1/chat/completions.`,
+      { param: "model_id" },
+    );
+  }
+  return checkCircuit(deps, model);
+}
+
+/**
+ * The model of a text door (chat completions, the studio's chats): anything but a text model of
+ * the catalog is 400 unknown_model (param `model`); an open circuit is 503.
+ */
+export function resolveTextModel(deps: ModelDeps, modelId: string): Model {
+  const model = deps.catalog.get(modelId);
+  if (model?.kind !== "text") {
+    throw new DomainError(
+      "unknown_model",
+      `"${modelId}" is not a text model of the catalog; see GET /v1/models.`,
+      {
+        param: "model",
+      },
+    );
+  }
+  return checkCircuit(deps, model);
+}
+
+/** 503 capacity_unavailable while the upstream's circuit is open; the built-in sandbox has none. */
+function checkCircuit(deps: ModelDeps, model: Model): Model {
+  if (model.provider !== "sandbox") circuitFor(deps.circuits, model.provider).check();
+  return model;
+}
