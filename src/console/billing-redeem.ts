@@ -8,7 +8,7 @@
  * the account's own TOPUP entry; on failure `?redeem_error=<code>`, a fixed message next to the field.
  */
 import { Elysia } from "elysia";
-import { CODE_INPUT_MAX_LENGTH } from "../codes/http.ts";
+import { CODE_INPUT_MAX_LENGTH } from "../codes/code.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMoney } from "./format.ts";
