@@ -1,12 +1,11 @@
 import { Elysia, t } from "elysia";
-import type { Principal } from "../accounts/accounts.ts";
-import { requirePrincipal } from "../auth/authenticate.ts";
+import { requireManage, requirePrincipal } from "../auth/authenticate.ts";
 import { microFromInput, paging, sequenceCursor } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import { parseMonth } from "../ledger/month.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { accountView, type KeyChanges, keyView } from "./accounts.ts";
+import { type KeyChanges, keyView } from "./accounts.ts";
 import {
   AccountSchema,
   CreateKeyBody,
@@ -20,28 +19,7 @@ import {
   SpendSchema,
   UpdateKeyBody,
 } from "./schemas.ts";
-
-/** 403 for a key without the manage right; `what` names the action refused. */
-export function requireManage(p: Principal, what = "manage keys"): void {
-  if (!p.canManage) {
-    throw new DomainError(
-      "forbidden",
-      `This key may not ${what}; use a key with the manage right (such as the Default key).`,
-    );
-  }
-}
-
-/** GET /v1/account's body: the account, this month and its spend. */
-export async function accountBody(ctx: AppContext, accountId: string) {
-  const account = await ctx.accounts.getAccount(accountId);
-  if (!account) throw new DomainError("unauthorized", "The key's account no longer exists.");
-  const month = ctx.ledger.currentMonth();
-  return {
-    ...accountView(account),
-    month,
-    month_spent_micro: (await ctx.wallet.monthTotal(account.id, month)).toString(),
-  };
-}
+import { accountBody } from "./summary.ts";
 
 function keyChanges(body: {
   name?: string;

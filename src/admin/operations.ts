@@ -1,16 +1,26 @@
 import { accountView, type Currency, keyView } from "../accounts/accounts.ts";
-import { type FxCurrency, fxView } from "../fx/rates.ts";
+import { withMonthSpend } from "../accounts/summary.ts";
+import { fxView, isFxCurrency } from "../fx/rates.ts";
 import { DomainError } from "../lib/errors.ts";
+import { keysetPage } from "../lib/keyset-page.ts";
 import { parseRate } from "../pricing/fx.ts";
 import type { Services } from "../server/services.ts";
 
 /**
- * Operator actions shared by the admin API and the CLI, so both validate and record them the
- * same way. Amounts are micro-units of the account's currency; every money change is a ledger
- * entry labelled ADMIN.
+ * Operator actions shared by the admin API, the console's operator pages and the CLI, so they
+ * validate and record them the same way. Amounts are micro-units of the account's currency; every
+ * money change is a ledger entry labelled ADMIN.
  */
+export type OperatorDeps = Pick<Services, "sql" | "accounts" | "ledger" | "wallet" | "fx">;
+
+/** One page of accounts, oldest first, as the operator lists them. */
+export async function listAccountsPage(s: OperatorDeps, limit: number, after: string | null) {
+  const { page, next_cursor } = keysetPage(await s.accounts.listAccounts(limit + 1, after), limit);
+  return { data: page.map(accountView), next_cursor };
+}
+
 export async function createAccountWithKey(
-  s: Services,
+  s: OperatorDeps,
   input: { name: string; currency: Currency; creditMicro?: bigint | null },
 ) {
   return await s.sql.tx(async (tx) => {
@@ -27,7 +37,7 @@ export async function createAccountWithKey(
 }
 
 /** An operator's credit (ADMIN): every one records its reason (docs/api.md "Money", docs/billing.md). */
-export async function creditAccount(s: Services, accountId: string, amountMicro: bigint, reason: string) {
+export async function creditAccount(s: OperatorDeps, accountId: string, amountMicro: bigint, reason: string) {
   await s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
   return accountView((await s.accounts.getAccount(accountId))!);
 }
@@ -43,13 +53,13 @@ export function requireReason(reason: string | null | undefined, what = "An adju
   return text;
 }
 
-export async function adjustAccount(s: Services, accountId: string, deltaMicro: bigint, reason: string) {
+export async function adjustAccount(s: OperatorDeps, accountId: string, deltaMicro: bigint, reason: string) {
   await s.ledger.adjust(accountId, deltaMicro, requireReason(reason));
   return accountView((await s.accounts.getAccount(accountId))!);
 }
 
 export async function createKeyFor(
-  s: Services,
+  s: OperatorDeps,
   accountId: string,
   input: { name?: string; monthlyLimitMicro?: bigint | null; canManage?: boolean },
 ) {
@@ -62,33 +72,36 @@ export async function createKeyFor(
 }
 
 /** An account as the operator sees it: the client's view (this month's spend included) and its keys. */
-export async function showAccount(s: Services, accountId: string) {
+export async function showAccount(s: OperatorDeps, accountId: string) {
   const account = await requireAccount(s, accountId);
-  const month = s.ledger.currentMonth();
   return {
-    ...accountView(account),
-    month,
-    month_spent_micro: (await s.wallet.monthTotal(account.id, month)).toString(),
+    ...(await withMonthSpend(s, account)),
     keys: (await s.accounts.listKeys(account.id)).map(keyView),
   };
 }
 
-export async function listAccountKeys(s: Services, accountId: string) {
+export async function listAccountKeys(s: OperatorDeps, accountId: string) {
   await requireAccount(s, accountId);
   return (await s.accounts.listKeys(accountId)).map(keyView);
 }
 
 /** Any account's key; the last manage key included (see AccountStore.revokeKeyAsOperator). */
-export async function revokeKeyAsOperator(s: Services, keyId: string) {
+export async function revokeKeyAsOperator(s: OperatorDeps, keyId: string) {
   const key = await s.accounts.revokeKeyAsOperator(keyId);
   return { ...keyView(key), account_id: key.account_id };
 }
 
-export async function setFxRate(s: Services, currency: FxCurrency, rateText: string, source: string) {
+/** `currency` as given: only RUB has a rate (USD is the unit), anything else is 400 naming it. */
+export async function setFxRate(s: OperatorDeps, currency: string, rateText: string, source: string) {
+  if (!isFxCurrency(currency)) {
+    throw new DomainError("validation_error", `currency must be RUB (got "${currency}").`, {
+      param: "currency",
+    });
+  }
   return fxView(await s.fx.set(currency, parseRate(rateText), source));
 }
 
-export async function requireAccount(s: Services, accountId: string) {
+export async function requireAccount(s: OperatorDeps, accountId: string) {
   const account = await s.accounts.getAccount(accountId);
   if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account;

@@ -6,6 +6,16 @@ import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { WriteRateLimit } from "../limits/rate-limit.ts";
 
+/** 403 for a key without the manage right; `what` names the action refused. */
+export function requireManage(p: Principal, what = "manage keys"): void {
+  if (!p.canManage) {
+    throw new DomainError(
+      "forbidden",
+      `This key may not ${what}; use a key with the manage right (such as the Default key).`,
+    );
+  }
+}
+
 /** Accepts `Key <key>` (the spec's form) and `Bearer <key>` (so OpenAI SDKs work unchanged). */
 export function credentialFrom(header: string | null): string | null {
   if (!header) return null;

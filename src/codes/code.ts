@@ -8,6 +8,8 @@ import { createHash, randomBytes } from "node:crypto";
  */
 export const CODE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
 export const CODE_LENGTH = 20;
+/** A code as typed: generous for spaces and dashes, bounded so no body asks for unbounded work. */
+export const CODE_INPUT_MAX_LENGTH = 100;
 const GROUP = 5;
 
 /** A new random code, grouped for reading (`XXXXX-XXXXX-XXXXX-XXXXX`). */

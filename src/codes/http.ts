@@ -1,12 +1,10 @@
 import { Elysia, t } from "elysia";
-import { accountBody, requireManage } from "../accounts/http.ts";
 import { AccountSchema } from "../accounts/schemas.ts";
-import { requirePrincipal } from "../auth/authenticate.ts";
+import { accountBody } from "../accounts/summary.ts";
+import { requireManage, requirePrincipal } from "../auth/authenticate.ts";
 import { errors, MicroString } from "../http/schemas.ts";
 import type { AppContext } from "../server/context.ts";
-
-/** A code as typed: generous for spaces and dashes, bounded so no body asks for unbounded work. */
-export const CODE_INPUT_MAX_LENGTH = 100;
+import { CODE_INPUT_MAX_LENGTH } from "./code.ts";
 
 const RedeemedSchema = t.Composite(
   [

@@ -1,14 +1,14 @@
 /**
  * The billing page's `Redeem a code` section and its POST (`/console/billing/redeem`): a field
  * `Code` and a button `Redeem`, calling the same CodeService.redeem as POST /v1/account/redeem
- * (throttle, currency check, one transaction). Owners only (docs/console.md: owners do billing; the API
+ * (throttle, currency check, one transaction). Owners only (owners do billing, docs/console.md; the API
  * asks for a key with the manage right): a member sees why there is no form, and a member's POST is 403.
  * The answer is a redirect back to the billing page (a reload never posts the code again): on
  * success `?redeemed=<code id>`, whose notice (amount credited, balance after) is read back from
  * the account's own TOPUP entry; on failure `?redeem_error=<code>`, a fixed message next to the field.
  */
 import { Elysia } from "elysia";
-import { CODE_INPUT_MAX_LENGTH } from "../codes/http.ts";
+import { CODE_INPUT_MAX_LENGTH } from "../codes/code.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMoney } from "./format.ts";

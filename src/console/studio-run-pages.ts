@@ -11,9 +11,9 @@
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import { statusStream } from "../queue/http.ts";
 import { FINAL_STATUSES } from "../queue/jobs.ts";
 import { type RequestDetail, requestDetail } from "../queue/requests.ts";
+import { statusStream } from "../queue/status-stream.ts";
 import { parseStudioForm, readStudioForm } from "../studio/form.ts";
 import { studioRun, studioRunOf } from "../studio/service.ts";
 import { formatMoney } from "./format.ts";

@@ -23,5 +23,6 @@ export function errors<S extends number>(...statuses: S[]): Record<S, typeof Err
 /** Money in JSON: a decimal string of integer micro-units. */
 export const MicroString = (description: string) => t.String({ pattern: "^-?[0-9]+$", description });
 
-export const jsonResponse = (body: string, status = 200) =>
-  new Response(body, { status, headers: { "content-type": "application/json" } });
+/** A JSON answer as a Response (it skips Elysia's runtime response check; the schema still documents it). */
+export const jsonResponse = (body: string, status = 200, headers: Record<string, string> = {}) =>
+  new Response(body, { status, headers: { "content-type": "application/json", ...headers } });

@@ -4,8 +4,9 @@ import { requirePrincipal } from "../auth/authenticate.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
-import { ownedJob, statusStream } from "./http.ts";
 import type { JobRow } from "./jobs.ts";
+import { ownedJob, tryCancel } from "./ownership.ts";
+import { statusStream } from "./status-stream.ts";
 
 /** "<owner>/<alias>[/...]/requests/<id>[/status[/stream]|/cancel]", as fal clients build it. */
 const ALIAS = /^(.+?)\/requests\/([^/]+)(\/status|\/status\/stream|\/cancel)?\/?$/;
@@ -53,14 +54,15 @@ async function falCancel(
   principal: Principal,
   id: string,
 ): Promise<Response> {
-  const job = await ownedJob(ctx, principal, id);
-  if (await ctx.jobs.cancel(job.id, Date.now())) {
+  const r = await tryCancel(ctx, principal, id);
+  const job = r.job;
+  if (r.cancelled) {
     return new Response(JSON.stringify({ status: "CANCELLATION_REQUESTED", request_id: job.id }), {
       status: 202,
       headers: { "content-type": "application/json", "x-fal-request-id": job.id },
     });
   }
-  const now = (await ctx.jobs.get(job.id))!;
+  const now = r.now;
   const running = now.status === "IN_QUEUE" || now.status === "IN_PROGRESS";
   return falError(
     request,

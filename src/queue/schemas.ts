@@ -76,3 +76,13 @@ export const RecordListSchema = t.Object(
   { data: t.Array(t.Object(RecordFields)), next_cursor: t.Union([t.String(), t.Null()]) },
   { title: "RequestList" },
 );
+
+/** The request id in /v1/requests/{id}/...: any string, checked by ownedJob (400 unless a UUID). */
+export const IdParams = t.Object({ id: t.String({ description: "request_id (UUID)" }) });
+export const ModelInput = t.Record(t.String(), t.Unknown(), {
+  description: "The model input (see the model's input_schema); may carry webhook_url.",
+});
+export const SubmitQuery = t.Object({
+  webhook_url: t.Optional(t.String({ description: "Public URL that gets one POST when the job ends." })),
+  fal_webhook: t.Optional(t.String({ description: "Alias of webhook_url (fal clients)." })),
+});

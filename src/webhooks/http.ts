@@ -1,8 +1,6 @@
 import { Elysia, t } from "elysia";
-import type { Principal } from "../accounts/accounts.ts";
-import { requirePrincipal } from "../auth/authenticate.ts";
+import { requireManage, requirePrincipal } from "../auth/authenticate.ts";
 import { errors } from "../http/schemas.ts";
-import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import type { WebhookSecretStore } from "./secrets.ts";
 
@@ -16,20 +14,6 @@ export const WebhookSecretSchema = t.Object(
   },
   { title: "WebhookSecret" },
 );
-
-/**
- * Rotation needs the manage right: it changes what every receiver of the account must accept.
- * Reading does not: any key may submit jobs with a webhook_url, so its holder needs the secret to
- * verify what arrives (keys of one account already share its balance and its requests).
- */
-function requireManage(p: Principal): void {
-  if (!p.canManage) {
-    throw new DomainError(
-      "forbidden",
-      "This key may not rotate the webhook secret; use a key with the manage right (such as the Default key).",
-    );
-  }
-}
 
 /** The account's webhook signing secret: read and rotate. */
 export function webhookRoutes(ctx: AppContext & { webhookSecrets: WebhookSecretStore }) {
@@ -52,7 +36,10 @@ export function webhookRoutes(ctx: AppContext & { webhookSecrets: WebhookSecretS
       "/account/webhook-secret/rotate",
       async ({ principal }) => ({ secret: await ctx.webhookSecrets.rotate(principal.accountId) }),
       {
-        beforeHandle: ({ principal }) => requireManage(principal),
+        // Rotation needs the manage right: it changes what every receiver of the account must accept.
+        // Reading does not: any key may submit jobs with a webhook_url, so its holder needs the secret
+        // to verify what arrives (keys of one account already share its balance and its requests).
+        beforeHandle: ({ principal }) => requireManage(principal, "rotate the webhook secret"),
         detail: {
           tags: ["Webhooks"],
           summary: "Rotate the webhook signing secret",

@@ -1,0 +1,79 @@
+import { DomainError } from "../lib/errors.ts";
+import { keysetPage } from "../lib/keyset-page.ts";
+import { rfc3339 } from "../lib/time.ts";
+import type { InviteView, PeopleService, PersonView } from "../people/service.ts";
+
+/**
+ * The operator's side of console people (/admin/v1/users, /people, /invites): the PeopleService's
+ * answers as the admin API shows them (snake_case, RFC 3339 times), one page at a time.
+ */
+export interface AdminPeopleDeps {
+  people: Pick<
+    PeopleService,
+    "createInvite" | "requestPasswordReset" | "listPeople" | "listInvites" | "revokeInvite" | "getInvite"
+  >;
+}
+
+export function personView(p: PersonView) {
+  return {
+    id: p.id,
+    object: "person" as const,
+    email: p.email,
+    operator: p.operator,
+    two_factor: p.twoFactor,
+    has_password: p.hasPassword,
+    created_at: rfc3339(p.createdAt)!,
+    disabled_at: rfc3339(p.disabledAt),
+    memberships: p.memberships.map((m) => ({ account_id: m.accountId, role: m.role })),
+  };
+}
+
+export function inviteView(i: InviteView) {
+  return {
+    id: i.id,
+    object: "invite" as const,
+    email: i.email,
+    account_id: i.accountId,
+    role: i.role,
+    operator: i.operator,
+    created_by: i.createdBy,
+    created_at: rfc3339(i.createdAt)!,
+    expires_at: rfc3339(i.expiresAt)!,
+    used_at: rfc3339(i.usedAt),
+    used_by: i.usedBy,
+    revoked_at: rfc3339(i.revokedAt),
+    state: i.state,
+  };
+}
+
+/** An invite made by the operator: the one-time link (never stored), its expiry, whether it was mailed. */
+export async function inviteByOperator(
+  deps: AdminPeopleDeps,
+  input: { email: string; accountId: string | null; role?: "owner" | "member"; operator: boolean },
+) {
+  const invite = await deps.people.createInvite(input);
+  return { url: invite.url, expires_at: rfc3339(invite.expiresAt)!, mailed: invite.mailed };
+}
+
+/** A reset link for a person; unlike the console's own reset page, an unknown email is 404 here. */
+export async function passwordResetByOperator(deps: AdminPeopleDeps, email: string) {
+  const reset = await deps.people.requestPasswordReset(email);
+  if (!reset) throw new DomainError("not_found", "No person with this email.", { param: "email" });
+  return { url: reset.url, mailed: reset.mailed };
+}
+
+export async function listPeoplePage(deps: AdminPeopleDeps, limit: number, after: string | null) {
+  const { page, next_cursor } = keysetPage(await deps.people.listPeople({ limit: limit + 1, after }), limit);
+  return { data: page.map(personView), next_cursor };
+}
+
+export async function listInvitesPage(deps: AdminPeopleDeps, limit: number, after: string | null) {
+  const { page, next_cursor } = keysetPage(await deps.people.listInvites({ limit: limit + 1, after }), limit);
+  return { data: page.map(inviteView), next_cursor };
+}
+
+/** Revokes an unused invite (a used or unknown one is 404) and shows it as it is now. */
+export async function revokeInviteByOperator(deps: AdminPeopleDeps, id: string) {
+  await deps.people.revokeInvite(id);
+  return inviteView((await deps.people.getInvite(id))!);
+}
