@@ -5,7 +5,7 @@ import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
 import { ownedJob, statusStream } from "./http.ts";
-import type { JobRow } from "./jobs.ts";
+import type { JobRow } from "./job-row.ts";
 
 /** "<owner>/<alias>[/...]/requests/<id>[/status[/stream]|/cancel]", as fal clients build it. */
 const ALIAS = /^(.+?)\/requests\/([^/]+)(\/status|\/status\/stream|\/cancel)?\/?$/;

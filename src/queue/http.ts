@@ -15,7 +15,7 @@ import { errorFields, log } from "../lib/log.ts";
 import { type AppContext, baseUrl } from "../server/context.ts";
 import { JOB_POLL_MS } from "./events.ts";
 import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
-import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
+import { FINAL_STATUSES, type JobRow } from "./job-row.ts";
 import { QueuedSchema, RecordListSchema, RecordSchema, StatusSchema } from "./schemas.ts";
 import { apiOpener, runJob, type SubmitInput, submitJob } from "./submit.ts";
 

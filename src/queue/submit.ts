@@ -11,7 +11,7 @@ import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
 import { JOB_POLL_MS } from "./events.ts";
-import { FINAL_STATUSES, type JobRow } from "./jobs.ts";
+import { FINAL_STATUSES, type JobRow } from "./job-row.ts";
 
 /**
  * Who opens a job: an API key (`source` "API", `apiOpener`) or a person signed in to the studio

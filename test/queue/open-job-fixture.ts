@@ -1,7 +1,7 @@
 import type { StoredResponse } from "../../src/idempotency/idempotency.ts";
 import { priceMediaInput } from "../../src/pricing/media.ts";
 import { reserveText } from "../../src/pricing/text.ts";
-import type { JobRow } from "../../src/queue/jobs.ts";
+import type { JobRow } from "../../src/queue/job-row.ts";
 import { apiOpener, type NewJobRequest } from "../../src/queue/submit.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { countRows } from "../helpers/backend.ts";
