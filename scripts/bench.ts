@@ -386,6 +386,7 @@ async function consolePhase(bin: string, dataDir: string) {
   const { createServices } = await import("../src/server/services.ts");
   const { JobStore } = await import("../src/queue/jobs.ts");
   const { JobEvents } = await import("../src/queue/events.ts");
+  const { JobOutputStore } = await import("../src/files/job-outputs.ts");
   const first = await startGengate(bin, dataDir, LIMITS);
   first.proc.kill("SIGKILL");
   await first.proc.exited;
@@ -394,7 +395,11 @@ async function consolePhase(bin: string, dataDir: string) {
   let clock = Math.floor(Date.now() / 1000);
   const sql = new SqliteSql(db);
   const s = createServices(sql, first.url, () => clock);
-  const jobs = new JobStore(sql, s.ledger, new JobEvents());
+  const jobs = new JobStore(sql, {
+    ledger: s.ledger,
+    outputs: new JobOutputStore(sql),
+    events: new JobEvents(),
+  });
   const account = (await s.accounts.listAccounts(1, null))[0]!;
   const keys = [(await s.accounts.listKeys(account.id))[0]!.id];
   for (let k = 1; k < 6; k++) {

@@ -10,7 +10,7 @@ import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
 import type { ChatDelta } from "../providers/chat.ts";
 import { chatProviderFor } from "../providers/registry.ts";
 import { logProviderFailure, ProviderError } from "../providers/types.ts";
-import type { JobRow } from "../queue/jobs.ts";
+import type { JobRow } from "../queue/job-row.ts";
 import type { AppContext } from "../server/context.ts";
 import type { ChatRequest } from "./validate.ts";
 import {

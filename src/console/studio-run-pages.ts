@@ -11,7 +11,7 @@
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import { FINAL_STATUSES } from "../queue/jobs.ts";
+import { FINAL_STATUSES } from "../queue/job-row.ts";
 import { type RequestDetail, requestDetail } from "../queue/requests.ts";
 import { statusStream } from "../queue/status-stream.ts";
 import { parseStudioForm, readStudioForm } from "../studio/form.ts";

@@ -56,8 +56,11 @@ export abstract class SqlStore {
   /** The statements prepared in the constructor, re-bound by `in(tx)`. */
   protected s: Record<string, { on(sql: Sql): unknown }> = {};
 
-  /** Views by transaction, shared by the store and its views (one view per store and transaction). */
-  private readonly views = new WeakMap<Sql, SqlStore>();
+  /**
+   * Views by transaction, shared by the store and its views (one view per store and transaction);
+   * a `variant` has its own.
+   */
+  private views = new WeakMap<Sql, SqlStore>();
 
   constructor(protected sql: Sql) {}
 
@@ -76,6 +79,17 @@ export abstract class SqlStore {
     (view as unknown as { s: unknown }).s = boundStatements(this.s, tx);
     view.bound(tx);
     this.views.set(tx, view);
+    return view;
+  }
+
+  /**
+   * A view of this store that a subclass then changes (JobStore.fenced sets its lease fence), with
+   * a transaction-view cache of its own: `variant.in(tx)` must not return the unchanged store's
+   * view of `tx`, nor the unchanged store the variant's.
+   */
+  protected variant(): this {
+    const view = Object.create(this) as this;
+    view.views = new WeakMap();
     return view;
   }
 
@@ -148,4 +162,21 @@ export function serviceIn<T extends object>(service: T, tx: Sql, stores: readonl
  */
 export function skipLocked(sql: Sql): string {
   return sql.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+}
+
+/** ` FOR UPDATE` on PostgreSQL (a row read to decide a write); SQLite does not parse it. */
+export function forUpdate(sql: Sql): string {
+  return sql.dialect === "postgres" ? " FOR UPDATE" : "";
+}
+
+/**
+ * The values of a JSON array parameter as a sub-select (`?N` when numbered): SQLite's json_each,
+ * PostgreSQL's jsonb_array_elements_text. A list of any length in one prepared statement.
+ */
+export function jsonList(sql: Sql, n?: number): string {
+  const p = n === undefined ? "?" : `?${n}`;
+  return sql.dialect === "postgres"
+    ? // The parameter typed text: typed jsonb, Bun.sql would send the string as a JSON string.
+      `SELECT value FROM jsonb_array_elements_text(CAST(CAST(${p} AS TEXT) AS jsonb))`
+    : `SELECT value FROM json_each(${p})`;
 }

@@ -43,7 +43,7 @@ export function outputRoutes(ctx: AppContext) {
           );
         allowed = valid;
       }
-      const file = await ctx.jobs.outputFile(params.id, index);
+      const file = await ctx.jobOutputs.file(params.id, index);
       if (!allowed) {
         // Without a valid signature only the owning key may download.
         if (!principal) {
@@ -68,7 +68,7 @@ export function outputRoutes(ctx: AppContext) {
         });
       }
       const whole = range === null || (range.start === 0 && range.end === size - 1);
-      if (whole && !(await ctx.jobs.countDownload(params.id, index, DOWNLOAD_CAP))) {
+      if (whole && !(await ctx.jobOutputs.countDownload(params.id, index, DOWNLOAD_CAP))) {
         throw new DomainError(
           "download_cap",
           `This output was downloaded ${DOWNLOAD_CAP} times; ranged requests still work.`,

@@ -4,6 +4,7 @@ import { errorFields, log } from "../lib/log.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { BlobStore } from "./blobs.ts";
+import type { JobOutputStore } from "./job-outputs.ts";
 
 export const FILE_ID = /^file_[0-9A-Za-z]{24}$/;
 
@@ -24,13 +25,8 @@ export interface FileRow {
 
 const SWEEP_BATCH = 1000;
 
-/** The output records the retention sweep removes; the job store owns the job_outputs table. */
-export interface ExpiringOutputs {
-  expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]>;
-  deleteOutput(jobId: string, idx: bigint): Promise<void>;
-  /** The same store over a transaction (SqlStore.in). */
-  in(tx: Sql): ExpiringOutputs;
-}
+/** The output records the retention sweep removes (JobOutputStore owns the job_outputs table). */
+export type ExpiringOutputs = Pick<JobOutputStore, "expired" | "delete" | "in">;
 
 /** The files table, and the removal of expired bytes (uploads, job outputs) from the blob store. */
 export class FileStore extends SqlStore {
@@ -136,9 +132,9 @@ export class FileStore extends SqlStore {
         const f = await self.s.expiredFiles.all(now);
         for (const row of f)
           if ((await self.s.markDeleted.run(now, row.id)).changes === 1) paths.push(row.path);
-        const o = await self.outputs.expiredOutputs(now, SWEEP_BATCH);
+        const o = await self.outputs.expired(now, SWEEP_BATCH);
         for (const row of o) {
-          await self.outputs.deleteOutput(row.job_id, row.idx);
+          await self.outputs.delete(row.job_id, row.idx);
           paths.push(row.path);
         }
         return { files: f.length, outputs: o.length, paths };

@@ -24,7 +24,8 @@ import type { HoldRow, Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import type { JobEvents } from "../queue/events.ts";
-import type { JobRow, JobStore } from "../queue/jobs.ts";
+import type { JobRow } from "../queue/job-row.ts";
+import type { JobStore } from "../queue/jobs.ts";
 
 /**
  * Who opens a job: an API key (`source` "API", `apiOpener`) or a person signed in to the studio

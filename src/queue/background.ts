@@ -26,7 +26,7 @@ export async function startBackground(ctx: AppContext) {
   const ownLeases = name === null ? undefined : `worker@${name}/`;
   const life = `${process.pid}-${Date.now().toString(36)}`;
   await recoverJobs(
-    ctx.jobs,
+    ctx,
     ctx.providers,
     Date.now(),
     ctx.sql.dialect === "sqlite",
@@ -37,6 +37,7 @@ export async function startBackground(ctx: AppContext) {
   const pool = new WorkerPool({
     ...(ownLeases ? { owner: `${ownLeases}${life}` } : {}),
     jobs: ctx.jobs,
+    jobLogs: ctx.jobLogs,
     events: ctx.events,
     providers: ctx.providers,
     catalog: () => ctx.catalog,
@@ -107,7 +108,7 @@ export const SWEEPS: readonly Sweep[] = [
   {
     name: "queue-sweep",
     cron: "*/10 * * * * *",
-    run: async (ctx, signal) => await recoverJobs(ctx.jobs, ctx.providers, Date.now(), false, signal),
+    run: async (ctx, signal) => await recoverJobs(ctx, ctx.providers, Date.now(), false, signal),
   },
   {
     name: "idempotency-purge",

@@ -1,7 +1,7 @@
 import { errorBody, errorHeaders } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { JobRow } from "./jobs.ts";
+import type { JobRow } from "./job-row.ts";
 import { falQueueUrls } from "./views.ts";
 
 /**

@@ -4,7 +4,7 @@ import { requirePrincipal } from "../auth/authenticate.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
-import type { JobRow } from "./jobs.ts";
+import type { JobRow } from "./job-row.ts";
 import { ownedJob, tryCancel } from "./ownership.ts";
 import { statusStream } from "./status-stream.ts";
 

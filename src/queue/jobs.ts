@@ -1,82 +1,13 @@
-import { afterCommit, type Sql } from "../db/sql.ts";
-import { SqlStore } from "../db/store.ts";
-import type { StoredOutput } from "../files/output-store.ts";
+import type { Sql } from "../db/sql.ts";
+import { forUpdate, jsonList, SqlStore } from "../db/store.ts";
+import type { JobOutputStore, OutputRow } from "../files/job-outputs.ts";
 import type { Ledger } from "../ledger/ledger.ts";
-import { errorFields, log } from "../lib/log.ts";
 import type { JobEvents } from "./events.ts";
-import { QueueIndex } from "./queue-index.ts";
-
-export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED";
-export const FINAL_STATUSES: readonly JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
-
-export interface JobRow {
-  id: string;
-  seq: bigint;
-  account_id: string;
-  key_id: string | null;
-  /** The signed-in person who opened a studio job (null for API jobs). */
-  person_id: string | null;
-  model_id: string;
-  kind: string;
-  source: "API" | "STUDIO";
-  provider: string;
-  status: JobStatus;
-  input: string;
-  quote: string;
-  hold_id: string;
-  webhook_url: string | null;
-  upstream_id: string | null;
-  attempt: bigint;
-  lease_owner: string | null;
-  lease_until: bigint | null;
-  not_before: bigint;
-  deadline_at: bigint;
-  output: string | null;
-  actual_units: string | null;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: bigint;
-  started_at: bigint | null;
-  completed_at: bigint | null;
-}
-
-export interface NewJob {
-  id: string;
-  accountId: string;
-  keyId: string | null;
-  /** A studio job's person: counted in people.open_jobs while the job is open. */
-  personId?: string | null;
-  modelId: string;
-  kind: string;
-  source: "API" | "STUDIO";
-  provider: string;
-  input: string;
-  quote: string;
-  holdId: string;
-  webhookUrl: string | null;
-  deadlineAt: number;
-  createdAt: number;
-  /**
-   * Work the request itself performs (chat calls): the job starts IN_PROGRESS, owned by the
-   * request, with its lease running to this time (its deadline), and no worker ever claims it.
-   */
-  runningUntil?: number;
-}
+import type { JobRow, JobStatus, LeaseFence, NewJob } from "./job-row.ts";
+import { LiveQueueIndex } from "./queue-index.ts";
 
 /** The lease owner of jobs run inside their own HTTP request. */
 const REQUEST_OWNER = "request";
-
-/** A stored output as recorded with its job (the output store wrote its bytes). */
-export type OutputRow = StoredOutput;
-
-/** A stored output as downloads read it, with the account of its job. */
-export interface OutputFileRow {
-  path: string;
-  content_type: string;
-  size: bigint;
-  sha256: string;
-  account_id: string;
-}
 
 /**
  * The sweeps' queries. They read the partial indexes of open jobs (jobs_running,
@@ -89,49 +20,42 @@ export const SWEEP_SQL = {
   pastDeadline: "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND deadline_at < ?",
 } as const;
 
-/** ` FOR UPDATE` on PostgreSQL (a row read to decide a write); SQLite does not parse it. */
-function forUpdate(sql: Sql): string {
-  return sql.dialect === "postgres" ? " FOR UPDATE" : "";
-}
-
-/**
- * The values of a JSON array parameter as a sub-select (`?N` when numbered): SQLite's json_each,
- * PostgreSQL's jsonb_array_elements_text. A list of any length in one prepared statement.
- */
-function jsonList(sql: Sql, n?: number): string {
-  const p = n === undefined ? "?" : `?${n}`;
-  return sql.dialect === "postgres"
-    ? // The parameter typed text: typed jsonb, Bun.sql would send the string as a JSON string.
-      `SELECT value FROM jsonb_array_elements_text(CAST(CAST(${p} AS TEXT) AS jsonb))`
-    : `SELECT value FROM json_each(${p})`;
-}
-
-/** How old the queue index may get on PostgreSQL before a position read refreshes it. */
-const INDEX_REFRESH_MS = 1000;
+/** A fenced write's last two parameters: the lease's owner and attempt, or nulls (unfenced). */
+type FenceParams = [owner: string | null, attempt: bigint | null];
 
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
 export type FinalStateHook = (tx: Sql, job: JobRow) => Promise<void> | void;
 
+/** What a JobStore writes through in a final state's transaction, and whom it tells after. */
+export interface JobStoreDeps {
+  /** Settles or releases a job's hold (re-bound to the transaction, `bound`). */
+  ledger: Ledger;
+  /** Records a completed job's outputs (re-bound to the transaction, `bound`). */
+  outputs: JobOutputStore;
+  /** Told after each commit that changed a job. */
+  events: JobEvents;
+  finalHooks?: FinalStateHook[];
+}
+
 /**
  * The job state machine, enforced here and nowhere else. Every transition is a compare-and-swap
  * on the current status (UPDATE ... WHERE status = <expected>), and every final state commits in
  * the same transaction as its settlement (charge or release of the job's hold) and its hooks, so
  * no job is settled twice or ends without a settlement. Listeners are told after the commit.
+ * A job's log lines are JobLogStore's (job-logs.ts); its outputs and their downloads
+ * JobOutputStore's (src/files/job-outputs.ts), recorded here through it when the job completes.
  */
 export class JobStore extends SqlStore {
   /** The last sequence number given (shared by every view of this store). */
   private readonly seq: { last: bigint | null } = { last: null };
-  private readonly index = new QueueIndex([]);
-  /** When the index was last read from the database (PostgreSQL), shared by every view. */
-  private readonly indexRead: { at: number; reading: boolean; root: JobStore } = {
-    at: 0,
-    reading: false,
-    root: this,
-  };
-  /** The queue index, read once at start (createAppContext waits for it). */
-  private readonly ready: Promise<void>;
+  /** Live queue positions, shared by every view; read once at start (createAppContext waits for it). */
+  private readonly index: LiveQueueIndex;
+  private ledger: Ledger;
+  private outputs: JobOutputStore;
+  private readonly events: JobEvents;
+  private readonly finalHooks: FinalStateHook[];
 
   /**
    * The lease owner of a job that runs inside its HTTP request (a chat call). The server names
@@ -140,42 +64,41 @@ export class JobStore extends SqlStore {
    */
   requestOwner = REQUEST_OWNER;
 
-  constructor(
-    sql: Sql,
-    private ledger: Ledger,
-    private readonly events: JobEvents,
-    private readonly finalHooks: FinalStateHook[] = [],
-  ) {
+  constructor(sql: Sql, deps: JobStoreDeps) {
     super(sql);
-    this.ready = this.load().then(() => undefined);
+    this.ledger = deps.ledger;
+    this.outputs = deps.outputs;
+    this.events = deps.events;
+    this.finalHooks = deps.finalHooks ?? [];
+    // Read through the root store's statements, never a view's transaction.
+    this.index = new LiveQueueIndex(async () => await this.s.queued.all(), sql.dialect === "postgres");
   }
 
-  private async load(): Promise<void> {
-    for (const row of await this.s.queued.all()) this.index.add(row);
-  }
-
-  /** Resolves once the store read its sequence and queue index (at start). */
+  /** Resolves once the store read its queue index (at start). */
   whenReady(): Promise<void> {
-    return this.ready;
+    return this.index.ready;
   }
 
   /** The lease this view's writes are fenced by (see `fenced`); null: unfenced. */
-  private fence: { owner: string; attempt: bigint } | null = null;
+  private fence: LeaseFence | null = null;
 
   /**
    * This store with every later write of a claimed job (complete, fail, requeue, setUpstreamId)
    * fenced by its lease: they change nothing once the job was re-claimed by another attempt.
    */
   fenced(owner: string, attempt: bigint): this {
-    const view = Object.create(this) as this;
+    const view = this.variant();
     view.fence = { owner, attempt };
-    // Its transaction views are its own (the cache of the unfenced store must not return them).
-    (view as unknown as { views: WeakMap<Sql, SqlStore> }).views = new WeakMap();
     return view;
+  }
+
+  private fenceParams(): FenceParams {
+    return [this.fence?.owner ?? null, this.fence?.attempt ?? null];
   }
 
   protected override bound(tx: Sql): void {
     this.ledger = this.ledger.in(tx);
+    this.outputs = this.outputs.in(tx);
   }
 
   protected override s = {
@@ -258,7 +181,7 @@ export class JobStore extends SqlStore {
     // The writes a worker makes to its claimed job carry the lease's fencing token (owner and
     // attempt; null when unfenced: recovery, cancel, chat calls): a worker whose lease lapsed and
     // whose job was claimed again changes nothing (docs/scale-out.md "Concurrency review").
-    setUpstream: this.q<null, [string, string, string | null, bigint | null]>(
+    setUpstream: this.q<null, [string, string, ...FenceParams]>(
       `UPDATE jobs SET upstream_id = ?1 WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4))`,
     ),
     toFinal: this.q<
@@ -272,15 +195,14 @@ export class JobStore extends SqlStore {
         number,
         string,
         string,
-        string | null,
-        bigint | null,
+        ...FenceParams,
       ]
     >(
       `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
            completed_at = ?6, lease_owner = NULL, lease_until = NULL
          WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) AND (CAST(?9 AS TEXT) IS NULL OR (lease_owner = ?9 AND attempt = ?10)) RETURNING *`,
     ),
-    requeue: this.q<JobRow, [number, string, string | null, bigint | null]>(
+    requeue: this.q<JobRow, [number, string, ...FenceParams]>(
       `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
          WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4)) RETURNING *`,
     ),
@@ -289,47 +211,9 @@ export class JobStore extends SqlStore {
       "SELECT * FROM jobs WHERE status = 'IN_PROGRESS' AND substr(lease_owner, 1, CAST(? AS INTEGER)) = ?",
     ),
     pastDeadline: this.q<JobRow, [number]>(SWEEP_SQL.pastDeadline),
-    insertOutput: this.q(
-      `INSERT INTO job_outputs (job_id, idx, path, content_type, size, sha256, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    outputIndexes: this.q<{ idx: bigint }, [string]>(
-      "SELECT idx FROM job_outputs WHERE job_id = ? ORDER BY idx",
-    ),
-    outputFile: this.q<OutputFileRow, [string, number]>(
-      `SELECT o.path, o.content_type, o.size, o.sha256, j.account_id FROM job_outputs o JOIN jobs j ON j.id = o.job_id
-         WHERE o.job_id = ? AND o.idx = ?`,
-    ),
-    // The cap is one conditional UPDATE: concurrent downloads cannot overshoot it.
-    countDownload: this.q<{ downloads: bigint }, [string, number, number]>(
-      "UPDATE job_outputs SET downloads = downloads + 1 WHERE job_id = ? AND idx = ? AND downloads < ? RETURNING downloads",
-    ),
-    expiredOutputs: this.q<{ job_id: string; idx: bigint; path: string }, [number, number]>(
-      "SELECT job_id, idx, path FROM job_outputs WHERE expires_at < ? LIMIT ?",
-    ),
-    deleteOutput: this.q("DELETE FROM job_outputs WHERE job_id = ? AND idx = ?"),
-    logCount: this.q<{ n: bigint }, [string]>("SELECT count(*) AS n FROM job_logs WHERE job_id = ?"),
-    // ON CONFLICT: two writers of one job's log (a worker and recovery, a cancel) may count the same
-    // line number; the loser counts again (appendLog).
-    insertLog: this.q(
-      "INSERT INTO job_logs (job_id, n, at, level, message) VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id, n) DO NOTHING",
-    ),
-    // A worker's log line, fenced like its other writes: nothing once its lease was taken over.
-    insertLogFenced: this.q<null, [string, bigint, number, string, string, string, bigint]>(
-      `INSERT INTO job_logs (job_id, n, at, level, message)
-         SELECT CAST(?1 AS TEXT), CAST(?2 AS BIGINT), CAST(?3 AS BIGINT), CAST(?4 AS TEXT), CAST(?5 AS TEXT)
-         WHERE EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = 'IN_PROGRESS' AND lease_owner = ?6 AND attempt = ?7)
-         ON CONFLICT (job_id, n) DO NOTHING`,
-    ),
-    logs: this.q<{ at: bigint; level: string; message: string }, [string]>(
-      "SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n",
-    ),
     maxSeq: this.q<{ s: bigint | null }, []>("SELECT max(seq) AS s FROM jobs"),
     lastJobAt: this.q<{ created_at: bigint }, [string]>(
       "SELECT created_at FROM jobs WHERE key_id = ? ORDER BY id DESC LIMIT 1",
-    ),
-    outputRows: this.q<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }, [string]>(
-      "SELECT idx, content_type, size, expires_at FROM job_outputs WHERE job_id = ? ORDER BY idx",
     ),
   };
 
@@ -379,8 +263,7 @@ export class JobStore extends SqlStore {
       seq = ++this.seq.last;
       await this.s.insert.run(j.id, seq, ...values);
     }
-    if (j.keyId) await this.s.addOpen.run(1, j.keyId);
-    if (j.personId) await this.s.addPersonOpen.run(1, j.personId);
+    await this.countOpen(j.keyId, j.personId ?? null, 1);
     return {
       id: j.id,
       seq,
@@ -449,28 +332,7 @@ export class JobStore extends SqlStore {
    * when it is over a second old, so a position is at most about a second stale.
    */
   queuePosition(job: JobRow): number | null {
-    if (job.status !== "IN_QUEUE") return null;
-    if (this.sql.dialect === "postgres") this.refreshIndexSoon();
-    return this.index.position(job);
-  }
-
-  private refreshIndexSoon(): void {
-    const r = this.indexRead;
-    if (r.reading || Date.now() - r.at < INDEX_REFRESH_MS) return;
-    r.reading = true;
-    // Through the root, once any transaction this call is inside has ended.
-    afterCommit(() => {
-      void r.root.s.queued
-        .all()
-        .then((rows) => {
-          this.index.reset(rows);
-          r.at = Date.now();
-        })
-        .catch((err) => log("warn", "queue index refresh failed", errorFields(err)))
-        .finally(() => {
-          r.reading = false;
-        });
-    });
+    return job.status === "IN_QUEUE" ? this.index.position(job) : null;
   }
 
   /** Claims the oldest runnable job of a provider, skipping `busyModels` (see claimBatch). */
@@ -543,7 +405,7 @@ export class JobStore extends SqlStore {
   }
 
   async setUpstreamId(id: string, upstreamId: string): Promise<void> {
-    await this.s.setUpstream.run(upstreamId, id, this.fence?.owner ?? null, this.fence?.attempt ?? null);
+    await this.s.setUpstream.run(upstreamId, id, ...this.fenceParams());
   }
 
   /**
@@ -559,37 +421,10 @@ export class JobStore extends SqlStore {
     outputTtlMs: number,
     now: number,
   ): Promise<boolean> {
-    const job = await this.atomic(async (self) => {
-      const row = await self.s.toFinal.get(
-        "COMPLETED",
-        JSON.stringify(output),
-        actualUnits,
-        null,
-        null,
-        now,
-        id,
-        '["IN_PROGRESS"]',
-        self.fence?.owner ?? null,
-        self.fence?.attempt ?? null,
-      );
-      if (!row) return null;
-      if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
-      if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
-      for (const o of outputs) {
-        await self.s.insertOutput.run(
-          id,
-          o.idx,
-          o.path,
-          o.contentType,
-          o.size,
-          o.sha256,
-          now,
-          now + outputTtlMs,
-        );
-      }
+    const ending = { output: JSON.stringify(output), actualUnits, code: null, message: null };
+    const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row) => {
+      await self.outputs.record(id, outputs, now, now + outputTtlMs);
       await self.ledger.settle(row.hold_id, chargeUsdMicro);
-      for (const hook of self.finalHooks) await hook(self.sql, row);
-      return row;
     });
     if (job) this.events.changed(id);
     return job !== null;
@@ -613,25 +448,9 @@ export class JobStore extends SqlStore {
     message: string | null,
     now: number,
   ): Promise<boolean> {
-    const job = await this.atomic(async (self) => {
-      const row = await self.s.toFinal.get(
-        to,
-        null,
-        null,
-        code,
-        message,
-        now,
-        id,
-        JSON.stringify(from),
-        self.fence?.owner ?? null,
-        self.fence?.attempt ?? null,
-      );
-      if (!row) return null;
-      if (row.key_id) await self.s.addOpen.run(-1, row.key_id);
-      if (row.person_id) await self.s.addPersonOpen.run(-1, row.person_id);
+    const ending = { output: null, actualUnits: null, code, message };
+    const job = await this.toFinal(id, to, from, ending, now, async (self, row) => {
       await self.ledger.release(row.hold_id, code ?? to.toLowerCase());
-      for (const hook of self.finalHooks) await hook(self.sql, row);
-      return row;
     });
     if (job) {
       this.index.remove(job);
@@ -640,14 +459,48 @@ export class JobStore extends SqlStore {
     return job !== null;
   }
 
+  /**
+   * One final state in one transaction: the compare-and-swap from `from`, the open-job counters,
+   * `settle` (the hold settled or released, outputs recorded) and the final-state hooks. Null
+   * (nothing written) when the job was not in `from`, or the fence's lease was taken over.
+   */
+  private async toFinal(
+    id: string,
+    to: JobStatus,
+    from: JobStatus[],
+    e: { output: string | null; actualUnits: string | null; code: string | null; message: string | null },
+    now: number,
+    settle: (self: this, row: JobRow) => Promise<void>,
+  ): Promise<JobRow | null> {
+    return await this.atomic(async (self) => {
+      const row = await self.s.toFinal.get(
+        to,
+        e.output,
+        e.actualUnits,
+        e.code,
+        e.message,
+        now,
+        id,
+        JSON.stringify(from),
+        ...self.fenceParams(),
+      );
+      if (!row) return null;
+      await self.countOpen(row.key_id, row.person_id, -1);
+      await settle(self, row);
+      for (const hook of self.finalHooks) await hook(self.sql, row);
+      return row;
+    });
+  }
+
+  /** Moves the open-job counters of a job's key and person (api_keys, people) by `delta`. */
+  private async countOpen(keyId: string | null, personId: string | null, delta: number): Promise<void> {
+    if (keyId) await this.s.addOpen.run(delta, keyId);
+    if (personId) await this.s.addPersonOpen.run(delta, personId);
+  }
+
   /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
   async requeue(id: string, notBefore: number): Promise<boolean> {
-    const row = await this.s.requeue.get(
-      notBefore,
-      id,
-      this.fence?.owner ?? null,
-      this.fence?.attempt ?? null,
-    );
+    const row = await this.s.requeue.get(notBefore, id, ...this.fenceParams());
     if (row) {
       this.index.add(row);
       this.events.changed(id);
@@ -706,60 +559,5 @@ export class JobStore extends SqlStore {
   /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */
   async lastJobAt(keyId: string): Promise<bigint | null> {
     return (await this.s.lastJobAt.get(keyId))?.created_at ?? null;
-  }
-
-  /** A job's stored outputs in index order: what each is, for previews (links come from the views). */
-  async outputRows(
-    jobId: string,
-  ): Promise<{ idx: bigint; content_type: string; size: bigint; expires_at: bigint }[]> {
-    return await this.s.outputRows.all(jobId);
-  }
-
-  /**
-   * One log line, numbered after the job's last. Line numbers are counted, then inserted: when
-   * another writer of the same job took the number meanwhile (a worker and start-up recovery, or a
-   * cancel), the insert does nothing and the line is counted again. A fenced writer whose lease was
-   * taken over writes nothing.
-   */
-  async appendLog(id: string, level: string, message: string, now: number): Promise<void> {
-    const text = message.slice(0, 2000);
-    for (let tries = 0; tries < 8; tries++) {
-      const n = (await this.s.logCount.get(id))!.n;
-      if (n >= 1000n) return; // bounded: a chatty provider must not grow a job's logs without end
-      const { changes } = this.fence
-        ? await this.s.insertLogFenced.run(id, n, now, level, text, this.fence.owner, this.fence.attempt)
-        : await this.s.insertLog.run(id, n, now, level, text);
-      if (changes > 0) return;
-      // Fenced and nothing written: the lease is gone, unless a rival took the number.
-      if (this.fence && (await this.s.logCount.get(id))!.n === n) return;
-    }
-  }
-
-  async logs(id: string) {
-    return await this.s.logs.all(id);
-  }
-
-  /** The indexes of a job's stored outputs, in order. */
-  async outputIndexes(jobId: string): Promise<number[]> {
-    return (await this.s.outputIndexes.all(jobId)).map(({ idx }) => Number(idx));
-  }
-
-  /** One stored output with the account of its job, or null. */
-  async outputFile(jobId: string, idx: number): Promise<OutputFileRow | null> {
-    return await this.s.outputFile.get(jobId, idx);
-  }
-
-  /** Counts one full download unless the output already reached `cap`; false when it had. */
-  async countDownload(jobId: string, idx: number, cap: number): Promise<boolean> {
-    return (await this.s.countDownload.get(jobId, idx, cap)) !== null;
-  }
-
-  /** Up to `limit` outputs past their retention (the caller deletes them and their bytes). */
-  async expiredOutputs(now: number, limit: number): Promise<{ job_id: string; idx: bigint; path: string }[]> {
-    return await this.s.expiredOutputs.all(now, limit);
-  }
-
-  async deleteOutput(jobId: string, idx: bigint): Promise<void> {
-    await this.s.deleteOutput.run(jobId, idx);
   }
 }

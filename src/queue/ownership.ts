@@ -2,7 +2,8 @@ import type { Principal } from "../accounts/accounts.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
-import type { JobRow, JobStore } from "./jobs.ts";
+import type { JobRow } from "./job-row.ts";
+import type { JobStore } from "./jobs.ts";
 import type { QueueServices } from "./runtime.ts";
 
 /**

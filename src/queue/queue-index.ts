@@ -1,9 +1,13 @@
+import { afterCommit } from "../db/sql.ts";
+import { errorFields, log } from "../lib/log.ts";
+
 /**
  * Live queue positions without counting rows: per (provider, model), the sorted submit sequence
  * numbers of IN_QUEUE jobs, kept in memory and updated after each commit that moves a job into or
  * out of IN_QUEUE. On SQLite the server is the only writer of jobs, and the index is rebuilt from
  * the database at start, so it is exact. On PostgreSQL other instances queue and claim jobs too:
- * the JobStore re-reads it (at most once a second, only while positions are asked for). A position is a binary search: O(log n) at any queue depth
+ * `LiveQueueIndex` re-reads it (at most once a second, only while positions are asked for). A
+ * position is a binary search: O(log n) at any queue depth
  * (a SQL count was O(position), a fifth of the CPU under load with deep queues).
  */
 export class QueueIndex {
@@ -43,6 +47,57 @@ export class QueueIndex {
   position(job: { provider: string; model_id: string; seq: bigint }): number {
     const lane = this.lanes.get(`${job.provider}\u0000${job.model_id}`);
     return lane ? lowerBound(lane, Number(job.seq)) : 0;
+  }
+}
+
+type QueuedRow = { provider: string; model_id: string; seq: bigint };
+
+/** How old the queue index may get on PostgreSQL before a position read refreshes it. */
+const INDEX_REFRESH_MS = 1000;
+
+/**
+ * The JobStore's queue index, shared by every view of the store: read once at start (`ready`),
+ * kept by the store's transitions after each commit, and on PostgreSQL (`shared`: other instances
+ * queue and claim too) re-read in the background when a position is asked for and the last read
+ * is over INDEX_REFRESH_MS old, so a position is at most about a second stale.
+ */
+export class LiveQueueIndex extends QueueIndex {
+  private at = 0;
+  private reading = false;
+  /** Resolves once the index was first read. */
+  readonly ready: Promise<void>;
+
+  /** `read`: the queued jobs, through the root Sql (never a transaction's). */
+  constructor(
+    private readonly read: () => Promise<QueuedRow[]>,
+    private readonly shared: boolean,
+  ) {
+    super();
+    this.ready = read().then((rows) => {
+      for (const row of rows) this.add(row);
+    });
+  }
+
+  override position(job: QueuedRow): number {
+    if (this.shared) this.refreshSoon();
+    return super.position(job);
+  }
+
+  private refreshSoon(): void {
+    if (this.reading || Date.now() - this.at < INDEX_REFRESH_MS) return;
+    this.reading = true;
+    // Once any transaction this call is inside has ended.
+    afterCommit(() => {
+      void this.read()
+        .then((rows) => {
+          this.reset(rows);
+          this.at = Date.now();
+        })
+        .catch((err) => log("warn", "queue index refresh failed", errorFields(err)))
+        .finally(() => {
+          this.reading = false;
+        });
+    });
   }
 }
 

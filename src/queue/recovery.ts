@@ -1,5 +1,6 @@
 import { log } from "../lib/log.ts";
 import type { Provider } from "../providers/types.ts";
+import type { JobLogStore } from "./job-logs.ts";
 import type { JobStore } from "./jobs.ts";
 
 /**
@@ -12,13 +13,14 @@ import type { JobStore } from "./jobs.ts";
  * resubmitted); any other is failed and its hold released.
  */
 export async function recoverJobs(
-  jobs: JobStore,
+  stores: { jobs: JobStore; jobLogs: JobLogStore },
   providers: Map<string, Provider>,
   now: number,
   allRunningOrphaned: boolean,
   signal?: AbortSignal,
   ownLeases: readonly string[] = [],
 ): Promise<{ requeued: number; failed: number }> {
+  const { jobs, jobLogs } = stores;
   let requeued = 0;
   let failed = 0;
   for (const job of await jobs.pastDeadline(now)) {
@@ -42,7 +44,7 @@ export async function recoverJobs(
     // A chat call lives in its HTTP request: when the process died, so did the request.
     if (job.kind !== "text" && provider?.resumable({ upstreamId: job.upstream_id })) {
       if (await lease.requeue(job.id, now)) {
-        await jobs.appendLog(job.id, "warn", "worker lost; resuming the job", now);
+        await jobLogs.append(job.id, "warn", "worker lost; resuming the job", now);
         requeued++;
       }
     } else if (

@@ -1,20 +1,25 @@
 import type { AccountStore, Currency } from "../accounts/accounts.ts";
+import type { JobOutputStore } from "../files/job-outputs.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { ID_PATTERN, UUID_PATTERN } from "../lib/ids.ts";
-import type { JobRow, JobStatus, JobStore } from "./jobs.ts";
+import type { JobLogStore } from "./job-logs.ts";
+import type { JobRow, JobStatus } from "./job-row.ts";
+import type { JobStore } from "./jobs.ts";
 import type { QueueServices } from "./runtime.ts";
 
 /**
  * The console's requests: every job of an account (API and studio, media and chat), newest first,
  * filtered by key, model, status and source, and one request's detail. Reads go through JobStore
- * (jobs, job_logs, job_outputs), the ledger's holds and the queue's views (fresh signed links).
+ * (jobs), JobLogStore (job_logs), JobOutputStore (job_outputs), the ledger's holds and the queue's views (fresh signed links).
  * Amounts are bigint micro-units; times RFC 3339 (UTC) strings.
  */
 export interface RequestStores {
   accounts: AccountStore;
   ledger: Ledger;
   jobs: JobStore;
+  jobLogs: JobLogStore;
+  jobOutputs: JobOutputStore;
   views: QueueServices["views"];
 }
 
@@ -198,7 +203,7 @@ export async function requestDetail(
   ];
   if (job.started_at !== null)
     timeline.push({ at: iso(job.started_at)!, event: "started", level: null, message: null });
-  for (const l of await s.jobs.logs(job.id))
+  for (const l of await s.jobLogs.list(job.id))
     timeline.push({ at: iso(l.at)!, event: "log", level: l.level, message: l.message });
   if (job.completed_at !== null) {
     timeline.push({
@@ -214,7 +219,7 @@ export async function requestDetail(
   const completed = job.status === "COMPLETED";
   const urls = record.output_urls;
   const outputs = completed
-    ? (await s.jobs.outputRows(job.id)).map((o, i) => ({
+    ? (await s.jobOutputs.rows(job.id)).map((o, i) => ({
         index: Number(o.idx),
         url: urls[i]!,
         content_type: o.content_type,

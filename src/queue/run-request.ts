@@ -2,7 +2,7 @@ import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from "../idem
 import { DomainError } from "../lib/errors.ts";
 import { baseUrl } from "../server/context.ts";
 import { forFalClient } from "./fal-answers.ts";
-import type { JobRow } from "./jobs.ts";
+import type { JobRow } from "./job-row.ts";
 import type { QueueServices } from "./runtime.ts";
 
 export interface RunRequestDeps {

@@ -5,6 +5,7 @@ import type { Sql } from "../db/sql.ts";
 import type { BlobStore } from "../files/blobs.ts";
 import { LocalBlobStore } from "../files/blobs-local.ts";
 import { inputReader } from "../files/input-reader.ts";
+import { JobOutputStore } from "../files/job-outputs.ts";
 import { OutputStore } from "../files/output-store.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
@@ -20,7 +21,9 @@ import { WebhookOutbox } from "../webhooks/outbox.ts";
 import { WebhookSecretStore } from "../webhooks/secrets.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
 import { JobEvents } from "./events.ts";
-import { type JobRow, JobStore } from "./jobs.ts";
+import { JobLogStore } from "./job-logs.ts";
+import type { JobRow } from "./job-row.ts";
+import { JobStore } from "./jobs.ts";
 import {
   listItemView,
   queuedRequestView,
@@ -72,16 +75,23 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
   const countFinal = (_tx: Sql, job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
   services.ledger.onCharge = (currency, modelId, micro) =>
     metrics.charged.inc([currency, modelId ?? ""], micro);
-  const jobs = new JobStore(sql, services.ledger, events, [enqueueWebhook, countFinal]);
+  const jobOutputs = new JobOutputStore(sql);
+  const jobLogs = new JobLogStore(sql);
+  const jobs = new JobStore(sql, {
+    ledger: services.ledger,
+    outputs: jobOutputs,
+    events,
+    finalHooks: [enqueueWebhook, countFinal],
+  });
   const blobs = o.blobs ?? new LocalBlobStore(o.filesRoot);
   const outputs = new OutputStore(blobs);
-  const files = new FileStore(sql, blobs, jobs);
+  const files = new FileStore(sql, blobs, jobOutputs);
   const signer = new LinkSigner(o.linkSecrets);
 
   const viewCtx: ViewContext = {
     baseUrl: o.baseUrl,
     queuePosition: (job) => jobs.queuePosition(job),
-    logs: async (id) => await jobs.logs(id),
+    logs: async (id) => await jobLogs.list(id),
     hold: async (id) => await services.ledger.getHold(id),
     webhook: async (job) => {
       if (!job.webhook_url) return null;
@@ -91,7 +101,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     outputUrls: async (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.
       const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
-      return (await jobs.outputIndexes(job.id)).map(
+      return (await jobOutputs.indexes(job.id)).map(
         (i) => `${o.baseUrl}/requests/${job.id}/output/${i}?exp=${exp}&sig=${signer.sign(job.id, i, exp)}`,
       );
     },
@@ -126,6 +136,8 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     metrics,
     events,
     jobs,
+    jobOutputs,
+    jobLogs,
     blobs,
     outputs,
     files,

@@ -5,7 +5,8 @@ import { type MediaJobDeps, type MediaSubmit, prepareMediaJob } from "../jobs/me
 import { type OpenedOnce, type OpenJobDeps, openJob, openJobOnce } from "../jobs/open.ts";
 import type { HoldRow } from "../ledger/ledger.ts";
 import { JOB_POLL_MS, type JobEvents } from "./events.ts";
-import { FINAL_STATUSES, type JobRow, type JobStore } from "./jobs.ts";
+import { FINAL_STATUSES, type JobRow } from "./job-row.ts";
+import type { JobStore } from "./jobs.ts";
 
 /** A queue submit: a media door's input, and the Idempotency-Key of a /queue submit. */
 export interface SubmitInput extends MediaSubmit {

@@ -1,5 +1,5 @@
 import type { HoldRow } from "../ledger/ledger.ts";
-import type { JobRow } from "./jobs.ts";
+import type { JobRow } from "./job-row.ts";
 
 /** What a view needs besides the row: live queue position, logs, signed links, webhook state. */
 export interface ViewContext {

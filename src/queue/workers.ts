@@ -1,6 +1,7 @@
 import type { Catalog } from "../catalog/catalog.ts";
 import { fetchOutputToStore } from "../files/fetch-output.ts";
 import type { InputReader } from "../files/input-reader.ts";
+import type { OutputRow } from "../files/job-outputs.ts";
 import type { OutputStore } from "../files/output-store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
@@ -9,10 +10,14 @@ import { bytesSource, type Measured, measureMedia } from "../providers/measure.t
 import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
 import { logProviderFailure, ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
-import type { JobRow, JobStore, OutputRow } from "./jobs.ts";
+import type { JobLogStore } from "./job-logs.ts";
+import type { JobRow } from "./job-row.ts";
+import type { JobStore } from "./jobs.ts";
 
 export interface WorkerPoolOptions {
   jobs: JobStore;
+  /** The jobs' log lines (ProviderJob.log, priorLogs, the back-off line). */
+  jobLogs: JobLogStore;
   events: JobEvents;
   providers: Map<string, Provider>;
   catalog: () => Catalog;
@@ -203,6 +208,7 @@ export class WorkerPool {
   private async execute(job: JobRow, signal: AbortSignal): Promise<void> {
     // Every write of this attempt is fenced by its lease (owner and attempt).
     const jobs = this.o.jobs.fenced(this.owner, job.attempt);
+    const logs = this.o.jobLogs.fenced(this.owner, job.attempt);
     const provider = this.o.providers.get(job.provider);
     const model = this.o.catalog().get(job.model_id);
     if (!provider || !model) {
@@ -219,12 +225,12 @@ export class WorkerPool {
       upstreamId: job.upstream_id,
       signal,
       deadlineAt: Number(job.deadline_at),
-      priorLogs: async () => (await jobs.logs(job.id)).map((l) => l.message),
+      priorLogs: async () => (await logs.list(job.id)).map((l) => l.message),
       // In order, in the background: a provider logs without waiting, and a failed write is not its failure.
       log: (message) => {
         const at = Date.now();
         logged = logged
-          .then(async () => await jobs.appendLog(job.id, "info", message, at))
+          .then(async () => await logs.append(job.id, "info", message, at))
           .catch((err) => log("warn", "job log write failed", { job_id: job.id, ...errorFields(err) }));
       },
       setUpstreamId: async (id) => await jobs.setUpstreamId(job.id, id),
@@ -253,7 +259,7 @@ export class WorkerPool {
         // Shutdown: leave the job IN_PROGRESS; its lease lapses and recovery resumes it.
       } else if (err instanceof ProviderError && err.kind === "capacity") {
         const wait = err.retryAfterMs ?? backoff(Number(job.attempt));
-        await jobs.appendLog(
+        await logs.append(
           job.id,
           "warn",
           `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`,

@@ -13,7 +13,7 @@ import { openJob, studioOpener } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
-import type { JobRow } from "../queue/jobs.ts";
+import type { JobRow } from "../queue/job-row.ts";
 import type { AppContext } from "../server/context.ts";
 
 /** The person and the account a studio action is for (a console session looking at an account). */
@@ -135,7 +135,7 @@ export async function studioRuns(
     items: await Promise.all(
       page.map(async (job) => {
         const item = await ctx.views.listItem(job);
-        const types = job.status === "COMPLETED" ? await ctx.jobs.outputRows(job.id) : [];
+        const types = job.status === "COMPLETED" ? await ctx.jobOutputs.rows(job.id) : [];
         return {
           ...item,
           outputs: types.map((t, i) => ({

@@ -7,6 +7,7 @@ import {
   SchemaTooNewError,
 } from "../../src/db/database.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
+import { JobOutputStore } from "../../src/files/job-outputs.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
@@ -88,7 +89,11 @@ describe("migrations", () => {
     expect(indexes).not.toContain("jobs_open_by_key");
     expect(indexes).not.toContain("holds_open_by_key");
     const ledger = new Ledger(sqlOf(db), { billingUrl: "http://x" });
-    const jobs = new JobStore(sqlOf(db), ledger, new JobEvents());
+    const jobs = new JobStore(sqlOf(db), {
+      ledger,
+      outputs: new JobOutputStore(sqlOf(db)),
+      events: new JobEvents(),
+    });
     expect((await jobs.pastDeadline(10)).map((j) => j.id)).toEqual(["j1"]);
     expect((await ledger.settle("hold_zzzzRandomOld00000", 4n)).changed).toBe(true);
     const after = await ledger.reserve({

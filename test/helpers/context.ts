@@ -9,7 +9,7 @@ import type { BlobStore } from "../../src/files/blobs.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { PeerSource } from "../../src/http/request-meta.ts";
 import { setLogSink } from "../../src/lib/log.ts";
-import type { JobRow } from "../../src/queue/jobs.ts";
+import type { JobRow } from "../../src/queue/job-row.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import { type CreatedAppContext, createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
@@ -164,6 +164,7 @@ export function finalJob(ctx: AppContext, id: string): Promise<JobRow> {
 export function testWorkerPool(ctx: AppContext, options: Partial<WorkerPoolOptions> = {}): WorkerPool {
   const pool = new WorkerPool({
     jobs: ctx.jobs,
+    jobLogs: ctx.jobLogs,
     events: ctx.events,
     providers: ctx.providers,
     catalog: () => ctx.catalog,

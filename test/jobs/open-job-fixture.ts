@@ -2,7 +2,7 @@ import type { StoredResponse } from "../../src/idempotency/idempotency.ts";
 import { apiOpener, type JobToOpen } from "../../src/jobs/open.ts";
 import { priceMediaInput } from "../../src/pricing/media.ts";
 import { reserveText } from "../../src/pricing/text.ts";
-import type { JobRow } from "../../src/queue/jobs.ts";
+import type { JobRow } from "../../src/queue/job-row.ts";
 import { countRows } from "../helpers/backend.ts";
 import { makeTestApp } from "../helpers/context.ts";
 

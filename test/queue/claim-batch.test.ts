@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import type { JobRow } from "../../src/queue/jobs.ts";
+import type { JobRow } from "../../src/queue/job-row.ts";
 import { type AppInstance, type AppInstances, openAppInstances } from "../helpers/app-instances.ts";
 import { dialects } from "../helpers/postgres.ts";
 

@@ -18,7 +18,7 @@ describe("lease fencing", () => {
     expect(await stale.fail(id, "generation_failed", "late", Date.now())).toBe(false);
     expect(await stale.requeue(id, 0)).toBe(false);
     await stale.setUpstreamId(id, "up-stale");
-    await stale.appendLog(id, "info", "a stale worker's line", Date.now());
+    await s.jobLogs.fenced("worker-a", 1n).append(id, "info", "a stale worker's line", Date.now());
     // The same owner with the old attempt is stale too (a restarted worker reusing its name).
     expect(await s.jobs.fenced("worker-b", 1n).complete(id, {}, [], 500n, null, 60_000, Date.now())).toBe(
       false,
@@ -27,8 +27,8 @@ describe("lease fencing", () => {
 
     const current = s.jobs.fenced("worker-b", 2n);
     await current.setUpstreamId(id, "up-b");
-    await current.appendLog(id, "info", "the current worker's line", Date.now());
-    expect((await s.jobs.logs(id)).map((l) => l.message)).toEqual(["the current worker's line"]);
+    await s.jobLogs.fenced("worker-b", 2n).append(id, "info", "the current worker's line", Date.now());
+    expect((await s.jobLogs.list(id)).map((l) => l.message)).toEqual(["the current worker's line"]);
     expect(await current.complete(id, {}, [], 500n, null, 60_000, Date.now())).toBe(true);
     expect((await s.jobs.get(id))!).toMatchObject({ status: "COMPLETED", upstream_id: "up-b" });
     expect(s.finals).toEqual([`${id}:COMPLETED`]);

@@ -273,7 +273,7 @@ describe.each(dialects().filter((d) => d === "postgres"))(
         await a.ctx.jobs.claimNext("sandbox", [], `${other}222-live`, lease, Date.now()),
       ];
       expect(claimed.map((j) => j!.id).sort()).toEqual([one, two].sort());
-      const r = await recoverJobs(a.ctx.jobs, a.ctx.providers, Date.now(), false, undefined, [mine]);
+      const r = await recoverJobs(a.ctx, a.ctx.providers, Date.now(), false, undefined, [mine]);
       expect(r.requeued + r.failed).toBe(1);
       const byOwner = async (owner: string) =>
         (await a.ctx.jobs.get(claimed.find((j) => j!.lease_owner === owner)!.id))!;

@@ -1,10 +1,12 @@
+import { JobOutputStore } from "../../src/files/job-outputs.ts";
 import { JobEvents } from "../../src/queue/events.ts";
+import { JobLogStore } from "../../src/queue/job-logs.ts";
 import { JobStore } from "../../src/queue/jobs.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
 
 /**
- * A JobStore over a funded in-memory ledger, and `submit`, which reserves and inserts a queued
+ * A JobStore (and its job logs) over a funded in-memory ledger, and `submit`, which reserves and inserts a queued
  * job in one transaction as the submit path does. `finals` records each final-state hook call.
  */
 export async function jobFixture() {
@@ -12,9 +14,13 @@ export async function jobFixture() {
   const { account, keyId } = await newAccount(accounts);
   await ledger.topUp(account.id, 1_000_000n, null);
   const finals: string[] = [];
-  const jobs = new JobStore(sqlOf(db), ledger, new JobEvents(), [
-    (_tx, j) => void finals.push(`${j.id}:${j.status}`),
-  ]);
+  const jobs = new JobStore(sqlOf(db), {
+    ledger,
+    outputs: new JobOutputStore(sqlOf(db)),
+    events: new JobEvents(),
+    finalHooks: [(_tx, j) => void finals.push(`${j.id}:${j.status}`)],
+  });
+  const jobLogs = new JobLogStore(sqlOf(db));
   let n = 0;
   const submit = async (o: { amount?: bigint; deadlineAt?: number; kind?: string } = {}) => {
     const id = `00000000-0000-7000-8000-${String(++n).padStart(12, "0")}`;
@@ -45,5 +51,5 @@ export async function jobFixture() {
     });
     return id;
   };
-  return { db, ledger, jobs, submit, finals, accountId: account.id };
+  return { db, ledger, jobs, jobLogs, submit, finals, accountId: account.id };
 }

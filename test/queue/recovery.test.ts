@@ -24,7 +24,7 @@ describe("recovery sweep", () => {
     await s.jobs.fail(lateQueued, "generation_failed", "already failed", now); // final jobs are not swept
     const lateQueued2 = await s.submit({ deadlineAt: now - 1 });
 
-    expect(await recoverJobs(s.jobs, s.resumable, now, false)).toEqual({ requeued: 0, failed: 2 });
+    expect(await recoverJobs(s, s.resumable, now, false)).toEqual({ requeued: 0, failed: 2 });
     for (const id of [lateRunning, lateQueued2]) {
       const job = (await s.jobs.get(id))!;
       expect(job.status).toBe("FAILED");
@@ -46,14 +46,14 @@ describe("recovery sweep", () => {
     await s.jobs.claimNext("sandbox", [], "w", 1_000, now);
     await s.jobs.claimNext("sandbox", [], "w", 60_000, now);
 
-    expect(await recoverJobs(s.jobs, s.resumable, now + 5_000, false)).toEqual({ requeued: 1, failed: 1 });
+    expect(await recoverJobs(s, s.resumable, now + 5_000, false)).toEqual({ requeued: 1, failed: 1 });
     expect((await s.jobs.get(media))!.status).toBe("IN_QUEUE");
-    expect((await s.jobs.logs(media)).map((l) => l.message)).toContain("worker lost; resuming the job");
+    expect((await s.jobLogs.list(media)).map((l) => l.message)).toContain("worker lost; resuming the job");
     expect((await s.jobs.get(chat))!.status).toBe("FAILED");
     expect((await s.ledger.getHold((await s.jobs.get(chat))!.hold_id))!.status).toBe("released");
     expect((await s.jobs.get(fresh))!.status).toBe("IN_PROGRESS"); // its lease has not lapsed
     // At start-up every running job is orphaned, whatever its lease says.
-    expect(await recoverJobs(s.jobs, s.resumable, now + 5_000, true)).toEqual({ requeued: 1, failed: 0 });
+    expect(await recoverJobs(s, s.resumable, now + 5_000, true)).toEqual({ requeued: 1, failed: 0 });
     expect((await s.jobs.get(fresh))!.status).toBe("IN_QUEUE");
     expect(await checkInvariants(s.db)).toEqual([]);
   });

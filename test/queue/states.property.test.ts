@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { FINAL_STATUSES } from "../../src/queue/jobs.ts";
+import { FINAL_STATUSES } from "../../src/queue/job-row.ts";
 import { propertySeeds } from "../helpers/seeds.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { jobFixture } from "./job-fixture.ts";

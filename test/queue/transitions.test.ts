@@ -5,7 +5,7 @@
 // and changes nothing at all (job row, ledger entries, holds, balances, webhook outbox, outputs,
 // the key's open-job counter). Run on PostgreSQL by scripts/test-postgres.
 import { describe, expect, test } from "bun:test";
-import type { JobStatus } from "../../src/queue/jobs.ts";
+import type { JobStatus } from "../../src/queue/job-row.ts";
 import { countRows } from "../helpers/backend.ts";
 import { makeTestApp } from "../helpers/context.ts";
 

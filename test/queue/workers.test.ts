@@ -72,7 +72,7 @@ describe("worker pool", () => {
     );
     const job = (await t.ctx.jobs.get(id))!;
     expect(job.attempt).toBe(3n);
-    expect((await t.ctx.jobs.logs(id)).filter((l) => l.message.includes("upstream busy")).length).toBe(2);
+    expect((await t.ctx.jobLogs.list(id)).filter((l) => l.message.includes("upstream busy")).length).toBe(2);
     expect((await t.ctx.ledger.getHold(job.hold_id))!.status).toBe("settled");
     expect(await checkInvariants(t.ctx.sql)).toEqual([]);
     await pool.stop(1000);

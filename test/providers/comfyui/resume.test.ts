@@ -106,7 +106,7 @@ describe("comfyui: resume through the queue", () => {
     expect((await t.ctx.jobs.get(id))!.status).toBe("IN_PROGRESS");
 
     mock.fault = null;
-    expect(await recoverJobs(t.ctx.jobs, t.ctx.providers, Date.now(), true)).toEqual({
+    expect(await recoverJobs(t.ctx, t.ctx.providers, Date.now(), true)).toEqual({
       requeued: 1,
       failed: 0,
     });

@@ -43,14 +43,14 @@ describe("fal: a resumed job's log", () => {
       body: JSON.stringify({ prompt: "x" }),
     });
     const id = (await json<{ request_id: string }>(res)).request_id;
-    const lines = async () => (await t.ctx.jobs.logs(id)).map((l) => l.message);
+    const lines = async () => (await t.ctx.jobLogs.list(id)).map((l) => l.message);
 
     const first = testWorkerPool(t.ctx);
     await pollUntil(lines, (l) => l.includes("fal: step 2"), 10_000);
     await first.stop(0); // a shutdown: the job stays IN_PROGRESS, the request keeps running on fal
     expect((await t.ctx.jobs.get(id))!.status).toBe("IN_PROGRESS");
 
-    expect(await recoverJobs(t.ctx.jobs, t.ctx.providers, Date.now(), true)).toEqual({
+    expect(await recoverJobs(t.ctx, t.ctx.providers, Date.now(), true)).toEqual({
       requeued: 1,
       failed: 0,
     });

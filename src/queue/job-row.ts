@@ -1,0 +1,67 @@
+/**
+ * A job as stored (the `jobs` table) and as opened, shared by the stores that keep it and the
+ * code that renders it; the state machine itself is `JobStore` (jobs.ts).
+ */
+
+export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED";
+export const FINAL_STATUSES: readonly JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED"];
+
+export interface JobRow {
+  id: string;
+  seq: bigint;
+  account_id: string;
+  key_id: string | null;
+  /** The signed-in person who opened a studio job (null for API jobs). */
+  person_id: string | null;
+  model_id: string;
+  kind: string;
+  source: "API" | "STUDIO";
+  provider: string;
+  status: JobStatus;
+  input: string;
+  quote: string;
+  hold_id: string;
+  webhook_url: string | null;
+  upstream_id: string | null;
+  attempt: bigint;
+  lease_owner: string | null;
+  lease_until: bigint | null;
+  not_before: bigint;
+  deadline_at: bigint;
+  output: string | null;
+  actual_units: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: bigint;
+  started_at: bigint | null;
+  completed_at: bigint | null;
+}
+
+export interface NewJob {
+  id: string;
+  accountId: string;
+  keyId: string | null;
+  /** A studio job's person: counted in people.open_jobs while the job is open. */
+  personId?: string | null;
+  modelId: string;
+  kind: string;
+  source: "API" | "STUDIO";
+  provider: string;
+  input: string;
+  quote: string;
+  holdId: string;
+  webhookUrl: string | null;
+  deadlineAt: number;
+  createdAt: number;
+  /**
+   * Work the request itself performs (chat calls): the job starts IN_PROGRESS, owned by the
+   * request, with its lease running to this time (its deadline), and no worker ever claims it.
+   */
+  runningUntil?: number;
+}
+
+/** A worker's lease on a claimed job: its later writes change nothing once another attempt holds it. */
+export interface LeaseFence {
+  owner: string;
+  attempt: bigint;
+}
