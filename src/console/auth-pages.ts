@@ -163,7 +163,7 @@ export function authPages(kit: ConsoleKit) {
           const next = safeNext(field(c.form, "next"));
           const signupOpen = signupMode(kit) !== "closed";
           try {
-            const created = await kit.people.signIn({ email, password, code: code || null }, c.client);
+            const created = await kit.people.signIn.signIn({ email, password, code: code || null }, c.client);
             return withCookie(kit, redirect(next ?? "/console"), created);
           } catch (err) {
             if (!(err instanceof DomainError)) throw err;
@@ -219,7 +219,7 @@ export function authPages(kit: ConsoleKit) {
             return htmlResponse(signupPage(kit, {}), 403);
           }
           try {
-            const made = await kit.people.signUp(
+            const made = await kit.people.signIn.signUp(
               {
                 email,
                 password: field(c.form, "password"),
@@ -246,7 +246,7 @@ export function authPages(kit: ConsoleKit) {
         "/console/invite/:token",
         kit.publicPage(async (c) => {
           const token = tokenParam(c);
-          const info = await kit.people.inviteInfo(token);
+          const info = await kit.people.invites.inviteInfo(token);
           if (!info) throw new DomainError("not_found", LINK_INVALID);
           return invitePage(token, info, null, "");
         }),
@@ -255,11 +255,11 @@ export function authPages(kit: ConsoleKit) {
         "/console/invite/:token",
         kit.publicAction(async (c) => {
           const token = tokenParam(c);
-          const info = await kit.people.inviteInfo(token);
+          const info = await kit.people.invites.inviteInfo(token);
           if (!info) throw new DomainError("not_found", LINK_INVALID);
           const email = field(c.form, "email").trim();
           try {
-            const accepted = await kit.people.acceptInvite(
+            const accepted = await kit.people.signIn.acceptInvite(
               token,
               field(c.form, "password"),
               c.client,
@@ -290,7 +290,8 @@ export function authPages(kit: ConsoleKit) {
         "/console/reset/:token",
         kit.publicPage(async (c) => {
           const token = tokenParam(c);
-          if (!(await kit.people.resetLinkValid(token))) throw new DomainError("not_found", LINK_INVALID);
+          if (!(await kit.people.resets.resetLinkValid(token)))
+            throw new DomainError("not_found", LINK_INVALID);
           return resetPage(token, null);
         }),
       )
@@ -299,7 +300,7 @@ export function authPages(kit: ConsoleKit) {
         kit.publicAction(async (c) => {
           const token = tokenParam(c);
           try {
-            await kit.people.resetPassword(token, field(c.form, "password"));
+            await kit.people.resets.resetPassword(token, field(c.form, "password"));
           } catch (err) {
             if (err instanceof DomainError && err.code === "validation_error") {
               return htmlResponse(resetPage(token, err.message), 400);
@@ -321,7 +322,7 @@ export function authPages(kit: ConsoleKit) {
         // link nobody receives would only be a live secret). The answer is the same for every email.
         kit.publicAction(async (c) => {
           const mail = kit.ctx.mailer.enabled();
-          await kit.people.forgotPassword(field(c.form, "email").slice(0, 320));
+          await kit.people.resets.forgotPassword(field(c.form, "email").slice(0, 320));
           return forgotPage(true, mail);
         }),
       )
@@ -329,7 +330,7 @@ export function authPages(kit: ConsoleKit) {
       .post(
         "/console/logout",
         kit.action(async (c) => {
-          await kit.people.signOut(c.session.sessionId);
+          await kit.people.sessions.signOut(c.session.sessionId);
           return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
         }),
       )
@@ -337,7 +338,7 @@ export function authPages(kit: ConsoleKit) {
         "/console/account",
         kit.action(async (c) => {
           const accountId = field(c.form, "account");
-          await kit.people.switchAccount(c.session.sessionId, c.session.personId, accountId);
+          await kit.people.sessions.switchAccount(c.session.sessionId, c.session.personId, accountId);
           return redirect("/console");
         }),
       )

@@ -17,7 +17,8 @@ import { importEntry } from "../lib/entries.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
-import type { MemberView, SessionView } from "../people/service.ts";
+import type { MemberView } from "../people/members.ts";
+import type { SessionView } from "../people/sessions.ts";
 import { PASSWORD_MIN_LENGTH, type Role } from "../people/types.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import {
@@ -291,7 +292,7 @@ async function accountPage(kit: ConsoleKit, c: PageContext, state: AccountState)
   const s = requireAccount(c.session);
   const account = await kit.ctx.accounts.getAccount(s.accountId);
   if (!account) throw new DomainError("not_found", "No such account.");
-  const members = await kit.people.listMembers(s.accountId);
+  const members = await kit.people.members.listMembers(s.accountId);
   return c.layout({
     title: "Settings",
     active: "settings",
@@ -446,7 +447,7 @@ session, this one included.</p>
 }
 
 async function securityPage(kit: ConsoleKit, c: PageContext, state: SecurityState): Promise<SafeHtml> {
-  const sessions = await kit.people.listSessions(c.session.personId);
+  const sessions = await kit.people.sessions.listSessions(c.session.personId);
   const qr = state.setup ? await qrDataUrl(state.setup.otpauthUrl) : null;
   return c.layout({
     title: "Settings",
@@ -479,7 +480,7 @@ async function securityError(
 
 /** The pending (not yet confirmed) two-factor secret of the person, to show the set-up again. */
 async function pendingSetup(kit: ConsoleKit, c: PageContext): Promise<SecurityState["setup"]> {
-  return await kit.people.pendingTwoFactor(c.session.personId);
+  return await kit.people.twoFactor.pendingTwoFactor(c.session.personId);
 }
 
 // ---- routes -------------------------------------------------------------------------------------
@@ -506,7 +507,7 @@ export function settingsPages(kit: ConsoleKit) {
           if (!email)
             return accountError(kit, c, new DomainError("validation_error", "Enter an email address."));
           try {
-            const made = await kit.people.createInvite({
+            const made = await kit.people.invites.createInvite({
               email,
               accountId: s.accountId,
               role,
@@ -533,7 +534,7 @@ export function settingsPages(kit: ConsoleKit) {
           const personId = idParam(c.params, "personId", "member");
           const role = roleField(field(c.form, "role"));
           try {
-            await kit.people.setRole(s.accountId, personId, role, s);
+            await kit.people.members.setRole(s.accountId, personId, role, s);
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -545,7 +546,9 @@ export function settingsPages(kit: ConsoleKit) {
         kit.action(async (c) => {
           const s = requireOwner(c.session);
           const personId = idParam(c.params, "personId", "member");
-          const member = (await kit.people.listMembers(s.accountId)).find((m) => m.personId === personId);
+          const member = (await kit.people.members.listMembers(s.accountId)).find(
+            (m) => m.personId === personId,
+          );
           if (!member) throw new DomainError("not_found", "No such member.");
           if (field(c.form, "confirm") !== "yes") {
             // Without JavaScript the Remove button lands here: the same confirmation as the dialog.
@@ -556,7 +559,7 @@ export function settingsPages(kit: ConsoleKit) {
             });
           }
           try {
-            await kit.people.removeMember(s.accountId, personId, s);
+            await kit.people.members.removeMember(s.accountId, personId, s);
           } catch (err) {
             return accountError(kit, c, err);
           }
@@ -640,7 +643,7 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/password`,
         kit.action(async (c) => {
           try {
-            await kit.people.changePassword(
+            await kit.people.resets.changePassword(
               c.session.personId,
               field(c.form, "current_password"),
               field(c.form, "new_password"),
@@ -657,7 +660,9 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/two-factor/begin`,
         kit.action(async (c) => {
           try {
-            return await securityPage(kit, c, { setup: await kit.people.beginTwoFactor(c.session.personId) });
+            return await securityPage(kit, c, {
+              setup: await kit.people.twoFactor.beginTwoFactor(c.session.personId),
+            });
           } catch (err) {
             return securityError(kit, c, "two-factor", err);
           }
@@ -667,7 +672,7 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/two-factor/enable`,
         kit.action(async (c) => {
           try {
-            const { recoveryCodes } = await kit.people.enableTwoFactor(
+            const { recoveryCodes } = await kit.people.twoFactor.enableTwoFactor(
               c.session.personId,
               field(c.form, "code").trim(),
             );
@@ -685,7 +690,7 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/two-factor/disable`,
         kit.action(async (c) => {
           try {
-            await kit.people.disableTwoFactor(c.session.personId, field(c.form, "password"));
+            await kit.people.twoFactor.disableTwoFactor(c.session.personId, field(c.form, "password"));
           } catch (err) {
             return securityError(kit, c, "two-factor", err);
           }
@@ -696,14 +701,14 @@ export function settingsPages(kit: ConsoleKit) {
       .post(
         `${SECURITY_PATH}/sessions/revoke-others`,
         kit.action(async (c) => {
-          await kit.people.signOutEverywhere(c.session.personId, c.session.sessionId);
+          await kit.people.sessions.signOutEverywhere(c.session.personId, c.session.sessionId);
           return redirect(`${SECURITY_PATH}?done=others`);
         }),
       )
       .post(
         `${SECURITY_PATH}/sessions/revoke-all`,
         kit.action(async (c) => {
-          await kit.people.signOutEverywhere(c.session.personId);
+          await kit.people.sessions.signOutEverywhere(c.session.personId);
           return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
         }),
       )
@@ -711,7 +716,7 @@ export function settingsPages(kit: ConsoleKit) {
         `${SECURITY_PATH}/sessions/:sessionId/revoke`,
         kit.action(async (c) => {
           const sessionId = idParam(c.params, "sessionId", "session");
-          await kit.people.revokeSession(c.session.personId, sessionId);
+          await kit.people.sessions.revokeSession(c.session.personId, sessionId);
           if (sessionId === c.session.sessionId)
             return redirect("/console/login", { "set-cookie": clearedSessionCookie(kit.secure) });
           return redirect(`${SECURITY_PATH}?done=session`);
