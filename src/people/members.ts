@@ -51,6 +51,11 @@ export class MemberService extends PeopleServiceBase {
     }));
   }
 
+  /** One member of the account, or null. */
+  async getMember(accountId: string, personId: string): Promise<MemberView | null> {
+    return (await this.listMembers(accountId)).find((m) => m.personId === personId) ?? null;
+  }
+
   /** Owners act on members; anyone may leave. `by`'s role is read again here, not trusted from the session. */
   private async requireOwnerOrSelf(
     accountId: string,
