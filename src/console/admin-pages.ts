@@ -3,7 +3,7 @@
  * reason), people and invites (create an invite or a password-reset link, shown once; revoke an
  * invite), providers' health (their circuits) and FX rates. Every route calls requireOperator
  * first: anyone else gets 403, on pages and actions alike. Money and links go through the same
- * services as the admin API and the CLI (src/admin/operations.ts, the PeopleService).
+ * services as the admin API and the CLI (src/admin/operations.ts, the people services of src/people/).
  */
 import { Elysia } from "elysia";
 import type { Account } from "../accounts/accounts.ts";

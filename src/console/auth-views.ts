@@ -32,7 +32,7 @@ export function codeField(): SafeHtml {
 
 /**
  * The rule under a new-password field: outside its <label>, so the field's label is exactly
- * `Password` (CONSOLE.md; playwright's getByLabel matches the label's text), tied by aria-describedby.
+ * `Password` (docs/console.md; playwright's getByLabel matches the label's text), tied by aria-describedby.
  */
 export function passwordHint(): SafeHtml {
   return html`<span class="hint field-hint" id="password-hint">At least ${PASSWORD_MIN_LENGTH} characters.</span>`;

@@ -1,6 +1,6 @@
 /**
- * The people domain's contract with the console's HTTP layer (src/console/). The service that
- * implements it lives in src/people/ (PeopleService); pages and middleware only use these shapes.
+ * The people domain's contract with the console's HTTP layer (src/console/). The services that
+ * implement it live in src/people/ (createPeople in service.ts); pages and middleware only use these shapes.
  * Money and keys stay in their own domains (accounts/, ledger/): a person acts on an account
  * through a membership, never through an API key.
  */
@@ -38,7 +38,7 @@ export interface ClientInfo {
   userAgent: string | null;
 }
 
-/** Session lifetimes (CONSOLE.md): idle 12 h, absolute 30 days. */
+/** Session lifetimes (docs/console.md "People and sign-in"): idle 12 h, absolute 30 days. */
 export const SESSION_IDLE_SECONDS = 12 * 3600;
 export const SESSION_ABSOLUTE_SECONDS = 30 * 24 * 3600;
 export const SESSION_COOKIE = "gengate_session";
