@@ -1,17 +1,20 @@
 import { DomainError } from "../lib/errors.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
 import { rfc3339 } from "../lib/time.ts";
-import type { InviteView, PeopleService, PersonView } from "../people/service.ts";
+import type { InviteService, InviteView } from "../people/invites.ts";
+import type { MemberService, PersonView } from "../people/members.ts";
+import type { ResetService } from "../people/resets.ts";
 
 /**
- * The operator's side of console people (/admin/v1/users, /people, /invites): the PeopleService's
+ * The operator's side of console people (/admin/v1/users, /people, /invites): the people services'
  * answers as the admin API shows them (snake_case, RFC 3339 times), one page at a time.
  */
 export interface AdminPeopleDeps {
-  people: Pick<
-    PeopleService,
-    "createInvite" | "requestPasswordReset" | "listPeople" | "listInvites" | "revokeInvite" | "getInvite"
-  >;
+  people: {
+    invites: Pick<InviteService, "createInvite" | "listInvites" | "revokeInvite" | "getInvite">;
+    resets: Pick<ResetService, "requestPasswordReset">;
+    members: Pick<MemberService, "listPeople">;
+  };
 }
 
 export function personView(p: PersonView) {
@@ -51,29 +54,35 @@ export async function inviteByOperator(
   deps: AdminPeopleDeps,
   input: { email: string; accountId: string | null; role?: "owner" | "member"; operator: boolean },
 ) {
-  const invite = await deps.people.createInvite(input);
+  const invite = await deps.people.invites.createInvite(input);
   return { url: invite.url, expires_at: rfc3339(invite.expiresAt)!, mailed: invite.mailed };
 }
 
 /** A reset link for a person; unlike the console's own reset page, an unknown email is 404 here. */
 export async function passwordResetByOperator(deps: AdminPeopleDeps, email: string) {
-  const reset = await deps.people.requestPasswordReset(email);
+  const reset = await deps.people.resets.requestPasswordReset(email);
   if (!reset) throw new DomainError("not_found", "No person with this email.", { param: "email" });
   return { url: reset.url, mailed: reset.mailed };
 }
 
 export async function listPeoplePage(deps: AdminPeopleDeps, limit: number, after: string | null) {
-  const { page, next_cursor } = keysetPage(await deps.people.listPeople({ limit: limit + 1, after }), limit);
+  const { page, next_cursor } = keysetPage(
+    await deps.people.members.listPeople({ limit: limit + 1, after }),
+    limit,
+  );
   return { data: page.map(personView), next_cursor };
 }
 
 export async function listInvitesPage(deps: AdminPeopleDeps, limit: number, after: string | null) {
-  const { page, next_cursor } = keysetPage(await deps.people.listInvites({ limit: limit + 1, after }), limit);
+  const { page, next_cursor } = keysetPage(
+    await deps.people.invites.listInvites({ limit: limit + 1, after }),
+    limit,
+  );
   return { data: page.map(inviteView), next_cursor };
 }
 
 /** Revokes an unused invite (a used or unknown one is 404) and shows it as it is now. */
 export async function revokeInviteByOperator(deps: AdminPeopleDeps, id: string) {
-  await deps.people.revokeInvite(id);
-  return inviteView((await deps.people.getInvite(id))!);
+  await deps.people.invites.revokeInvite(id);
+  return inviteView((await deps.people.invites.getInvite(id))!);
 }

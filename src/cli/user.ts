@@ -44,7 +44,7 @@ export async function userCommand(argv: string[]): Promise<number> {
     const invite = await withServices(
       settings.dataDir,
       async (s) =>
-        await s.people.createInvite({
+        await s.people.invites.createInvite({
           email: flags.email,
           accountId: flags.account ?? null,
           role,
@@ -64,7 +64,7 @@ export async function userCommand(argv: string[]): Promise<number> {
 
   const reset = await withServices(
     settings.dataDir,
-    async (s) => await s.people.requestPasswordReset(flags.email!),
+    async (s) => await s.people.resets.requestPasswordReset(flags.email!),
     publicUrl,
     services,
   );

@@ -3,7 +3,7 @@
  * reason), people and invites (create an invite or a password-reset link, shown once; revoke an
  * invite), providers' health (their circuits) and FX rates. Every route calls requireOperator
  * first: anyone else gets 403, on pages and actions alike. Money and links go through the same
- * services as the admin API and the CLI (src/admin/operations.ts, the PeopleService).
+ * services as the admin API and the CLI (src/admin/operations.ts, the people services of src/people/).
  */
 import { Elysia } from "elysia";
 import type { Account } from "../accounts/accounts.ts";
@@ -139,7 +139,7 @@ async function accountDetail(
   const a = await operatorAccount(kit.ctx, accountIdParam(c));
   const cur = a.currency;
   const keys = await kit.ctx.accounts.listKeys(a.id);
-  const members = await kit.people.listMembers(a.id);
+  const members = await kit.people.members.listMembers(a.id);
   const entries = (await kit.ctx.wallet.entries(a.id, 10, null)).data;
   const credit = state.credit ?? { amount: "", reason: "", error: null };
   const adjust = state.adjust ?? { amount: "", reason: "", error: null };
@@ -243,13 +243,13 @@ async function peoplePage(
 ): Promise<Response> {
   requireOperator(c.session);
   const after = c.url.searchParams.get("after") ?? "";
-  const got = await kit.people.listPeople({
+  const got = await kit.people.members.listPeople({
     limit: LIST_SIZE + 1,
     after: /^person_[0-9A-Za-z]{8,64}$/.test(after) ? after : null,
   });
   const people = got.slice(0, LIST_SIZE);
   const next = got.length > LIST_SIZE ? people[people.length - 1]!.id : null;
-  const invites = await kit.people.listInvites({ limit: LIST_SIZE });
+  const invites = await kit.people.invites.listInvites({ limit: LIST_SIZE });
   const names = new Map<string, string>();
   const nameOf = async (id: string | null) => {
     if (id === null) return "a new account";
@@ -446,7 +446,7 @@ export function adminPages(kit: ConsoleKit) {
           if (invite.role !== "owner" && invite.role !== "member")
             throw new DomainError("validation_error", 'The role must be "owner" or "member".');
           if (!invite.email) throw new DomainError("validation_error", "An invite needs an email.");
-          const made = await kit.people.createInvite({
+          const made = await kit.people.invites.createInvite({
             email: invite.email,
             accountId: invite.account || null,
             role: invite.role as Role,
@@ -473,7 +473,7 @@ export function adminPages(kit: ConsoleKit) {
         requireOperator(c.session);
         const id = c.params.id ?? "";
         if (!INVITE_ID.test(id)) throw new DomainError("not_found", `No unused invite ${id}.`);
-        await kit.people.revokeInvite(id);
+        await kit.people.invites.revokeInvite(id);
         return redirect("/console/admin/people?done=revoked");
       }),
     )
@@ -482,7 +482,7 @@ export function adminPages(kit: ConsoleKit) {
       kit.action(async (c) => {
         requireOperator(c.session);
         const email = field(c.form, "email").trim().slice(0, 320);
-        const reset = email ? await kit.people.requestPasswordReset(email) : null;
+        const reset = email ? await kit.people.resets.requestPasswordReset(email) : null;
         if (!reset) return peoplePage(c, kit, { resetError: `No person with the email ${email}.` }, 404);
         return peoplePage(c, kit, {
           link: {

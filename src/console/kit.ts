@@ -18,7 +18,7 @@ import { clientAddress } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { errorFields, log } from "../lib/log.ts";
-import type { PeopleService } from "../people/service.ts";
+import type { People } from "../people/service.ts";
 import type { ClientInfo, ConsoleSession, Role } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
 import { errorBody, type LayoutPage, layout } from "./layout.ts";
@@ -122,7 +122,7 @@ export function requireOperator(session: ConsoleSession): ConsoleSession {
 
 export interface ConsoleKit {
   ctx: AppContext;
-  readonly people: PeopleService;
+  readonly people: People;
   /** The public URL's origin (what Origin must equal). */
   origin: string;
   /** Whether cookies get `Secure` (public URL is https). */
@@ -208,11 +208,11 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
     async session(request, client) {
       const token = sessionToken(request);
       if (!token) return null;
-      return await ctx.people.resolveSession(token, client);
+      return await ctx.people.sessions.resolveSession(token, client);
     },
 
     async layoutFor(session, page) {
-      const accounts = await ctx.people.accountsOf(session.personId);
+      const accounts = await ctx.people.members.accountsOf(session.personId);
       return layout({ ...page, session, accounts });
     },
 

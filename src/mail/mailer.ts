@@ -1,7 +1,7 @@
 import type { AccountStore } from "../accounts/accounts.ts";
 import type { SmtpSettings } from "../config/schema.ts";
 import type { Sql } from "../db/sql.ts";
-import type { PeopleNotifier } from "../people/service.ts";
+import type { PeopleNotifier } from "../people/common.ts";
 import type { MailKind, MailMessage, MailOutbox } from "./outbox.ts";
 import { inviteMessage, passwordResetMessage } from "./templates.ts";
 

@@ -1,6 +1,6 @@
 /**
- * The people domain's contract with the console's HTTP layer (src/console/). The service that
- * implements it lives in src/people/ (PeopleService); pages and middleware only use these shapes.
+ * The people domain's contract with the console's HTTP layer (src/console/). The services that
+ * implement it live in src/people/ (createPeople in service.ts); pages and middleware only use these shapes.
  * Money and keys stay in their own domains (accounts/, ledger/): a person acts on an account
  * through a membership, never through an API key.
  */

@@ -123,7 +123,11 @@ export async function createAppContext(o: AppContextOptions): Promise<CreatedApp
         })
       : null;
   const ownerInvite = defaultKey
-    ? await services.people.createInvite({ accountId: defaultKey.account.id, role: "owner", operator: true })
+    ? await services.people.invites.createInvite({
+        accountId: defaultKey.account.id,
+        role: "owner",
+        operator: true,
+      })
     : null;
   const queue = createQueueServices(sql, services, {
     publicUrl: o.publicUrl,

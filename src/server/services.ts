@@ -10,13 +10,13 @@ import { Wallet } from "../ledger/wallet.ts";
 import { Mailer, peopleMail } from "../mail/mailer.ts";
 import { MailOutbox } from "../mail/outbox.ts";
 import { DISABLED_PAYMENTS, PaymentService } from "../payments/service.ts";
-import { PeopleService, type PeopleServiceOptions } from "../people/service.ts";
+import { createPeople, type PeopleOptions } from "../people/service.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
 
 export interface ServicesOptions {
   /** The live [console] settings (sign-up mode, currency), read at each call; default invite/USD. */
   console?: () => Pick<ConsoleSettings, "signup" | "currency">;
-  passwordCost?: PeopleServiceOptions["passwordCost"];
+  passwordCost?: PeopleOptions["passwordCost"];
   /** The live [smtp] settings, read at each use; default none (nothing is mailed). */
   smtp?: () => SmtpSettings | null;
   /** The live [payments] settings, read at each call; default: no provider enabled (the CLI). */
@@ -38,7 +38,7 @@ export function createServices(
   // `now` is epoch seconds (the ledger's clock); the people service and alerts count milliseconds.
   const nowMs = now ? () => now() * 1000 : undefined;
   const mailer = new Mailer(new MailOutbox(sql, { now: nowMs }), options.smtp ?? (() => null));
-  const people = new PeopleService(sql, accounts, {
+  const people = createPeople(sql, accounts, {
     publicUrl,
     now: nowMs,
     console: options.console,
@@ -50,7 +50,7 @@ export function createServices(
     webhooks: new WebhookOutbox(sql, { now: nowMs }),
     mailer,
     owners: async (tx, id) =>
-      (await people.listMembers(id, tx)).filter((m) => m.role === "owner").map((m) => m.email),
+      (await people.members.listMembers(id, tx)).filter((m) => m.role === "owner").map((m) => m.email),
     billingUrl,
     now: nowMs,
   });

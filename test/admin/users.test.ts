@@ -39,7 +39,7 @@ describe("/admin/v1 people and invites", () => {
       [null, "owner", true, "pending"],
     ]);
 
-    const accepted = await t.ctx.people.acceptInvite(tokenOf(body.url), "a good password", CLIENT);
+    const accepted = await t.ctx.people.signIn.acceptInvite(tokenOf(body.url), "a good password", CLIENT);
     expect(accepted.session.session).toMatchObject({
       operator: true,
       accountId: t.account.id,
@@ -67,7 +67,7 @@ describe("/admin/v1 people and invites", () => {
     const { url } = await json<{ url: string }>(
       await t.request("/admin/v1/users/invite", admin("POST", { email: "new@example.com" })),
     );
-    const r = await t.ctx.people.acceptInvite(tokenOf(url), "a good password", CLIENT);
+    const r = await t.ctx.people.signIn.acceptInvite(tokenOf(url), "a good password", CLIENT);
     expect(r.key).toMatch(/^gk_/);
     expect(r.session.session.accountId).not.toBe(t.account.id);
   });
@@ -77,7 +77,7 @@ describe("/admin/v1 people and invites", () => {
     const { url } = await json<{ url: string }>(
       await t.request("/admin/v1/users/invite", admin("POST", { email: "ann@example.com" })),
     );
-    await t.ctx.people.acceptInvite(tokenOf(url), "a good password", CLIENT);
+    await t.ctx.people.signIn.acceptInvite(tokenOf(url), "a good password", CLIENT);
     const res = await t.request(
       "/admin/v1/users/reset-password",
       admin("POST", { email: "ANN@example.com" }),
@@ -85,8 +85,8 @@ describe("/admin/v1 people and invites", () => {
     expect(res.status).toBe(200);
     const reset = await json<{ url: string }>(res);
     expect(reset.url).toMatch(/^http:\/\/gengate\.test\/console\/reset\/[A-Za-z0-9_-]{43}$/);
-    await t.ctx.people.resetPassword(tokenOf(reset.url), "another password");
-    await t.ctx.people.signIn({ email: "ann@example.com", password: "another password" }, CLIENT);
+    await t.ctx.people.resets.resetPassword(tokenOf(reset.url), "another password");
+    await t.ctx.people.signIn.signIn({ email: "ann@example.com", password: "another password" }, CLIENT);
   });
 
   test("people and invites page with limit and cursor; an unused invite can be revoked", async () => {

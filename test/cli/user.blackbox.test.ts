@@ -27,7 +27,7 @@ describe("gengate user", () => {
     expect(s.ownerInvite).toMatch(new RegExp(`^${s.url}/console/invite/[A-Za-z0-9_-]{43}$`));
     expect(s.output()).toContain("Console sign-up link");
     const { db, people } = await peopleOf(s.dataDir);
-    const info = await people.inviteInfo(tokenOf(s.ownerInvite!));
+    const info = await people.invites.inviteInfo(tokenOf(s.ownerInvite!));
     expect(info).toEqual({ email: null, accountName: "default", role: "owner", personExists: false });
     await db.close();
     expect(await s.stop()).toBe(0);
@@ -51,7 +51,7 @@ describe("gengate user", () => {
     expect(url).toMatch(/^https:\/\/gen\.example\.com\/console\/invite\/[A-Za-z0-9_-]{43}$/);
 
     const { db, people } = await peopleOf(s.dataDir);
-    const accepted = await people.acceptInvite(tokenOf(url), "a good password", CLIENT);
+    const accepted = await people.signIn.acceptInvite(tokenOf(url), "a good password", CLIENT);
     expect(accepted.key).toMatch(/^gk_/);
     // The new account's Default key works against the running server at once.
     expect((await s.fetch("/v1/account", { key: accepted.key })).status).toBe(200);
@@ -78,8 +78,8 @@ describe("gengate user", () => {
     const resetUrl = (JSON.parse(reset.stdout) as { url: string }).url;
     // No public_url configured: the server's own address, as `gengate serve` would print it.
     expect(resetUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/console\/reset\/[A-Za-z0-9_-]{43}$/);
-    await people.resetPassword(tokenOf(resetUrl), "a new good password");
-    await people.signIn({ email: "ann@example.com", password: "a new good password" }, CLIENT);
+    await people.resets.resetPassword(tokenOf(resetUrl), "a new good password");
+    await people.signIn.signIn({ email: "ann@example.com", password: "a new good password" }, CLIENT);
     await db.close();
     await s.stop();
   });

@@ -153,8 +153,8 @@ describe("people and invites", () => {
     expect((await guest.page(path)).status).toBe(200);
     const accepted = await guest.post(path, { password: PASSWORD });
     expect(accepted.status).toBeLessThan(400);
-    const person = (await c.people.findPerson("new@example.com"))!;
-    expect(await c.people.accountsOf(person.id)).toEqual([
+    const person = (await c.people.members.findPerson("new@example.com"))!;
+    expect(await c.people.members.accountsOf(person.id)).toEqual([
       { accountId: acme.id, name: "Acme Studio", currency: "USD", role: "owner" },
     ]);
   });
@@ -167,7 +167,7 @@ describe("people and invites", () => {
       operator: "1",
     });
     expect(ok.status).toBe(200);
-    const inv = (await c.people.listInvites()).find((i) => i.email === "boss@example.com")!;
+    const inv = (await c.people.invites.listInvites()).find((i) => i.email === "boss@example.com")!;
     expect(inv).toMatchObject({ accountId: null, operator: true, state: "pending" });
     const cases: [Record<string, string>, number][] = [
       [{ email: "x@example.com", role: "admin" }, 400],
@@ -184,21 +184,21 @@ describe("people and invites", () => {
       expect(text).not.toContain('id="new-link"');
       expect(text).not.toContain("<script>");
     }
-    expect((await c.people.listInvites()).filter((i) => i.email === "x@example.com")).toEqual([]);
+    expect((await c.people.invites.listInvites()).filter((i) => i.email === "x@example.com")).toEqual([]);
   });
 
   test("revoke an unused invite: it stops working; a used or unknown invite is 404", async () => {
     const { c, b } = await operatorApp();
     const made = await b.post("/console/admin/invites", { email: "late@example.com", role: "member" });
     const url = /value="(http:\/\/gengate\.test\/console\/invite\/[^"]+)"/.exec(await made.text())![1]!;
-    const inv = (await c.people.listInvites()).find((i) => i.email === "late@example.com")!;
+    const inv = (await c.people.invites.listInvites()).find((i) => i.email === "late@example.com")!;
     const page = await b.page("/console/admin/people");
     expect(page.text).toContain(`action="/console/admin/invites/${inv.id}/revoke"`);
     const res = await b.post(`/console/admin/invites/${inv.id}/revoke`, {});
     expect(res.status).toBe(303);
-    expect((await c.people.getInvite(inv.id))!.state).toBe("revoked");
+    expect((await c.people.invites.getInvite(inv.id))!.state).toBe("revoked");
     expect((await c.browser().page(new URL(url).pathname)).status).toBe(404);
-    const used = (await c.people.listInvites()).find((i) => i.email === "op@example.com")!;
+    const used = (await c.people.invites.listInvites()).find((i) => i.email === "op@example.com")!;
     expect(used.state).toBe("used");
     expect(page.text).not.toContain(`/console/admin/invites/${used.id}/revoke`);
     expect((await b.post(`/console/admin/invites/${used.id}/revoke`, {})).status).toBe(404);

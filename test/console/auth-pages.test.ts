@@ -16,7 +16,7 @@ describe("sign-in", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
     expect(b.cookie).not.toBeNull();
-    expect((await c.people.resolveSession(b.cookie!))?.email).toBe("ann@example.com");
+    expect((await c.people.sessions.resolveSession(b.cookie!))?.email).toBe("ann@example.com");
     // Signed in, the sign-in page moves on.
     const again = await b.get("/console/login?next=%2Fconsole%2Fusage");
     expect(again.status).toBe(303);
@@ -105,7 +105,7 @@ describe("sign-up", () => {
     // The key works against the API, and the browser is signed in to the new account.
     const api = await c.request("/v1/account", { key: key! });
     expect(api.status).toBe(200);
-    const session = await c.people.resolveSession(b.cookie!);
+    const session = await c.people.sessions.resolveSession(b.cookie!);
     expect(session?.email).toBe("new@example.com");
     expect(session?.role).toBe("owner");
   });
@@ -126,7 +126,7 @@ describe("sign-up", () => {
   test("invite mode with a sign-up invite creates the account", async () => {
     const c = await consoleApp();
     c.setSignup("invite");
-    const { url } = await c.people.createInvite({});
+    const { url } = await c.people.invites.createInvite({});
     const b = c.browser();
     const res = await b.post("/console/signup", {
       email: "inv@example.com",
@@ -156,7 +156,7 @@ describe("sign-up", () => {
 describe("invites", () => {
   test("the invite page shows the email and the account; Set password signs in", async () => {
     const c = await consoleApp();
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "mia@example.com",
       accountId: c.account.id,
       role: "member",
@@ -171,7 +171,7 @@ describe("invites", () => {
     const res = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
-    const s = await c.people.resolveSession(b.cookie!);
+    const s = await c.people.sessions.resolveSession(b.cookie!);
     expect(s?.accountId).toBe(c.account.id);
     expect(s?.role).toBe("member");
     // Used once.
@@ -180,7 +180,11 @@ describe("invites", () => {
 
   test("an invite without an email (the first-start owner invite) asks for it", async () => {
     const c = await consoleApp();
-    const { url } = await c.people.createInvite({ accountId: c.account.id, role: "owner", operator: true });
+    const { url } = await c.people.invites.createInvite({
+      accountId: c.account.id,
+      role: "owner",
+      operator: true,
+    });
     const b = c.browser();
     const page = await b.page(`/console/invite/${tokenOf(url)}`);
     expect(page.text).toContain('<label>Email <input type="email" name="email"');
@@ -189,7 +193,7 @@ describe("invites", () => {
       password: PASSWORD,
     });
     expect(res.status).toBe(303);
-    const s = await c.people.resolveSession(b.cookie!);
+    const s = await c.people.sessions.resolveSession(b.cookie!);
     expect(s?.email).toBe("first@example.com");
     expect(s?.operator).toBe(true);
   });
@@ -198,7 +202,7 @@ describe("invites", () => {
     const c = await consoleApp();
     await c.person("ann@example.com");
     const other = await c.ctx.accounts.createAccount("Team B", "USD");
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "owner",
@@ -210,7 +214,7 @@ describe("invites", () => {
     expect(wrong.status).toBe(401);
     const ok = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD });
     expect(ok.status).toBe(303);
-    expect((await c.people.resolveSession(b.cookie!))?.accountId).toBe(other.account.id);
+    expect((await c.people.sessions.resolveSession(b.cookie!))?.accountId).toBe(other.account.id);
   });
 
   test("an existing person with two-factor is asked for the code too", async () => {
@@ -218,7 +222,7 @@ describe("invites", () => {
     await c.person("ann@example.com");
     const code = await c.enableTwoFactor("ann@example.com");
     const other = await c.ctx.accounts.createAccount("Team C", "USD");
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "member",
@@ -229,7 +233,7 @@ describe("invites", () => {
     expect(await step.text()).toMatch(/<label>Two-factor code[\s\S]*<input name="code"/);
     const ok = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD, code: await code() });
     expect(ok.status).toBe(303);
-    expect((await c.people.resolveSession(b.cookie!))?.accountId).toBe(other.account.id);
+    expect((await c.people.sessions.resolveSession(b.cookie!))?.accountId).toBe(other.account.id);
   });
 
   test("a dead invite link is a 404 page", async () => {
@@ -245,7 +249,7 @@ describe("password reset and forgotten passwords", () => {
     const c = await consoleApp();
     await c.person("ann@example.com");
     const before = await c.signedIn("ann@example.com");
-    const { url } = (await c.people.requestPasswordReset("ann@example.com"))!;
+    const { url } = (await c.people.resets.requestPasswordReset("ann@example.com"))!;
     const b = c.browser();
     const page = await b.page(`/console/reset/${tokenOf(url)}`);
     expect(page.status).toBe(200);
@@ -256,7 +260,7 @@ describe("password reset and forgotten passwords", () => {
     const res = await b.post(`/console/reset/${tokenOf(url)}`, { password: "a brand new password" });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login?done=reset");
-    expect(await c.people.resolveSession(before.cookie!)).toBeNull();
+    expect(await c.people.sessions.resolveSession(before.cookie!)).toBeNull();
     expect((await b.page("/console/login?done=reset")).text).toContain("Your password is set.");
     const again = await b.post("/console/login", {
       email: "ann@example.com",
@@ -290,6 +294,6 @@ describe("sign-out", () => {
     expect(res.headers.get("location")).toBe("/console/login");
     expect(res.headers.get("set-cookie")).toContain("gengate_session=; Path=/console; Max-Age=0");
     expect(b.cookie).toBeNull();
-    expect(await c.people.resolveSession(token)).toBeNull();
+    expect(await c.people.sessions.resolveSession(token)).toBeNull();
   });
 });

@@ -64,12 +64,12 @@ describe("billing page: redeem a code", () => {
     expect((await member.page("/console/billing")).text).not.toContain("/console/billing/receipts/");
     expect((await member.page(`/console/billing/receipts/${codeId}`)).status).toBe(403);
     const other = (await c.ctx.accounts.createAccount("other", "USD")).account;
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "else@example.com",
       accountId: other.id,
       role: "owner",
     });
-    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const stranger = await c.signedIn("else@example.com");
     for (const id of [codeId, "rcode_nope", "rcode_../x", "ord_nope"]) {
       expect((await stranger.page(`/console/billing/receipts/${encodeURIComponent(id)}`)).status).toBe(404);

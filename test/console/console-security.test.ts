@@ -13,7 +13,7 @@ async function signedInAnn() {
 }
 
 const alive = async (c: Awaited<ReturnType<typeof consoleApp>>, b: Browser) =>
-  (await c.people.resolveSession(b.cookie!)) !== null;
+  (await c.people.sessions.resolveSession(b.cookie!)) !== null;
 
 describe("CSRF", () => {
   test("a state change without the session's token is 403 and changes nothing", async () => {
@@ -243,7 +243,7 @@ describe("escaping", () => {
     // An account name (the switcher, the invite page).
     await c.person("ann@example.com");
     const other = await c.ctx.accounts.createAccount(evil, "USD");
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "owner",
@@ -251,7 +251,7 @@ describe("escaping", () => {
     const invitePage = await c.browser().page(`/console/invite/${url.split("/").pop()}`);
     expect(invitePage.text).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(invitePage.text).not.toContain(evil);
-    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const b = await c.signedIn("ann@example.com");
     const page = await b.page("/console/x");
     expect(page.text).toContain("&lt;script&gt;alert(1)&lt;/script&gt; (USD, owner)");
@@ -274,7 +274,7 @@ describe("escaping", () => {
 describe("CSP on every console response", () => {
   test("pages, redirects, errors and assets all carry it", async () => {
     const { c, b } = await signedInAnn();
-    const { url } = await c.people.createInvite({ email: "z@example.com" });
+    const { url } = await c.people.invites.createInvite({ email: "z@example.com" });
     const anon = c.browser();
     const responses: Response[] = [
       await anon.get("/console/login"),

@@ -66,8 +66,8 @@ describe("one source of truth, page level (seeded)", () => {
           const key = a.keys[0]!;
           // An owner of this account, signed in now (sessions count from the same injected clock).
           const email = `owner${i}@example.com`;
-          const { url } = await ctx.people.createInvite({ email, accountId: a.id, role: "owner" });
-          const accepted = await ctx.people.acceptInvite(url.split("/").pop()!, PASSWORD, CLIENT);
+          const { url } = await ctx.people.invites.createInvite({ email, accountId: a.id, role: "owner" });
+          const accepted = await ctx.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, CLIENT);
           // The session's cookie as sign-in sets it (its Max-Age is counted from the real clock,
           // which this test's injected clock is far from, so the cookie is set here directly).
           const b = new Browser(handle);

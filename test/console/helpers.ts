@@ -15,8 +15,8 @@ export async function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}
     t.app.handle(new Request(`http://localhost${path}`, { redirect: "manual", ...init }));
   /** A person with a password who belongs to the default account with `role`. */
   const person = async (email: string, role: "owner" | "member" = "owner", operator = false) => {
-    const { url } = await people.createInvite({ email, accountId: t.account.id, role, operator });
-    await people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    const { url } = await people.invites.createInvite({ email, accountId: t.account.id, role, operator });
+    await people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     return email;
   };
   const browser = () => new Browser(handle);
@@ -33,9 +33,9 @@ export async function consoleApp(options: Parameters<typeof makeTestApp>[0] = {}
   };
   /** Turns two-factor on for a person; returns a function giving a valid second factor (a recovery code). */
   const enableTwoFactor = async (email: string): Promise<() => Promise<string>> => {
-    const person = (await people.findPerson(email))!;
-    const { secret } = await people.beginTwoFactor(person.id);
-    const { recoveryCodes } = await people.enableTwoFactor(
+    const person = (await people.members.findPerson(email))!;
+    const { secret } = await people.twoFactor.beginTwoFactor(person.id);
+    const { recoveryCodes } = await people.twoFactor.enableTwoFactor(
       person.id,
       hotp(base32Decode(secret)!, totpStep(Date.now() / 1000)),
     );

@@ -103,7 +103,7 @@ describe("keys", () => {
     const key = /id="new-key" type="text" readonly value="(gk_\w+)"/.exec(text)![1]!;
     const created = (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "nightly")!;
     expect(created.monthly_limit_micro).toBe(12_500_000n);
-    expect(created.created_by).toBe((await t.people.findPerson("owner@example.com"))!.id);
+    expect(created.created_by).toBe((await t.people.members.findPerson("owner@example.com"))!.id);
     expect(created.can_manage).toBe(0n);
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     // Shown once: the list afterwards does not hold it.

@@ -51,7 +51,7 @@ async function setup() {
   const snapshot = async () => ({
     ledger: await countRows(c.ctx.sql, "ledger_entries"),
     balance: (await c.ctx.accounts.getAccount(c.account.id))!.balance_micro,
-    invites: (await c.people.listInvites()).length,
+    invites: (await c.people.invites.listInvites()).length,
     resets: await countRows(c.ctx.sql, "password_resets"),
     fx: await c.ctx.fx.list(),
   });

@@ -30,15 +30,15 @@ function actions(ids: { bob: string; otherSession: string }) {
 
 /** Everything the settings actions could change, to compare before and after a refused request. */
 async function snapshot(c: App) {
-  const ann = (await c.people.findPerson("ann@example.com"))!;
+  const ann = (await c.people.members.findPerson("ann@example.com"))!;
   return JSON.stringify({
-    members: await c.people.listMembers(c.account.id),
-    invites: (await c.people.listInvites()).length,
+    members: await c.people.members.listMembers(c.account.id),
+    invites: (await c.people.invites.listInvites()).length,
     secret: await c.ctx.webhookSecrets.signingSecrets(c.account.id),
     threshold: String(await c.ctx.accounts.getAlertThreshold(c.account.id)),
     password: ann.password_hash,
     totp: [ann.totp_secret, ann.totp_enabled_at === null],
-    sessions: (await c.people.listSessions(ann.id)).map((s) => s.id),
+    sessions: (await c.people.sessions.listSessions(ann.id)).map((s) => s.id),
   });
 }
 
@@ -52,8 +52,8 @@ async function world() {
   const other = await c.signedIn("ann@example.com");
   await c.ctx.webhookSecrets.get(c.account.id);
   const ids = {
-    bob: (await c.people.findPerson("bob@example.com"))!.id,
-    otherSession: (await c.people.resolveSession(other.cookie!))!.sessionId,
+    bob: (await c.people.members.findPerson("bob@example.com"))!.id,
+    otherSession: (await c.people.sessions.resolveSession(other.cookie!))!.sessionId,
   };
   return { c, ann, ids };
 }
@@ -89,7 +89,7 @@ describe("settings security: CSRF and Origin", () => {
       }
     }
     expect(await snapshot(c)).toBe(before);
-    expect(await c.people.resolveSession(ann.cookie!)).not.toBeNull();
+    expect(await c.people.sessions.resolveSession(ann.cookie!)).not.toBeNull();
   });
 
   test("every action from another origin is 403 even with the token, and changes nothing", async () => {
@@ -112,7 +112,7 @@ describe("settings security: roles and other accounts", () => {
     const { c, ids } = await world();
     const bob = await c.signedIn("bob@example.com");
     await bob.page("/console/settings");
-    const annId = (await c.people.findPerson("ann@example.com"))!.id;
+    const annId = (await c.people.members.findPerson("ann@example.com"))!.id;
     const before = await snapshot(c);
     for (const [path, form] of [
       ["/console/settings/members/invite", { email: "eve@example.com", role: "member" }],
@@ -130,7 +130,7 @@ describe("settings security: roles and other accounts", () => {
       expect(text).not.toContain("whsec_");
     }
     expect(await snapshot(c)).toBe(before);
-    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === ids.bob)?.role).toBe(
+    expect((await c.people.members.listMembers(c.account.id)).find((m) => m.personId === ids.bob)?.role).toBe(
       "member",
     );
   });
@@ -138,13 +138,13 @@ describe("settings security: roles and other accounts", () => {
   test("a member of another account is 404 for remove and role change; nothing changes", async () => {
     const { c, ann } = await world();
     const other = await c.ctx.accounts.createAccount("other", "USD");
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "zed@example.com",
       accountId: other.account.id,
       role: "member",
     });
-    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
-    const zed = (await c.people.findPerson("zed@example.com"))!.id;
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    const zed = (await c.people.members.findPerson("zed@example.com"))!.id;
     for (const [path, form] of [
       [`/console/settings/members/${zed}/remove`, { confirm: "yes" }],
       [`/console/settings/members/${zed}/remove`, {}],
@@ -155,7 +155,7 @@ describe("settings security: roles and other accounts", () => {
       const res = await ann.post(path, form);
       expect(res.status).toBe(404);
     }
-    expect(await c.people.listMembers(other.account.id)).toEqual([
+    expect(await c.people.members.listMembers(other.account.id)).toEqual([
       expect.objectContaining({ personId: zed, role: "member" }),
     ]);
   });
@@ -163,24 +163,26 @@ describe("settings security: roles and other accounts", () => {
   test("revoking another person's session is 404 and it stays alive", async () => {
     const { c, ann } = await world();
     const bob = await c.signedIn("bob@example.com");
-    const bobSession = (await c.people.resolveSession(bob.cookie!))!.sessionId;
+    const bobSession = (await c.people.sessions.resolveSession(bob.cookie!))!.sessionId;
     const res = await ann.post(`/console/settings/security/sessions/${bobSession}/revoke`, {});
     expect(res.status).toBe(404);
-    expect(await c.people.resolveSession(bob.cookie!)).not.toBeNull();
+    expect(await c.people.sessions.resolveSession(bob.cookie!)).not.toBeNull();
     const unknown = await ann.post("/console/settings/security/sessions/sess_nope/revoke", {});
     expect(unknown.status).toBe(404);
   });
 
   test("the last owner cannot demote or remove themselves: the service's message, 409, nothing changes", async () => {
     const { c, ann } = await world();
-    const annId = (await c.people.findPerson("ann@example.com"))!.id;
+    const annId = (await c.people.members.findPerson("ann@example.com"))!.id;
     const demote = await ann.post(`/console/settings/members/${annId}/role`, { role: "member" });
     expect(demote.status).toBe(409);
     expect(await demote.text()).toContain("An account keeps at least one owner.");
     const remove = await ann.post(`/console/settings/members/${annId}/remove`, { confirm: "yes" });
     expect(remove.status).toBe(409);
     expect(await remove.text()).toContain("An account keeps at least one owner.");
-    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === annId)?.role).toBe("owner");
+    expect((await c.people.members.listMembers(c.account.id)).find((m) => m.personId === annId)?.role).toBe(
+      "owner",
+    );
   });
 });
 
@@ -211,9 +213,13 @@ describe("settings security: what the HTML holds", () => {
   test("a member email and a user agent holding markup show as text", async () => {
     const { c, ann } = await world();
     const evil = "<script>alert(1)</script>@example.com";
-    const { url } = await c.people.createInvite({ email: evil, accountId: c.account.id, role: "member" });
-    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
-    await c.people.signIn(
+    const { url } = await c.people.invites.createInvite({
+      email: evil,
+      accountId: c.account.id,
+      role: "member",
+    });
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    await c.people.signIn.signIn(
       { email: "ann@example.com", password: PASSWORD },
       { ip: "198.51.100.1", userAgent: '<img src=x onerror="alert(2)">' },
     );
@@ -235,7 +241,7 @@ describe("settings security: what the HTML holds", () => {
 
   test("an invalid role or a bad email is a 400 page, nothing is made", async () => {
     const { c, ann } = await world();
-    const before = (await c.people.listInvites()).length;
+    const before = (await c.people.invites.listInvites()).length;
     const role = await ann.post("/console/settings/members/invite", {
       email: "eve@example.com",
       role: "admin",
@@ -247,6 +253,6 @@ describe("settings security: what the HTML holds", () => {
     });
     expect(email.status).toBe(400);
     expect(await email.text()).toContain("Enter a valid email address.");
-    expect((await c.people.listInvites()).length).toBe(before);
+    expect((await c.people.invites.listInvites()).length).toBe(before);
   });
 });

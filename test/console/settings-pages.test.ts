@@ -14,7 +14,7 @@ async function owner(path = "/console/settings") {
 }
 
 const personId = async (c: Awaited<ReturnType<typeof consoleApp>>, email: string) =>
-  (await c.people.findPerson(email))!.id;
+  (await c.people.members.findPerson(email))!.id;
 
 const codeFor = (secret: string, at = Date.now() / 1000) => hotp(base32Decode(secret)!, totpStep(at));
 
@@ -46,13 +46,15 @@ describe("settings: members", () => {
     expect(text).toContain("This server sends no email");
     const url = /<input id="invite-link" type="text" readonly value="([^"]+)"/.exec(text)![1]!;
     expect(url).toStartWith("http://gengate.test/console/invite/");
-    const info = await c.people.inviteInfo(url.split("/").pop()!);
+    const info = await c.people.invites.inviteInfo(url.split("/").pop()!);
     expect(info).toMatchObject({ email: "carol@example.com", role: "owner", personExists: false });
     // The page itself does not keep it.
     expect((await b.page("/console/settings")).text).not.toContain(url);
     // Accepting it makes Carol an owner of this account.
-    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
-    const carol = (await c.people.listMembers(c.account.id)).find((m) => m.email === "carol@example.com");
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    const carol = (await c.people.members.listMembers(c.account.id)).find(
+      (m) => m.email === "carol@example.com",
+    );
     expect(carol?.role).toBe("owner");
   });
 
@@ -63,7 +65,9 @@ describe("settings: members", () => {
     const promote = await b.post(`/console/settings/members/${bob}/role`, { role: "owner" });
     expect(promote.status).toBe(303);
     expect(promote.headers.get("location")).toBe("/console/settings?done=role");
-    expect((await c.people.listMembers(c.account.id)).find((m) => m.personId === bob)?.role).toBe("owner");
+    expect((await c.people.members.listMembers(c.account.id)).find((m) => m.personId === bob)?.role).toBe(
+      "owner",
+    );
     expect((await b.page("/console/settings?done=role")).text).toContain("The role is changed.");
     // Without the confirmation (no JavaScript), the Remove button shows the confirmation page.
     const ask = await b.post(`/console/settings/members/${bob}/remove`, {});
@@ -71,11 +75,11 @@ describe("settings: members", () => {
     const askText = await ask.text();
     expect(askText).toContain("Remove bob@example.com?");
     expect(askText).toContain('<input type="hidden" name="confirm" value="yes">');
-    expect((await c.people.listMembers(c.account.id)).some((m) => m.personId === bob)).toBe(true);
+    expect((await c.people.members.listMembers(c.account.id)).some((m) => m.personId === bob)).toBe(true);
     const removed = await b.post(`/console/settings/members/${bob}/remove`, { confirm: "yes" });
     expect(removed.status).toBe(303);
     expect(removed.headers.get("location")).toBe("/console/settings?done=removed");
-    expect((await c.people.listMembers(c.account.id)).some((m) => m.personId === bob)).toBe(false);
+    expect((await c.people.members.listMembers(c.account.id)).some((m) => m.personId === bob)).toBe(false);
   });
 
   test("a member sees the list but no controls", async () => {
@@ -173,8 +177,8 @@ describe("settings: password", () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/settings/security?done=password");
-    expect(await c.people.resolveSession(b.cookie!)).not.toBeNull();
-    expect(await c.people.resolveSession(other.cookie!)).toBeNull();
+    expect(await c.people.sessions.resolveSession(b.cookie!)).not.toBeNull();
+    expect(await c.people.sessions.resolveSession(other.cookie!)).toBeNull();
     expect((await b.page("/console/settings/security?done=password")).text).toContain(
       "Your other sessions are signed out; this one stays signed in.",
     );
@@ -201,7 +205,7 @@ describe("settings: password", () => {
     });
     expect(short.status).toBe(400);
     expect(await short.text()).toContain("at least 10 characters");
-    expect(await c.people.resolveSession(other.cookie!)).not.toBeNull();
+    expect(await c.people.sessions.resolveSession(other.cookie!)).not.toBeNull();
     expect(
       (await c.browser().post("/console/login", { email: "ann@example.com", password: PASSWORD })).status,
     ).toBe(303);
@@ -231,7 +235,7 @@ describe("settings: two-factor", () => {
     const wrongText = await wrong.text();
     expect(wrongText).toContain("The code is incorrect");
     expect(wrongText).toContain(`id="totp-secret">${secret}</code>`);
-    expect((await c.people.findPerson("ann@example.com"))!.totp_enabled_at).toBeNull();
+    expect((await c.people.members.findPerson("ann@example.com"))!.totp_enabled_at).toBeNull();
 
     const on = await b.post("/console/settings/security/two-factor/enable", { code: codeFor(secret) });
     expect(on.status).toBe(200);
@@ -282,11 +286,11 @@ describe("settings: two-factor", () => {
       password: "not my password",
     });
     expect(wrong.status).toBe(401);
-    expect((await c.people.findPerson("ann@example.com"))!.totp_enabled_at).not.toBeNull();
+    expect((await c.people.members.findPerson("ann@example.com"))!.totp_enabled_at).not.toBeNull();
     const off = await b.post("/console/settings/security/two-factor/disable", { password: PASSWORD });
     expect(off.status).toBe(303);
     expect(off.headers.get("location")).toBe("/console/settings/security?done=two-factor-off");
-    expect((await c.people.findPerson("ann@example.com"))!.totp_enabled_at).toBeNull();
+    expect((await c.people.members.findPerson("ann@example.com"))!.totp_enabled_at).toBeNull();
     const signIn = await c.browser().post("/console/login", { email: "ann@example.com", password: PASSWORD });
     expect(signIn.status).toBe(303);
   });
@@ -295,7 +299,7 @@ describe("settings: two-factor", () => {
 describe("settings: sessions", () => {
   test("the list marks this session and shows browser and address; one session can be ended", async () => {
     const { c, b } = await owner("/console/settings/security");
-    const other = await c.people.signIn(
+    const other = await c.people.signIn.signIn(
       { email: "ann@example.com", password: PASSWORD },
       { ip: "203.0.113.7", userAgent: "Firefox on a phone" },
     );
@@ -307,19 +311,19 @@ describe("settings: sessions", () => {
     const res = await b.post(`/console/settings/security/sessions/${other.session.sessionId}/revoke`, {});
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/settings/security?done=session");
-    expect(await c.people.resolveSession(other.token)).toBeNull();
-    expect(await c.people.resolveSession(b.cookie!)).not.toBeNull();
+    expect(await c.people.sessions.resolveSession(other.token)).toBeNull();
+    expect(await c.people.sessions.resolveSession(b.cookie!)).not.toBeNull();
   });
 
   test("ending this session from the list signs this browser out", async () => {
     const { c, b } = await owner("/console/settings/security");
-    const mine = (await c.people.resolveSession(b.cookie!))!.sessionId;
+    const mine = (await c.people.sessions.resolveSession(b.cookie!))!.sessionId;
     const token = b.cookie!;
     const res = await b.post(`/console/settings/security/sessions/${mine}/revoke`, {});
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console/login");
     expect(b.cookie).toBeNull();
-    expect(await c.people.resolveSession(token)).toBeNull();
+    expect(await c.people.sessions.resolveSession(token)).toBeNull();
   });
 
   test("Sign out other sessions keeps this one; Sign out everywhere ends this one too", async () => {
@@ -329,16 +333,16 @@ describe("settings: sessions", () => {
     const others = await b.post("/console/settings/security/sessions/revoke-others", {});
     expect(others.status).toBe(303);
     expect(others.headers.get("location")).toBe("/console/settings/security?done=others");
-    expect(await c.people.resolveSession(o1.cookie!)).toBeNull();
-    expect(await c.people.resolveSession(o2.cookie!)).toBeNull();
-    expect(await c.people.resolveSession(b.cookie!)).not.toBeNull();
+    expect(await c.people.sessions.resolveSession(o1.cookie!)).toBeNull();
+    expect(await c.people.sessions.resolveSession(o2.cookie!)).toBeNull();
+    expect(await c.people.sessions.resolveSession(b.cookie!)).not.toBeNull();
     const o3 = await c.signedIn("ann@example.com");
     const token = b.cookie!;
     const all = await b.post("/console/settings/security/sessions/revoke-all", {});
     expect(all.status).toBe(303);
     expect(all.headers.get("location")).toBe("/console/login");
     expect(b.cookie).toBeNull();
-    expect(await c.people.resolveSession(token)).toBeNull();
-    expect(await c.people.resolveSession(o3.cookie!)).toBeNull();
+    expect(await c.people.sessions.resolveSession(token)).toBeNull();
+    expect(await c.people.sessions.resolveSession(o3.cookie!)).toBeNull();
   });
 });

@@ -69,12 +69,12 @@ describe("console shell: headers and layout", () => {
     const c = await consoleApp();
     await c.person("ann@example.com");
     const other = await c.ctx.accounts.createAccount("Second team", "RUB");
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "ann@example.com",
       accountId: other.account.id,
       role: "member",
     });
-    await c.people.acceptInvite(url.split("/").pop()!, "correct horse battery", {
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, "correct horse battery", {
       ip: null,
       userAgent: null,
     });
@@ -86,13 +86,13 @@ describe("console shell: headers and layout", () => {
     const res = await ann.post("/console/account", { account: other.account.id });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/console");
-    expect((await c.people.resolveSession(ann.cookie!))?.accountId).toBe(other.account.id);
+    expect((await c.people.sessions.resolveSession(ann.cookie!))?.accountId).toBe(other.account.id);
     // An account the person is not in: 404 page, nothing changed.
     const stranger = await c.ctx.accounts.createAccount("Not mine", "USD");
     const refused = await ann.post("/console/account", { account: stranger.account.id });
     expect(refused.status).toBe(404);
     expect(refused.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect((await c.people.resolveSession(ann.cookie!))?.accountId).toBe(other.account.id);
+    expect((await c.people.sessions.resolveSession(ann.cookie!))?.accountId).toBe(other.account.id);
   });
 });
 

@@ -11,12 +11,12 @@ async function setup() {
   await owner.page("/console/studio");
   // A second account with its own person.
   const other = await c.ctx.accounts.createAccount("Other team", "USD");
-  const { url } = await c.people.createInvite({
+  const { url } = await c.people.invites.createInvite({
     email: "eve@example.com",
     accountId: other.account.id,
     role: "owner",
   });
-  await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+  await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
   const eve = await c.signedIn("eve@example.com");
   await eve.page("/console/studio");
   return { ...c, owner, eve, other };

@@ -138,12 +138,12 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
     await c.ctx.fx.set("RUB", 92_500_000n, "cli");
     const rub = await c.ctx.accounts.createAccount("Moscow Lab", "RUB");
     await c.ctx.ledger.topUp(rub.account.id, 1_000_000_000n, "studio tests");
-    const { url } = await c.people.createInvite({
+    const { url } = await c.people.invites.createInvite({
       email: "ivan@example.com",
       accountId: rub.account.id,
       role: "member",
     });
-    await c.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const b = await c.signedIn("ivan@example.com");
     const page = await b.page("/console/studio");
     expect(page.text).toMatch(/<output id="studio-available"[^>]*><data value="1000000000">[^<]*RUB/);

@@ -41,7 +41,7 @@ describe("links by email when [smtp] is set", () => {
     expect(m!.to).toEqual(["ann@example.com"]);
     expect(m!.subject).toBe("Invite to default on gengate");
     expect(m!.decoded).toContain(invite.url);
-    await t.people.acceptInvite(invite.url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    await t.people.signIn.acceptInvite(invite.url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
 
     const reset = await json<{ url: string; mailed: boolean }>(
       await t.request("/admin/v1/users/reset-password", admin("POST", { email: "ANN@example.com" })),
@@ -55,7 +55,7 @@ describe("links by email when [smtp] is set", () => {
 
   test("an invite without an email (the first-start invite) is not mailed to anyone", async () => {
     const t = await mailApp();
-    const made = await t.people.createInvite({ accountId: t.account.id, role: "owner" });
+    const made = await t.people.invites.createInvite({ accountId: t.account.id, role: "owner" });
     expect(made.mailed).toBe(false);
     expect(await t.queued()).toBe(0n);
   });
@@ -114,7 +114,7 @@ describe("links by email when [smtp] is set", () => {
     const sent = await t.deliver();
     expect(sent.map((m) => m.to)).toEqual([["known@example.com"]]);
     const url = /(http:\/\/gengate\.test\/console\/reset\/[A-Za-z0-9_-]+)/.exec(sent[0]!.decoded)![1]!;
-    expect(await t.people.resetLinkValid(url.split("/").pop()!)).toBe(true);
+    expect(await t.people.resets.resetLinkValid(url.split("/").pop()!)).toBe(true);
   });
 
   test("forgot password cannot flood a mailbox: at most 3 links an hour per person", async () => {

@@ -56,8 +56,8 @@ export async function paymentsApp() {
   /** A RUB account with an owner; returns its id and the owner's email. */
   const rubOwner = async (email: string) => {
     const { account } = await t.ctx.accounts.createAccount(`rub ${email}`, "RUB");
-    const { url } = await t.people.createInvite({ email, accountId: account.id, role: "owner" });
-    await t.people.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
+    const { url } = await t.people.invites.createInvite({ email, accountId: account.id, role: "owner" });
+    await t.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     return account.id;
   };
   /** Signs in, opens the billing page (for its CSRF token) and posts the checkout form. */

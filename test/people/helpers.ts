@@ -35,8 +35,8 @@ export function peopleFixture(options: { signup?: SignupMode; currency?: Currenc
   };
   /** A new person with their own account, made through an operator invite. */
   async function person(email: string, password = PASSWORD) {
-    const invite = await people.createInvite({ email });
-    const accepted = await people.acceptInvite(tokenOf(invite.url), password, CLIENT);
+    const invite = await people.invites.createInvite({ email });
+    const accepted = await people.signIn.acceptInvite(tokenOf(invite.url), password, CLIENT);
     return {
       ...accepted,
       personId: accepted.session.session.personId,
@@ -45,8 +45,8 @@ export function peopleFixture(options: { signup?: SignupMode; currency?: Currenc
   }
   /** Adds `email` (a new person) to the account with `role`, through an invite. */
   async function member(accountId: string, email: string, role: "owner" | "member" = "member") {
-    const invite = await people.createInvite({ email, accountId, role });
-    const accepted = await people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
+    const invite = await people.invites.createInvite({ email, accountId, role });
+    const accepted = await people.signIn.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
     return { ...accepted, personId: accepted.session.session.personId };
   }
   /** The current TOTP code of a base32 secret. */

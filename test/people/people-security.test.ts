@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { SIGNIN_FAILED } from "../../src/people/service.ts";
+import { SIGNIN_FAILED } from "../../src/people/common.ts";
 import {
   SESSION_ABSOLUTE_SECONDS,
   SESSION_IDLE_SECONDS,
@@ -25,12 +25,15 @@ function everyStoredValue(db: Awaited<ReturnType<typeof peopleFixture>>["db"]): 
 describe("storage", () => {
   test("no password, session token, invite or reset token, or recovery code is stored in clear", async () => {
     const f = peopleFixture();
-    const invite = await f.people.createInvite({ email: "ann@example.com" });
-    const ann = await f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
-    const signedIn = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
-    const reset = (await f.people.requestPasswordReset("ann@example.com"))!;
-    const { secret } = await f.people.beginTwoFactor(ann.session.session.personId);
-    const { recoveryCodes } = await f.people.enableTwoFactor(ann.session.session.personId, f.code(secret));
+    const invite = await f.people.invites.createInvite({ email: "ann@example.com" });
+    const ann = await f.people.signIn.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT);
+    const signedIn = await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    const reset = (await f.people.resets.requestPasswordReset("ann@example.com"))!;
+    const { secret } = await f.people.twoFactor.beginTwoFactor(ann.session.session.personId);
+    const { recoveryCodes } = await f.people.twoFactor.enableTwoFactor(
+      ann.session.session.personId,
+      f.code(secret),
+    );
     const stored = everyStoredValue(f.db);
     const secrets = [
       PASSWORD,
@@ -56,8 +59,8 @@ describe("storage", () => {
     const s = await f.person("ann@example.com");
     const t = s.session.token;
     const flipped = t.slice(0, -1) + (t.endsWith("A") ? "B" : "A");
-    expect(await f.people.resolveSession(flipped)).toBeNull();
-    expect(await f.people.resolveSession(t)).not.toBeNull();
+    expect(await f.people.sessions.resolveSession(flipped)).toBeNull();
+    expect(await f.people.sessions.resolveSession(t)).not.toBeNull();
   });
 });
 
@@ -66,10 +69,10 @@ describe("no enumeration", () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
     const unknown = await domainError(() =>
-      f.people.signIn({ email: "nobody@example.com", password: PASSWORD }, CLIENT),
+      f.people.signIn.signIn({ email: "nobody@example.com", password: PASSWORD }, CLIENT),
     );
     const wrong = await domainError(() =>
-      f.people.signIn({ email: "ann@example.com", password: "not the password" }, CLIENT),
+      f.people.signIn.signIn({ email: "ann@example.com", password: "not the password" }, CLIENT),
     );
     for (const e of [unknown, wrong]) {
       expect(e.code).toBe("unauthorized");
@@ -91,7 +94,7 @@ describe("no enumeration", () => {
     const f = peopleFixture({ signup: "open" });
     await f.person("ann@example.com");
     const e = await domainError(() =>
-      f.people.signUp({ email: "ann@example.com", password: "guess guess guess" }, CLIENT),
+      f.people.signIn.signUp({ email: "ann@example.com", password: "guess guess guess" }, CLIENT),
     );
     expect(e).toMatchObject({ code: "unauthorized", message: SIGNIN_FAILED });
     expect(e.param).toBeUndefined();
@@ -101,7 +104,7 @@ describe("no enumeration", () => {
   test("a reset for an unknown email returns null and stores nothing", async () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
-    expect(await f.people.requestPasswordReset("nobody@example.com")).toBeNull();
+    expect(await f.people.resets.requestPasswordReset("nobody@example.com")).toBeNull();
     expect(f.db.query("SELECT * FROM password_resets").all()).toEqual([]);
   });
 });
@@ -115,20 +118,20 @@ describe("throttling", () => {
       expect(
         (
           await domainError(() =>
-            f.people.signIn({ email: "ann@example.com", password: "wrong one!!" }, client),
+            f.people.signIn.signIn({ email: "ann@example.com", password: "wrong one!!" }, client),
           )
         ).code,
       ).toBe("unauthorized");
       f.clock.advance(10);
     }
     const limited = await domainError(() =>
-      f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT),
+      f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT),
     );
     expect(limited.code).toBe("rate_limited");
     // The oldest failure was 100 s ago: the window frees in 800 s.
     expect(limited.retryAfterSeconds).toBe(SIGNIN_WINDOW_SECONDS - 100);
     f.clock.advance(SIGNIN_WINDOW_SECONDS - 100);
-    const ok = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    const ok = await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
     expect(ok.session.email).toBe("ann@example.com");
   });
 
@@ -138,14 +141,14 @@ describe("throttling", () => {
     const attacker = { ip: "192.0.2.66", userAgent: null };
     for (let i = 0; i < 10; i++)
       await domainError(() =>
-        f.people.signIn({ email: `guess${i}@example.com`, password: PASSWORD }, attacker),
+        f.people.signIn.signIn({ email: `guess${i}@example.com`, password: PASSWORD }, attacker),
       );
     const e = await domainError(() =>
-      f.people.signIn({ email: "ann@example.com", password: PASSWORD }, attacker),
+      f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, attacker),
     );
     expect(e.code).toBe("rate_limited");
     expect(e.retryAfterSeconds).toBe(SIGNIN_WINDOW_SECONDS);
-    const ok = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    const ok = await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
     expect(ok.session.email).toBe("ann@example.com");
   });
 
@@ -155,14 +158,14 @@ describe("throttling", () => {
     const long = `${"a".repeat(1_000_000)}@example.com`;
     for (let i = 0; i < 10; i++)
       await domainError(() =>
-        f.people.signIn({ email: long, password: "wrong one!!" }, { ip: null, userAgent: null }),
+        f.people.signIn.signIn({ email: long, password: "wrong one!!" }, { ip: null, userAgent: null }),
       );
     const longest = f.db
       .query<{ n: bigint }, []>("SELECT max(length(subject)) AS n FROM signin_failures")
       .get()!.n;
     expect(Number(longest)).toBeLessThanOrEqual(300);
     const e = await domainError(() =>
-      f.people.signIn({ email: long, password: "wrong one!!" }, { ip: null, userAgent: null }),
+      f.people.signIn.signIn({ email: long, password: "wrong one!!" }, { ip: null, userAgent: null }),
     );
     expect(e.code).toBe("rate_limited");
   });
@@ -171,31 +174,36 @@ describe("throttling", () => {
     const f = peopleFixture({ signup: "open" });
     const ann = await f.person("ann@example.com");
     const other = await f.person("bob@example.com");
-    const { secret } = await f.people.beginTwoFactor(ann.personId);
-    await f.people.enableTwoFactor(ann.personId, f.code(secret));
-    const invite = await f.people.createInvite({ email: "ann@example.com", accountId: other.accountId });
+    const { secret } = await f.people.twoFactor.beginTwoFactor(ann.personId);
+    await f.people.twoFactor.enableTwoFactor(ann.personId, f.code(secret));
+    const invite = await f.people.invites.createInvite({
+      email: "ann@example.com",
+      accountId: other.accountId,
+    });
     const token = tokenOf(invite.url);
-    expect(await domainError(() => f.people.acceptInvite(token, PASSWORD, CLIENT))).toMatchObject({
+    expect(await domainError(() => f.people.signIn.acceptInvite(token, PASSWORD, CLIENT))).toMatchObject({
       code: "unauthorized",
       param: "code",
     });
     expect(
-      await domainError(() => f.people.signUp({ email: "ann@example.com", password: PASSWORD }, CLIENT)),
+      await domainError(() =>
+        f.people.signIn.signUp({ email: "ann@example.com", password: PASSWORD }, CLIENT),
+      ),
     ).toMatchObject({ code: "unauthorized", param: "code" });
-    expect(await f.people.accountsOf(ann.personId)).toHaveLength(1);
+    expect(await f.people.members.accountsOf(ann.personId)).toHaveLength(1);
     f.clock.advance(30);
-    const joined = await f.people.acceptInvite(token, PASSWORD, CLIENT, null, f.code(secret));
+    const joined = await f.people.signIn.acceptInvite(token, PASSWORD, CLIENT, null, f.code(secret));
     expect(joined.session.session).toMatchObject({ personId: ann.personId, accountId: other.accountId });
   });
 
   test("wrong second-factor codes count as failures too", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const { secret } = await f.people.beginTwoFactor(ann.personId);
-    await f.people.enableTwoFactor(ann.personId, f.code(secret));
+    const { secret } = await f.people.twoFactor.beginTwoFactor(ann.personId);
+    await f.people.twoFactor.enableTwoFactor(ann.personId, f.code(secret));
     for (let i = 0; i < 10; i++) {
       const e = await domainError(() =>
-        f.people.signIn(
+        f.people.signIn.signIn(
           { email: "ann@example.com", password: PASSWORD, code: "000000" },
           { ip: null, userAgent: null },
         ),
@@ -204,7 +212,7 @@ describe("throttling", () => {
     }
     f.clock.advance(60);
     const e = await domainError(() =>
-      f.people.signIn({ email: "ann@example.com", password: PASSWORD, code: f.code(secret) }, CLIENT),
+      f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD, code: f.code(secret) }, CLIENT),
     );
     expect(e.code).toBe("rate_limited");
   });
@@ -213,57 +221,60 @@ describe("throttling", () => {
 describe("one-time secrets", () => {
   test("an invite accepted twice at once: exactly one wins", async () => {
     const f = peopleFixture();
-    const invite = await f.people.createInvite({});
+    const invite = await f.people.invites.createInvite({});
     const token = tokenOf(invite.url);
     const results = await Promise.allSettled([
-      f.people.acceptInvite(token, PASSWORD, CLIENT, "one@example.com"),
-      f.people.acceptInvite(token, PASSWORD, CLIENT, "two@example.com"),
-      f.people.signUp({ email: "three@example.com", password: PASSWORD, invite: token }, CLIENT),
+      f.people.signIn.acceptInvite(token, PASSWORD, CLIENT, "one@example.com"),
+      f.people.signIn.acceptInvite(token, PASSWORD, CLIENT, "two@example.com"),
+      f.people.signIn.signUp({ email: "three@example.com", password: PASSWORD, invite: token }, CLIENT),
     ]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     for (const r of results)
       if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "not_found" });
-    expect(await f.people.listPeople()).toHaveLength(1);
+    expect(await f.people.members.listPeople()).toHaveLength(1);
     expect(await f.accounts.countAccounts()).toBe(1);
   });
 
   test("a reset link used twice at once: one password wins, the other call is 404", async () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
-    const token = tokenOf((await f.people.requestPasswordReset("ann@example.com"))!.url);
+    const token = tokenOf((await f.people.resets.requestPasswordReset("ann@example.com"))!.url);
     const results = await Promise.allSettled([
-      f.people.resetPassword(token, "first new password"),
-      f.people.resetPassword(token, "second new password"),
+      f.people.resets.resetPassword(token, "first new password"),
+      f.people.resets.resetPassword(token, "second new password"),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
     const winner = results[0]!.status === "fulfilled" ? "first new password" : "second new password";
-    await f.people.signIn({ email: "ann@example.com", password: winner }, CLIENT);
+    await f.people.signIn.signIn({ email: "ann@example.com", password: winner }, CLIENT);
   });
 
   test("a recovery code and a TOTP code work once each", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const { secret } = await f.people.beginTwoFactor(ann.personId);
-    const { recoveryCodes } = await f.people.enableTwoFactor(ann.personId, f.code(secret));
+    const { secret } = await f.people.twoFactor.beginTwoFactor(ann.personId);
+    const { recoveryCodes } = await f.people.twoFactor.enableTwoFactor(ann.personId, f.code(secret));
     const recovery = recoveryCodes[0]!;
-    await f.people.signIn({ email: "ann@example.com", password: PASSWORD, code: recovery }, CLIENT);
+    await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD, code: recovery }, CLIENT);
     expect(
       await domainError(() =>
-        f.people.signIn({ email: "ann@example.com", password: PASSWORD, code: recovery }, CLIENT),
+        f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD, code: recovery }, CLIENT),
       ),
     ).toMatchObject({ code: "unauthorized", param: "code" });
     // The code that enabled two-factor is used; so is the next one once accepted.
     expect(
       await domainError(() =>
-        f.people.signIn({ email: "ann@example.com", password: PASSWORD, code: f.code(secret) }, CLIENT),
+        f.people.signIn.signIn(
+          { email: "ann@example.com", password: PASSWORD, code: f.code(secret) },
+          CLIENT,
+        ),
       ),
     ).toMatchObject({ param: "code" });
     f.clock.advance(30);
     const code = f.code(secret);
-    await f.people.signIn({ email: "ann@example.com", password: PASSWORD, code }, CLIENT);
+    await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD, code }, CLIENT);
     expect(
       await domainError(() =>
-        f.people.signIn({ email: "ann@example.com", password: PASSWORD, code }, CLIENT),
+        f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD, code }, CLIENT),
       ),
     ).toMatchObject({ param: "code" });
   });
@@ -271,24 +282,26 @@ describe("one-time secrets", () => {
   test("expired links: an invite after 7 days, a reset after 1 hour", async () => {
     const f = peopleFixture();
     await f.person("ann@example.com");
-    const invite = await f.people.createInvite({ email: "late@example.com" });
-    const reset = (await f.people.requestPasswordReset("ann@example.com"))!;
+    const invite = await f.people.invites.createInvite({ email: "late@example.com" });
+    const reset = (await f.people.resets.requestPasswordReset("ann@example.com"))!;
     f.clock.advance(3600);
-    expect(await f.people.resetLinkValid(tokenOf(reset.url))).toBe(false);
+    expect(await f.people.resets.resetLinkValid(tokenOf(reset.url))).toBe(false);
     expect(
-      await domainError(() => f.people.resetPassword(tokenOf(reset.url), "new password 123")),
+      await domainError(() => f.people.resets.resetPassword(tokenOf(reset.url), "new password 123")),
     ).toMatchObject({
       code: "not_found",
     });
-    expect(await f.people.inviteInfo(tokenOf(invite.url))).not.toBeNull();
+    expect(await f.people.invites.inviteInfo(tokenOf(invite.url))).not.toBeNull();
     f.clock.advance(7 * 24 * 3600 - 3600);
-    expect(await f.people.inviteInfo(tokenOf(invite.url))).toBeNull();
+    expect(await f.people.invites.inviteInfo(tokenOf(invite.url))).toBeNull();
     expect(
-      await domainError(() => f.people.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT)),
+      await domainError(() => f.people.signIn.acceptInvite(tokenOf(invite.url), PASSWORD, CLIENT)),
     ).toMatchObject({
       code: "not_found",
     });
-    expect((await f.people.listInvites()).find((i) => i.email === "late@example.com")?.state).toBe("expired");
+    expect((await f.people.invites.listInvites()).find((i) => i.email === "late@example.com")?.state).toBe(
+      "expired",
+    );
   });
 });
 
@@ -297,9 +310,9 @@ describe("sessions", () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
     f.clock.advance(SESSION_IDLE_SECONDS - 1);
-    expect(await f.people.resolveSession(ann.session.token)).not.toBeNull();
+    expect(await f.people.sessions.resolveSession(ann.session.token)).not.toBeNull();
     f.clock.advance(SESSION_IDLE_SECONDS);
-    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(await f.people.sessions.resolveSession(ann.session.token)).toBeNull();
   });
 
   test("used every 11 hours, a session still ends after 30 days", async () => {
@@ -309,22 +322,22 @@ describe("sessions", () => {
     while (elapsed + 11 * 3600 < SESSION_ABSOLUTE_SECONDS) {
       f.clock.advance(11 * 3600);
       elapsed += 11 * 3600;
-      expect(await f.people.resolveSession(ann.session.token)).not.toBeNull();
+      expect(await f.people.sessions.resolveSession(ann.session.token)).not.toBeNull();
     }
     f.clock.advance(SESSION_ABSOLUTE_SECONDS - elapsed);
-    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
+    expect(await f.people.sessions.resolveSession(ann.session.token)).toBeNull();
   });
 
   test("revoked sessions resolve to null: sign-out, sign-out everywhere, reset", async () => {
     const f = peopleFixture();
     const ann = await f.person("ann@example.com");
-    const a = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
-    const b = await f.people.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
-    await f.people.signOut(a.session.sessionId);
-    expect(await f.people.resolveSession(a.token)).toBeNull();
-    expect(await f.people.signOutEverywhere(ann.personId)).toBe(2);
-    expect(await f.people.resolveSession(b.token)).toBeNull();
-    expect(await f.people.resolveSession(ann.session.token)).toBeNull();
+    const a = await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    const b = await f.people.signIn.signIn({ email: "ann@example.com", password: PASSWORD }, CLIENT);
+    await f.people.sessions.signOut(a.session.sessionId);
+    expect(await f.people.sessions.resolveSession(a.token)).toBeNull();
+    expect(await f.people.sessions.signOutEverywhere(ann.personId)).toBe(2);
+    expect(await f.people.sessions.resolveSession(b.token)).toBeNull();
+    expect(await f.people.sessions.resolveSession(ann.session.token)).toBeNull();
   });
 });
 
@@ -334,17 +347,21 @@ describe("accounts a person belongs to", () => {
     const ann = await f.person("ann@example.com");
     const bob = await f.person("bob@example.com");
     const e = await domainError(
-      async () => await f.people.switchAccount(ann.session.session.sessionId, ann.personId, bob.accountId),
+      async () =>
+        await f.people.sessions.switchAccount(ann.session.session.sessionId, ann.personId, bob.accountId),
     );
     expect(e.code).toBe("not_found");
     // Nor can a person move someone else's session.
     expect(
       await domainError(
-        async () => await f.people.switchAccount(bob.session.session.sessionId, ann.personId, ann.accountId),
+        async () =>
+          await f.people.sessions.switchAccount(bob.session.session.sessionId, ann.personId, ann.accountId),
       ),
     ).toMatchObject({ code: "not_found" });
-    expect((await f.people.resolveSession(ann.session.token))?.accountId).toBe(ann.accountId);
-    expect((await f.people.accountsOf(ann.personId)).map((a) => a.accountId)).toEqual([ann.accountId]);
+    expect((await f.people.sessions.resolveSession(ann.session.token))?.accountId).toBe(ann.accountId);
+    expect((await f.people.members.accountsOf(ann.personId)).map((a) => a.accountId)).toEqual([
+      ann.accountId,
+    ]);
   });
 
   test("two owners demoting each other: the account keeps one owner (the update itself checks)", async () => {
@@ -356,12 +373,15 @@ describe("accounts a person belongs to", () => {
     expect(await f.people.store.setRole(ann.accountId, ann.personId, "member")).toBe(false);
     expect(await f.people.store.removeMembership(ann.accountId, ann.personId)).toBe(false);
     expect(
-      (await f.people.listMembers(ann.accountId)).filter((m) => m.role === "owner").map((m) => m.email),
+      (await f.people.members.listMembers(ann.accountId))
+        .filter((m) => m.role === "owner")
+        .map((m) => m.email),
     ).toEqual(["ann@example.com"]);
     // Through the service: bob, now a member, may not demote ann.
     expect(
       await domainError(
-        async () => await f.people.setRole(ann.accountId, ann.personId, "member", bob.session.session),
+        async () =>
+          await f.people.members.setRole(ann.accountId, ann.personId, "member", bob.session.session),
       ),
     ).toMatchObject({
       code: "forbidden",
@@ -373,7 +393,7 @@ describe("accounts a person belongs to", () => {
     const ann = await f.person("ann@example.com");
     expect(
       await domainError(
-        async () => await f.people.removeMember(ann.accountId, ann.personId, ann.session.session),
+        async () => await f.people.members.removeMember(ann.accountId, ann.personId, ann.session.session),
       ),
     ).toMatchObject({
       code: "conflict",

@@ -44,8 +44,8 @@ describe.each(dialects())("sign-up race on %s", (dialect) => {
     const emails = Array.from({ length: 6 }, (_, i) => `race${i}@example.com`);
     const results = await Promise.all(
       emails.flatMap((email) => [
-        outcome(people.signUp({ email, password: PASSWORD }, CLIENT)),
-        outcome(people.signUp({ email, password: "another password 123" }, CLIENT)),
+        outcome(people.signIn.signUp({ email, password: PASSWORD }, CLIENT)),
+        outcome(people.signIn.signUp({ email, password: "another password 123" }, CLIENT)),
       ]),
     );
     for (let i = 0; i < emails.length; i++) {
@@ -76,7 +76,7 @@ describe.each(dialects())("sign-up race on %s", (dialect) => {
       await held;
     });
     await written;
-    const signUp = outcome(people.signUp({ email, password: PASSWORD }, CLIENT));
+    const signUp = outcome(people.signIn.signUp({ email, password: PASSWORD }, CLIENT));
     if (dialect === "postgres") {
       // Until the sign-up's insert is waiting on the uncommitted row (the unique index).
       const deadline = Date.now() + 10_000;

@@ -11,13 +11,16 @@ export async function studioSetup(balanceMicro = 10_000_000n) {
   await t.person("ann@example.com", "owner");
   await t.person("bob@example.com", "member");
   const other = await t.ctx.accounts.createAccount("other", "USD");
-  const { url } = await t.people.createInvite({
+  const { url } = await t.people.invites.createInvite({
     email: "eve@example.com",
     accountId: other.account.id,
     role: "owner",
   });
-  await t.people.acceptInvite(url.split("/").pop()!, "correct horse battery", { ip: null, userAgent: null });
-  const personId = async (email: string) => (await t.people.findPerson(email))!.id;
+  await t.people.signIn.acceptInvite(url.split("/").pop()!, "correct horse battery", {
+    ip: null,
+    userAgent: null,
+  });
+  const personId = async (email: string) => (await t.people.members.findPerson(email))!.id;
   const ann = { accountId: t.account.id, personId: await personId("ann@example.com") };
   const bob = { accountId: t.account.id, personId: await personId("bob@example.com") };
   const eve = { accountId: other.account.id, personId: await personId("eve@example.com") };
