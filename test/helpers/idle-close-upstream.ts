@@ -9,7 +9,7 @@ import type { Socket } from "bun";
  * `closeAfterMs` instead reads the request, waits, then closes without answering (an upstream that
  * worked on the request and died). `processed` counts the requests answered (the work done upstream),
  * `arrivals` every request that reached a socket, `connections` the sockets opened.
- * Used by test/providers/upstream-http*.test.ts and by the bench's idle-close phase
+ * Used by test/providers/upstream-client*.test.ts and by the bench's idle-close phase
  * (scripts/bench-idle-upstream.ts).
  */
 export interface IdleCloseUpstream {

@@ -4,7 +4,7 @@ import type { DomainError } from "../../src/lib/errors.ts";
 import { CircuitBreaker, GuardedProvider } from "../../src/providers/circuit.ts";
 import { circuitFor } from "../../src/providers/registry.ts";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
-import { redact, upstreamMessage } from "../../src/providers/upstream-http.ts";
+import { redact, upstreamMessage } from "../../src/providers/upstream-client.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 describe("circuit breaker", () => {

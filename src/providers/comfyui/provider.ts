@@ -10,8 +10,8 @@ import {
   type ProviderResult,
   ShutdownError,
 } from "../types.ts";
-import { type UpstreamCall, upstreamJson } from "../upstream-http.ts";
-import { readBounded, send, statusError } from "./http.ts";
+import { type UpstreamCall, upstreamJson } from "../upstream-client.ts";
+import { readBounded, send, statusError } from "./client.ts";
 import { fillTemplate, isImageField, placeholders } from "./template.ts";
 
 /** Largest image input fetched and uploaded to ComfyUI. */

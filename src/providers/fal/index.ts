@@ -9,7 +9,7 @@ import {
   type ProviderResult,
   ShutdownError,
 } from "../types.ts";
-import { mapInput, readJsonAnswer, redact, upstreamFetch, upstreamJson } from "../upstream-http.ts";
+import { mapInput, readJsonAnswer, redact, upstreamFetch, upstreamJson } from "../upstream-client.ts";
 import { buildRequestUrls, checkRequestId, type FalRequestUrls, falModelId, trustedUrl } from "./endpoint.ts";
 import { mapFalResult } from "./outputs.ts";
 import { falDetail, submitToFal } from "./submit.ts";

@@ -1,5 +1,5 @@
 import { ProviderError } from "../types.ts";
-import { fetchUpstream, upstreamDetail } from "../upstream-http.ts";
+import { fetchUpstream, upstreamDetail } from "../upstream-client.ts";
 
 export interface SubmitCall {
   url: string;

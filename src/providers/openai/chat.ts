@@ -1,6 +1,6 @@
 import type { ChatCall, ChatDelta, ChatProvider } from "../chat.ts";
 import { ProviderError } from "../types.ts";
-import { fetchUpstream, upstreamDetail } from "../upstream-http.ts";
+import { fetchUpstream, upstreamDetail } from "../upstream-client.ts";
 
 export interface OpenAIProviderConfig {
   baseUrl: string;

@@ -9,7 +9,7 @@ import {
   type ProviderJob,
   type ProviderResult,
 } from "../types.ts";
-import { mapInput, upstreamDetail, upstreamFetch, upstreamJson } from "../upstream-http.ts";
+import { mapInput, upstreamDetail, upstreamFetch, upstreamJson } from "../upstream-client.ts";
 
 /**
  * GPT image models (gpt-image-1, gpt-image-1-mini, chatgpt-image-latest, ...) always answer base64 and

@@ -3,7 +3,7 @@ import { stripTrailingSlashes } from "../../lib/url.ts";
 import { PriorLines, sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
 import { ProviderError, type ProviderErrorOptions, ShutdownError } from "../types.ts";
-import { mapInput, upstreamJson } from "../upstream-http.ts";
+import { mapInput, upstreamJson } from "../upstream-client.ts";
 import { LogForwarder } from "./logs.ts";
 import { mapOutput, mediaKindOf } from "./outputs.ts";
 import { parseUpstreamModel } from "./target.ts";
@@ -204,7 +204,7 @@ class ReplicateProvider implements Provider {
           }
           // Persistent 5xx / non-JSON, or a 4xx such as 401: stop, and release the prediction.
           await this.cancel(id);
-          // err.message is ours (upstream-http's fixed sentences); Replicate's words are its detail.
+          // err.message is ours (upstream-client's fixed sentences); Replicate's words are its detail.
           throw this.fail(`Polling Replicate about prediction ${id} failed: ${err.message}`, err);
         }
         const p = parsePrediction(answer);

@@ -1,5 +1,5 @@
 import { PriorLines } from "../common.ts";
-import { redact } from "../upstream-http.ts";
+import { redact } from "../upstream-client.ts";
 
 const MAX_LINES = 500;
 const MAX_LINE_CHARS = 2000;

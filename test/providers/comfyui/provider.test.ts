@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { readBounded } from "../../../src/providers/comfyui/http.ts";
+import { readBounded } from "../../../src/providers/comfyui/client.ts";
 import { createComfyProvider } from "../../../src/providers/comfyui/index.ts";
 import { encodePng } from "../../../src/providers/sandbox/media/index.ts";
 import { ProviderError, ShutdownError } from "../../../src/providers/types.ts";

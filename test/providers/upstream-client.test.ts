@@ -9,7 +9,7 @@ import {
 import { mockTextModel } from "../helpers/mock-openai.ts";
 import { openaiMediaProvider } from "./openai/helpers.ts";
 
-// The keep-alive race (src/providers/upstream-http.ts, fetchUpstream): the upstream closes a pooled
+// The keep-alive race (src/providers/upstream-client.ts, fetchUpstream): the upstream closes a pooled
 // connection as idle just as the next request is written on it. That request was never read, so it
 // is sent once more on a new connection: the call succeeds and the upstream did the work once.
 

@@ -1,9 +1,9 @@
 import { readAllCapped } from "../../lib/read-capped.ts";
 import { ProviderError } from "../types.ts";
-import { type UpstreamCall, upstreamDetail, upstreamFetch } from "../upstream-http.ts";
+import { type UpstreamCall, upstreamDetail, upstreamFetch } from "../upstream-client.ts";
 
 /**
- * fetch with the gateway's transport mapping (see upstream-http.ts): connection failures,
+ * fetch with the gateway's transport mapping (see upstream-client.ts): connection failures,
  * timeouts, 429, 502, 503 and 504 -> "capacity"; the job's own abort is rethrown as is. Other
  * statuses are the caller's to read (ComfyUI's 400 body carries the node errors).
  */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ProviderError } from "../../src/providers/types.ts";
-import { fetchUpstream, upstreamJson } from "../../src/providers/upstream-http.ts";
+import { fetchUpstream, upstreamJson } from "../../src/providers/upstream-client.ts";
 import { type IdleCloseUpstream, startIdleCloseUpstream } from "../helpers/idle-close-upstream.ts";
 
 // fetchUpstream sends a chat call again only in the keep-alive race, and only once; a submit the
