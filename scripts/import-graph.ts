@@ -188,8 +188,8 @@ export const ENTRY_POINTS = /^src\/(main\.ts$|entries\/|cli\/)/;
 /**
  * Module path -> layer, first match wins; what no rule names is a store if it declares a class extending
  * `SqlStore` (`src/db/store.ts`, `storeModules`), else a service (or pure, above). The entry points sit with the wiring at the top. HTTP modules are
- * named by suffix (`http.ts`, `*-http.ts`, `*-routes.ts`, `*-pages.ts`) except in src/providers/, where
- * `upstream-http.ts` and `comfyui/http.ts` are outbound clients. The HTTP kit is what route modules share:
+ * named by suffix (`http.ts`, `*-http.ts`, `*-pages.ts`; docs/architecture.md "Names"); outbound clients are
+ * `client.ts` / `*-client.ts`, services. The HTTP kit is what route modules share:
  * src/http/ (its `health.ts` is a route module), key authentication (src/auth/), each domain's request
  * schemas and OpenAPI text (`schemas.ts`, `openapi.ts`). The web console and the docs pages are routes.
  */
@@ -200,7 +200,7 @@ export const LAYER_RULES: readonly [Layer, RegExp | string[]][] = [
   ["db", /^src\/db\//],
   ["routes", /^src\/(console|docs)\/|^src\/http\/health\.ts$/],
   ["http kit", /^src\/(http|auth)\//],
-  ["routes", /^src\/(?!providers\/)[^/]+\/([^/]*-)?(http|routes|pages)\.ts$/],
+  ["routes", /^src\/[^/]+\/([^/]*-)?(http|pages)\.ts$/],
   ["http kit", /^src\/[^/]+\/(schemas|openapi)\.ts$/],
 ];
 

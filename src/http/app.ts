@@ -16,7 +16,7 @@ import { metricsRoutes } from "../metrics/http.ts";
 import { orderAdminRoutes } from "../payments/admin-http.ts";
 import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
-import { falAliasRoutes } from "../queue/fal-routes.ts";
+import { falAliasRoutes } from "../queue/fal-http.ts";
 import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
