@@ -13,8 +13,8 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { currentSchemaVersion, openDatabase } from "../db/database.ts";
-import type { BlobStore } from "../files/blobs.ts";
-import { LocalBlobStore } from "../files/blobs-local.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
+import { LocalBlobBackend } from "../files/blob-backend-local.ts";
 import { TarWriter } from "../lib/tar.ts";
 import { rfc3339 } from "../lib/time.ts";
 import { dataDirPaths, secretFiles } from "../server/datadir.ts";
@@ -59,7 +59,7 @@ interface StoreRow {
 /**
  * Writes one archive of a data dir (manifest.ts for the layout), consistent while the server runs:
  * 1. the database is copied with VACUUM INTO, one read transaction: a snapshot at one instant;
- * 2. every upload and output that snapshot references is copied from the blob store (the data
+ * 2. every upload and output that snapshot references is copied from the blob backend (the data
  *    dir's files/, or the S3 bucket of storage_url), its size and SHA-256 checked against its row.
  *    Stored bytes are immutable once their row exists (committed whole, then the row), so the
  *    only change possible is deletion by the retention sweep or a DELETE; an object is opened
@@ -77,12 +77,12 @@ export async function createBackup(
     /** Called once the snapshot is taken, before any file is read (tests race deletions here). */
     afterSnapshot?: () => Promise<void> | void;
     /** Where the files are (storage_url); default the data dir's files/. */
-    blobs?: BlobStore;
+    blobs?: BlobBackend;
   },
 ): Promise<BackupResult> {
   const started = performance.now();
   const paths = dataDirPaths(dataDir);
-  const blobs = options.blobs ?? new LocalBlobStore(paths.files);
+  const blobs = options.blobs ?? new LocalBlobBackend(paths.files);
   if (existsSync(target)) throw new BackupError(`backup target ${target} already exists`);
   if (!existsSync(dirname(target))) throw new BackupError(`directory ${dirname(target)} does not exist`);
   if (!existsSync(paths.database)) throw new BackupError(`no database at ${paths.database}`);
@@ -263,7 +263,7 @@ export async function createBackup(
  * short. Null when nothing is stored under the key.
  */
 async function openStored(
-  blobs: BlobStore,
+  blobs: BlobBackend,
   key: string,
 ): Promise<{ size: number; chunks: AsyncGenerator<Uint8Array> } | null> {
   const size = await blobs.size(key);

@@ -5,7 +5,7 @@ import { migratePostgres, PG_LATEST_SCHEMA_VERSION, postgresSchemaVersion } from
 import { LATEST_SCHEMA_VERSION } from "../db/migrations.ts";
 import { PostgresSql } from "../db/sql-postgres.ts";
 import { SqliteSql } from "../db/sql-sqlite.ts";
-import type { BlobStore } from "../files/blobs.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
 import { dataDirPaths } from "../server/datadir.ts";
 import { MigrateFailed, MigrateRefused } from "./migrate-errors.ts";
 import { copyFiles, missingFiles, type StoredFile, targetObjects } from "./migrate-files.ts";
@@ -23,7 +23,7 @@ export { MigrateFailed, MigrateRefused };
  * - Rows are copied raw, table by table in foreign-key order, over the `Sql` port (no stores), in
  *   batches, ids and timestamps kept; all tables in ONE PostgreSQL transaction, so an interrupted
  *   run leaves the database empty. Identity sequences are then moved past the copied ids.
- * - Files are copied through the BlobStore port (before the rows), each SHA-256 checked against its
+ * - Files are copied through the BlobBackend port (before the rows), each SHA-256 checked against its
  *   row; objects an interrupted run already wrote are kept when their bytes match (a re-run resumes).
  * - Verification reads both sides again: per table the row count and a SHA-256 over every row in
  *   primary-key order; every account's balance = the sum of its ledger entries and held = its open
@@ -45,9 +45,9 @@ export interface MigrateOptions {
   /** The target database (password kept apart from the URL, never printed). */
   target: { url: string; password: string | null };
   /** Where the source keeps its files (the data dir's files/, or its bucket). */
-  sourceBlobs: BlobStore;
+  sourceBlobs: BlobBackend;
   /** Where the files go; null (or the source's own store): they stay where they are. */
-  targetBlobs: BlobStore | null;
+  targetBlobs: BlobBackend | null;
   mode: "copy" | "dry-run" | "verify";
   /** One line of progress (stderr). */
   progress?: (line: string) => void;

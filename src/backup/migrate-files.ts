@@ -1,13 +1,13 @@
 import { closeSync, copyFileSync, linkSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { BlobStore } from "../files/blobs.ts";
-import { LocalBlobStore } from "../files/blobs-local.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
+import { LocalBlobBackend } from "../files/blob-backend-local.ts";
 import { MigrateFailed, MigrateRefused } from "./migrate-errors.ts";
 
 /**
  * The stored files of `gengate migrate-data` (src/backup/migrate-data.ts): the source's checked
  * present, the target prefix checked empty (or holding only what an interrupted run wrote, byte for
- * byte), then each file copied through the BlobStore port and its SHA-256 checked against its row.
+ * byte), then each file copied through the BlobBackend port and its SHA-256 checked against its row.
  */
 
 /** A file a row references (`files` not deleted, `job_outputs`). */
@@ -19,7 +19,7 @@ export interface StoredFile {
 }
 
 /** Referenced files absent from the store or of another size than their row says. */
-export async function missingFiles(blobs: BlobStore, files: StoredFile[]): Promise<string[]> {
+export async function missingFiles(blobs: BlobBackend, files: StoredFile[]): Promise<string[]> {
   const out: string[] = [];
   await pool(files, 8, async (f) => {
     const size = await blobs.size(f.path);
@@ -33,7 +33,7 @@ export async function missingFiles(blobs: BlobStore, files: StoredFile[]): Promi
  * The objects already under the target prefix: only keys this copy would write are allowed (left by
  * an interrupted run); they are checked byte for byte (SHA-256) and kept. Anything else is refused.
  */
-export async function targetObjects(blobs: BlobStore, files: StoredFile[]): Promise<Map<string, number>> {
+export async function targetObjects(blobs: BlobBackend, files: StoredFile[]): Promise<Map<string, number>> {
   const wanted = new Map(files.map((f) => [f.path, f]));
   const present = new Map<string, number>();
   const foreign: string[] = [];
@@ -59,8 +59,8 @@ export async function targetObjects(blobs: BlobStore, files: StoredFile[]): Prom
 }
 
 export async function copyFiles(
-  from: BlobStore,
-  to: BlobStore,
+  from: BlobBackend,
+  to: BlobBackend,
   files: StoredFile[],
   present: Map<string, number>,
   concurrency: number,
@@ -100,8 +100,8 @@ export async function copyFiles(
  * Puts `key`'s bytes at the local path `tmp` and returns their SHA-256: a hard link to the source
  * file when both are local (no copy), else a streamed copy.
  */
-async function spool(from: BlobStore, key: string, tmp: string): Promise<string> {
-  if (from instanceof LocalBlobStore) {
+async function spool(from: BlobBackend, key: string, tmp: string): Promise<string> {
+  if (from instanceof LocalBlobBackend) {
     const path = join(from.root, key);
     try {
       linkSync(path, tmp);

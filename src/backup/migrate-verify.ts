@@ -1,5 +1,5 @@
 import type { Sql } from "../db/sql.ts";
-import type { BlobStore } from "../files/blobs.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
 import { pool, type StoredFile, sha256Of } from "./migrate-files.ts";
 import { type Table, tableDigest } from "./migrate-rows.ts";
 
@@ -65,8 +65,8 @@ export async function verify(
   pg: Sql,
   tables: Table[],
   files: StoredFile[],
-  fromBlobs: BlobStore,
-  toBlobs: BlobStore | null,
+  fromBlobs: BlobBackend,
+  toBlobs: BlobBackend | null,
   say: (line: string) => void,
 ): Promise<string[]> {
   const problems: string[] = [];

@@ -14,7 +14,7 @@ import {
 import { basename, dirname, join } from "node:path";
 import { currentSchemaVersion } from "../db/database.ts";
 import { LATEST_SCHEMA_VERSION } from "../db/migrations.ts";
-import type { BlobStore } from "../files/blobs.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
 import { readTar, TarError } from "../lib/tar.ts";
 import { dataDirPaths, secretFiles } from "../server/datadir.ts";
 import {
@@ -51,7 +51,7 @@ export async function restoreBackup(
   dataDir: string,
   options: {
     /** Where the files go (storage_url); default the data dir's files/. An S3 prefix must be empty. */
-    blobs?: BlobStore;
+    blobs?: BlobBackend;
   } = {},
 ): Promise<RestoreResult> {
   if (!existsSync(archive) || !statSync(archive).isFile())

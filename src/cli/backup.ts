@@ -3,7 +3,7 @@ import { createBackup } from "../backup/create.ts";
 import { isGzipName } from "../backup/manifest.ts";
 import { DEFAULT_DATA_DIR, readConfigFile } from "../config/load.ts";
 import { storageSettingsFrom } from "../config/storage.ts";
-import { openBlobStore } from "../files/open-blobs.ts";
+import { openBlobBackend } from "../files/open-blob-backend.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
 /**
@@ -21,7 +21,7 @@ export async function backupCommand(argv: string[]): Promise<number> {
   const storage = storageSettingsFrom(process.env, configPath ? readConfigFile(configPath) : null);
   const result = await createBackup(dataDir, target, {
     gzip: isGzipName(target),
-    blobs: openBlobStore(storage, dataDir),
+    blobs: openBlobBackend(storage, dataDir),
   });
   for (const d of result.dropped) {
     if (d.reason !== "deleted")

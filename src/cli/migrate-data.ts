@@ -2,7 +2,7 @@ import { MigrateFailed, MigrateRefused, type MigrateReport, migrateData } from "
 import { ConfigError, DEFAULT_DATA_DIR, databaseSettings, readConfigFile } from "../config/load.ts";
 import type { ConfigFile, StorageSettings } from "../config/schema.ts";
 import { storageSettingsFrom } from "../config/storage.ts";
-import { openBlobStore } from "../files/open-blobs.ts";
+import { openBlobBackend } from "../files/open-blob-backend.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
 /** Exit statuses of `gengate migrate-data` (docs/scale-out.md "Moving a single box over"). */
@@ -78,8 +78,8 @@ async function migrateDataWith(argv: string[]): Promise<number> {
     report = await migrateData({
       dataDir,
       target: { url: database.url, password: database.password },
-      sourceBlobs: openBlobStore(sourceStorage, dataDir),
-      targetBlobs: targetStorage ? openBlobStore(targetStorage, dataDir) : null,
+      sourceBlobs: openBlobBackend(sourceStorage, dataDir),
+      targetBlobs: targetStorage ? openBlobBackend(targetStorage, dataDir) : null,
       mode,
       progress,
     });

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { restoreBackup } from "../backup/restore.ts";
 import { DEFAULT_DATA_DIR, readConfigFile } from "../config/load.ts";
 import { storageSettingsFrom } from "../config/storage.ts";
-import { openBlobStore } from "../files/open-blobs.ts";
+import { openBlobBackend } from "../files/open-blob-backend.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
 /**
@@ -17,7 +17,7 @@ export async function restoreCommand(argv: string[]): Promise<number> {
   const configPath = flags.config ?? process.env.GENGATE_CONFIG ?? null;
   const storage = storageSettingsFrom(process.env, configPath ? readConfigFile(configPath) : null);
   const result = await restoreBackup(resolve(positionals[0]!), dataDir, {
-    blobs: openBlobStore(storage, dataDir),
+    blobs: openBlobBackend(storage, dataDir),
   });
   if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`);
   else

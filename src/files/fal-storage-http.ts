@@ -7,7 +7,7 @@ import type { AppContext } from "../server/context.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType } from "./magic.ts";
 import { fileContentUrl } from "./references.ts";
 import { FILE_ID, fileView } from "./store.ts";
-import { receiveUpload } from "./upload.ts";
+import { receiveUpload } from "./upload-stream.ts";
 import { uploadRow } from "./uploads.ts";
 
 /** How long an upload URL handed out by initiate stays usable (fal's are short-lived too). */

@@ -3,9 +3,9 @@ import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { log } from "../lib/log.ts";
 import { measureFileAsync } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
-import { type BlobStore, outputKey } from "./blobs.ts";
+import { type BlobBackend, outputKey } from "./blob-backend.ts";
 import { contentTypeOf, normalizeContentType, SNIFF_BYTES } from "./magic.ts";
-import type { StoredOutput } from "./output-store.ts";
+import type { StoredOutput } from "./output-writer.ts";
 
 export const OUTPUT_MAX_BYTES = 2 * 1024 ** 3;
 export const OUTPUT_FETCH_TIMEOUT_MS = 10 * 60_000;
@@ -27,14 +27,14 @@ function notDownloaded(jobId: string, url: string, reason: string): ProviderErro
 }
 
 /**
- * Copies an upstream's output URL into the store, streaming with a size cap and a timeout, so a
+ * Copies an upstream's output URL into the blob backend, streaming with a size cap and a timeout, so a
  * COMPLETED job never depends on an upstream link's lifetime. The bytes go to a local temp file,
- * are measured there (the settlement's delivered units) and then committed to the blob store whole.
+ * are measured there (the settlement's delivered units) and then committed to the blob backend whole.
  * A failure is a ProviderError: the job fails and its hold is released.
  */
-export async function fetchOutputToStore(
+export async function fetchOutputToBlobs(
   url: string,
-  blobs: BlobStore,
+  blobs: BlobBackend,
   jobId: string,
   idx: number,
   fallbackType: string,

@@ -2,7 +2,7 @@ import { log } from "../lib/log.ts";
 import { ProviderError } from "../providers/types.ts";
 import { getPinned, PinnedGetError } from "../webhooks/pinned.ts";
 import type { Resolver, WebhookPolicy } from "../webhooks/url-policy.ts";
-import { type BlobStore, BlobStoreUnavailable } from "./blobs.ts";
+import { type BlobBackend, BlobBackendUnavailable } from "./blob-backend.ts";
 import { ownFileLink } from "./references.ts";
 import { checkUploadLink, type LinkSigner } from "./signing.ts";
 import { FILE_ID, type FileStore } from "./store.ts";
@@ -33,7 +33,7 @@ export interface InputReaderDeps {
   publicUrl: string;
   signer: LinkSigner;
   files: FileStore;
-  blobs: BlobStore;
+  blobs: BlobBackend;
   /** The outbound policy of webhooks (`webhooks.allow_private_cidrs`), read at each fetch (reloadable). */
   policy: () => WebhookPolicy;
   resolve?: Resolver;
@@ -46,7 +46,7 @@ export interface InputReaderDeps {
  * edits send it as multipart):
  *
  * - a file id, or a link to one of this server's own uploads (`{public_url}/v1/files/{id}/content`,
- *   which file ids become for providers), is read from the blob store, never over HTTP: the link's
+ *   which file ids become for providers), is read from the blob backend, never over HTTP: the link's
  *   signature is checked as a download checks it, and the file must be a live file of the job's
  *   account (`FileStore.getLive`), so another account's id or a forged link is refused;
  * - any other URL is fetched through the outbound policy of webhooks (`webhooks/url-policy.ts`: every
@@ -100,7 +100,7 @@ async function readOwnFile(
     bytes = await deps.blobs.read(file.path, 0, size);
   } catch (err) {
     // S3 down: the job backs off and retries within its time limit, as for a busy upstream.
-    if (err instanceof BlobStoreUnavailable) {
+    if (err instanceof BlobBackendUnavailable) {
       throw new ProviderError("capacity", "The file store cannot be reached right now.");
     }
     throw err;

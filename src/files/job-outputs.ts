@@ -1,5 +1,5 @@
 import { SqlStore } from "../db/store.ts";
-import type { StoredOutput } from "./output-store.ts";
+import type { StoredOutput } from "./output-writer.ts";
 
 /** A stored output as recorded with its job (the output store wrote its bytes). */
 export type OutputRow = StoredOutput;
@@ -14,7 +14,7 @@ export interface OutputFileRow {
 }
 
 /**
- * The `job_outputs` table: a completed job's stored outputs (their bytes live in the blob store),
+ * The `job_outputs` table: a completed job's stored outputs (their bytes live in the blob backend),
  * their retention and the download cap. Rows are written only by `JobStore.complete`, in the
  * transaction that completes their job (a completed job always has its outputs); the retention
  * sweep (`FileStore.sweep`) deletes them with their bytes.

@@ -3,7 +3,7 @@ import { SqlStore } from "../db/store.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
-import type { BlobStore } from "./blobs.ts";
+import type { BlobBackend } from "./blob-backend.ts";
 import type { JobOutputStore } from "./job-outputs.ts";
 
 export const FILE_ID = /^file_[0-9A-Za-z]{24}$/;
@@ -28,7 +28,7 @@ const SWEEP_BATCH = 1000;
 /** The output records the retention sweep removes (JobOutputStore owns the job_outputs table). */
 export type ExpiringOutputs = Pick<JobOutputStore, "expired" | "delete" | "in">;
 
-/** The files table, and the removal of expired bytes (uploads, job outputs) from the blob store. */
+/** The files table, and the removal of expired bytes (uploads, job outputs) from the blob backend. */
 export class FileStore extends SqlStore {
   protected override s = {
     insert: this.q(
@@ -49,7 +49,7 @@ export class FileStore extends SqlStore {
 
   constructor(
     sql: Sql,
-    private readonly blobs: BlobStore,
+    private readonly blobs: BlobBackend,
     private outputs: ExpiringOutputs,
   ) {
     super(sql);

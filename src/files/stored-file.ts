@@ -1,7 +1,7 @@
 import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
-import type { BlobBody, BlobStore } from "./blobs.ts";
+import type { BlobBackend, BlobBody } from "./blob-backend.ts";
 
 /** Stored bytes whose presence and size were checked: a response body, whole or one range. */
 export interface CheckedBlob {
@@ -14,11 +14,11 @@ export interface CheckedBlob {
  * otherwise fail outside the app (a plain-text 500 that the access log records as 200). A row
  * whose bytes are gone or of another size is the operator's problem (a partial restore, a
  * hand-deleted file): logged as an error and answered 500 internal_error in the contract's shape.
- * A store that cannot be reached is 503 capacity_unavailable (BlobStoreUnavailable, from `size`).
+ * A store that cannot be reached is 503 capacity_unavailable (BlobBackendUnavailable, from `size`).
  */
 export async function storedFile(
   request: Request,
-  blobs: BlobStore,
+  blobs: BlobBackend,
   key: string,
   expectedSize: number,
   what: Record<string, unknown>,

@@ -4,7 +4,7 @@ import { sniffImageSize } from "../lib/image-size.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
-import { type ReceivedUpload, receiveUpload } from "./upload.ts";
+import { type ReceivedUpload, receiveUpload } from "./upload-stream.ts";
 
 /** The files row of a received upload: its account (and key; null from the studio), measured image size and expiry. */
 export function uploadRow(
@@ -50,7 +50,7 @@ export async function createAccountUpload(
 }
 
 /**
- * POST /v1/files: the raw bytes streamed to the blob store (a malformed Idempotency-Key is refused before),
+ * POST /v1/files: the raw bytes streamed to the blob backend (a malformed Idempotency-Key is refused before),
  * then the files row and the key's record in one IMMEDIATE transaction. The fingerprint's body is
  * the upload's type and digest. A replay keeps the first upload and deletes the duplicate's bytes.
  * Returns the file's view as JSON text (201), or the stored answer to replay.

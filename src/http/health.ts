@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import { sqlReady } from "../db/database.ts";
-import { freeBytes } from "../files/upload.ts";
+import { freeBytes } from "../files/upload-stream.ts";
 import { DomainError } from "../lib/errors.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";

@@ -1,7 +1,7 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { Sql } from "../db/sql.ts";
-import { freeBytes } from "../files/upload.ts";
+import { freeBytes } from "../files/upload-stream.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { ExpositionWriter } from "./exposition.ts";
 import type { Metrics } from "./metrics.ts";

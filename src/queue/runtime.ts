@@ -2,11 +2,11 @@ import type { LiveSettings } from "../config/schema.ts";
 import { type Bus, LocalBus, publishAfterCommit } from "../db/bus.ts";
 import { GroupCommit } from "../db/group-commit.ts";
 import type { Sql } from "../db/sql.ts";
-import type { BlobStore } from "../files/blobs.ts";
-import { LocalBlobStore } from "../files/blobs-local.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
+import { LocalBlobBackend } from "../files/blob-backend-local.ts";
 import { inputReader } from "../files/input-reader.ts";
 import { JobOutputStore } from "../files/job-outputs.ts";
-import { OutputStore } from "../files/output-store.ts";
+import { OutputWriter } from "../files/output-writer.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
 import { IdempotencyStore } from "../idempotency/idempotency.ts";
@@ -38,8 +38,8 @@ export interface QueueOptions {
   publicUrl: string;
   baseUrl: string;
   filesRoot: string;
-  /** Where stored bytes live (src/files/blobs.ts); default: the local directory filesRoot. */
-  blobs?: BlobStore;
+  /** Where stored bytes live (src/files/blob-backend.ts); default: the local directory filesRoot. */
+  blobs?: BlobBackend;
   /** Output link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   webhookPolicy: () => WebhookPolicy;
@@ -83,8 +83,8 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     events,
     finalHooks: [enqueueWebhook, countFinal],
   });
-  const blobs = o.blobs ?? new LocalBlobStore(o.filesRoot);
-  const outputs = new OutputStore(blobs);
+  const blobs = o.blobs ?? new LocalBlobBackend(o.filesRoot);
+  const outputs = new OutputWriter(blobs);
   const files = new FileStore(sql, blobs, jobOutputs);
   const signer = new LinkSigner(o.linkSecrets);
 

@@ -1,8 +1,8 @@
 import type { Catalog } from "../catalog/catalog.ts";
-import { fetchOutputToStore } from "../files/fetch-output.ts";
+import { fetchOutputToBlobs } from "../files/fetch-output.ts";
 import type { InputReader } from "../files/input-reader.ts";
 import type { OutputRow } from "../files/job-outputs.ts";
-import type { OutputStore } from "../files/output-store.ts";
+import type { OutputWriter } from "../files/output-writer.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
 import { parseQuote } from "../pricing/quote.ts";
@@ -21,7 +21,7 @@ export interface WorkerPoolOptions {
   events: JobEvents;
   providers: Map<string, Provider>;
   catalog: () => Catalog;
-  outputs: OutputStore;
+  outputs: OutputWriter;
   /** Workers per provider. */
   concurrency: (provider: string) => number;
   /** Cap of running jobs per model, or null for none. */
@@ -286,7 +286,7 @@ export class WorkerPool {
       for (const [idx, o] of result.outputs.entries()) {
         if (o.bytes) rows.push(await this.o.outputs.write(job.id, idx, o.bytes, o.contentType));
         else if (o.url) {
-          const copy = await fetchOutputToStore(
+          const copy = await fetchOutputToBlobs(
             o.url,
             this.o.outputs.blobs,
             job.id,

@@ -9,7 +9,7 @@ import { CacheInvalidation } from "../db/invalidation.ts";
 import { openLeadership } from "../db/leader.ts";
 import type { Sql } from "../db/sql.ts";
 import { SqliteSql } from "../db/sql-sqlite.ts";
-import type { BlobStore } from "../files/blobs.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
 import { DomainError } from "../lib/errors.ts";
 import { MAIL_CHANNEL } from "../mail/sender.ts";
 import { validateProviderModels } from "../providers/registry.ts";
@@ -58,8 +58,8 @@ export interface AppContextOptions extends LoadedLive {
   publicUrl: string;
   /** Where uploads and outputs are stored (<data dir>/files). */
   filesRoot: string;
-  /** The blob store the bytes go to (src/files/blobs.ts); default: the directory filesRoot. */
-  blobs?: BlobStore;
+  /** The blob store the bytes go to (src/files/blob-backend.ts); default: the directory filesRoot. */
+  blobs?: BlobBackend;
   /** Output and file link signing secrets; the first signs, all verify. */
   linkSecrets: string[];
   /** SHA-256 of the operator admin token. */

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import type { ServerSettings } from "../config/schema.ts";
 import { openSql } from "../db/open-sql.ts";
-import { openBlobStore } from "../files/open-blobs.ts";
+import { openBlobBackend } from "../files/open-blob-backend.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { createApp } from "../http/app.ts";
 import { errorResponse } from "../http/errors.ts";
@@ -88,7 +88,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     const paths = dataDirPaths(settings.dataDir);
     ensureWritableDataDir(paths);
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
-    const blobs = openBlobStore(settings.storage, paths.root, { atStart: true });
+    const blobs = openBlobBackend(settings.storage, paths.root, { atStart: true });
     const database = await openSql(settings.database ?? { kind: "sqlite" }, paths.database);
     // The data dir's files on SQLite; rows every instance shares on PostgreSQL (shared-secrets.ts).
     const secrets = await openServerSecrets(settings.database ?? { kind: "sqlite" }, database.sql, paths);

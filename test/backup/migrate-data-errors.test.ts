@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { MigrateFailed, MigrateRefused, migrateData } from "../../src/backup/migrate-data.ts";
 import { migratePostgres } from "../../src/db/migrate-postgres.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
-import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import type { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { onPostgres } from "../helpers/backend.ts";
 import { migrationFixture } from "../helpers/populated-datadir.ts";
 import { dialects } from "../helpers/postgres.ts";
@@ -49,7 +49,7 @@ describe.skipIf(!hasPg)("migrate-data refuses, fails cleanly, and catches a tamp
     }
   }
 
-  async function keys(store: S3BlobStore): Promise<string[]> {
+  async function keys(store: S3BlobBackend): Promise<string[]> {
     const out: string[] = [];
     for await (const o of store.list("")) out.push(o.key);
     return out;

@@ -7,7 +7,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { migrateData } from "../../src/backup/migrate-data.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
-import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import type { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { onPostgres } from "../helpers/backend.ts";
 import { migrationFixture } from "../helpers/populated-datadir.ts";
 import { dialects } from "../helpers/postgres.ts";
@@ -152,7 +152,7 @@ describe.skipIf(!hasPg)("migrate-data into PostgreSQL and S3", () => {
     for (const { path } of paths)
       await from.put(path, readFileSync(join(dataDir, "files", path)), "application/octet-stream");
     rmSync(join(dataDir, "files"), { recursive: true }); // nothing may be read from the data dir's files/
-    const to = options.targetBlobs as S3BlobStore;
+    const to = options.targetBlobs as S3BlobBackend;
     const moved = await migrateData({ ...options, sourceBlobs: from });
     expect(moved).toMatchObject({ verified: true, files_copied: true, files: paths.length });
     for (const { path } of paths)

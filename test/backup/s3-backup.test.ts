@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createBackup } from "../../src/backup/create.ts";
 import { RestoreError, restoreBackup } from "../../src/backup/restore.ts";
-import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import type { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { startFunded } from "../helpers/api.ts";
 import { BACKUP_IS_SQLITE, onPostgres, sqliteOnly } from "../helpers/backend.ts";
@@ -17,7 +17,7 @@ import { runGengate, tempDir } from "../helpers/server.ts";
 
 let s3: TestS3;
 let s: Awaited<ReturnType<typeof startFunded>>;
-let source: S3BlobStore;
+let source: S3BlobBackend;
 let work: string;
 let serveEnv: ReturnType<TestS3["serveEnv"]>;
 beforeAll(async () => {
@@ -35,7 +35,7 @@ afterAll(async () => {
   await s3?.stop();
 });
 
-async function keys(b: S3BlobStore): Promise<string[]> {
+async function keys(b: S3BlobBackend): Promise<string[]> {
   const out: string[] = [];
   for await (const o of b.list("")) out.push(o.key);
   return out.sort();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { uploadKey } from "../../src/files/blobs.ts";
+import { uploadKey } from "../../src/files/blob-backend.ts";
 import { DOWNLOAD_CSP } from "../../src/files/download-headers.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { json, makeTestApp } from "../helpers/context.ts";

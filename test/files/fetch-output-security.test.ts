@@ -2,15 +2,15 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
-import { fetchOutputToStore } from "../../src/files/fetch-output.ts";
+import { LocalBlobBackend } from "../../src/files/blob-backend-local.ts";
+import { fetchOutputToBlobs } from "../../src/files/fetch-output.ts";
 
 /**
  * An upstream's output link is fetched by the gateway. Some models hand back a URL from their
  * input, so what the link answered must not reach the client: an error there used to say "answered
  * 404" for an open port and "(ConnectionRefused)" for a closed one (issue 31, item 1's audit).
  */
-const blobs = new LocalBlobStore(mkdtempSync(join(tmpdir(), "gengate-out-")));
+const blobs = new LocalBlobBackend(mkdtempSync(join(tmpdir(), "gengate-out-")));
 const open = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
@@ -23,7 +23,7 @@ afterAll(() => open.stop(true));
 
 async function failure(url: string): Promise<Error & { kind?: string }> {
   const signal = new AbortController().signal;
-  return await fetchOutputToStore(url, blobs, "req_out", 0, "image/png", signal).then(
+  return await fetchOutputToBlobs(url, blobs, "req_out", 0, "image/png", signal).then(
     () => {
       throw new Error("expected the download to fail");
     },

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
-import { outputKey } from "../../src/files/blobs.ts";
-import { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import { outputKey } from "../../src/files/blob-backend.ts";
+import { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { json, logLines, makeTestApp } from "../helpers/context.ts";
 import { completedJobWithOutput } from "../helpers/outputs.ts";
@@ -74,7 +74,7 @@ describe("the S3 store down", () => {
 
   test("an endpoint that never answers: downloads and uploads are 503 after the call time limits, not a hang", async () => {
     const settings = { ...s3.settings(), endpoint: `http://127.0.0.1:${silent.port}` };
-    const blobs = new S3BlobStore(settings, s3.store().spoolDir, { timeoutMs: 300 });
+    const blobs = new S3BlobBackend(settings, s3.store().spoolDir, { timeoutMs: 300 });
     const t = await makeTestApp({ blobs });
     // The row exists; its bytes are asked of a bucket that does not answer.
     const id = Bun.randomUUIDv7();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import type { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { startFunded } from "../helpers/api.ts";
 import { onPostgres } from "../helpers/backend.ts";
@@ -16,7 +16,7 @@ import { runGengate, tempDir } from "../helpers/server.ts";
 
 let s3: TestS3;
 let s: Awaited<ReturnType<typeof startFunded>>;
-let bucket: S3BlobStore;
+let bucket: S3BlobBackend;
 beforeAll(async () => {
   s3 = await startS3();
   const { env, toml, prefix } = s3.serveEnv();

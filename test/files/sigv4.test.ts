@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { readBlob } from "../helpers/blobs.ts";
 
 // s3rver does not check SigV4 signatures, so the signing Bun.S3Client does for gengate is checked
@@ -118,7 +118,7 @@ describe("every request of the S3 blob store is signed right (Bun.S3Client)", ()
   const secret = "a/Secret+With=Odd/Chars0123456789abcdef";
   const captured: (SignedRequest & { body: Uint8Array })[] = [];
   let server: Server<undefined>;
-  let store: S3BlobStore;
+  let store: S3BlobBackend;
   const objects = new Map<string, Uint8Array>();
   const parts = new Map<number, Uint8Array>();
 
@@ -195,7 +195,7 @@ describe("every request of the S3 blob store is signed right (Bun.S3Client)", ()
         return new Response(obj);
       },
     });
-    store = new S3BlobStore(
+    store = new S3BlobBackend(
       {
         kind: "s3",
         bucket: "bkt",

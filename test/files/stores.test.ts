@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readdirSync, writeSync } from "node:fs";
-import { type BlobStore, outputKey } from "../../src/files/blobs.ts";
+import { type BlobBackend, outputKey } from "../../src/files/blob-backend.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { readBlob } from "../helpers/blobs.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
@@ -15,15 +15,15 @@ const stores = storesUnderTest();
 
 type Err = { error: { code: string } };
 
-async function keys(b: BlobStore, prefix: string): Promise<string[]> {
+async function keys(b: BlobBackend, prefix: string): Promise<string[]> {
   const out: string[] = [];
   for await (const o of b.list(prefix)) out.push(o.key);
   return out;
 }
-const spooled = (b: BlobStore) =>
+const spooled = (b: BlobBackend) =>
   (readdirSync(b.spoolDir, { recursive: true }) as string[]).filter((f) => f.endsWith(".part"));
 
-async function app(blobs: BlobStore, uploadMaxBytes = 100_000) {
+async function app(blobs: BlobBackend, uploadMaxBytes = 100_000) {
   const t = await makeTestApp({ blobs });
   t.ctx.live = { ...t.ctx.live, limits: { ...t.ctx.live.limits, uploadMaxBytes } };
   return t;

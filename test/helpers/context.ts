@@ -5,7 +5,7 @@ import { hashSecret } from "../../src/accounts/keys.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
-import type { BlobStore } from "../../src/files/blobs.ts";
+import type { BlobBackend } from "../../src/files/blob-backend.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { PeerSource } from "../../src/http/request-meta.ts";
 import { setLogSink } from "../../src/lib/log.ts";
@@ -59,7 +59,7 @@ export async function makeTestApp(
     now?: () => number;
     providers?: Record<string, unknown>;
     /** Where the bytes go; default a local directory under the temp dir. */
-    blobs?: BlobStore;
+    blobs?: BlobBackend;
     /** The socket addresses requests come from (createApp's `peers`); default none. */
     peers?: PeerSource;
   } = {},

@@ -1,4 +1,4 @@
-import type { StoredOutput } from "../../src/files/output-store.ts";
+import type { StoredOutput } from "../../src/files/output-writer.ts";
 import type { makeTestApp } from "./context.ts";
 
 type TestApp = Awaited<ReturnType<typeof makeTestApp>>;

@@ -3,8 +3,8 @@ import { afterAll, beforeAll } from "bun:test";
 import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { MigrateOptions } from "../../src/backup/migrate-data.ts";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
-import type { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import { LocalBlobBackend } from "../../src/files/blob-backend-local.ts";
+import type { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "./api.ts";
 import { createTestDatabase, type TestDatabase } from "./postgres.ts";
@@ -182,7 +182,7 @@ export interface MigrationCase {
   /** A fresh, empty PostgreSQL database. */
   db: TestDatabase;
   /** A fresh prefix of the s3rver bucket. */
-  target: S3BlobStore;
+  target: S3BlobBackend;
   /** migrateData's options from the copy's files/ to them (mode "copy"). */
   options: MigrateOptions;
 }
@@ -230,7 +230,7 @@ export function migrationFixture(): MigrationFixture {
         options: {
           dataDir,
           target: { url: db.url, password: null },
-          sourceBlobs: new LocalBlobStore(join(dataDir, "files")),
+          sourceBlobs: new LocalBlobBackend(join(dataDir, "files")),
           targetBlobs: target,
           mode: "copy",
         },

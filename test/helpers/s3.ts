@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StorageSettings } from "../../src/config/schema.ts";
-import type { BlobStore } from "../../src/files/blobs.ts";
-import { LocalBlobStore } from "../../src/files/blobs-local.ts";
-import { S3BlobStore } from "../../src/files/blobs-s3.ts";
+import type { BlobBackend } from "../../src/files/blob-backend.ts";
+import { LocalBlobBackend } from "../../src/files/blob-backend-local.ts";
+import { S3BlobBackend } from "../../src/files/blob-backend-s3.ts";
 
 /** s3rver accepts only this key pair (and does not check SigV4 signatures: see test/files/sigv4.test.ts). */
 export const S3_ACCESS_KEY = "S3RVER";
@@ -18,7 +18,7 @@ export interface TestS3 {
   /** Settings of a fresh prefix in the test bucket (each store its own keys). */
   settings(prefix?: string): Extract<StorageSettings, { kind: "s3" }>;
   /** A blob store on a fresh prefix (or the given one), spooling under a temp dir. */
-  store(options?: { timeoutMs?: number; prefix?: string }): S3BlobStore;
+  store(options?: { timeoutMs?: number; prefix?: string }): S3BlobBackend;
   /** Environment and config for `gengate serve` on a fresh prefix of this server. */
   serveEnv(): { env: Record<string, string>; toml: string; prefix: string };
   stop(): Promise<void>;
@@ -66,7 +66,7 @@ export async function startS3(): Promise<TestS3> {
     port,
     settings,
     store: (options = {}) =>
-      new S3BlobStore(settings(options.prefix), join(spools, String(++counter)), options),
+      new S3BlobBackend(settings(options.prefix), join(spools, String(++counter)), options),
     serveEnv() {
       const prefix = `serve${process.pid}-${++counter}`;
       return {
@@ -93,7 +93,7 @@ export async function startS3(): Promise<TestS3> {
  * The blob stores a suite runs the same cases on (`describe.each`): a fresh local directory and a
  * fresh prefix of an s3rver started for the file (hooks registered here, at the file's top level).
  */
-export function storesUnderTest(): [string, () => BlobStore][] {
+export function storesUnderTest(): [string, () => BlobBackend][] {
   let s3: TestS3 | null = null;
   const dirs: string[] = [];
   beforeAll(async () => {
@@ -109,7 +109,7 @@ export function storesUnderTest(): [string, () => BlobStore][] {
       () => {
         const dir = mkdtempSync(join(tmpdir(), "gengate-blobs-"));
         dirs.push(dir);
-        return new LocalBlobStore(dir);
+        return new LocalBlobBackend(dir);
       },
     ],
     ["S3", () => s3!.store()],

@@ -1,6 +1,6 @@
 import type { Model } from "../../../src/catalog/model.ts";
 import type { ProviderSettings } from "../../../src/config/schema.ts";
-import type { BlobStore } from "../../../src/files/blobs.ts";
+import type { BlobBackend } from "../../../src/files/blob-backend.ts";
 import { inputReader } from "../../../src/files/input-reader.ts";
 import { LinkSigner } from "../../../src/files/signing.ts";
 import type { FileStore } from "../../../src/files/store.ts";
@@ -120,7 +120,7 @@ export function fakeJob(
     publicUrl: "http://gengate.test",
     signer: new LinkSigner(["test-secret-test-secret"]),
     files: { getLive: async () => null } as unknown as FileStore,
-    blobs: {} as BlobStore,
+    blobs: {} as BlobBackend,
     policy: () => ({ allowPrivateCidrs: over.allowPrivateCidrs ?? [] }),
   });
   const job: FakeJob = {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
-import type { BlobStore } from "../../src/files/blobs.ts";
+import type { BlobBackend } from "../../src/files/blob-backend.ts";
 import { readBlob } from "../helpers/blobs.ts";
 import { storesUnderTest } from "../helpers/s3.ts";
 
@@ -9,7 +9,7 @@ const stores = storesUnderTest();
 const bytesOf = (n: number, seed = 1) => new Uint8Array(n).map((_, i) => (i * 31 + seed) & 255);
 const text = async (body: Blob | ReadableStream<Uint8Array>) =>
   new Uint8Array(await new Response(body).arrayBuffer());
-const keysUnder = async (b: BlobStore, prefix: string) => {
+const keysUnder = async (b: BlobBackend, prefix: string) => {
   const out: string[] = [];
   for await (const o of b.list(prefix)) out.push(`${o.key}:${o.size}`);
   return out.sort();

@@ -1,6 +1,6 @@
 import { sha256Hex } from "../lib/hash.ts";
 import type { Measured } from "../providers/measure.ts";
-import { type BlobStore, outputKey, outputPrefix } from "./blobs.ts";
+import { type BlobBackend, outputKey, outputPrefix } from "./blob-backend.ts";
 
 export interface StoredOutput {
   idx: number;
@@ -13,11 +13,11 @@ export interface StoredOutput {
 }
 
 /**
- * Job outputs in the blob store, under outputs/<job id>/<index>: each written whole (a temp name
+ * Job outputs in the blob backend, under outputs/<job id>/<index>: each written whole (a temp name
  * renamed locally, one PUT on S3), so a crash never leaves a half-written output under its key.
  */
-export class OutputStore {
-  constructor(readonly blobs: BlobStore) {}
+export class OutputWriter {
+  constructor(readonly blobs: BlobBackend) {}
 
   async write(jobId: string, idx: number, bytes: Uint8Array, contentType: string): Promise<StoredOutput> {
     const key = outputKey(jobId, idx);

@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from "n
 import { DomainError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import { tooLarge } from "../lib/read-capped.ts";
-import { type BlobStore, uploadKey } from "./blobs.ts";
+import { type BlobBackend, uploadKey } from "./blob-backend.ts";
 import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "./magic.ts";
 
 const GC_EVERY_BYTES = 32 * 1024 * 1024;
@@ -13,7 +13,7 @@ const HEAD_BYTES = 256 * 1024;
 
 export interface ReceivedUpload {
   id: string;
-  /** Its key in the blob store. */
+  /** Its key in the blob backend. */
   path: string;
   contentType: string;
   size: number;
@@ -35,7 +35,7 @@ export function freeBytes(dir: string): number {
 }
 
 /**
- * Streams a raw upload to uploads/<id> in the blob store without holding it in memory: chunks are
+ * Streams a raw upload to uploads/<id> in the blob backend without holding it in memory: chunks are
  * hashed and written one at a time to a local temp file (synchronous writes, so a fast client
  * cannot outrun the disk). The declared Content-Type must be allowed and agree with the magic
  * bytes; the size is checked from Content-Length before reading and while reading. Only a
@@ -46,7 +46,7 @@ export function freeBytes(dir: string): number {
  */
 export async function receiveUpload(
   request: Request,
-  blobs: BlobStore,
+  blobs: BlobBackend,
   limits: UploadLimits,
 ): Promise<ReceivedUpload> {
   const contentType = normalizeContentType(request.headers.get("content-type"));

@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { S3Client } from "bun";
 import type { StorageSettings } from "../config/schema.ts";
-import { type BlobBody, type BlobStore, BlobStoreUnavailable, checkKey } from "./blobs.ts";
+import { type BlobBackend, BlobBackendUnavailable, type BlobBody, checkKey } from "./blob-backend.ts";
 
 export type S3BlobSettings = Extract<StorageSettings, { kind: "s3" }>;
 
@@ -21,15 +21,15 @@ const DELETE_CONCURRENCY = 8;
 const RETRYABLE = new Set(["InternalError", "SlowDown", "ServiceUnavailable", "RequestTimeout"]);
 
 /**
- * The blob store in an S3-compatible bucket, over Bun's built-in `Bun.S3Client` (SigV4 signing,
+ * The blob backend in an S3-compatible bucket, over Bun's built-in `Bun.S3Client` (SigV4 signing,
  * multipart uploads, ranged GETs; no SDK). Bytes on their way in are spooled to a local directory
  * first and uploaded only once gengate's checks passed, so an object exists under its key only when
  * complete and accepted (`commit`). Downloads stream a ranged GET straight into the response
  * (`body`): never the whole object in memory, and never a redirect to the bucket (the bucket stays
  * private; gengate's links and download cap stay the only way in). A failure to reach the bucket is
- * `BlobStoreUnavailable` (503 `capacity_unavailable`).
+ * `BlobBackendUnavailable` (503 `capacity_unavailable`).
  */
-export class S3BlobStore implements BlobStore {
+export class S3BlobBackend implements BlobBackend {
   readonly kind = "s3" as const;
   readonly location: string;
   readonly spoolDir: string;
@@ -63,7 +63,7 @@ export class S3BlobStore implements BlobStore {
 
   /**
    * One call to the bucket with a time limit; an error S3 says to retry (InternalError, SlowDown,
-   * 503) is retried twice for idempotent calls. Anything else that fails is BlobStoreUnavailable.
+   * 503) is retried twice for idempotent calls. Anything else that fails is BlobBackendUnavailable.
    */
   private async call<T>(
     operation: string,
@@ -85,7 +85,7 @@ export class S3BlobStore implements BlobStore {
           await Bun.sleep(50 * 4 ** attempt);
           continue;
         }
-        throw new BlobStoreUnavailable(operation, this.location, describe(err));
+        throw new BlobBackendUnavailable(operation, this.location, describe(err));
       } finally {
         clearTimeout(timer);
       }
@@ -151,7 +151,7 @@ export class S3BlobStore implements BlobStore {
     try {
       for await (const chunk of this.client.file(this.k(key)).stream()) yield chunk;
     } catch (err) {
-      throw new BlobStoreUnavailable("read", this.location, describe(err));
+      throw new BlobBackendUnavailable("read", this.location, describe(err));
     }
   }
 

@@ -2,16 +2,16 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { open, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { type BlobBody, type BlobStore, checkKey } from "./blobs.ts";
+import { type BlobBackend, type BlobBody, checkKey } from "./blob-backend.ts";
 
 /**
- * The blob store in a local directory (<data dir>/files, the default): a key is a path under it.
+ * The blob backend in a local directory (<data dir>/files, the default): a key is a path under it.
  * Writes go to a temp name in the key's own directory (same file system) and are renamed, so a
  * crash never leaves a half-written file under its key; temp names start with "." and are never
  * listed. Downloads are `Bun.file` slices, which Bun sends from the file without copying it
  * through JavaScript.
  */
-export class LocalBlobStore implements BlobStore {
+export class LocalBlobBackend implements BlobBackend {
   readonly kind = "file" as const;
   readonly root: string;
   readonly location: string;

@@ -3,8 +3,8 @@ import { errorFields, log } from "../lib/log.ts";
 
 /**
  * The one port every stored byte goes through: uploads, job outputs, downloads (with Range), the
- * retention sweep and backups. Two implementations: a local directory (`blobs-local.ts`, the
- * default, <data dir>/files) and an S3-compatible bucket (`blobs-s3.ts`), chosen at start from
+ * retention sweep and backups. Two implementations: a local directory (`blob-backend-local.ts`, the
+ * default, <data dir>/files) and an S3-compatible bucket (`blob-backend-s3.ts`), chosen at start from
  * `storage_url` (docs/scale-out.md, "Files").
  *
  * Keys are the relative paths the metadata rows already hold (`files.path`, `job_outputs.path`):
@@ -12,7 +12,7 @@ import { errorFields, log } from "../lib/log.ts";
  * once, complete (a temp file renamed locally; one PUT or a completed multipart upload on S3), and
  * only then does a row point at it, so a reader never sees a partial object under its key.
  */
-export interface BlobStore {
+export interface BlobBackend {
   readonly kind: "file" | "s3";
   /** Where the bytes are, for logs and health: `file:/abs/dir` or `s3://bucket/prefix`. */
   readonly location: string;
@@ -56,7 +56,7 @@ export type BlobBody = Blob | ReadableStream<Uint8Array>;
  * The store cannot be reached (S3 down, refused, timing out): the caller gets the contract's 503
  * `capacity_unavailable` with Retry-After, never a 500 or a hang; the cause is logged once here.
  */
-export class BlobStoreUnavailable extends DomainError {
+export class BlobBackendUnavailable extends DomainError {
   constructor(operation: string, location: string, cause: unknown) {
     super("capacity_unavailable", "The file store cannot be reached right now; retry shortly.", {
       retryAfterSeconds: 5,
