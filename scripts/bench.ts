@@ -384,9 +384,9 @@ async function consolePhase(bin: string, dataDir: string) {
   const { openDatabase } = await import("../src/db/database.ts");
   const { SqliteSql } = await import("../src/db/sql-sqlite.ts");
   const { createServices } = await import("../src/server/services.ts");
-  const { JobStore } = await import("../src/queue/jobs.ts");
+  const { JobStore } = await import("../src/queue/job-store.ts");
   const { JobEvents } = await import("../src/queue/events.ts");
-  const { JobOutputStore } = await import("../src/files/job-outputs.ts");
+  const { JobOutputStore } = await import("../src/files/job-output-store.ts");
   const first = await startGengate(bin, dataDir, LIMITS);
   first.proc.kill("SIGKILL");
   await first.proc.exited;

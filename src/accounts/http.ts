@@ -5,7 +5,6 @@ import { errors } from "../http/schemas.ts";
 import { parseMonth } from "../ledger/month.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { type KeyChanges, keyView } from "./accounts.ts";
 import {
   AccountSchema,
   CreateKeyBody,
@@ -19,6 +18,7 @@ import {
   SpendSchema,
   UpdateKeyBody,
 } from "./schemas.ts";
+import { type KeyChanges, keyView } from "./store.ts";
 import { accountBody } from "./summary.ts";
 
 function keyChanges(body: {

@@ -1,7 +1,7 @@
 import type { Ledger } from "../ledger/ledger.ts";
 import type { Wallet } from "../ledger/wallet.ts";
 import { DomainError } from "../lib/errors.ts";
-import { type Account, type AccountStore, accountView } from "./accounts.ts";
+import { type Account, type AccountStore, accountView } from "./store.ts";
 
 export interface AccountSummaryDeps {
   accounts: Pick<AccountStore, "getAccount">;

@@ -1,6 +1,6 @@
-import { accountView, type Currency, keyView } from "../accounts/accounts.ts";
+import { accountView, type Currency, keyView } from "../accounts/store.ts";
 import { withMonthSpend } from "../accounts/summary.ts";
-import { fxView, isFxCurrency } from "../fx/rates.ts";
+import { fxView, isFxCurrency } from "../fx/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
 import { parseRate } from "../pricing/fx.ts";

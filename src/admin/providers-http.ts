@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { fxView } from "../fx/rates.ts";
+import { fxView } from "../fx/store.ts";
 import { errors } from "../http/schemas.ts";
 import { type OperatorDeps, setFxRate } from "./operations.ts";
 import { type ProviderHealthDeps, providerHealth } from "./providers.ts";

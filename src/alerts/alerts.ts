@@ -1,4 +1,4 @@
-import type { Currency } from "../accounts/accounts.ts";
+import type { Currency } from "../accounts/store.ts";
 import type { Sql } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
 import type { BalanceWatcher, MovedRow } from "../ledger/ledger.ts";

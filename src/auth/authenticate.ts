@@ -1,5 +1,5 @@
-import type { AccountStore, Principal } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import type { AccountStore, Principal } from "../accounts/store.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { rateLimitHeaders } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import type { Currency } from "../accounts/accounts.ts";
+import type { Currency } from "../accounts/store.ts";
 import {
   adjustAccount,
   createAccountWithKey,
@@ -17,7 +17,7 @@ import type { DatabaseSettings } from "../config/schema.ts";
 import { openBus } from "../db/bus.ts";
 import { CacheInvalidation } from "../db/invalidation.ts";
 import { openSql } from "../db/open-sql.ts";
-import { isFxCurrency } from "../fx/rates.ts";
+import { isFxCurrency } from "../fx/store.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import { dataDirPaths } from "../server/datadir.ts";
 import { createServices, type Services, type ServicesOptions } from "../server/services.ts";

@@ -1,5 +1,5 @@
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
-import { ORDER_STATUSES, type OrderStatus, orderView } from "../payments/orders.ts";
+import { ORDER_STATUSES, type OrderStatus, orderView } from "../payments/order-store.ts";
 import { isProviderName } from "../payments/service.ts";
 import { parseArgs, UsageError } from "./args.ts";
 import { withServices } from "./operator.ts";

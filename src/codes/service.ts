@@ -1,4 +1,4 @@
-import type { Account, AccountStore, Currency } from "../accounts/accounts.ts";
+import type { Account, AccountStore, Currency } from "../accounts/store.ts";
 import type { Sql } from "../db/sql.ts";
 import { serviceIn } from "../db/store.ts";
 import type { Ledger } from "../ledger/ledger.ts";

@@ -15,7 +15,7 @@ import {
   ORDER_STATUSES,
   type OrderRow,
   type OrderStatus,
-} from "../payments/orders.ts";
+} from "../payments/order-store.ts";
 import { PROVIDER_LABEL, PROVIDERS, type ProviderName } from "../payments/provider.ts";
 import { adminPage } from "./admin-pages.ts";
 import { formatMoney, formatTime } from "./format.ts";

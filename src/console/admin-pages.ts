@@ -6,7 +6,7 @@
  * services as the admin API and the CLI (src/admin/operations.ts, the people services of src/people/).
  */
 import { Elysia } from "elysia";
-import type { Account } from "../accounts/accounts.ts";
+import type { Account } from "../accounts/store.ts";
 import {
   creditAccount,
   adjustAccount as doAdjust,
@@ -14,7 +14,7 @@ import {
   requireReason,
   setFxRate,
 } from "../admin/operations.ts";
-import { FX_CURRENCIES, isFxCurrency } from "../fx/rates.ts";
+import { FX_CURRENCIES, isFxCurrency } from "../fx/store.ts";
 import { decimalFromInput } from "../http/inputs.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";

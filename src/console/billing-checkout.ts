@@ -12,7 +12,7 @@ import { httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
-import { ORDER_ID, type OrderRow } from "../payments/orders.ts";
+import { ORDER_ID, type OrderRow } from "../payments/order-store.ts";
 import { type PaymentCurrency, PROVIDER_LABEL } from "../payments/provider.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import {

@@ -8,8 +8,8 @@
  * created (created_by); another account's key id is 404.
  */
 import { Elysia } from "elysia";
-import type { ApiKeyRow } from "../accounts/accounts.ts";
 import { KEY_NAME_MAX_LENGTH } from "../accounts/schemas.ts";
+import type { ApiKeyRow } from "../accounts/store.ts";
 import { httpStatus } from "../http/errors.ts";
 import { decimalFromInput } from "../http/inputs.ts";
 import { type KeyFigures, keyFigures } from "../ledger/figures.ts";

@@ -4,7 +4,7 @@ import { errorFields, log } from "../lib/log.ts";
 import { nextTurn } from "../lib/next-turn.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { BlobBackend } from "./blob-backend.ts";
-import type { JobOutputStore } from "./job-outputs.ts";
+import type { JobOutputStore } from "./job-output-store.ts";
 
 export const FILE_ID = /^file_[0-9A-Za-z]{24}$/;
 

@@ -1,4 +1,4 @@
-import type { Principal } from "../accounts/accounts.ts";
+import type { Principal } from "../accounts/store.ts";
 import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
 import { sniffImageSize } from "../lib/image-size.ts";
 import { errorFields, log } from "../lib/log.ts";

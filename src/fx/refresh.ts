@@ -4,7 +4,7 @@ import type { Leadership } from "../db/leader.ts";
 import { UTC_NO_OVERLAP } from "../lib/cron.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { parseRate } from "../pricing/fx.ts";
-import type { FxStore } from "./rates.ts";
+import type { FxStore } from "./store.ts";
 
 /**
  * Fetches the USD->RUB rate from the operator's URL. The body is either a bare number or JSON

@@ -14,7 +14,7 @@
  * All three run the same steps in one group-committed transaction: the opener's in-flight cap, the
  * reservation of the quoted price (the ledger's balance and the key's monthly limit) and the job row.
  */
-import type { Principal } from "../accounts/accounts.ts";
+import type { Principal } from "../accounts/store.ts";
 import type { Model } from "../catalog/model.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
@@ -25,7 +25,7 @@ import { DomainError } from "../lib/errors.ts";
 import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import type { JobEvents } from "../queue/events.ts";
 import type { JobRow } from "../queue/job-row.ts";
-import type { JobStore } from "../queue/jobs.ts";
+import type { JobStore } from "../queue/job-store.ts";
 
 /**
  * Who opens a job: an API key (`source` "API", `apiOpener`) or a person signed in to the studio

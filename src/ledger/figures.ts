@@ -1,4 +1,4 @@
-import type { AccountStore, Currency } from "../accounts/accounts.ts";
+import type { AccountStore, Currency } from "../accounts/store.ts";
 import { toCsv } from "../lib/csv.ts";
 import { DomainError } from "../lib/errors.ts";
 import { formatMicro } from "../lib/money.ts";

@@ -1,4 +1,4 @@
-import type { AccountStore } from "../accounts/accounts.ts";
+import type { AccountStore } from "../accounts/store.ts";
 import type { SmtpSettings } from "../config/schema.ts";
 import type { Sql } from "../db/sql.ts";
 import type { PeopleNotifier } from "../people/common.ts";

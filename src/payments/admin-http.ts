@@ -8,7 +8,7 @@ import { DecimalInput, decimalFromInput, idCursor, PagingQuery, paging } from ".
 import { errors, MicroString } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { notificationView, ORDER_ID, ORDER_STATUSES, type OrderStatus, orderView } from "./orders.ts";
+import { notificationView, ORDER_ID, ORDER_STATUSES, type OrderStatus, orderView } from "./order-store.ts";
 import { isProviderName } from "./service.ts";
 
 const Nullable = <S extends Awaited<ReturnType<typeof t.String>>>(s: S) => t.Union([s, t.Null()]);

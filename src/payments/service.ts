@@ -12,7 +12,7 @@
  * - Every notification is logged with its outcome (payment_notifications).
  */
 
-import type { AccountStore } from "../accounts/accounts.ts";
+import type { AccountStore } from "../accounts/store.ts";
 import { requireReason } from "../admin/operations.ts";
 import type { PaymentSettings } from "../config/schema.ts";
 import type { Sql } from "../db/sql.ts";
@@ -21,7 +21,7 @@ import { balanceLimitError, isBalanceLimitError, type Ledger } from "../ledger/l
 import { DomainError } from "../lib/errors.ts";
 import { formatMicro, MAX_BALANCE_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
-import { type NotificationOutcome, type OrderRow, OrderStore } from "./orders.ts";
+import { type NotificationOutcome, type OrderRow, OrderStore } from "./order-store.ts";
 import {
   microToMinor,
   type PaymentCurrency,

@@ -1,5 +1,5 @@
-import type { AccountStore } from "../accounts/accounts.ts";
 import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import type { AccountStore } from "../accounts/store.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";

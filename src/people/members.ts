@@ -1,4 +1,4 @@
-import type { Currency } from "../accounts/accounts.ts";
+import type { Currency } from "../accounts/store.ts";
 import type { Sql } from "../db/sql.ts";
 import { DomainError } from "../lib/errors.ts";
 import { normalizeEmail, PeopleServiceBase } from "./common.ts";

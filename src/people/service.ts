@@ -1,4 +1,4 @@
-import type { AccountStore } from "../accounts/accounts.ts";
+import type { AccountStore } from "../accounts/store.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
 import type { PeopleNotifier } from "./common.ts";
 import { InviteService } from "./invites.ts";

@@ -1,4 +1,4 @@
-import type { AccountStore } from "../accounts/accounts.ts";
+import type { AccountStore } from "../accounts/store.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
 import { SqlConstraintError } from "../db/sql.ts";
 import { DomainError } from "../lib/errors.ts";

@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import type { Principal } from "../accounts/accounts.ts";
+import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";

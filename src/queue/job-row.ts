@@ -1,6 +1,6 @@
 /**
  * A job as stored (the `jobs` table) and as opened, shared by the stores that keep it and the
- * code that renders it; the state machine itself is `JobStore` (jobs.ts).
+ * code that renders it; the state machine itself is `JobStore` (job-store.ts).
  */
 
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED";

@@ -1,9 +1,9 @@
-import type { Principal } from "../accounts/accounts.ts";
+import type { Principal } from "../accounts/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
 import type { JobRow } from "./job-row.ts";
-import type { JobStore } from "./jobs.ts";
+import type { JobStore } from "./job-store.ts";
 import type { QueueServices } from "./runtime.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { log } from "../lib/log.ts";
 import type { Provider } from "../providers/types.ts";
-import type { JobLogStore } from "./job-logs.ts";
-import type { JobStore } from "./jobs.ts";
+import type { JobLogStore } from "./job-log-store.ts";
+import type { JobStore } from "./job-store.ts";
 
 /**
  * Jobs whose worker died (crash, kill -9, a stuck worker whose lease lapsed) and jobs past their

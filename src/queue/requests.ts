@@ -1,11 +1,11 @@
-import type { AccountStore, Currency } from "../accounts/accounts.ts";
-import type { JobOutputStore } from "../files/job-outputs.ts";
+import type { AccountStore, Currency } from "../accounts/store.ts";
+import type { JobOutputStore } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { ID_PATTERN, UUID_PATTERN } from "../lib/ids.ts";
-import type { JobLogStore } from "./job-logs.ts";
+import type { JobLogStore } from "./job-log-store.ts";
 import type { JobRow, JobStatus } from "./job-row.ts";
-import type { JobStore } from "./jobs.ts";
+import type { JobStore } from "./job-store.ts";
 import type { QueueServices } from "./runtime.ts";
 
 /**

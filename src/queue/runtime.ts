@@ -5,7 +5,7 @@ import type { Sql } from "../db/sql.ts";
 import type { BlobBackend } from "../files/blob-backend.ts";
 import { LocalBlobBackend } from "../files/blob-backend-local.ts";
 import { inputReader } from "../files/input-reader.ts";
-import { JobOutputStore } from "../files/job-outputs.ts";
+import { JobOutputStore } from "../files/job-output-store.ts";
 import { OutputWriter } from "../files/output-writer.ts";
 import { LINK_TTL_SECONDS, LinkSigner } from "../files/signing.ts";
 import { FileStore } from "../files/store.ts";
@@ -18,12 +18,12 @@ import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
 import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
-import { WebhookSecretStore } from "../webhooks/secrets.ts";
+import { WebhookSecretStore } from "../webhooks/secret-store.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
 import { JobEvents } from "./events.ts";
-import { JobLogStore } from "./job-logs.ts";
+import { JobLogStore } from "./job-log-store.ts";
 import type { JobRow } from "./job-row.ts";
-import { JobStore } from "./jobs.ts";
+import { JobStore } from "./job-store.ts";
 import {
   listItemView,
   queuedRequestView,

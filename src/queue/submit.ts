@@ -6,7 +6,7 @@ import { type OpenedOnce, type OpenJobDeps, openJob, openJobOnce } from "../jobs
 import type { HoldRow } from "../ledger/ledger.ts";
 import { JOB_POLL_MS, type JobEvents } from "./events.ts";
 import { FINAL_STATUSES, type JobRow } from "./job-row.ts";
-import type { JobStore } from "./jobs.ts";
+import type { JobStore } from "./job-store.ts";
 
 /** A queue submit: a media door's input, and the Idempotency-Key of a /queue submit. */
 export interface SubmitInput extends MediaSubmit {

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog.ts";
 import { fetchOutputToBlobs } from "../files/fetch-output.ts";
 import type { InputReader } from "../files/input-reader.ts";
-import type { OutputRow } from "../files/job-outputs.ts";
+import type { OutputRow } from "../files/job-output-store.ts";
 import type { OutputWriter } from "../files/output-writer.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
@@ -10,9 +10,9 @@ import { bytesSource, type Measured, measureMedia } from "../providers/measure.t
 import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
 import { logProviderFailure, ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
-import type { JobLogStore } from "./job-logs.ts";
+import type { JobLogStore } from "./job-log-store.ts";
 import type { JobRow } from "./job-row.ts";
-import type { JobStore } from "./jobs.ts";
+import type { JobStore } from "./job-store.ts";
 
 export interface WorkerPoolOptions {
   jobs: JobStore;

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import type { Account } from "../accounts/accounts.ts";
+import type { Account } from "../accounts/store.ts";
 import { buildCatalog, type Catalog, CatalogError } from "../catalog/catalog.ts";
 import { liveSettingsFrom, readConfigFile } from "../config/load.ts";
 import type { ConfigFile, LiveSettings, ServerSettings } from "../config/schema.ts";

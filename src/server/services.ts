@@ -1,10 +1,10 @@
-import { AccountStore } from "../accounts/accounts.ts";
+import { AccountStore } from "../accounts/store.ts";
 import { LowBalanceAlerts } from "../alerts/alerts.ts";
 import { CodeService } from "../codes/service.ts";
 import type { ConsoleSettings, PaymentSettings, SmtpSettings } from "../config/schema.ts";
 import type { CacheInvalidation } from "../db/invalidation.ts";
 import type { Sql } from "../db/sql.ts";
-import { FxStore } from "../fx/rates.ts";
+import { FxStore } from "../fx/store.ts";
 import { Ledger } from "../ledger/ledger.ts";
 import { Wallet } from "../ledger/wallet.ts";
 import { Mailer, peopleMail } from "../mail/mailer.ts";

@@ -3,7 +3,7 @@ import { log } from "../lib/log.ts";
 import { OutboxLoop } from "../lib/outbox-loop.ts";
 import { DEFAULT_TIMEOUT_MS, postPinned } from "./deliver.ts";
 import type { ClaimedDelivery, WebhookOutbox } from "./outbox.ts";
-import type { WebhookSecretStore } from "./secrets.ts";
+import type { WebhookSecretStore } from "./secret-store.ts";
 import { signWebhook } from "./signing.ts";
 import type { Resolver, WebhookPolicy } from "./url-policy.ts";
 

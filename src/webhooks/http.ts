@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { requireManage, requirePrincipal } from "../auth/authenticate.ts";
 import { errors } from "../http/schemas.ts";
 import type { AppContext } from "../server/context.ts";
-import type { WebhookSecretStore } from "./secrets.ts";
+import type { WebhookSecretStore } from "./secret-store.ts";
 
 export const WebhookSecretSchema = t.Object(
   {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { AccountStore } from "../../src/accounts/accounts.ts";
+import { AccountStore } from "../../src/accounts/store.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { dialects, openTestSql, type TestSql } from "../helpers/postgres.ts";
 

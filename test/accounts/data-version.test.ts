@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { AccountStore } from "../../src/accounts/accounts.ts";
+import { AccountStore } from "../../src/accounts/store.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import { type Instances, openInstances } from "../helpers/instances.ts";
 
 // The principals cache on SQLite follows other processes' key changes (the operator CLI) through
 // `PRAGMA data_version`, read once per event-loop iteration and shared by every authentication of
-// that iteration (src/accounts/accounts.ts, forgetIfChangedElsewhere). Two connections on one file:
+// that iteration (src/accounts/store.ts, forgetIfChangedElsewhere). Two connections on one file:
 // "cli" changes keys, "server" authenticates through a Sql that counts the pragma.
 
 let open: Instances | null = null;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { AccountStore, KEYS_SCOPE } from "../../src/accounts/accounts.ts";
+import { AccountStore, KEYS_SCOPE } from "../../src/accounts/store.ts";
 import { CacheInvalidation } from "../../src/db/invalidation.ts";
 import { type Instances, openInstances } from "../helpers/instances.ts";
 import { dialects } from "../helpers/postgres.ts";

@@ -174,7 +174,7 @@ describe("the folder and layer rules on src/", () => {
       "src/http/errors.ts": "http kit",
       "src/auth/authenticate.ts": "http kit",
       "src/queue/submit.ts": "services",
-      "src/queue/jobs.ts": "stores",
+      "src/queue/job-store.ts": "stores",
       "src/ledger/ledger.ts": "stores",
       "src/ledger/month.ts": "pure",
       "src/db/sql.ts": "db",
@@ -182,7 +182,7 @@ describe("the folder and layer rules on src/", () => {
     };
     for (const [m, l] of Object.entries(expected)) expect(`${m}: ${layers.get(m)}`).toBe(`${m}: ${l}`);
     // Stores are found by their class (`extends SqlStore`), so a store moved or split stays one.
-    for (const m of ["src/accounts/accounts.ts", "src/people/store.ts", "src/alerts/alerts.ts"])
+    for (const m of ["src/accounts/store.ts", "src/people/store.ts", "src/alerts/alerts.ts"])
       expect(stores.has(m)).toBe(true);
   });
 

@@ -7,10 +7,10 @@ import {
   SchemaTooNewError,
 } from "../../src/db/database.ts";
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from "../../src/db/migrations.ts";
-import { JobOutputStore } from "../../src/files/job-outputs.ts";
+import { JobOutputStore } from "../../src/files/job-output-store.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
 import { JobEvents } from "../../src/queue/events.ts";
-import { JobStore } from "../../src/queue/jobs.ts";
+import { JobStore } from "../../src/queue/job-store.ts";
 import { databaseAtVersion, sqlOf } from "../helpers/sql.ts";
 
 describe("migrations", () => {

@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { AccountStore, type Currency } from "../../src/accounts/accounts.ts";
+import { AccountStore, type Currency } from "../../src/accounts/store.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import type { Dialect, Sql } from "../../src/db/sql.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";

@@ -16,7 +16,7 @@
 
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { AccountStore } from "../../src/accounts/accounts.ts";
+import { AccountStore } from "../../src/accounts/store.ts";
 import { migratePostgres } from "../../src/db/migrate-postgres.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";

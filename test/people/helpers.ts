@@ -1,4 +1,4 @@
-import type { Currency } from "../../src/accounts/accounts.ts";
+import type { Currency } from "../../src/accounts/store.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { base32Decode, hotp, totpStep } from "../../src/lib/totp.ts";

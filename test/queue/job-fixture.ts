@@ -1,7 +1,7 @@
-import { JobOutputStore } from "../../src/files/job-outputs.ts";
+import { JobOutputStore } from "../../src/files/job-output-store.ts";
 import { JobEvents } from "../../src/queue/events.ts";
-import { JobLogStore } from "../../src/queue/job-logs.ts";
-import { JobStore } from "../../src/queue/jobs.ts";
+import { JobLogStore } from "../../src/queue/job-log-store.ts";
+import { JobStore } from "../../src/queue/job-store.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Provider } from "../../src/providers/types.ts";
-import { SWEEP_SQL } from "../../src/queue/jobs.ts";
+import { SWEEP_SQL } from "../../src/queue/job-store.ts";
 import { recoverJobs } from "../../src/queue/recovery.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { jobFixture } from "./job-fixture.ts";

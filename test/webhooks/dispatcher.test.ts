@@ -9,7 +9,7 @@ import {
   WebhookDispatcher,
 } from "../../src/webhooks/dispatcher.ts";
 import { type WebhookEvent, WebhookOutbox } from "../../src/webhooks/outbox.ts";
-import { WebhookSecretStore } from "../../src/webhooks/secrets.ts";
+import { WebhookSecretStore } from "../../src/webhooks/secret-store.ts";
 import { verifyWebhook } from "../../src/webhooks/signing.ts";
 import type { WebhookPolicy } from "../../src/webhooks/url-policy.ts";
 import { sqlOf } from "../helpers/sql.ts";

@@ -2,7 +2,7 @@ import type { Database } from "bun:sqlite";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AccountStore } from "../../src/accounts/accounts.ts";
+import { AccountStore } from "../../src/accounts/store.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import type { Resolver } from "../../src/webhooks/url-policy.ts";
 import { sqlOf } from "../helpers/sql.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { webhookRoutes } from "../../src/webhooks/http.ts";
-import { WebhookSecretStore } from "../../src/webhooks/secrets.ts";
+import { WebhookSecretStore } from "../../src/webhooks/secret-store.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 type ErrorBody = { error: { code: string; type: string; message: string } };

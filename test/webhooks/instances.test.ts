@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { AccountStore } from "../../src/accounts/accounts.ts";
+import { AccountStore } from "../../src/accounts/store.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import { startBackground } from "../../src/queue/background.ts";
 import { WebhookOutbox } from "../../src/webhooks/outbox.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AccountStore } from "../../src/accounts/accounts.ts";
-import { WebhookSecretStore } from "../../src/webhooks/secrets.ts";
+import { AccountStore } from "../../src/accounts/store.ts";
+import { WebhookSecretStore } from "../../src/webhooks/secret-store.ts";
 import { secretKey } from "../../src/webhooks/signing.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { webhookDb } from "./helpers.ts";

@@ -1,6 +1,6 @@
 import type { Sql } from "../db/sql.ts";
 import { forUpdate, jsonList, SqlStore } from "../db/store.ts";
-import type { JobOutputStore, OutputRow } from "../files/job-outputs.ts";
+import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import type { JobRow, JobStatus, LeaseFence, NewJob } from "./job-row.ts";
@@ -44,8 +44,8 @@ export interface JobStoreDeps {
  * on the current status (UPDATE ... WHERE status = <expected>), and every final state commits in
  * the same transaction as its settlement (charge or release of the job's hold) and its hooks, so
  * no job is settled twice or ends without a settlement. Listeners are told after the commit.
- * A job's log lines are JobLogStore's (job-logs.ts); its outputs and their downloads
- * JobOutputStore's (src/files/job-outputs.ts), recorded here through it when the job completes.
+ * A job's log lines are JobLogStore's (job-log-store.ts); its outputs and their downloads
+ * JobOutputStore's (src/files/job-output-store.ts), recorded here through it when the job completes.
  */
 export class JobStore extends SqlStore {
   /** The last sequence number given (shared by every view of this store). */
