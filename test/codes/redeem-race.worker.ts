@@ -3,7 +3,7 @@
 // instant, redeems the code into its account and prints the outcome as one JSON line.
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { createServices } from "../../src/server/services.ts";
+import { createServices } from "../../src/app/services.ts";
 import { sqlOf } from "../helpers/sql.ts";
 
 const [path, accountId, code, startAt] = process.argv.slice(2) as [string, string, string, string];

@@ -3,7 +3,7 @@ import { gunzipSync } from "node:zlib";
 import { consoleAssetPaths, consoleAssets } from "../../src/console/assets.ts";
 import { formatMoney, formatTime } from "../../src/console/format.ts";
 import { CONSOLE_CSP } from "../../src/console/security.ts";
-import { createApp } from "../../src/http/app.ts";
+import { createApp } from "../../src/app/app.ts";
 import { consoleApp } from "./helpers.ts";
 
 function expectSecurityHeaders(res: Response) {
