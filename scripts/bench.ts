@@ -383,7 +383,7 @@ export function summary(rounds: Round[]) {
 async function consolePhase(bin: string, dataDir: string) {
   const { openDatabase } = await import("../src/db/database.ts");
   const { SqliteSql } = await import("../src/db/sql-sqlite.ts");
-  const { createServices } = await import("../src/server/services.ts");
+  const { createServices } = await import("../src/app/services.ts");
   const { JobStore } = await import("../src/queue/job-store.ts");
   const { JobEvents } = await import("../src/queue/events.ts");
   const { JobOutputStore } = await import("../src/files/job-output-store.ts");

@@ -170,16 +170,17 @@ export const LAYERS = ["wiring", "routes", "http kit", "services", "stores", "pu
 export type Layer = (typeof LAYERS)[number];
 
 /**
- * The one wiring: the modules that build and start everything. Nothing under src/ imports them but the
- * entry points and the wiring itself (`wiringImports`).
+ * The one wiring: the modules that build and start everything, all in src/app/ (createApp, the services,
+ * the app context, start-up, the background loops). Nothing under src/ imports them but the entry points
+ * and the wiring itself (`wiringImports`).
  */
 export const WIRING_MODULES = [
-  "src/server/app-context.ts",
-  "src/server/start.ts",
-  "src/server/services.ts",
-  "src/http/app.ts",
-  "src/queue/runtime.ts",
-  "src/queue/background.ts",
+  "src/app/app.ts",
+  "src/app/app-context.ts",
+  "src/app/background.ts",
+  "src/app/queue-services.ts",
+  "src/app/services.ts",
+  "src/app/start.ts",
 ];
 
 /** The entry points: src/main.ts, the binary's separate entries (src/entries/) and the CLI's commands. */

@@ -4,7 +4,7 @@ import { fxView, isFxCurrency } from "../fx/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
 import { parseRate } from "../pricing/fx.ts";
-import type { Services } from "../server/services.ts";
+import type { Services } from "../server/context.ts";
 
 /**
  * Operator actions shared by the admin API, the console's operator pages and the CLI, so they

@@ -1,7 +1,7 @@
 import type { Model } from "../catalog/model.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
-import { resolveTextModel } from "../jobs/models.ts";
-import { type Opener, openCall } from "../jobs/open.ts";
+import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
+import { type Opener, type OpenJobDeps, openCall } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { countPromptTokens, countTokens, estimatePromptTokens } from "../lib/tokens.ts";
@@ -22,6 +22,18 @@ import {
   type Usage,
   usageEvent,
 } from "./wire.ts";
+
+/** What settling or failing a started call uses: the group commit, the jobs, the outputs' retention. */
+export type ChatSettleDeps = Pick<AppContext, "submits" | "jobs" | "live">;
+
+/**
+ * What a chat call uses, declared (not the whole AppContext): opening (`openCall`), the model
+ * (`resolveTextModel`), the Idempotency-Key's claim, the provider and its circuit, the stop signal.
+ */
+export type ChatDeps = OpenJobDeps &
+  ModelDeps &
+  ChatSettleDeps &
+  Pick<AppContext, "idempotency" | "circuits" | "shutdownSignal">;
 
 export interface StartedChat {
   job: JobRow;
@@ -58,7 +70,7 @@ export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; p
  * before `durable` has resolved (docs/decisions.md "Durable commits").
  */
 export async function startChat(
-  ctx: AppContext,
+  ctx: OpenJobDeps,
   who: Opener,
   model: Model,
   req: ChatRequest,
@@ -84,7 +96,11 @@ export interface ChatOutcome {
  * Settles a chat call: the upstream's usage (or, if it sent none, our counts: the prompt estimate and
  * the reply's tokens) priced per 1M tokens and capped at the reservation. COMPLETED, charge <= hold.
  */
-export async function finishChat(ctx: AppContext, started: StartedChat, outcome: ChatOutcome): Promise<void> {
+export async function finishChat(
+  ctx: ChatSettleDeps,
+  started: StartedChat,
+  outcome: ChatOutcome,
+): Promise<void> {
   const charge = chargeForTextUsage(
     started.quote,
     outcome.usage.prompt_tokens,
@@ -115,7 +131,11 @@ export async function finishChat(ctx: AppContext, started: StartedChat, outcome:
 }
 
 /** A failure before the call completed: FAILED, the hold released, nothing charged. */
-export async function failChat(ctx: AppContext, started: StartedChat, err: unknown): Promise<DomainError> {
+export async function failChat(
+  ctx: Pick<AppContext, "jobs">,
+  started: StartedChat,
+  err: unknown,
+): Promise<DomainError> {
   // The client sees our message only; what the upstream said goes to the operator's log.
   if (err instanceof ProviderError) logProviderFailure(err, started.job.id, started.job.provider);
   else log("error", "chat provider error", { request_id: started.job.id, ...errorFields(err) });
@@ -159,7 +179,7 @@ const enc = new TextEncoder();
  * that goes away mid-stream stops the upstream and is charged only what was generated.
  */
 export async function completeChat(
-  ctx: AppContext,
+  ctx: ChatDeps,
   who: Opener,
   req: ChatRequest,
   claim: IdempotencyClaim | null,

@@ -12,6 +12,7 @@ import {
   setFxRate,
   showAccount,
 } from "../admin/operations.ts";
+import { createServices, type ServicesOptions } from "../app/services.ts";
 import { DEFAULT_DATA_DIR, databaseSettings } from "../config/load.ts";
 import type { DatabaseSettings } from "../config/schema.ts";
 import { openBus } from "../db/bus.ts";
@@ -19,8 +20,8 @@ import { CacheInvalidation } from "../db/invalidation.ts";
 import { openSql } from "../db/open-sql.ts";
 import { isFxCurrency } from "../fx/store.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
+import type { Services } from "../server/context.ts";
 import { dataDirPaths } from "../server/datadir.ts";
-import { createServices, type Services, type ServicesOptions } from "../server/services.ts";
 import { parseArgs, UsageError } from "./args.ts";
 
 /**

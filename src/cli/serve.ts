@@ -1,9 +1,9 @@
 import { writeSync } from "node:fs";
+import { startServer } from "../app/start.ts";
 import { readConfigFile, resolveServerSettings, type ServeFlags } from "../config/load.ts";
 import { storageSettingsFrom } from "../config/storage.ts";
 import { flushLogs, log } from "../lib/log.ts";
 import { reexecWithAllocatorTuning } from "../server/allocator.ts";
-import { startServer } from "../server/start.ts";
 import { parseArgs } from "./args.ts";
 
 export const SERVE_FLAGS = ["port", "host", "data-dir", "config", "public-url", "tls-cert", "tls-key"];

@@ -1,7 +1,7 @@
 import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
-import { publicUrlOf } from "../server/start.ts";
+import { publicUrlOf } from "../server/public-url.ts";
 import { parseArgs, UsageError } from "./args.ts";
 import { withServices } from "./operator.ts";
 

@@ -1,6 +1,6 @@
 /**
  * The web console (/console): one Elysia plugin that mounts the assets, the sign-in pages and one
- * plugin per area. Mounted by src/http/app.ts only when `[console] enabled` is true at start; if a
+ * plugin per area. Mounted by src/app/app.ts only when `[console] enabled` is true at start; if a
  * reload turns it off, every console route answers the API's 404 (a restart is needed to turn it on).
  *
  * ## Adding an area (overview, keys, usage, requests, wallet, billing, studio, settings, admin)

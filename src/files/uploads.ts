@@ -6,9 +6,15 @@ import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload-stream.ts";
 
+/** What an upload uses: the blob store, the live limits and retention, the files table. */
+export type UploadDeps = Pick<AppContext, "blobs" | "live" | "files">;
+
+/** What POST /v1/files uses besides: the database and the Idempotency-Key's store, in one transaction. */
+export type KeyedUploadDeps = UploadDeps & Pick<AppContext, "sql" | "idempotency">;
+
 /** The files row of a received upload: its account (and key; null from the studio), measured image size and expiry. */
 export function uploadRow(
-  ctx: AppContext,
+  ctx: Pick<AppContext, "live">,
   up: ReceivedUpload,
   owner: { accountId: string; keyId: string | null },
 ): FileRow {
@@ -36,7 +42,7 @@ export function uploadRow(
  * with no key. Returns the stored row.
  */
 export async function createAccountUpload(
-  ctx: AppContext,
+  ctx: UploadDeps,
   accountId: string,
   request: Request,
 ): Promise<FileRow> {
@@ -56,7 +62,7 @@ export async function createAccountUpload(
  * Returns the file's view as JSON text (201), or the stored answer to replay.
  */
 export async function createUpload(
-  ctx: AppContext,
+  ctx: KeyedUploadDeps,
   principal: Principal,
   request: Request,
 ): Promise<Once<string>> {

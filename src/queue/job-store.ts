@@ -59,7 +59,7 @@ export class JobStore extends SqlStore {
 
   /**
    * The lease owner of a job that runs inside its HTTP request (a chat call). The server names
-   * its instance here (`request@<instance>/<pid>-<time>`, src/queue/background.ts), so a restart's
+   * its instance here (`request@<instance>/<pid>-<time>`, src/app/background.ts), so a restart's
    * recovery knows its earlier life's calls, which died with that process.
    */
   requestOwner = REQUEST_OWNER;

@@ -2,9 +2,9 @@ import type { Principal } from "../accounts/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN as UUID } from "../lib/ids.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
+import type { QueueServices } from "../server/context.ts";
 import type { JobRow } from "./job-row.ts";
 import type { JobStore } from "./job-store.ts";
-import type { QueueServices } from "./runtime.ts";
 
 /**
  * A key's requests by id, as the API, its fal alias routes and the console read them: every

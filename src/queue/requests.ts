@@ -3,10 +3,10 @@ import type { JobOutputStore } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { ID_PATTERN, UUID_PATTERN } from "../lib/ids.ts";
+import type { QueueServices } from "../server/context.ts";
 import type { JobLogStore } from "./job-log-store.ts";
 import type { JobRow, JobStatus } from "./job-row.ts";
 import type { JobStore } from "./job-store.ts";
-import type { QueueServices } from "./runtime.ts";
 
 /**
  * The console's requests: every job of an account (API and studio, media and chat), newest first,

@@ -1,9 +1,9 @@
 import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
-import { baseUrl } from "../server/context.ts";
+import { baseUrl } from "../lib/url.ts";
+import type { QueueServices } from "../server/context.ts";
 import { forFalClient } from "./fal-answers.ts";
 import type { JobRow } from "./job-row.ts";
-import type { QueueServices } from "./runtime.ts";
 
 export interface RunRequestDeps {
   idempotency: Pick<IdempotencyStore, "claimRunning">;

@@ -1,8 +1,8 @@
 import { errorFields, log } from "../lib/log.ts";
+import type { QueueServices } from "../server/context.ts";
 import { JOB_POLL_MS } from "./events.ts";
 import { FINAL_STATUSES } from "./job-row.ts";
 import type { JobStore } from "./job-store.ts";
-import type { QueueServices } from "./runtime.ts";
 
 /** What a status stream reads: the job, its status view, and the hints that it changed. */
 export interface StatusStreamDeps {

@@ -5,11 +5,11 @@
  * src/jobs/, completeChat of /v1/chat/completions), so there is no second copy of any money rule:
  * the opener is `studioOpener` (source STUDIO, key null, the person's in-flight cap).
  */
-import { type ChatAnswer, chatQuote, completeChat } from "../chat/service.ts";
+import { type ChatAnswer, type ChatDeps, chatQuote, completeChat } from "../chat/service.ts";
 import { parseChatBody } from "../chat/validate.ts";
-import { prepareMediaJob } from "../jobs/media.ts";
-import { resolveTextModel } from "../jobs/models.ts";
-import { openJob, studioOpener } from "../jobs/open.ts";
+import { type MediaJobDeps, prepareMediaJob } from "../jobs/media.ts";
+import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
+import { type OpenerDeps, type OpenJobDeps, openJob, studioOpener } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
@@ -22,6 +22,15 @@ export interface StudioSession {
   personId: string;
 }
 
+/** What pricing for an account uses (POST /v1/estimate's `accountEstimate`): models, uploads, the account, rates. */
+export type StudioEstimateDeps = Pick<AppContext, "catalog" | "files" | "accounts" | "fx">;
+
+/** What a studio run uses: the media door's preparation, the studio opener, the opening. */
+export type StudioRunDeps = MediaJobDeps & OpenerDeps & OpenJobDeps;
+
+/** What the history reads: the person's jobs, their views and outputs' types. */
+export type StudioHistoryDeps = Pick<AppContext, "jobs" | "views" | "jobOutputs">;
+
 function inputObject(input: unknown): Record<string, unknown> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     throw new DomainError("validation_error", "The model input must be a JSON object.", { param: "input" });
@@ -31,7 +40,7 @@ function inputObject(input: unknown): Record<string, unknown> {
 
 /** Exactly what POST /v1/estimate answers for this account and input (same function, same errors). */
 export async function studioEstimate(
-  ctx: AppContext,
+  ctx: StudioEstimateDeps,
   accountId: string,
   modelId: string,
   input: unknown,
@@ -45,7 +54,7 @@ export async function studioEstimate(
  * insufficient_balance, 429 too_many_in_flight (the person's cap). Returns the job, IN_QUEUE.
  */
 export async function studioRun(
-  ctx: AppContext,
+  ctx: StudioRunDeps,
   session: StudioSession,
   modelId: string,
   input: unknown,
@@ -65,7 +74,7 @@ export async function studioRun(
  * opened with the studio opener and settled like any other.
  */
 export async function studioChat(
-  ctx: AppContext,
+  ctx: ChatDeps,
   session: StudioSession,
   modelId: string,
   body: unknown,
@@ -90,7 +99,7 @@ export interface ChatEstimate {
  * those tokens, so the two agree. The reply is then charged what its tokens cost, never more.
  */
 export async function studioChatEstimate(
-  ctx: AppContext,
+  ctx: StudioEstimateDeps & ModelDeps,
   accountId: string,
   modelId: string,
   body: unknown,
@@ -117,7 +126,7 @@ export type StudioRun = Awaited<ReturnType<AppContext["views"]["listItem"]>> & {
  * next_cursor (the id of its last run); limit 1..100 (default 24).
  */
 export async function studioRuns(
-  ctx: AppContext,
+  ctx: StudioHistoryDeps,
   accountId: string,
   personId: string,
   o: { limit?: number; cursor?: string | null } = {},
@@ -151,7 +160,11 @@ export async function studioRuns(
 }
 
 /** One run of the account for the run page; another account's (or a malformed id) is 404. */
-export async function studioRunOf(ctx: AppContext, accountId: string, id: string): Promise<JobRow> {
+export async function studioRunOf(
+  ctx: Pick<AppContext, "jobs">,
+  accountId: string,
+  id: string,
+): Promise<JobRow> {
   const job = UUID_PATTERN.test(id) ? await ctx.jobs.getOwned(id, accountId) : null;
   if (!job) throw new DomainError("not_found", `No studio run ${id}.`, { param: "request_id" });
   return job;

@@ -93,16 +93,16 @@ describe("the folder and layer rules on small graphs (each can fail)", () => {
   test("the wiring is imported only by the entry points and by itself", () => {
     const g: ImportGraph = new Map([
       ["src/main.ts", []],
-      ["src/cli/serve.ts", ["src/server/start.ts"]],
-      ["src/server/start.ts", ["src/server/app-context.ts", "src/http/app.ts"]],
-      ["src/server/app-context.ts", ["src/queue/runtime.ts"]],
-      ["src/queue/submit.ts", ["src/queue/runtime.ts"]],
-      ["src/http/app.ts", []],
-      ["src/queue/runtime.ts", []],
+      ["src/cli/serve.ts", ["src/app/start.ts"]],
+      ["src/app/start.ts", ["src/app/app-context.ts", "src/app/app.ts"]],
+      ["src/app/app-context.ts", ["src/app/queue-services.ts"]],
+      ["src/queue/submit.ts", ["src/app/queue-services.ts"]],
+      ["src/app/app.ts", []],
+      ["src/app/queue-services.ts", []],
     ]);
-    expect(wiringImports(g)).toEqual(["src/queue/submit.ts -> src/queue/runtime.ts"]);
+    expect(wiringImports(g)).toEqual(["src/queue/submit.ts -> src/app/queue-services.ts"]);
     expect(compareWithBaseline(violations(g, new Set()), none).added).toContain(
-      "wiringImports: src/queue/submit.ts -> src/queue/runtime.ts",
+      "wiringImports: src/queue/submit.ts -> src/app/queue-services.ts",
     );
   });
 
@@ -165,7 +165,7 @@ describe("the folder and layer rules on src/", () => {
   test("the layers are the documented ones (spot checks)", () => {
     const layers = layersOf(graph, stores);
     const expected: Record<string, string> = {
-      "src/server/app-context.ts": "wiring",
+      "src/app/app-context.ts": "wiring",
       "src/cli/serve.ts": "wiring",
       "src/queue/http.ts": "routes",
       "src/files/outputs-http.ts": "routes",

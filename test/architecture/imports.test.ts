@@ -36,12 +36,12 @@ describe("the import graph of src/", () => {
     // The rule can fail: a deferred load of a module of src/ from elsewhere is refused.
     expect(deferredLoadAllowed("src/queue/submit.ts", "../chat/service.ts")).toBe(false);
     expect(deferredLoadAllowed("src/providers/fal/descriptor.ts", "../openai/chat.ts")).toBe(false);
-    expect(deferredLoadAllowed("src/main.ts", "./server/start.ts")).toBe(false);
+    expect(deferredLoadAllowed("src/main.ts", "./app/start.ts")).toBe(false);
     expect(deferredLoadAllowed("src/providers/fal/descriptor.ts", "./index.ts")).toBe(true);
     expect(deferredLoadAllowed("src/payments/stripe.ts", "stripe")).toBe(true);
     expect(deferredLoadAllowed("src/payments/stripe.ts", "entry:stripe")).toBe(true);
     expect(deferredLoadAllowed("src/main.ts", "entry:cli")).toBe(true);
-    expect(deferredLoadAllowed("src/server/start.ts", "entry:cli")).toBe(false);
+    expect(deferredLoadAllowed("src/app/start.ts", "entry:cli")).toBe(false);
     // The loads through importEntry are seen (the checks above cover them).
     expect(lazy.get("src/main.ts")).toEqual(["entry:cli"]);
     expect(lazy.get("src/payments/stripe.ts")).toContain("entry:stripe");

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { createApp } from "../../src/app/app.ts";
+import { createAppContext } from "../../src/app/app-context.ts";
 import { openSql } from "../../src/db/open-sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
-import { createApp } from "../../src/http/app.ts";
-import { createAppContext } from "../../src/server/app-context.ts";
 import { closeAppContext, testContextOptions } from "../helpers/context.ts";
 import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 import { tempDir } from "../helpers/server.ts";

@@ -2,7 +2,7 @@
 // through the real stores, then listed and refunded by the binary (or the sources).
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { createServices } from "../../src/server/services.ts";
+import { createServices } from "../../src/app/services.ts";
 import { openServerSql, runGengate, tempDir } from "../helpers/server.ts";
 
 const dir = tempDir();

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { createServices } from "../../src/server/services.ts";
+import { createServices } from "../../src/app/services.ts";
 import { openServerSql, runGengate, startServer, type TestServer } from "../helpers/server.ts";
 
 const servers: TestServer[] = [];

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { createServices } from "../../src/app/services.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { createServices } from "../../src/server/services.ts";
 import { countRows } from "../helpers/backend.ts";
 import { dialects, openTestSql, type TestSql } from "../helpers/postgres.ts";
 

@@ -1,9 +1,10 @@
 // One contender of test/codes/security.test.ts's race: opens the database file on its own
 // connection (as a second server process or an operator command would), waits for the common start
 // instant, redeems the code into its account and prints the outcome as one JSON line.
+
+import { createServices } from "../../src/app/services.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { createServices } from "../../src/server/services.ts";
 import { sqlOf } from "../helpers/sql.ts";
 
 const [path, accountId, code, startAt] = process.argv.slice(2) as [string, string, string, string];

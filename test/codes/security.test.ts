@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { createServices } from "../../src/app/services.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
-import { createServices } from "../../src/server/services.ts";
 import { constraintKind, tableNames } from "../helpers/backend.ts";
 import { tempDir } from "../helpers/server.ts";
 import { sqlOf } from "../helpers/sql.ts";

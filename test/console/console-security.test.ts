@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { createApp } from "../../src/app/app.ts";
 import { CONSOLE_CSP, safeNext } from "../../src/console/security.ts";
-import { createApp } from "../../src/http/app.ts";
 import { SESSION_ABSOLUTE_SECONDS, SIGNIN_MAX_FAILURES } from "../../src/people/types.ts";
 import { type Browser, consoleApp, ORIGIN, PASSWORD } from "./helpers.ts";
 

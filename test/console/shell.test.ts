@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { gunzipSync } from "node:zlib";
+import { createApp } from "../../src/app/app.ts";
 import { consoleAssetPaths, consoleAssets } from "../../src/console/assets.ts";
 import { formatMoney, formatTime } from "../../src/console/format.ts";
 import { CONSOLE_CSP } from "../../src/console/security.ts";
-import { createApp } from "../../src/http/app.ts";
 import { consoleApp } from "./helpers.ts";
 
 function expectSecurityHeaders(res: Response) {

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createApp } from "../../src/app/app.ts";
+import { createAppContext } from "../../src/app/app-context.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import type { Bus } from "../../src/db/bus.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
@@ -8,8 +10,6 @@ import { migratePostgres } from "../../src/db/migrate-postgres.ts";
 import type { Dialect, Sql } from "../../src/db/sql.ts";
 import { PostgresSql } from "../../src/db/sql-postgres.ts";
 import { SqliteSql } from "../../src/db/sql-sqlite.ts";
-import { createApp } from "../../src/http/app.ts";
-import { createAppContext } from "../../src/server/app-context.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { closeAppContext, testContextOptions } from "./context.ts";
 import { createTestDatabase } from "./postgres.ts";

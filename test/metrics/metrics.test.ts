@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { startBackground } from "../../src/queue/background.ts";
+import { startBackground } from "../../src/app/background.ts";
 import { pollUntil } from "../helpers/api.ts";
 import { ADMIN_TOKEN, json, makeTestApp } from "../helpers/context.ts";
 import { parseExposition, sampleValue } from "./parse.ts";

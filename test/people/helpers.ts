@@ -1,9 +1,9 @@
 import type { Currency } from "../../src/accounts/store.ts";
+import { createServices } from "../../src/app/services.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { base32Decode, hotp, totpStep } from "../../src/lib/totp.ts";
 import type { ClientInfo, SignupMode } from "../../src/people/types.ts";
-import { createServices } from "../../src/server/services.ts";
 import { sqlOf } from "../helpers/sql.ts";
 
 /** Cheap argon2id for tests (the production cost is Bun's default). */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { createServices } from "../../src/app/services.ts";
 import type { Dialect, Sql } from "../../src/db/sql.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { createServices } from "../../src/server/services.ts";
 import { dialects, openTestSql, type TestSql } from "../helpers/postgres.ts";
 import { CLIENT, PASSWORD, TEST_PASSWORD_COST } from "./helpers.ts";
 

@@ -83,7 +83,7 @@ async function clientView(id: string): Promise<string> {
     await get(`/v1/requests/${id}/status?logs=1`),
     await get(`/v1/requests/${id}/response`),
     await get("/v1/requests?limit=100"),
-    // The webhook's body is this record, rendered at send time (src/queue/background.ts).
+    // The webhook's body is this record, rendered at send time (src/app/background.ts).
     JSON.stringify(await t.ctx.views.record(job), (_k, v) => (typeof v === "bigint" ? String(v) : v)),
     job.error_message ?? "",
   ].join("\n");

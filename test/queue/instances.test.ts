@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { instanceName, runSweep, SWEEPS, type Sweep, startBackground } from "../../src/app/background.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import { LocalBus } from "../../src/db/bus.ts";
 import type { Provider, ProviderJob } from "../../src/providers/types.ts";
-import { instanceName, runSweep, SWEEPS, type Sweep, startBackground } from "../../src/queue/background.ts";
 import { JOBS_CHANGED } from "../../src/queue/events.ts";
 import { recoverJobs } from "../../src/queue/recovery.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";

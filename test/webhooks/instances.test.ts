@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { AccountStore } from "../../src/accounts/store.ts";
+import { startBackground } from "../../src/app/background.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
-import { startBackground } from "../../src/queue/background.ts";
 import { WebhookOutbox } from "../../src/webhooks/outbox.ts";
 import { type AppInstances, openAppInstances } from "../helpers/app-instances.ts";
 import { json, logLines } from "../helpers/context.ts";

@@ -17,7 +17,7 @@ import { startMockComfy } from "./mock-comfy.ts";
 const mock = startMockComfy();
 mock.slowMs = 0;
 const t = await comfyApp(mock.url, "img2img");
-// What the server's pool does (src/queue/background.ts): file ids reach providers as signed links to
+// What the server's pool does (src/app/background.ts): file ids reach providers as signed links to
 // the public URL, http://gengate.test here, a host that does not resolve: any HTTP fetch of one fails.
 const pool = testWorkerPool(t.ctx, {
   prepareInput: (input) =>

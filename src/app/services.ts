@@ -11,6 +11,7 @@ import { Mailer, peopleMail } from "../mail/mailer.ts";
 import { MailOutbox } from "../mail/outbox.ts";
 import { DISABLED_PAYMENTS, PaymentService } from "../payments/service.ts";
 import { createPeople, type PeopleOptions } from "../people/service.ts";
+import type { Services } from "../server/context.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
 
 export interface ServicesOptions {
@@ -31,7 +32,7 @@ export function createServices(
   publicUrl: string,
   now?: () => number,
   options: ServicesOptions = {},
-) {
+): Services {
   const accounts = new AccountStore(sql, options.invalidation ?? null);
   const billingUrl = `${publicUrl}/console/billing`;
   const ledger = new Ledger(sql, { billingUrl, now });
@@ -72,4 +73,3 @@ export function createServices(
     alerts,
   };
 }
-export type Services = Awaited<ReturnType<typeof createServices>>;

@@ -16,14 +16,10 @@ import { Metrics } from "../metrics/metrics.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
-import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
-import { WebhookOutbox } from "../webhooks/outbox.ts";
-import { WebhookSecretStore } from "../webhooks/secret-store.ts";
-import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
-import { JobEvents } from "./events.ts";
-import { JobLogStore } from "./job-log-store.ts";
-import type { JobRow } from "./job-row.ts";
-import { JobStore } from "./job-store.ts";
+import { JobEvents } from "../queue/events.ts";
+import { JobLogStore } from "../queue/job-log-store.ts";
+import type { JobRow } from "../queue/job-row.ts";
+import { JobStore } from "../queue/job-store.ts";
 import {
   listItemView,
   queuedRequestView,
@@ -31,7 +27,12 @@ import {
   renderOutput,
   statusView,
   type ViewContext,
-} from "./views.ts";
+} from "../queue/views.ts";
+import type { QueueServices } from "../server/context.ts";
+import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
+import { WebhookOutbox } from "../webhooks/outbox.ts";
+import { WebhookSecretStore } from "../webhooks/secret-store.ts";
+import { checkWebhookUrl, type WebhookPolicy } from "../webhooks/url-policy.ts";
 
 export interface QueueOptions {
   /** The public address; `baseUrl` is it plus "/v1". */
@@ -50,7 +51,7 @@ export interface QueueOptions {
 }
 
 /** The queue's collaborators over one database: jobs, events, outputs, links, idempotency, webhooks. */
-export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: QueueOptions) {
+export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: QueueOptions): QueueServices {
   const bus = o.bus ?? new LocalBus();
   const events = new JobEvents(bus);
   const outbox = new WebhookOutbox(sql, {});
@@ -156,4 +157,3 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     readInput: inputReader({ publicUrl: o.publicUrl, signer, files, blobs, policy: o.webhookPolicy }),
   };
 }
-export type QueueServices = Awaited<ReturnType<typeof createQueueServices>>;

@@ -13,11 +13,11 @@ import type { BlobBackend } from "../files/blob-backend.ts";
 import { DomainError } from "../lib/errors.ts";
 import { MAIL_CHANNEL } from "../mail/sender.ts";
 import { validateProviderModels } from "../providers/registry.ts";
-import { createQueueServices } from "../queue/runtime.ts";
+import type { AppContext } from "../server/context.ts";
+import { VERSION } from "../server/version.ts";
 import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
-import type { AppContext } from "./context.ts";
+import { createQueueServices } from "./queue-services.ts";
 import { createServices } from "./services.ts";
-import { VERSION } from "./version.ts";
 
 /** The live part of the configuration: settings re-read on reload and the catalog built from them. */
 export interface LoadedLive {
@@ -83,7 +83,7 @@ export interface CreatedAppContext {
 }
 
 /**
- * The one wiring of gengate's services over a database, used by the server (src/server/start.ts)
+ * The one wiring of gengate's services over a database, used by the server (src/app/start.ts)
  * and by the tests' in-process app: stores, ledger, queue, files, webhooks and providers. A
  * database without accounts gets the "default" account (USD) and its first key.
  */

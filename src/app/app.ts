@@ -10,6 +10,12 @@ import { docsRoutes } from "../docs/http.ts";
 import { falStorageRoutes } from "../files/fal-storage-http.ts";
 import { outputRoutes } from "../files/outputs-http.ts";
 import { fileRoutes } from "../files/uploads-http.ts";
+import { parseJsonCapped } from "../http/body-limit.ts";
+import { errorResponse } from "../http/errors.ts";
+import { healthRoutes } from "../http/health.ts";
+import { MethodIndex } from "../http/method-not-allowed.ts";
+import { beginRequest, type PeerSource, requestMeta } from "../http/request-meta.ts";
+import { validationToDomainError } from "../http/validation.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsRoutes } from "../metrics/http.ts";
@@ -20,12 +26,6 @@ import { falAliasRoutes } from "../queue/fal-http.ts";
 import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
-import { parseJsonCapped } from "./body-limit.ts";
-import { errorResponse } from "./errors.ts";
-import { healthRoutes } from "./health.ts";
-import { MethodIndex } from "./method-not-allowed.ts";
-import { beginRequest, type PeerSource, requestMeta } from "./request-meta.ts";
-import { validationToDomainError } from "./validation.ts";
 
 export type App = Awaited<ReturnType<typeof createApp>>;
 

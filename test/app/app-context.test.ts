@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
+import { createAppContext, liveFromConfig } from "../../src/app/app-context.ts";
 import { CatalogError } from "../../src/catalog/catalog.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
-import { createAppContext, liveFromConfig } from "../../src/server/app-context.ts";
 import { testContextOptions } from "../helpers/context.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { SDXL, SDXL_SCHEMA } from "../providers/comfyui/helpers.ts";

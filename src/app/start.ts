@@ -4,7 +4,6 @@ import type { ServerSettings } from "../config/schema.ts";
 import { openSql } from "../db/open-sql.ts";
 import { openBlobBackend } from "../files/open-blob-backend.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
-import { createApp } from "../http/app.ts";
 import { errorResponse } from "../http/errors.ts";
 import { startingResponse } from "../http/health.ts";
 import { requestMeta } from "../http/request-meta.ts";
@@ -12,11 +11,13 @@ import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
 import { fillProviders } from "../providers/registry.ts";
-import { startBackground } from "../queue/background.ts";
+import type { AppContext } from "../server/context.ts";
+import { dataDirPaths, ensureWritableDataDir } from "../server/datadir.ts";
+import { hostForUrl, publicUrlOf } from "../server/public-url.ts";
+import { openServerSecrets } from "../server/shared-secrets.ts";
+import { createApp } from "./app.ts";
 import { createAppContext, loadLive } from "./app-context.ts";
-import type { AppContext } from "./context.ts";
-import { dataDirPaths, ensureWritableDataDir } from "./datadir.ts";
-import { openServerSecrets } from "./shared-secrets.ts";
+import { startBackground } from "./background.ts";
 
 export class StartError extends Error {}
 
@@ -213,19 +214,6 @@ function lastResortError(err: Error): Response {
   return errorResponse(
     new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
   );
-}
-
-/** {public_url}: the configured one, else the address the server listens on (operator commands use it too). */
-export function publicUrlOf(
-  settings: Pick<ServerSettings, "publicUrl" | "host" | "tls">,
-  port: number,
-): string {
-  return settings.publicUrl || `${settings.tls ? "https" : "http"}://${hostForUrl(settings.host)}:${port}`;
-}
-
-function hostForUrl(host: string): string {
-  if (host === "0.0.0.0" || host === "::") return "127.0.0.1";
-  return host.includes(":") ? `[${host}]` : host;
 }
 
 /** One structured line per request: id, method, route, status, duration and key prefix. */

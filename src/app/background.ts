@@ -6,10 +6,10 @@ import { fileImageSize, replaceFileRefs, signedFileUrl } from "../files/referenc
 import { UTC_NO_OVERLAP } from "../lib/cron.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { MAIL_CHANNEL, MailSender } from "../mail/sender.ts";
+import { recoverJobs } from "../queue/recovery.ts";
+import { WorkerPool } from "../queue/workers.ts";
 import type { AppContext } from "../server/context.ts";
 import { WEBHOOKS_CHANNEL, WebhookDispatcher } from "../webhooks/dispatcher.ts";
-import { recoverJobs } from "./recovery.ts";
-import { WorkerPool } from "./workers.ts";
 
 /**
  * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
