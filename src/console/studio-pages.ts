@@ -9,7 +9,7 @@
  * Content-Type, the session's CSRF token) stores it through the files store's own upload checks
  * (receiveUpload: allowed types, magic bytes, size limit, free disk) as a file of the account, and
  * answers its file_id, which app.js puts in the field. A text model gets the chat view instead of
- * `Run` (src/console/studio-chat.ts), and every page ends with the person's run history
+ * `Run` (src/console/studio-chat-pages.ts), and every page ends with the person's run history
  * (src/console/studio-history.ts).
  *
  * Without JavaScript every part still works: the select's `Choose` button, `Update estimate`
@@ -40,7 +40,7 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { chatView } from "./studio-chat.ts";
+import { chatView } from "./studio-chat-pages.ts";
 import { estimateBox, UNIT_LABEL } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 

@@ -9,7 +9,7 @@ import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { PROVIDER_LABEL } from "../payments/provider.ts";
-import { ownOrder } from "./billing-checkout.ts";
+import { ownOrder } from "./billing-checkout-pages.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import { type AccountSession, type ConsoleKit, htmlResponse, type PageContext, requireOwner } from "./kit.ts";
 import { money } from "./money-view.ts";

@@ -190,7 +190,7 @@ export async function chatView(ctx: AppContext, s: AccountSession, modelId: stri
 </section>`;
 }
 
-export function studioChatRoutes(kit: ConsoleKit) {
+export function studioChatPages(kit: ConsoleKit) {
   return new Elysia()
     .post(
       "/console/studio/chat/estimate",
