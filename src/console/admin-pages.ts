@@ -33,7 +33,7 @@ import {
   requireOperator,
 } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { isoText } from "./requests-pages.ts";
+import { isoText } from "./requests-view.ts";
 
 const ACCOUNT_ID = /^acct_[0-9A-Za-z]{8,64}$/;
 const INVITE_ID = /^inv_[0-9A-Za-z]{8,64}$/;

@@ -26,7 +26,7 @@ import {
   redirect,
   requireAccount,
 } from "./kit.ts";
-import { isoText, preview, statusBadge } from "./requests-pages.ts";
+import { isoText, preview, statusBadge } from "./requests-view.ts";
 import { studioPage } from "./studio-pages.ts";
 
 /** At most this much JSON is read from the `input` field (the API's own limits apply after). */
