@@ -10,7 +10,7 @@ import { Elysia } from "elysia";
 import { type BatchView, MAX_BATCH_SIZE, NOTE_MAX_LENGTH } from "../codes/service.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import { adminPage, notice, shown } from "./admin-pages.ts";
+import { adminPage, notice, shown } from "./admin-view.ts";
 import { formatMoney } from "./format.ts";
 import { type ConsoleKit, field, type PageContext, redirect, requireOperator } from "./kit.ts";
 import { csrfField } from "./layout.ts";

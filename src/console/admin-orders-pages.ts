@@ -17,7 +17,7 @@ import {
   type OrderStatus,
 } from "../payments/orders.ts";
 import { PROVIDER_LABEL, PROVIDERS, type ProviderName } from "../payments/provider.ts";
-import { adminPage } from "./admin-pages.ts";
+import { adminPage } from "./admin-view.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import { type ConsoleKit, type PageContext, requireOperator } from "./kit.ts";
 import { tableBox } from "./money-view.ts";
