@@ -40,7 +40,7 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { chatView } from "./studio-chat-pages.ts";
+import { chatView } from "./studio-chat-view.ts";
 import { estimateBox, UNIT_LABEL } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
