@@ -27,7 +27,7 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { isoText, preview, statusBadge } from "./requests-view.ts";
-import { studioPage } from "./studio-pages.ts";
+import { studioPage } from "./studio-view.ts";
 
 /** At most this much JSON is read from the `input` field (the API's own limits apply after). */
 const MAX_INPUT_CHARS = 256 * 1024;
