@@ -1,3 +1,4 @@
+import { DomainError } from "../lib/errors.ts";
 import { ORDER_ID, type OrderFilter, type OrderRow, type OrderStore } from "./orders.ts";
 
 /**
@@ -30,4 +31,15 @@ export async function searchOrders(
   });
   const rows = got.slice(0, limit);
   return { rows, next: got.length > limit ? rows[rows.length - 1]!.id : null };
+}
+
+/** The account's order named by `id`, or 404 (unknown, malformed, or another account's). */
+export async function ownedOrder(
+  deps: { orders: Pick<OrderStore, "getOwned"> },
+  accountId: string,
+  id: string | null,
+): Promise<OrderRow> {
+  const order = id && ORDER_ID.test(id) ? await deps.orders.getOwned(id, accountId) : null;
+  if (!order) throw new DomainError("not_found", "There is no such payment for this account.");
+  return order;
 }
