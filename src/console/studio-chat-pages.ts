@@ -20,7 +20,6 @@ import type { SafeHtml } from "../lib/html.ts";
 import type { AppContext } from "../server/context.ts";
 import { chargedFor, conversationCost } from "../studio/chat-cost.ts";
 import { studioChat } from "../studio/service.ts";
-import { formatMoney } from "./format.ts";
 import {
   type AccountSession,
   type ActionContext,
@@ -31,22 +30,14 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { conversationOf, conversationOfForm } from "./studio-chat-form.ts";
-import { chatEstimateBox, replyBody } from "./studio-chat-view.ts";
+import { chatEstimateBox, costEventText, replyBody } from "./studio-chat-view.ts";
 import { estimateBox } from "./studio-estimate.ts";
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
 /** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
 async function costEvent(ctx: AppContext, s: AccountSession, id: string, earlier: string[]): Promise<string> {
-  const { currency, chargedMicro, totalMicro } = await conversationCost(ctx, s, id, earlier);
-  return `event: cost\ndata: ${JSON.stringify({
-    request_id: id,
-    currency,
-    charged_micro: chargedMicro.toString(),
-    charged: formatMoney(chargedMicro, currency),
-    total_micro: totalMicro.toString(),
-    total: formatMoney(totalMicro, currency),
-  })}\n\n`;
+  return costEventText(id, await conversationCost(ctx, s, id, earlier));
 }
 
 /** Passes the API's SSE through; when it ends, adds the cost event of the reply it carried. */

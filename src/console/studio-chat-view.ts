@@ -78,3 +78,18 @@ export function replyBody(
 </ol>
 <p><a href="/console/requests/${id}">The request</a> · <a href="/console/studio?model=${encodeURIComponent(modelId)}">Back to the studio</a></p>`;
 }
+
+/** The SSE `cost` event after a streamed reply (client/app.js shows both amounts). */
+export function costEventText(
+  id: string,
+  cost: { currency: string; chargedMicro: bigint; totalMicro: bigint },
+): string {
+  return `event: cost\ndata: ${JSON.stringify({
+    request_id: id,
+    currency: cost.currency,
+    charged_micro: cost.chargedMicro.toString(),
+    charged: formatMoney(cost.chargedMicro, cost.currency),
+    total_micro: cost.totalMicro.toString(),
+    total: formatMoney(cost.totalMicro, cost.currency),
+  })}\n\n`;
+}
