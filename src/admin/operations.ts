@@ -1,4 +1,4 @@
-import { accountView, type Currency, keyView } from "../accounts/store.ts";
+import { type AccountStore, accountView, type Currency, keyView } from "../accounts/store.ts";
 import { withMonthSpend } from "../accounts/summary.ts";
 import { fxView, isFxCurrency } from "../fx/store.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -101,7 +101,7 @@ export async function setFxRate(s: OperatorDeps, currency: string, rateText: str
   return fxView(await s.fx.set(currency, parseRate(rateText), source));
 }
 
-export async function requireAccount(s: OperatorDeps, accountId: string) {
+export async function requireAccount(s: { accounts: Pick<AccountStore, "getAccount"> }, accountId: string) {
   const account = await s.accounts.getAccount(accountId);
   if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account;

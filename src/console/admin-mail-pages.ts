@@ -7,7 +7,7 @@
 import { Elysia } from "elysia";
 import { html } from "../lib/html.ts";
 import type { MailView } from "../mail/outbox.ts";
-import { adminPage } from "./admin-pages.ts";
+import { adminPage } from "./admin-view.ts";
 import { formatTime } from "./format.ts";
 import { type ConsoleKit, requireOperator } from "./kit.ts";
 

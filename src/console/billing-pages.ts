@@ -1,13 +1,13 @@
 /**
  * Billing (`/console/billing`): balance, held and available, and the wallet's top-ups, from
- * billing() (src/ledger/figures.ts), and paying (billing-checkout.ts: the checkout form, the
+ * billing() (src/ledger/figures.ts), and paying (billing-checkout-pages.ts and billing-checkout-view.ts: the checkout form, the
  * account's payments and their receipts).
  */
 import { Elysia } from "elysia";
 import { billing } from "../ledger/figures.ts";
 import { html } from "../lib/html.ts";
-import { checkoutSection, ordersSection } from "./billing-checkout.ts";
-import { redeemSection } from "./billing-redeem.ts";
+import { checkoutSection, ordersSection } from "./billing-checkout-view.ts";
+import { redeemSection } from "./billing-redeem-pages.ts";
 import { type ConsoleKit, requireAccount } from "./kit.ts";
 import { empty, money } from "./money-view.ts";
 import { entriesTable, WALLET_PAGE_SIZE } from "./wallet-pages.ts";

@@ -45,17 +45,17 @@ import { adminOrdersPages } from "./admin-orders-pages.ts";
 import { adminPages } from "./admin-pages.ts";
 import { serveAsset } from "./assets.ts";
 import { authPages } from "./auth-pages.ts";
-import { billingCheckoutPages } from "./billing-checkout.ts";
+import { billingCheckoutPages } from "./billing-checkout-pages.ts";
 import { billingPages } from "./billing-pages.ts";
-import { billingRedeemRoutes } from "./billing-redeem.ts";
+import { billingRedeemPages } from "./billing-redeem-pages.ts";
 import { keysPages } from "./keys-pages.ts";
 import { consoleKit, type RouteContext, redirect } from "./kit.ts";
 import { overviewPages } from "./overview-pages.ts";
-import { receiptPages } from "./receipts.ts";
+import { receiptPages } from "./receipts-pages.ts";
 import { requestsPages } from "./requests-pages.ts";
 import { isSafeMethod, safeNext, withSecurityHeaders } from "./security.ts";
 import { settingsPages } from "./settings-pages.ts";
-import { studioChatRoutes } from "./studio-chat.ts";
+import { studioChatPages } from "./studio-chat-pages.ts";
 import { studioPages } from "./studio-pages.ts";
 import { studioRunPages } from "./studio-run-pages.ts";
 import { usagePages } from "./usage-pages.ts";
@@ -96,12 +96,12 @@ export function consoleRoutes(ctx: AppContext) {
       .use(usagePages(kit))
       .use(walletPages(kit))
       .use(billingPages(kit))
-      .use(billingRedeemRoutes(kit))
+      .use(billingRedeemPages(kit))
       .use(billingCheckoutPages(kit))
       .use(receiptPages(kit))
       .use(requestsPages(kit))
       .use(studioRunPages(kit))
-      .use(studioChatRoutes(kit))
+      .use(studioChatPages(kit))
       .use(studioPages(kit))
       .use(adminPages(kit))
       .use(adminCodesPages(kit))

@@ -9,7 +9,7 @@ import { UUID_PATTERN } from "../lib/ids.ts";
 import { type StudioRun, studioRuns } from "../studio/service.ts";
 import { formatMoney } from "./format.ts";
 import type { AccountSession, ConsoleKit } from "./kit.ts";
-import { isoText, statusBadge } from "./requests-pages.ts";
+import { isoText, statusBadge } from "./requests-view.ts";
 
 export const HISTORY_PAGE = 20;
 

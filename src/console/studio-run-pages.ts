@@ -10,13 +10,11 @@
  */
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
-import { html, type SafeHtml } from "../lib/html.ts";
-import { FINAL_STATUSES } from "../queue/job-row.ts";
-import { type RequestDetail, requestDetail } from "../queue/requests.ts";
+import type { SafeHtml } from "../lib/html.ts";
 import { statusStream } from "../queue/status-stream.ts";
 import { parseStudioForm, readStudioForm } from "../studio/form.ts";
+import { studioRunDetail } from "../studio/run-detail.ts";
 import { studioRun, studioRunOf } from "../studio/service.ts";
-import { formatMoney } from "./format.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -26,8 +24,8 @@ import {
   redirect,
   requireAccount,
 } from "./kit.ts";
-import { isoText, preview, statusBadge } from "./requests-pages.ts";
-import { studioPage } from "./studio-pages.ts";
+import { runBody } from "./studio-run-view.ts";
+import { studioPage } from "./studio-view.ts";
 
 /** At most this much JSON is read from the `input` field (the API's own limits apply after). */
 const MAX_INPUT_CHARS = 256 * 1024;
@@ -50,120 +48,63 @@ function inputOf(c: ActionContext): unknown {
   }
 }
 
-function chargedLine(d: RequestDetail): SafeHtml {
-  const p = d.price;
-  if (p.charged_micro !== null)
-    return html`<dt>Charged</dt><dd><data value="${p.charged_micro}">${formatMoney(p.charged_micro, p.currency)}</data></dd>`;
-  return html`<dt>Reserved</dt><dd>${p.reserved_micro === null ? "—" : html`<data value="${p.reserved_micro}">${formatMoney(p.reserved_micro, p.currency)}</data>`} <span class="hint">(charged when it completes, never more)</span></dd>`;
-}
-
-function logItems(d: RequestDetail): SafeHtml {
-  return html`${d.timeline
-    .filter((e) => e.event === "log")
-    .map(
-      (e) => html`<li><time datetime="${e.at}">${isoText(e.at)}</time> ${e.level ?? "log"} ${e.message}</li>`,
-    )}`;
+async function startRun(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | Response> {
+  const s = requireAccount(c.session);
+  const modelId = field(c.form, "model_id").trim();
+  if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
+  let input: unknown;
+  if (field(c.form, "input").trim() !== "") {
+    // A JSON object of the model's fields (scripts, and the studio's own tests).
+    input = inputOf(c);
+  } else {
+    // The studio page's form: its fields read and checked by the API's own schema; errors go
+    // back next to their fields (400), with what was typed kept.
+    const model = kit.ctx.catalog.get(modelId);
+    if (!model)
+      throw new DomainError("unknown_model", `Model "${modelId.slice(0, 200)}" is not in the catalog.`, {
+        param: "model_id",
+      });
+    const read = readStudioForm(model, c.form);
+    const parsed = await parseStudioForm(model, c.form);
+    if (!parsed.ok)
+      return htmlResponse(
+        await studioPage(kit, c, s, model, {
+          values: parsed.input,
+          raw: read.raw,
+          errors: parsed.errors,
+        }),
+        400,
+      );
+    input = parsed.input;
+  }
+  const job = await studioRun(kit.ctx, s, modelId, input);
+  return redirect(`/console/studio/runs/${job.id}`);
 }
 
 async function runPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
+  const { detail, ahead } = await studioRunDetail(kit.ctx, s.accountId, c.params.id ?? "");
+  return c.layout({ title: "Studio run", active: "studio", body: runBody(kit, detail, ahead) });
+}
+
+async function runEvents(c: PageContext, kit: ConsoleKit): Promise<Response> {
+  const s = requireAccount(c.session);
   const job = await studioRunOf(kit.ctx, s.accountId, c.params.id ?? "");
-  const d = await requestDetail(kit.ctx, s.accountId, job.id);
-  const open = !FINAL_STATUSES.includes(d.status);
-  const ahead = kit.ctx.jobs.queuePosition(job);
-  const failed = d.status === "FAILED" || d.status === "CANCELLED";
-  const textOutput =
-    d.status === "COMPLETED" && d.outputs.length === 0 && d.output !== null
-      ? html`<h2>Result</h2><pre class="json"><code>${JSON.stringify(d.output, null, 2)}</code></pre>`
-      : null;
-  const body = html`<p><a href="/console/studio">← Studio</a></p>
-<h1>Studio run <span class="mono">${d.model_id}</span></h1>
-<section class="studio-run" aria-label="Progress"${open ? html` data-run-events="/console/studio/runs/${d.id}/events"` : null}>
-<dl class="facts">
-  <dt>Status</dt><dd data-run-status>${statusBadge(d.status)}</dd>
-  ${open ? html`<dt>Jobs ahead</dt><dd data-run-ahead>${ahead === null ? "—" : ahead}</dd>` : null}
-  <dt>Submitted</dt><dd>${isoText(d.created_at)}</dd>
-  ${d.completed_at ? html`<dt>Finished</dt><dd>${isoText(d.completed_at)}</dd>` : null}
-  ${chargedLine(d)}
-</dl>
-${open ? html`<p class="hint" data-run-note>This page follows the run; reload it if it stops updating.</p>` : null}
-<h2>Logs</h2>
-<ol class="timeline" data-run-logs aria-live="polite">${logItems(d)}</ol>
-</section>
-${
-  failed
-    ? html`<div class="notice error" role="alert"><p>${d.status === "FAILED" ? "The run failed" : "The run was cancelled"}${d.error ? html`: <span class="mono">${d.error.code}</span> ${d.error.message}` : "."}</p>
-<p>Nothing was charged: the reserved amount went back to the balance.</p></div>`
-    : null
-}
-${
-  d.outputs.length
-    ? html`<h2>Result</h2>
-<p class="hint">Fresh signed links, valid 24 hours from now.</p>
-<div class="outputs">${d.outputs.map((o) => preview(kit, o, d.model_id))}</div>`
-    : null
-}
-${textOutput}
-<p><a href="/console/requests/${d.id}">Request details</a> (input, price, timeline)</p>`;
-  return c.layout({ title: "Studio run", active: "studio", body });
+  return statusStream(kit.ctx, job.id, true, AbortSignal.any([c.request.signal, kit.ctx.shutdownSignal]));
 }
 
 export function studioRunPages(kit: ConsoleKit) {
   return new Elysia()
     .post(
       "/console/studio/run",
-      kit.action(async (c) => {
-        const s = requireAccount(c.session);
-        const modelId = field(c.form, "model_id").trim();
-        if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
-        let input: unknown;
-        if (field(c.form, "input").trim() !== "") {
-          // A JSON object of the model's fields (scripts, and the studio's own tests).
-          input = inputOf(c);
-        } else {
-          // The studio page's form: its fields read and checked by the API's own schema; errors go
-          // back next to their fields (400), with what was typed kept.
-          const model = kit.ctx.catalog.get(modelId);
-          if (!model)
-            throw new DomainError(
-              "unknown_model",
-              `Model "${modelId.slice(0, 200)}" is not in the catalog.`,
-              {
-                param: "model_id",
-              },
-            );
-          const read = readStudioForm(model, c.form);
-          const parsed = await parseStudioForm(model, c.form);
-          if (!parsed.ok)
-            return htmlResponse(
-              await studioPage(kit, c, s, model, {
-                values: parsed.input,
-                raw: read.raw,
-                errors: parsed.errors,
-              }),
-              400,
-            );
-          input = parsed.input;
-        }
-        const job = await studioRun(kit.ctx, s, modelId, input);
-        return redirect(`/console/studio/runs/${job.id}`);
-      }),
+      kit.action((c) => startRun(c, kit)),
     )
     .get(
       "/console/studio/runs/:id",
-      kit.page(async (c) => await runPage(c, kit)),
+      kit.page((c) => runPage(c, kit)),
     )
     .get(
       "/console/studio/runs/:id/events",
-      kit.page(async (c) => {
-        const s = requireAccount(c.session);
-        const job = await studioRunOf(kit.ctx, s.accountId, c.params.id ?? "");
-        return statusStream(
-          kit.ctx,
-          job.id,
-          true,
-          AbortSignal.any([c.request.signal, kit.ctx.shutdownSignal]),
-        );
-      }),
+      kit.page((c) => runEvents(c, kit)),
     );
 }

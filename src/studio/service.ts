@@ -14,6 +14,7 @@ import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
 import type { JobRow } from "../queue/job-row.ts";
+import type { JobStore } from "../queue/job-store.ts";
 import type { AppContext } from "../server/context.ts";
 
 /** The person and the account a studio action is for (a console session looking at an account). */
@@ -161,7 +162,7 @@ export async function studioRuns(
 
 /** One run of the account for the run page; another account's (or a malformed id) is 404. */
 export async function studioRunOf(
-  ctx: Pick<AppContext, "jobs">,
+  ctx: { jobs: Pick<JobStore, "getOwned"> },
   accountId: string,
   id: string,
 ): Promise<JobRow> {

@@ -1,4 +1,4 @@
-// The billing page's `Redeem a code` section (src/console/billing-redeem.ts): owners redeem with the
+// The billing page's `Redeem a code` section (src/console/billing-redeem-pages.ts): owners redeem with the
 // field `Code` and the button `Redeem`; the answer is a redirect back to the page with a notice
 // (amount and balance read back from the ledger) or an error next to the field.
 import { describe, expect, test } from "bun:test";

@@ -110,7 +110,7 @@ describe("studio run pages", () => {
     );
     await waitForFinal(s.ctx, video, 30_000);
     // The sandbox's video model delivers video/webm (src/providers/sandbox): a video/* output gets
-    // <video controls> (preview() of requests-pages.ts, shared).
+    // <video controls> (preview() of requests-view.ts, shared).
     expect((await b.page(`/console/studio/runs/${video}`)).text).toMatch(
       /<video controls[^>]* src="[^"]+" aria-label="Output 1 of sandbox\/video"/,
     );

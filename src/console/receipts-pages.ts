@@ -8,8 +8,8 @@
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
+import { ownedOrder } from "../payments/order-search.ts";
 import { PROVIDER_LABEL } from "../payments/provider.ts";
-import { ownOrder } from "./billing-checkout.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import { type AccountSession, type ConsoleKit, htmlResponse, type PageContext, requireOwner } from "./kit.ts";
 import { money } from "./money-view.ts";
@@ -32,7 +32,7 @@ interface Receipt {
 }
 
 async function orderReceipt(kit: ConsoleKit, s: AccountSession, id: string): Promise<Receipt> {
-  const order = await ownOrder(kit, s, id);
+  const order = await ownedOrder(kit.ctx.payments, s.accountId, id);
   if (order.status !== "paid" || order.paid_at === null) throw new DomainError("not_found", NO_RECEIPT);
   return {
     id: order.id,

@@ -63,7 +63,7 @@ ${done}
 }
 
 /** `POST /console/billing/redeem`: owners only; Origin and CSRF checked by kit.action. */
-export function billingRedeemRoutes(kit: ConsoleKit) {
+export function billingRedeemPages(kit: ConsoleKit) {
   return new Elysia().post(
     "/console/billing/redeem",
     kit.action(async (c) => {

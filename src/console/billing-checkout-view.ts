@@ -1,37 +1,20 @@
 /**
- * Paying on the billing page (docs/billing.md, "Payments"): the checkout section (preset and
- * custom amounts, one checkout button per enabled provider of the account's currency), the
- * checkout POST (the order is written, then 303 to the provider's page), the return page (shows
- * the order as it is: it never credits anything), receipts (printable) and the account's orders.
- *
- * Who: owners (docs/console.md: billing is an owner's). Members see that an owner tops up; the
- * checkout, return and receipt routes answer them 403. Another account's order is 404.
+ * The billing page's payment HTML (billing-checkout-pages.ts, billing-pages.ts): the checkout form
+ * (preset and custom amounts, a button per enabled provider of the account's currency), the
+ * account's latest orders with their receipts, and what the return page says of an order.
  */
-import { Elysia } from "elysia";
-import { httpStatus } from "../http/errors.ts";
-import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
-import { ORDER_ID, type OrderRow } from "../payments/order-store.ts";
+import type { OrderRow } from "../payments/order-store.ts";
 import { type PaymentCurrency, PROVIDER_LABEL } from "../payments/provider.ts";
 import { formatMoney, formatTime } from "./format.ts";
-import {
-  type AccountSession,
-  type ConsoleKit,
-  field,
-  formError,
-  htmlResponse,
-  type PageContext,
-  redirect,
-  requireAccount,
-  requireOwner,
-} from "./kit.ts";
+import { type AccountSession, type ConsoleKit, formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { money, tableBox } from "./money-view.ts";
 
 const ORDERS_SHOWN = 20;
 
-interface CheckoutState {
+export interface CheckoutState {
   preset?: string;
   amount?: string;
   error?: string | null;
@@ -119,109 +102,22 @@ ${tableBox(
 )}`;
 }
 
-/** The account's order named by `id`, or 404 (unknown, malformed, or another account's). */
-export async function ownOrder(
-  kit: ConsoleKit,
-  session: AccountSession,
-  id: string | null,
-): Promise<OrderRow> {
-  const order =
-    id && ORDER_ID.test(id) ? await kit.ctx.payments.orders.getOwned(id, session.accountId) : null;
-  if (!order) throw new DomainError("not_found", "There is no such payment for this account.");
-  return order;
-}
-
-async function checkoutPage(
-  c: PageContext,
-  kit: ConsoleKit,
-  state: CheckoutState,
-  status: number,
-): Promise<Response> {
-  const s = requireAccount(c.session);
-  return htmlResponse(
-    await c.layout({
-      title: "Top up",
-      active: "billing",
-      body: html`<p><a href="/console/billing">← Billing</a></p>
-<h1>Top up</h1>
-${await checkoutSection(kit, s, state)}`,
-    }),
-    status,
-  );
-}
-
-async function returnPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
-  const s = requireOwner(c.session);
-  const order = await ownOrder(kit, s, c.url.searchParams.get("order"));
-  const canceled = c.url.searchParams.get("canceled") === "1";
+/** What the return page says of an order: paid, still waiting (or left unpaid), or failed. */
+export function returnMessage(order: OrderRow, canceled: boolean): SafeHtml {
   const who = PROVIDER_LABEL[order.provider];
   const amount = money(order.amount_micro, order.currency);
-  let message: SafeHtml;
   if (order.status === "paid") {
-    message = html`<p class="notice ok" role="status">Paid: ${amount} was added to your balance.</p>
+    return html`<p class="notice ok" role="status">Paid: ${amount} was added to your balance.</p>
 <p><a href="/console/billing/receipts/${order.id}">Receipt</a> · <a href="/console/billing">Billing</a></p>`;
-  } else if (order.status === "created" || order.status === "pending") {
-    message = canceled
+  }
+  if (order.status === "created" || order.status === "pending") {
+    return canceled
       ? html`<p class="notice warn" role="status">You left ${who}'s page without paying: nothing was charged. The order expires by itself.</p>
 <p><a href="/console/billing">Back to billing</a></p>`
       : html`<p class="notice" role="status">Waiting for ${who} to confirm the payment of ${amount}. This page does not credit anything by itself:
 the balance grows only when ${who} confirms the payment to this server, usually within seconds.</p>
 <p><a href="/console/billing/return?order=${order.id}">Check again</a> · <a href="/console/billing">Billing</a></p>`;
-  } else {
-    message = html`<p class="notice error" role="status">This payment is ${STATUS_TEXT[order.status]}: nothing was added to your balance.</p>
-<p><a href="/console/billing">Back to billing</a></p>`;
   }
-  return htmlResponse(
-    await c.layout({
-      title: "Payment",
-      active: "billing",
-      body: html`<h1>Payment</h1>
-<p class="mono">${order.id}</p>
-${message}`,
-    }),
-  );
-}
-
-export function billingCheckoutPages(kit: ConsoleKit) {
-  return new Elysia()
-    .post(
-      "/console/billing/checkout",
-      kit.action(async (c) => {
-        const s = requireOwner(c.session);
-        const custom = field(c.form, "amount").trim().slice(0, 40);
-        const preset = field(c.form, "preset").trim().slice(0, 40);
-        const state = { amount: custom, preset };
-        try {
-          const text = custom || preset;
-          const micro = text ? parseDecimalToMicro(text.replace(/[\s,_]/g, "")) : null;
-          if (micro === null)
-            throw new DomainError(
-              "validation_error",
-              "Choose an amount, or write one as a decimal such as 25 or 12.50.",
-              {
-                param: "amount",
-              },
-            );
-          const { url } = await kit.ctx.payments.startCheckout({
-            accountId: s.accountId,
-            personId: s.personId,
-            email: s.email,
-            provider: field(c.form, "provider"),
-            amountMicro: micro,
-          });
-          // The order is stored; the provider's page (on its configured origin) takes it from here.
-          return redirect(url);
-        } catch (err) {
-          if (!(err instanceof DomainError) || err.code === "not_found" || err.code === "forbidden")
-            throw err;
-          const res = await checkoutPage(c, kit, { ...state, error: err.message }, httpStatus(err.code));
-          if (err.retryAfterSeconds) res.headers.set("retry-after", String(err.retryAfterSeconds));
-          return res;
-        }
-      }),
-    )
-    .get(
-      "/console/billing/return",
-      kit.page(async (c) => await returnPage(c, kit)),
-    );
+  return html`<p class="notice error" role="status">This payment is ${STATUS_TEXT[order.status]}: nothing was added to your balance.</p>
+<p><a href="/console/billing">Back to billing</a></p>`;
 }

@@ -1,0 +1,134 @@
+/**
+ * The keys pages' HTML (keys-pages.ts): the list with each key's actions, the key just created
+ * (shown once), the create form, a key's limit form and the revoke confirmation.
+ */
+
+import { mayManageKey } from "../accounts/key-access.ts";
+import { KEY_NAME_MAX_LENGTH } from "../accounts/schemas.ts";
+import type { ApiKeyRow } from "../accounts/store.ts";
+import type { KeyFigures } from "../ledger/figures.ts";
+import { html, type SafeHtml } from "../lib/html.ts";
+import { formatMicro } from "../lib/money.ts";
+import { type AccountSession, formError } from "./kit.ts";
+import { csrfField } from "./layout.ts";
+import { money, tableBox, when } from "./money-view.ts";
+
+export interface KeysState {
+  /** The key just created, shown once. */
+  created?: { name: string; key: string } | null;
+  error?: string | null;
+  notice?: string | null;
+  form?: { name: string; limit: string };
+}
+
+function keyRow(s: AccountSession, k: KeyFigures, row: ApiKeyRow, currency: string): SafeHtml {
+  const live = k.state === "active";
+  const actions =
+    live && mayManageKey(s, row)
+      ? html`<a href="/console/keys/${k.key_id}/limit">Change limit</a>
+  <form method="get" action="/console/keys/${k.key_id}/revoke" class="inline">
+    <button type="submit" class="danger" data-dialog="revoke-${k.key_id}">Revoke</button>
+  </form>
+  <dialog id="revoke-${k.key_id}" aria-labelledby="revoke-${k.key_id}-title">
+    <h2 id="revoke-${k.key_id}-title">Revoke ${k.name}?</h2>
+    <p>Requests with this key (<span class="mono">${k.prefix}…</span>) are refused from the next one on. This cannot be undone.</p>
+    <form method="post" action="/console/keys/${k.key_id}/revoke">
+      ${csrfField(s)}
+      <button type="submit" class="danger">Revoke key</button>
+      <button type="button" class="secondary" data-dialog-close>Cancel</button>
+    </form>
+  </dialog>`
+      : null;
+  return html`<tr data-key="${k.key_id}">
+  <th scope="row">${k.name}${row.can_manage === 1n ? html` <span class="hint">(manage)</span>` : null}</th>
+  <td class="mono">${k.prefix}…</td>
+  <td class="num">${k.monthly_limit_micro === null ? html`<span class="hint">none</span>` : money(k.monthly_limit_micro, currency)}</td>
+  <td class="num">${money(k.spent_micro, currency)}</td>
+  <td>${when(k.last_used_at)}</td>
+  <td>${when(k.created_at)}</td>
+  <td>${live ? "active" : "revoked"}</td>
+  <td>${actions}</td>
+</tr>`;
+}
+
+/** The keys page: the key just created (shown once), the table, the create form. */
+export function keysBody(
+  s: AccountSession,
+  currency: string,
+  figures: KeyFigures[],
+  rows: Map<string, ApiKeyRow>,
+  state: KeysState,
+): SafeHtml {
+  const created = state.created
+    ? html`<section class="notice warn" aria-labelledby="new-key-title">
+  <h2 id="new-key-title">Key "${state.created.name}" created</h2>
+  <p>Copy the key now: it is shown only this once. gengate keeps only a hash of it and cannot show it again.</p>
+  <label for="new-key">New key</label>
+  <div class="copy-row">
+    <input id="new-key" type="text" readonly value="${state.created.key}" autocomplete="off" spellcheck="false">
+    <button type="button" class="secondary" data-copy="new-key" hidden>Copy</button>
+  </div>
+</section>`
+    : null;
+  const table = tableBox(
+    "Keys",
+    html`<table id="keys">
+<caption class="visually-hidden">Keys of this account</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col" class="num">Monthly limit</th>
+<th scope="col" class="num">Spent this month</th><th scope="col">Last used</th><th scope="col">Created</th>
+<th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<tbody>${figures.map((k) => keyRow(s, k, rows.get(k.key_id)!, currency))}</tbody>
+</table>`,
+  );
+  return html`<h1>Keys</h1>
+${state.notice ? html`<p class="notice ok" role="status">${state.notice}</p>` : null}
+${formError(state.error)}
+${created}
+${table}
+<h2>Create a key</h2>
+<form class="stack" method="post" action="/console/keys">
+  ${csrfField(s)}
+  <label for="key-name">Name</label>
+  <input id="key-name" name="name" required maxlength="${KEY_NAME_MAX_LENGTH}" value="${state.form?.name ?? ""}" autocomplete="off">
+  <label for="key-limit">Monthly limit</label>
+  <span class="hint" id="key-limit-hint">In ${currency}, e.g. 25.00. Leave empty for no limit.</span>
+  <input id="key-limit" name="monthly_limit" inputmode="decimal" maxlength="24" aria-describedby="key-limit-hint" value="${state.form?.limit ?? ""}" autocomplete="off">
+  ${s.role === "owner" ? html`<label class="check"><input type="checkbox" name="manage" value="1"> May manage keys through the API</label>` : null}
+  <button type="submit">Create key</button>
+</form>`;
+}
+
+/** A key's monthly-limit form; `value` is what was typed when it was refused. */
+export function limitBody(
+  s: AccountSession,
+  key: ApiKeyRow,
+  currency: string,
+  error: string | null,
+  value?: string,
+): SafeHtml {
+  const current = key.monthly_limit_micro === null ? "" : formatMicro(key.monthly_limit_micro);
+  return html`<h1>Monthly limit of ${key.name}</h1>
+${formError(error)}
+<p>Now: ${key.monthly_limit_micro === null ? "no limit" : money(key.monthly_limit_micro, currency)}.
+The limit counts this calendar month's charges (UTC) and what the key's running jobs hold.</p>
+<form class="stack" method="post" action="/console/keys/${key.id}/limit">
+  ${csrfField(s)}
+  <label for="limit">Monthly limit</label>
+  <span class="hint" id="limit-hint">In ${currency}, e.g. 25.00. Leave empty for no limit.</span>
+  <input id="limit" name="monthly_limit" inputmode="decimal" maxlength="24" aria-describedby="limit-hint" value="${value ?? current}" autocomplete="off">
+  <button type="submit">Save limit</button>
+  <a href="/console/keys">Back to keys</a>
+</form>`;
+}
+
+/** The revoke confirmation (what `Revoke` leads to without JavaScript). */
+export function revokeBody(s: AccountSession, key: ApiKeyRow): SafeHtml {
+  return html`<h1>Revoke ${key.name}?</h1>
+${key.revoked_at !== null ? html`<p class="notice">This key is already revoked.</p>` : null}
+<p>Requests with this key (<span class="mono">${key.prefix}…</span>) are refused from the next one on. This cannot be undone.</p>
+<form method="post" action="/console/keys/${key.id}/revoke">
+  ${csrfField(s)}
+  <button type="submit" class="danger">Revoke key</button>
+  <a class="button secondary" href="/console/keys">Cancel</a>
+</form>`;
+}

@@ -1,0 +1,150 @@
+/**
+ * The studio's chat (issue 17): `POST /console/studio/chat` (a signed-in person, Origin and CSRF by
+ * kit.action; form fields `model_id`, `messages` as a JSON array of chat messages, and
+ * `conversation`, the request ids of the conversation's earlier replies) calls `studioChat` with
+ * stream: true (the API's own chat: source STUDIO, the person's in-flight cap, settled before
+ * [DONE]) and passes its SSE through. When the reply's stream ends, one more event follows:
+ *
+ *   event: cost
+ *   data: {"request_id", "currency", "charged_micro", "charged", "total_micro", "total"}
+ *
+ * read from the ledger (the request's settled hold; `total`: the same for this reply and the
+ * conversation's earlier ones of this person), never computed in the browser. client/app.js's
+ * `data-chat` shows the reply as it streams, then these figures. An error before the reply is the
+ * API's JSON error body with its status.
+ */
+import { Elysia } from "elysia";
+import { errorResponse } from "../http/errors.ts";
+import { DomainError } from "../lib/errors.ts";
+import type { SafeHtml } from "../lib/html.ts";
+import type { AppContext } from "../server/context.ts";
+import { chargedFor, conversationCost } from "../studio/chat-cost.ts";
+import { studioChat } from "../studio/service.ts";
+import {
+  type AccountSession,
+  type ActionContext,
+  type ConsoleKit,
+  field,
+  htmlResponse,
+  type PageContext,
+  requireAccount,
+} from "./kit.ts";
+import { conversationOf, conversationOfForm } from "./studio-chat-form.ts";
+import { chatEstimateBox, costEventText, replyBody } from "./studio-chat-view.ts";
+import { estimateBox } from "./studio-estimate.ts";
+
+const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+
+/** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
+async function costEvent(ctx: AppContext, s: AccountSession, id: string, earlier: string[]): Promise<string> {
+  return costEventText(id, await conversationCost(ctx, s, id, earlier));
+}
+
+/** Passes the API's SSE through; when it ends, adds the cost event of the reply it carried. */
+function withCost(
+  ctx: AppContext,
+  s: AccountSession,
+  body: ReadableStream<Uint8Array>,
+  earlier: string[],
+): ReadableStream<Uint8Array> {
+  const dec = new TextDecoder();
+  const enc = new TextEncoder();
+  let head = "";
+  let id: string | null = null;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (id === null && head.length < 4096) {
+          head += dec.decode(chunk, { stream: true });
+          id = /"id":"chatcmpl-([0-9a-f-]{36})"/.exec(head)?.[1] ?? null;
+        }
+        controller.enqueue(chunk);
+      },
+      async flush(controller) {
+        // The API's stream settles the call before it ends, so the ledger has the charge now.
+        if (id) controller.enqueue(enc.encode(await costEvent(ctx, s, id, earlier)));
+      },
+    }),
+  );
+}
+
+async function estimateChat(c: ActionContext, kit: ConsoleKit): Promise<Response> {
+  const s = requireAccount(c.session);
+  const modelId = field(c.form, "model_id").trim();
+  let messages: unknown | null;
+  try {
+    // Only what is being typed is estimated: the conversation alone has been answered already.
+    messages = field(c.form, "message").trim() === "" ? null : conversationOfForm(c.form);
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    return htmlResponse(await estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }));
+  }
+  return htmlResponse(await chatEstimateBox(kit.ctx, s, modelId, messages));
+}
+
+async function sendChat(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | Response> {
+  const s = requireAccount(c.session);
+  // app.js asks for the stream; the page's form without script gets a page with the reply.
+  const streamed = (c.request.headers.get("accept") ?? "").includes("text/event-stream");
+  try {
+    const modelId = field(c.form, "model_id").trim();
+    if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
+    const messages = conversationOfForm(c.form);
+    if (messages === null)
+      throw new DomainError("validation_error", "Write a message.", { param: "message" });
+    const earlier = conversationOf(field(c.form, "conversation"));
+    const answer = await studioChat(
+      kit.ctx,
+      s,
+      modelId,
+      { messages, stream: streamed },
+      AbortSignal.any([c.request.signal, kit.ctx.shutdownSignal]),
+    );
+    if (!streamed) {
+      if (answer.kind !== "json") throw new Error(`studio chat answered ${answer.kind}, not JSON`);
+      return await replyPage(kit.ctx, c, s, modelId, messages, answer.body);
+    }
+    if (answer.kind !== "stream") throw new Error(`studio chat answered ${answer.kind}, not a stream`);
+    return new Response(withCost(kit.ctx, s, answer.body, earlier), { headers: SSE_HEADERS });
+  } catch (err) {
+    // The script shows the message: the API's JSON error (validation, 402, 429...). Without
+    // script the console's error page says it.
+    if (streamed && err instanceof DomainError) return errorResponse(err);
+    throw err;
+  }
+}
+
+/**
+ * The answer to the chat form sent without script: the message, the reply and its cost (the
+ * ledger's), with the way back to the studio.
+ */
+async function replyPage(
+  ctx: AppContext,
+  c: PageContext,
+  s: AccountSession,
+  modelId: string,
+  messages: unknown,
+  body: string,
+): Promise<SafeHtml> {
+  const completion = JSON.parse(body) as { id: string; choices: { message: { content: string } }[] };
+  const id = completion.id.replace(/^chatcmpl-/, "");
+  const own = await chargedFor(ctx, s, id);
+  const asked = Array.isArray(messages) ? (messages[messages.length - 1] as { content?: unknown }) : null;
+  return c.layout({
+    title: "Studio chat",
+    active: "studio",
+    body: replyBody(modelId, id, asked, completion, own),
+  });
+}
+
+export function studioChatPages(kit: ConsoleKit) {
+  return new Elysia()
+    .post(
+      "/console/studio/chat/estimate",
+      kit.action((c) => estimateChat(c, kit)),
+    )
+    .post(
+      "/console/studio/chat",
+      kit.action((c) => sendChat(c, kit)),
+    );
+}
