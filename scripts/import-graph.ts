@@ -191,7 +191,7 @@ export const ENTRY_POINTS = /^src\/(main\.ts$|entries\/|cli\/)/;
  * `SqlStore` (`src/db/store.ts`, `storeModules`), else a service (or pure, above). The entry points sit with the wiring at the top. HTTP modules are
  * named by suffix (`http.ts`, `*-http.ts`, `*-pages.ts`; docs/architecture.md "Names"); outbound clients are
  * `client.ts` / `*-client.ts`, services. The HTTP kit is what route modules share:
- * src/http/ (its `health.ts` is a route module), key authentication (src/auth/), each domain's request
+ * src/http/, key authentication (src/auth/), each domain's request
  * schemas and OpenAPI text (`schemas.ts`, `openapi.ts`). The web console and the docs pages are routes.
  */
 export const LAYER_RULES: readonly [Layer, RegExp | string[]][] = [
@@ -199,7 +199,7 @@ export const LAYER_RULES: readonly [Layer, RegExp | string[]][] = [
   ["wiring", WIRING_MODULES],
   ["lib", /^src\/lib\//],
   ["db", /^src\/db\//],
-  ["routes", /^src\/(console|docs)\/|^src\/http\/health\.ts$/],
+  ["routes", /^src\/(console|docs)\//],
   ["http kit", /^src\/(http|auth)\//],
   ["routes", /^src\/[^/]+\/([^/]*-)?(http|pages)\.ts$/],
   ["http kit", /^src\/[^/]+\/(schemas|openapi)\.ts$/],

@@ -4,7 +4,7 @@ import { SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
-import { DISPLAY_PREFIX_LENGTH, digestsEqual, generateApiKey, hashSecret, looksLikeApiKey } from "./keys.ts";
+import { DISPLAY_PREFIX_LENGTH, digestsEqual, generateApiKey, hashSecret, looksLikeApiKey } from "../lib/api-keys.ts";
 
 export type Currency = "USD" | "RUB";
 

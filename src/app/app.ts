@@ -12,7 +12,7 @@ import { outputRoutes } from "../files/outputs-http.ts";
 import { fileRoutes } from "../files/uploads-http.ts";
 import { parseJsonCapped } from "../http/body-limit.ts";
 import { errorResponse } from "../http/errors.ts";
-import { healthRoutes } from "../http/health.ts";
+import { healthRoutes } from "../health/http.ts";
 import { MethodIndex } from "../http/method-not-allowed.ts";
 import { beginRequest, type PeerSource, requestMeta } from "../http/request-meta.ts";
 import { validationToDomainError } from "../http/validation.ts";

@@ -5,7 +5,7 @@ import { openSql } from "../db/open-sql.ts";
 import { openBlobBackend } from "../files/open-blob-backend.ts";
 import { refreshRateOnce, scheduleFxRefresh } from "../fx/refresh.ts";
 import { errorResponse } from "../http/errors.ts";
-import { startingResponse } from "../http/health.ts";
+import { startingResponse } from "../health/http.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";

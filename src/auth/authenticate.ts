@@ -1,4 +1,4 @@
-import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import type { AccountStore, Principal } from "../accounts/store.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { rateLimitHeaders } from "../http/errors.ts";

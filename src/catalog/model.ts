@@ -1,8 +1,9 @@
 import { type Static, Type as T } from "@sinclair/typebox";
+import { KINDS, type Kind } from "../lib/kinds.ts";
 
-/** Model kinds of the spec, and the billing unit each kind may use. */
-export const KINDS = ["video", "image", "avatar", "upscale", "audio", "text"] as const;
-export type Kind = (typeof KINDS)[number];
+export { KINDS, type Kind };
+
+/** The billing unit each model kind (src/lib/kinds.ts) may use. */
 export const UNITS = ["second", "image", "megapixel", "1M_tokens"] as const;
 export type Unit = (typeof UNITS)[number];
 

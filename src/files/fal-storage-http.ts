@@ -4,7 +4,7 @@ import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import { ID_PATTERN, randomBase62 } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
-import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType } from "./magic.ts";
+import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType } from "../lib/magic.ts";
 import { fileContentUrl } from "./references.ts";
 import { FILE_ID, fileView } from "./store.ts";
 import { receiveUpload } from "./upload-stream.ts";

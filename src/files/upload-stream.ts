@@ -4,7 +4,7 @@ import { DomainError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import { tooLarge } from "../lib/read-capped.ts";
 import { type BlobBackend, uploadKey } from "./blob-backend.ts";
-import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "./magic.ts";
+import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "../lib/magic.ts";
 
 const GC_EVERY_BYTES = 32 * 1024 * 1024;
 

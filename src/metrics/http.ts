@@ -1,5 +1,5 @@
 import { Elysia, t } from "elysia";
-import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { credentialFrom } from "../auth/authenticate.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { errorResponse } from "../http/errors.ts";

@@ -1,4 +1,4 @@
-import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import type { AccountStore } from "../accounts/store.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
 import { DomainError } from "../lib/errors.ts";

@@ -1,4 +1,4 @@
-import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import {
   LINK_INVALID,

@@ -1,4 +1,4 @@
-import { digestsEqual, hashSecret } from "../accounts/keys.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newId } from "../lib/ids.ts";
 import { newToken, PeopleServiceBase, tokenShaped } from "./common.ts";

@@ -1,4 +1,4 @@
-import { hashSecret } from "../accounts/keys.ts";
+import { hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import { EMAIL_MAX_LENGTH, type PeopleCore, SIGNIN_FAILED } from "./common.ts";
 import type { PeopleStore } from "./store.ts";

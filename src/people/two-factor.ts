@@ -1,4 +1,4 @@
-import { hashSecret } from "../accounts/keys.ts";
+import { hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTotpSecret, otpauthUrl, verifyTotp } from "../lib/totp.ts";
 import {

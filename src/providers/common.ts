@@ -1,5 +1,5 @@
 /** Helpers shared by the provider adapters. */
-import { type Family, SNIFF_BYTES, sniffFamily } from "../files/magic.ts";
+import { type Family, SNIFF_BYTES, sniffFamily } from "../lib/magic.ts";
 import type { ProviderJob } from "./types.ts";
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */

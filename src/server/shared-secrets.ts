@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { hashSecret } from "../accounts/keys.ts";
+import { hashSecret } from "../lib/api-keys.ts";
 import type { DatabaseSettings } from "../config/schema.ts";
 import type { CacheInvalidation } from "../db/invalidation.ts";
 import type { Sql } from "../db/sql.ts";

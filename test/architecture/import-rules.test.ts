@@ -170,7 +170,7 @@ describe("the folder and layer rules on src/", () => {
       "src/queue/http.ts": "routes",
       "src/files/outputs-http.ts": "routes",
       "src/console/keys-pages.ts": "routes",
-      "src/http/health.ts": "routes",
+      "src/health/http.ts": "routes",
       "src/http/errors.ts": "http kit",
       "src/auth/authenticate.ts": "http kit",
       "src/queue/submit.ts": "services",

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hashSecret } from "../../src/accounts/keys.ts";
+import { hashSecret } from "../../src/lib/api-keys.ts";
 import { createApp } from "../../src/app/app.ts";
 import { type CreatedAppContext, createAppContext, liveFromConfig } from "../../src/app/app-context.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { startingResponse } from "../../src/http/health.ts";
+import { startingResponse } from "../../src/health/http.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 // An instance that cannot serve yet (starting, or its database not ready) answers the contract's

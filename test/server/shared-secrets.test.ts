@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hashSecret } from "../../src/accounts/keys.ts";
+import { hashSecret } from "../../src/lib/api-keys.ts";
 import { CacheInvalidation } from "../../src/db/invalidation.ts";
 import {
   dataDirPaths,

@@ -1,4 +1,4 @@
-import { KINDS } from "../../catalog/model.ts";
+import { KINDS } from "../../lib/kinds.ts";
 import type { ProviderDescriptor } from "../descriptor.ts";
 
 type Media = typeof import("./provider.ts");

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { randomBase62 } from "../lib/ids.ts";
+import { randomBase62 } from "./ids.ts";
 
 /** API keys: "gk_" + 40 base62 characters (≈238 bits). Only their SHA-256 is stored. */
 export const API_KEY_PREFIX = "gk_";

@@ -1,4 +1,4 @@
-import { ascii } from "../lib/bytes.ts";
+import { ascii } from "./bytes.ts";
 
 /**
  * Content types accepted for uploads, and what their first bytes must look like. The declared
