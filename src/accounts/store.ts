@@ -1,10 +1,16 @@
 import type { CacheInvalidation } from "../db/invalidation.ts";
 import { type Sql, SqlConstraintError } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
+import {
+  DISPLAY_PREFIX_LENGTH,
+  digestsEqual,
+  generateApiKey,
+  hashSecret,
+  looksLikeApiKey,
+} from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { nowSeconds, rfc3339 } from "../lib/time.ts";
-import { DISPLAY_PREFIX_LENGTH, digestsEqual, generateApiKey, hashSecret, looksLikeApiKey } from "../lib/api-keys.ts";
 
 export type Currency = "USD" | "RUB";
 

@@ -1,8 +1,8 @@
-import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import type { AccountStore, Principal } from "../accounts/store.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { rateLimitHeaders } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { WriteRateLimit } from "../limits/rate-limit.ts";
 

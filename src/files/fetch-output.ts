@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { log } from "../lib/log.ts";
+import { contentTypeOf, normalizeContentType, SNIFF_BYTES } from "../lib/magic.ts";
 import { measureFileAsync } from "../providers/measure.ts";
 import { ProviderError } from "../providers/types.ts";
 import { type BlobBackend, outputKey } from "./blob-backend.ts";
-import { contentTypeOf, normalizeContentType, SNIFF_BYTES } from "../lib/magic.ts";
 import type { StoredOutput } from "./output-writer.ts";
 
 export const OUTPUT_MAX_BYTES = 2 * 1024 ** 3;

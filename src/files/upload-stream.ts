@@ -2,9 +2,15 @@ import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from "node:fs";
 import { DomainError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
+import {
+  ALLOWED_CONTENT_TYPES,
+  familyOf,
+  normalizeContentType,
+  SNIFF_BYTES,
+  sniffFamily,
+} from "../lib/magic.ts";
 import { tooLarge } from "../lib/read-capped.ts";
 import { type BlobBackend, uploadKey } from "./blob-backend.ts";
-import { ALLOWED_CONTENT_TYPES, familyOf, normalizeContentType, SNIFF_BYTES, sniffFamily } from "../lib/magic.ts";
 
 const GC_EVERY_BYTES = 32 * 1024 * 1024;
 

@@ -1,11 +1,11 @@
 import { Elysia, t } from "elysia";
 import { sqlReady } from "../db/database.ts";
 import { freeBytes } from "../files/upload-stream.ts";
+import { errorResponse } from "../http/errors.ts";
+import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import { circuitFor } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
-import { errorResponse } from "../http/errors.ts";
-import { errors } from "../http/schemas.ts";
 
 /**
  * Seconds a client waits before asking a starting or unready instance again: a start takes 61-81 ms

@@ -1,10 +1,10 @@
 import { Elysia, t } from "elysia";
-import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { credentialFrom } from "../auth/authenticate.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { errorResponse } from "../http/errors.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { AppContext } from "../server/context.ts";

@@ -1,6 +1,6 @@
-import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import type { AccountStore } from "../accounts/store.ts";
 import type { ConsoleSettings } from "../config/schema.ts";
+import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import {

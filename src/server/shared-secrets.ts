@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { hashSecret } from "../lib/api-keys.ts";
 import type { DatabaseSettings } from "../config/schema.ts";
 import type { CacheInvalidation } from "../db/invalidation.ts";
 import type { Sql } from "../db/sql.ts";
+import { hashSecret } from "../lib/api-keys.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { nowSeconds } from "../lib/time.ts";
 import {

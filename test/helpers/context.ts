@@ -1,7 +1,6 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hashSecret } from "../../src/lib/api-keys.ts";
 import { createApp } from "../../src/app/app.ts";
 import { type CreatedAppContext, createAppContext, liveFromConfig } from "../../src/app/app-context.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
@@ -9,6 +8,7 @@ import type { Sql } from "../../src/db/sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobBackend } from "../../src/files/blob-backend.ts";
 import type { PeerSource } from "../../src/http/request-meta.ts";
+import { hashSecret } from "../../src/lib/api-keys.ts";
 import { setLogSink } from "../../src/lib/log.ts";
 import type { JobRow } from "../../src/queue/job-row.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hashSecret } from "../../src/lib/api-keys.ts";
 import { CacheInvalidation } from "../../src/db/invalidation.ts";
+import { hashSecret } from "../../src/lib/api-keys.ts";
 import {
   dataDirPaths,
   ensureWritableDataDir,
