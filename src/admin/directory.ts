@@ -1,5 +1,6 @@
 import type { AccountStore } from "../accounts/store.ts";
 import type { Wallet } from "../ledger/wallet.ts";
+import { keysetPage } from "../lib/keyset-page.ts";
 import type { InviteService } from "../people/invites.ts";
 import type { MemberService } from "../people/members.ts";
 import { requireAccount } from "./operations.ts";
@@ -40,8 +41,7 @@ export async function peopleDirectory(s: AdminDirectoryDeps, limit: number, afte
     limit: limit + 1,
     after: PERSON_ID.test(after) ? after : null,
   });
-  const people = got.slice(0, limit);
-  const next = got.length > limit ? people[people.length - 1]!.id : null;
+  const { page: people, next_cursor: next } = keysetPage(got, limit);
   const invites = await s.people.invites.listInvites({ limit });
   const names = new Map<string, string>();
   const ids = [
