@@ -12,6 +12,7 @@ import { outputRoutes } from "../files/outputs-http.ts";
 import { fileRoutes } from "../files/uploads-http.ts";
 import { healthRoutes } from "../health/http.ts";
 import { parseJsonCapped } from "../http/body-limit.ts";
+import { doorErrorResponse, doorOf } from "../http/doors.ts";
 import { errorResponse } from "../http/errors.ts";
 import { MethodIndex } from "../http/method-not-allowed.ts";
 import { beginRequest, type PeerSource, requestMeta } from "../http/request-meta.ts";
@@ -124,11 +125,14 @@ function renderError(
   headers: Record<string, string>,
   methods: () => MethodIndex,
 ): Response {
-  if (error instanceof DomainError) return errorResponse(error, id, headers);
+  // Each door answers in its own client's error shape (src/http/doors.ts).
+  const door = doorOf(path);
+  if (error instanceof DomainError) return doorErrorResponse(door, error, id, headers);
   if (code === "NOT_FOUND") {
     const allowed = methods().allowed(path);
     if (allowed.length > 0 && !allowed.includes(request.method)) {
-      return errorResponse(
+      return doorErrorResponse(
+        door,
         new DomainError(
           "method_not_allowed",
           `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`,
@@ -137,13 +141,19 @@ function renderError(
         { ...headers, allow: allowed.join(", ") },
       );
     }
-    return errorResponse(new DomainError("not_found", `No route ${request.method} ${path}.`), id, headers);
+    return doorErrorResponse(
+      door,
+      new DomainError("not_found", `No route ${request.method} ${path}.`),
+      id,
+      headers,
+    );
   }
   if (code === "PARSE") {
     // Elysia wraps whatever the parse hook throws (size cap, nesting limit) in its ParseError.
     const cause = error instanceof Error ? error.cause : undefined;
-    if (cause instanceof DomainError) return errorResponse(cause, id, headers);
-    return errorResponse(
+    if (cause instanceof DomainError) return doorErrorResponse(door, cause, id, headers);
+    return doorErrorResponse(
+      door,
       new DomainError("validation_error", "The request body is not valid JSON."),
       id,
       headers,
@@ -153,13 +163,14 @@ function renderError(
     // A response that fails its own schema is the server's fault, not the client's.
     if (error.type === "response") {
       log("error", "response failed its schema", { id, method: request.method, path, ...errorFields(error) });
-      return errorResponse(
+      return doorErrorResponse(
+        door,
         new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
         id,
         headers,
       );
     }
-    return errorResponse(validationToDomainError(error), id, headers);
+    return doorErrorResponse(door, validationToDomainError(error), id, headers);
   }
   log("error", "unhandled error", {
     id,
@@ -168,7 +179,8 @@ function renderError(
     code: String(code),
     ...errorFields(error),
   });
-  return errorResponse(
+  return doorErrorResponse(
+    door,
     new DomainError("internal_error", "An unexpected error occurred; it has been logged."),
     id,
     headers,

@@ -16,15 +16,44 @@ export function requireManage(p: Principal, what = "manage keys"): void {
   }
 }
 
-/** Accepts `Key <key>` (the spec's form) and `Bearer <key>` (so OpenAI SDKs work unchanged). */
+/**
+ * Accepts `Key <key>` (the spec's form, fal's clients), `Bearer <key>` (OpenAI's and Anthropic's
+ * SDKs with an auth token) and `Token <key>` (Replicate's clients: replicate-javascript sends
+ * `Authorization: Bearer`, the older Python client and curl examples `Token`).
+ */
 export function credentialFrom(header: string | null): string | null {
   if (!header) return null;
-  const m = /^(Key|Bearer)[ \t]+(\S+)[ \t]*$/i.exec(header);
+  const m = /^(Key|Bearer|Token)[ \t]+(\S+)[ \t]*$/i.exec(header);
   return m ? m[2]! : null;
 }
 
 const UNAUTHORIZED_MESSAGE =
-  "Missing, malformed, unknown or revoked API key. Send `Authorization: Key <API_KEY>` (or `Bearer <API_KEY>`).";
+  "Missing, malformed, unknown or revoked API key. Send `Authorization: Key <API_KEY>` (or `Bearer <API_KEY>`, `Token <API_KEY>`, `x-api-key: <API_KEY>`).";
+
+/**
+ * The API key a request carries: `Authorization` (any scheme above) or `x-api-key` (the Anthropic
+ * SDK's header, anthropic-sdk-typescript src/client.ts `apiKeyAuth`). Both may be sent (the
+ * Anthropic SDK sends only one, but a proxy may add the other); two DIFFERENT keys are 401, so a
+ * request is never billed to a key its sender did not mean. Null when neither header is there.
+ */
+export function requestCredential(headers: Headers): string | null {
+  const authorization = headers.get("authorization");
+  const fromAuthorization = credentialFrom(authorization);
+  const apiKey = headers.get("x-api-key")?.trim() || null;
+  if (authorization !== null && fromAuthorization === null)
+    throw new DomainError("unauthorized", UNAUTHORIZED_MESSAGE);
+  if (fromAuthorization !== null && apiKey !== null && fromAuthorization !== apiKey)
+    throw new DomainError(
+      "unauthorized",
+      "Two different API keys were sent (Authorization and x-api-key); send one.",
+    );
+  return fromAuthorization ?? apiKey;
+}
+
+/** Whether a request carries any credential header (an anonymous read has neither). */
+export function hasCredential(headers: Headers): boolean {
+  return headers.has("authorization") || headers.has("x-api-key");
+}
 
 /** What authenticating a key reads; `live` is read at each call (a reload swaps it). */
 export interface KeyAuthDeps {
@@ -35,7 +64,7 @@ export interface KeyAuthDeps {
 
 /** Resolves the caller of an API route or throws 401 `unauthorized`. */
 export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Promise<Principal> {
-  const credential = credentialFrom(request.headers.get("authorization"));
+  const credential = requestCredential(request.headers);
   const principal = credential ? await ctx.accounts.authenticate(credential) : null;
   if (!principal) throw new DomainError("unauthorized", UNAUTHORIZED_MESSAGE);
   const meta = requestMeta(request);
@@ -55,7 +84,7 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Like requirePrincipal, but a request without credentials is anonymous rather than an error. */
 export async function optionalPrincipal(ctx: KeyAuthDeps, request: Request): Promise<Principal | null> {
-  return request.headers.has("authorization") ? await requirePrincipal(ctx, request) : null;
+  return hasCredential(request.headers) ? await requirePrincipal(ctx, request) : null;
 }
 
 /** Operator API: `Authorization: Bearer <admin token>`, compared as SHA-256 digests in constant time. */

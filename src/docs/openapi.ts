@@ -59,7 +59,8 @@ export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string)
           type: "apiKey",
           in: "header",
           name: "Authorization",
-          description: "`Key <API_KEY>` (or `Bearer <API_KEY>`).",
+          description:
+            "`Key <API_KEY>` (or `Bearer <API_KEY>`, `Token <API_KEY>`); the `x-api-key: <API_KEY>` header is accepted too.",
         },
         adminToken: { type: "http", scheme: "bearer", description: "Operator admin token (/admin/v1)." },
       },

@@ -16,6 +16,40 @@ describe("authentication", async () => {
     expect((await get(`Bearer ${key}`)).status).toBe(200);
   });
 
+  test("Token form is accepted (Replicate's clients)", async () => {
+    expect((await get(`Token ${key}`)).status).toBe(200);
+  });
+
+  test("x-api-key is accepted (Anthropic's SDKs), alone or with the same key in Authorization", async () => {
+    const alone = await request("/v1/account", { key: null, headers: { "x-api-key": key } });
+    expect(alone.status).toBe(200);
+    const both = await request("/v1/account", {
+      key: null,
+      headers: { "x-api-key": key, authorization: `Bearer ${key}` },
+    });
+    expect(both.status).toBe(200);
+  });
+
+  test("two different keys (Authorization and x-api-key) are 401, even when both are valid", async () => {
+    const { key: other } = await ctx.accounts.createKey(account.id, { name: "second" });
+    const res = await request("/v1/account", {
+      key: null,
+      headers: { "x-api-key": other, authorization: `Key ${key}` },
+    });
+    expect(res.status).toBe(401);
+    expect((await json<{ error: { message: string } }>(res)).error.message).toContain(
+      "Two different API keys",
+    );
+  });
+
+  test("a malformed Authorization is 401 even with a good x-api-key", async () => {
+    const res = await request("/v1/account", {
+      key: null,
+      headers: { "x-api-key": key, authorization: "Basic abc" },
+    });
+    expect(res.status).toBe(401);
+  });
+
   test("scheme is case-insensitive", async () => {
     expect((await get(`key ${key}`)).status).toBe(200);
     expect((await get(`BEARER ${key}`)).status).toBe(200);
