@@ -92,6 +92,7 @@ export function codeSection(
 ${block("curl", "curl", snip.curl)}
 ${block("javascript", model.kind === "text" ? "JavaScript (openai)" : "JavaScript (@fal-ai/client)", snip.javascript)}
 ${block("python", model.kind === "text" ? "Python (openai)" : "Python (fal-client)", snip.python)}
+${snip.more.map((m) => block(m.id, m.title, m.text))}
 </section>`;
 }
 

@@ -1,6 +1,8 @@
 /**
  * The studio's "Code": the same call as the form describes, for an API caller, as curl, JavaScript
- * (`@fal-ai/client` for media models, `openai` for text models) and Python (`fal-client` / `openai`).
+ * (`@fal-ai/client` for media models, `openai` for text models) and Python (`fal-client` / `openai`),
+ * then one tab per other client that has a door onto the same model (`more`: Replicate's client for
+ * media models, Anthropic's SDKs and the Vercel AI SDK for text models).
  * Built from the actual input and the server's public URL, pointed at gengate the way
  * docs/clients.md shows; the key is a placeholder (KEY_PLACEHOLDER) the reader replaces with one of
  * their keys (a console session is never an API key).
@@ -14,6 +16,16 @@ export interface Snippets {
   curl: string;
   javascript: string;
   python: string;
+  /** The other clients' tabs, in the order shown. */
+  more: Snippet[];
+}
+
+/** One more client's tab: `id` names its element, `title` the client. */
+export interface Snippet {
+  id: string;
+  title: string;
+  language: "javascript" | "python";
+  text: string;
 }
 
 /** The message a text model's snippets send (the studio's chat has its own). */
@@ -99,7 +111,94 @@ result = fal_client.subscribe(
 )
 print(result)
 `;
-  return { curl, javascript, python };
+  return { curl, javascript, python, more: [replicateSnippet(model, input, base)] };
+}
+
+/**
+ * Replicate's JavaScript client: `run` posts to /models/{owner}/{name}/predictions with `Prefer:
+ * wait` and polls until the prediction ends (replicate-javascript index.js `run`); catalog ids are
+ * owner/name already. `useFileOutput: false` prints the output links rather than FileOutput streams.
+ */
+function replicateSnippet(model: Model, input: Record<string, unknown>, base: string): Snippet {
+  const text = `// npm install replicate
+import Replicate from "replicate";
+
+const replicate = new Replicate({
+  auth: ${JSON.stringify(KEY_PLACEHOLDER)}, // a gengate API key (Keys page)
+  baseUrl: ${JSON.stringify(`${base}/v1`)},
+  useFileOutput: false,
+});
+
+const output = await replicate.run(${JSON.stringify(model.id)}, {
+  input: ${json(input).replaceAll("\n", "\n  ")},
+});
+console.log(output);
+`;
+  return { id: "replicate", title: "JavaScript (replicate)", language: "javascript", text };
+}
+
+/**
+ * The other text clients: Anthropic's SDKs append /v1/messages to their base URL (so it is the
+ * server's root), and the AI SDK's default `openai(id)` model speaks OpenAI's Responses API.
+ */
+function moreTextSnippets(model: Model, base: string): Snippet[] {
+  const anthropicJs = `// npm install @anthropic-ai/sdk
+import Anthropic from "@anthropic-ai/sdk";
+
+const client = new Anthropic({
+  apiKey: ${JSON.stringify(KEY_PLACEHOLDER)}, // a gengate API key (Keys page)
+  baseURL: ${JSON.stringify(base)},
+});
+
+const message = await client.messages.create({
+  model: ${JSON.stringify(model.id)},
+  max_tokens: 1024,
+  messages: [{ role: "user", content: ${JSON.stringify(CHAT_EXAMPLE)} }],
+});
+for (const block of message.content) if (block.type === "text") console.log(block.text);
+`;
+  const anthropicPy = `# pip install anthropic
+import anthropic
+
+client = anthropic.Anthropic(
+    api_key=${JSON.stringify(KEY_PLACEHOLDER)},  # a gengate API key (Keys page)
+    base_url=${JSON.stringify(base)},
+)
+
+message = client.messages.create(
+    model=${JSON.stringify(model.id)},
+    max_tokens=1024,
+    messages=[{"role": "user", "content": ${JSON.stringify(CHAT_EXAMPLE)}}],
+)
+for block in message.content:
+    if block.type == "text":
+        print(block.text)
+`;
+  const aiSdk = `// npm install ai @ai-sdk/openai
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText } from "ai";
+
+const openai = createOpenAI({
+  apiKey: ${JSON.stringify(KEY_PLACEHOLDER)}, // a gengate API key (Keys page)
+  baseURL: ${JSON.stringify(`${base}/v1`)},
+});
+
+const { text, usage } = await generateText({
+  model: openai(${JSON.stringify(model.id)}), // OpenAI's Responses API
+  prompt: ${JSON.stringify(CHAT_EXAMPLE)},
+});
+console.log(text, usage);
+`;
+  return [
+    {
+      id: "anthropic-js",
+      title: "JavaScript (@anthropic-ai/sdk)",
+      language: "javascript",
+      text: anthropicJs,
+    },
+    { id: "anthropic-py", title: "Python (anthropic)", language: "python", text: anthropicPy },
+    { id: "ai-sdk", title: "JavaScript (ai, @ai-sdk/openai)", language: "javascript", text: aiSdk },
+  ];
 }
 
 function textSnippets(model: Model, base: string): Snippets {
@@ -146,7 +245,7 @@ for chunk in stream:
         print(chunk.choices[0].delta.content or "", end="", flush=True)
 print()
 `;
-  return { curl, javascript, python };
+  return { curl, javascript, python, more: moreTextSnippets(model, base) };
 }
 
 /** The three snippets for a model and its (typed) input, against `publicUrl`. */

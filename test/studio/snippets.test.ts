@@ -48,6 +48,24 @@ describe("studio snippets", () => {
         expect(text).toContain("gen.example.com");
         expect(text).not.toMatch(/gk_[0-9A-Za-z]{8}/);
       }
+      for (const m of s.more) {
+        const file = join(
+          dir,
+          `${model.id.replace("/", "-")}-${m.id}.${m.language === "python" ? "py" : "mjs"}`,
+        );
+        writeFileSync(file, m.text);
+        const check =
+          m.language === "python"
+            ? await run(["python3", "-m", "py_compile", file])
+            : await run(["node", "--check", file]);
+        expect(check.err).toBe("");
+        expect(check.code).toBe(0);
+        expect(m.text).toContain(KEY_PLACEHOLDER);
+        expect(m.text).toContain("gen.example.com");
+      }
+      expect(s.more.map((m) => m.id)).toEqual(
+        model.kind === "text" ? ["anthropic-js", "anthropic-py", "ai-sdk"] : ["replicate"],
+      );
       expect(s.javascript).toContain(model.kind === "text" ? 'from "openai"' : 'from "@fal-ai/client"');
       expect(s.python).toContain(model.kind === "text" ? "from openai import OpenAI" : "import fal_client");
     });
@@ -83,6 +101,22 @@ describe("studio snippets", () => {
       });
       rmSync(stub, { recursive: true, force: true });
     }
+  });
+
+  test("media: Replicate's client runs the catalog id (owner/name) with exactly the input", async () => {
+    const input = trickyInput("sandbox/image");
+    const r = studioSnippets(catalog.get("sandbox/image")!, input, BASE).more[0]!;
+    expect(r.text).toContain(`baseUrl: "${BASE}/v1"`);
+    expect(r.text).toContain('replicate.run("sandbox/image"');
+    const inputText = /input: (\{[\s\S]*?\n {2}\}),\n\}\);/.exec(r.text)?.[1];
+    expect(JSON.parse(inputText!)).toEqual(input);
+  });
+
+  test("text: Anthropic's SDKs at the server's root (they add /v1/messages), the AI SDK at /v1", async () => {
+    const more = studioSnippets(catalog.get("sandbox/chat")!, {}, `${BASE}/`).more;
+    expect(more[0]!.text).toContain(`baseURL: "${BASE}",`);
+    expect(more[1]!.text).toContain(`base_url="${BASE}",`);
+    expect(more[2]!.text).toContain(`baseURL: "${BASE}/v1",`);
   });
 
   test("text: chat completions at {public_url}/v1 with a Bearer key", async () => {
