@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText } from "ai";
 import { startFunded } from "../helpers/api.ts";
-import { billing } from "./billing.ts";
+import { billing } from "./helpers.ts";
 
 /**
  * The Vercel AI SDK (ai 7.0.173, @ai-sdk/openai 4.0.118) against POST /v1/responses: its default

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type AIMessageChunk, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { startFunded } from "../helpers/api.ts";
-import { billing } from "./billing.ts";
+import { billing } from "./helpers.ts";
 
 /**
  * LangChain's ChatOpenAI (@langchain/openai 1.6.0) with `useResponsesApi: true`: its requests are

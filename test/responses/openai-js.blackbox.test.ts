@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { startFunded } from "../helpers/api.ts";
-import { billing } from "./billing.ts";
+import { billing } from "./helpers.ts";
 
 /**
  * The official `openai` JS SDK (7.57) against POST /v1/responses, unchanged but for its base URL and
@@ -119,5 +119,40 @@ describe("openai JS responses.create", () => {
     expect(final.output_text).toStartWith('You said: "Helper"');
     expect(final.usage!.input_tokens).toBeGreaterThan(0);
     await bill.settled(final.id, before, final.usage!);
+  });
+
+  test("Idempotency-Key: a retry replays the same response, charged once", async () => {
+    const before = await bill.balance();
+    const idem = `idem-${Date.now()}`;
+    const first = await client.responses.create(
+      { model: "sandbox/chat", input: "Once" },
+      { headers: { "Idempotency-Key": idem } },
+    );
+    const again = await client.responses.create(
+      { model: "sandbox/chat", input: "Once" },
+      { headers: { "Idempotency-Key": idem } },
+    );
+    expect(again).toEqual(first);
+    await bill.settled(first.id, before, first.usage!);
+  });
+
+  test("Idempotency-Key on a stream: the retry replays the events", async () => {
+    const idem = `idem-stream-${Date.now()}`;
+    const call = async () => {
+      const types: string[] = [];
+      let id = "";
+      const stream = await client.responses.create(
+        { model: "sandbox/chat", input: "Twice", stream: true },
+        { headers: { "Idempotency-Key": idem } },
+      );
+      for await (const ev of stream) {
+        types.push(ev.type);
+        if (ev.type === "response.completed") id = ev.response.id;
+      }
+      return { types, id };
+    };
+    const first = await call();
+    expect(await call()).toEqual(first);
+    expect(first.types.at(-1)).toBe("response.completed");
   });
 });

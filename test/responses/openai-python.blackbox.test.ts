@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startFunded } from "../helpers/api.ts";
-import { billing } from "./billing.ts";
+import { billing } from "./helpers.ts";
 
 /**
  * The official `openai` Python SDK (3.22.1) against POST /v1/responses: `responses.create` streamed

@@ -1,5 +1,6 @@
 import { expect } from "bun:test";
-import type { startFunded } from "../helpers/api.ts";
+import { startFunded } from "../helpers/api.ts";
+import type { MockOpenAI } from "../helpers/mock-openai.ts";
 
 type Funded = Awaited<ReturnType<typeof startFunded>>;
 
@@ -43,4 +44,20 @@ export function billing(s: Funded) {
       expect(account.held_micro).toBe("0");
     },
   };
+}
+
+/**
+ * A funded server whose text models `mock/<name>` are served by the mock OpenAI-compatible upstream
+ * (test/helpers/mock-openai.ts: the name picks its behaviour), $1 / $2 per 1M tokens, context 8192.
+ */
+export async function startWithMock(mock: MockOpenAI, names: string[]): Promise<Funded> {
+  process.env.MOCK_UPSTREAM_KEY = "sk-upstream-secret";
+  const model = (name: string) =>
+    `[[models]]\nid = "mock/${name}"\nkind = "text"\nprovider = "mock"\nupstream_model = "${name}"\ninput_price_usd_micro = 1000000\noutput_price_usd_micro = 2000000\ncontext = 8192\n`;
+  return await startFunded(
+    [
+      `[providers.mock]\ntype = "openai"\nbase_url = "${mock.url}"\napi_key_env = "MOCK_UPSTREAM_KEY"\n`,
+      ...names.map(model),
+    ].join("\n"),
+  );
 }
