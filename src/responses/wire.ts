@@ -100,7 +100,7 @@ export function responsesFormat(echo: ResponsesEcho): ReplyFormatOf {
         );
       },
       // response.failed carries the response's end; the `error` event after it is what makes the
-      // clients raise (openai-node src/core/streaming.ts throws APIError on `event: error`).
+      // clients raise (openai-node throws APIError on `event: error`: its core streaming module).
       failure: (e: DomainError) => {
         const { code, message } = e;
         return (
