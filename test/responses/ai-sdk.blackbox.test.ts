@@ -41,6 +41,7 @@ describe("the AI SDK's default openai(id) model", () => {
     expect(r.response.id).toStartWith("resp_");
     expect(r.response.modelId).toBe("sandbox/chat");
     await bill.settled(r.response.id, before, { input_tokens: input, output_tokens: output });
+    await bill.held(r.response.id, input, 300);
   });
 
   test("generateText cut by maxOutputTokens: finishReason length", async () => {

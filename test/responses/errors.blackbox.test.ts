@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createOpenAI } from "@ai-sdk/openai";
+import { ChatOpenAI } from "@langchain/openai";
+import { streamText } from "ai";
 import OpenAI, { APIError, BadRequestError } from "openai";
 import type { startFunded } from "../helpers/api.ts";
 import { startMockOpenAI } from "../helpers/mock-openai.ts";
@@ -188,6 +191,48 @@ describe("failing upstreams: nothing charged, nothing held", () => {
     const requestId = failed.response.id.slice("resp_".length);
     const rec = (await (await s.get(`/v1/requests/${requestId}`)).json()) as { status: string };
     expect(rec.status).toBe("FAILED");
+    expect(await account()).toEqual(before);
+  });
+});
+
+describe("a mid-stream failure as the other clients see it", () => {
+  test("AI SDK streamText: the error reaches onError, finishReason error; nothing charged", async () => {
+    const before = await account();
+    const openai = createOpenAI({ baseURL: `${s.url}/v1`, apiKey: s.defaultKey! });
+    const errors: unknown[] = [];
+    const r = streamText({
+      model: openai("mock/midstream-error"),
+      prompt: "hi",
+      maxRetries: 0,
+      onError: ({ error }) => {
+        errors.push(error);
+      },
+    });
+    let text = "";
+    for await (const d of r.textStream) text += d;
+    expect(text.length).toBeGreaterThan(0); // what came before the failure
+    expect(await r.finishReason).toBe("error");
+    expect(errors.length).toBeGreaterThan(0);
+    expect(String(errors[0])).toContain("Nothing was charged");
+    expect(await account()).toEqual(before);
+  });
+
+  test("LangChain ChatOpenAI (useResponsesApi) stream: throws; nothing charged", async () => {
+    const before = await account();
+    const llm = new ChatOpenAI({
+      model: "mock/midstream-error",
+      apiKey: s.defaultKey!,
+      configuration: { baseURL: `${s.url}/v1` },
+      useResponsesApi: true,
+      maxRetries: 0,
+    });
+    let thrown: unknown = null;
+    try {
+      for await (const _ of await llm.stream("hi"));
+    } catch (e) {
+      thrown = e;
+    }
+    expect(String(thrown)).toContain("Nothing was charged");
     expect(await account()).toEqual(before);
   });
 });

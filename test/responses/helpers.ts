@@ -12,8 +12,29 @@ type Funded = Awaited<ReturnType<typeof startFunded>>;
 export function billing(s: Funded) {
   const balance = async () =>
     BigInt(((await (await s.get("/v1/account")).json()) as { balance_micro: string }).balance_micro);
+  const estimate = async (model: string, input: Record<string, number>) =>
+    (
+      (await (await s.post("/v1/estimate", { model_id: model, input })).json()) as {
+        price_usd_micro: string;
+      }
+    ).price_usd_micro;
   return {
     balance,
+    /**
+     * Asserts the call held what POST /v1/estimate quotes for its prompt and max_output_tokens
+     * (absent: the estimate's own 4096 rule, as chat's). The sandbox counts the prompt exactly, so
+     * its usage's input_tokens is the reservation's prompt.
+     */
+    async held(id: string, inputTokens: number, maxOutput?: number, model = "sandbox/chat") {
+      const rec = (await (await s.get(`/v1/requests/${id.slice("resp_".length)}`)).json()) as {
+        price: { reserved_micro: string };
+      };
+      const input = {
+        input_tokens: inputTokens,
+        ...(maxOutput === undefined ? {} : { output_tokens: maxOutput }),
+      };
+      expect(rec.price.reserved_micro).toBe(await estimate(model, input));
+    },
     /** Asserts the settlement of response `id` (resp_<request id>) against the balance before it. */
     async settled(
       id: string,
@@ -23,20 +44,18 @@ export function billing(s: Funded) {
     ) {
       expect(id).toStartWith("resp_");
       const requestId = id.slice("resp_".length);
-      const est = (await (
-        await s.post("/v1/estimate", {
-          model_id: model,
-          input: { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens },
-        })
-      ).json()) as { price_usd_micro: string };
+      const price = await estimate(model, {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+      });
       const after = await balance();
-      expect(before - after).toBe(BigInt(est.price_usd_micro));
+      expect(before - after).toBe(BigInt(price));
       const rec = (await (await s.get(`/v1/requests/${requestId}`)).json()) as {
         status: string;
         price: { charged_usd_micro: string; reserved_micro: string };
       };
       expect(rec.status).toBe("COMPLETED");
-      expect(rec.price.charged_usd_micro).toBe(est.price_usd_micro);
+      expect(rec.price.charged_usd_micro).toBe(price);
       expect(BigInt(rec.price.charged_usd_micro)).toBeLessThanOrEqual(BigInt(rec.price.reserved_micro));
       const list = (await (await s.get("/v1/requests")).json()) as { data: { request_id: string }[] };
       expect(list.data.map((r) => r.request_id)).toContain(requestId);

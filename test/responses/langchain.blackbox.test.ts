@@ -39,6 +39,7 @@ describe("LangChain ChatOpenAI with useResponsesApi", () => {
     expect(u.output_tokens).toBeGreaterThan(0);
     expect(u.total_tokens).toBe(u.input_tokens + u.output_tokens);
     await bill.settled(msg.id!, before, u);
+    await bill.held(msg.id!, u.input_tokens, 200);
   });
 
   test("stream: chunks concatenated to the reply, usage on the last; billed exactly from usage", async () => {

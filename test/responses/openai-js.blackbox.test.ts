@@ -40,6 +40,7 @@ describe("openai JS responses.create", () => {
     expect(r.usage!.output_tokens).toBeGreaterThan(0);
     expect(r.usage!.total_tokens).toBe(r.usage!.input_tokens + r.usage!.output_tokens);
     await bill.settled(r.id, before, r.usage!);
+    await bill.held(r.id, r.usage!.input_tokens, 200);
   });
 
   test("max_output_tokens cuts the reply: status incomplete, reason max_output_tokens", async () => {
@@ -108,6 +109,7 @@ describe("openai JS responses.create", () => {
     expect(done!.output[0]).toMatchObject({ type: "message", status: "completed" });
     expect(done!.usage!.output_tokens).toBeGreaterThan(0);
     await bill.settled(done!.id, before, done!.usage!);
+    await bill.held(done!.id, done!.usage!.input_tokens); // no max_output_tokens: the 4096 rule
   });
 
   test("responses.stream().finalResponse(): the helper assembles the same response", async () => {
