@@ -48,10 +48,15 @@ export function usageEvent(w: ChatWire, u: Usage): string {
   return `data: ${JSON.stringify({ id: w.id, object: "chat.completion.chunk", created: w.created, model: w.model, choices: [], usage: { ...u, total_tokens: u.prompt_tokens + u.completion_tokens } })}\n\n`;
 }
 
+/** What a stream tells of an error once its status line is sent: the contract's code, message, type. */
+export function streamError(e: DomainError): { code: string; message: string; type: string } {
+  const { code, message, type } = errorBody(e).error;
+  return { code, message, type };
+}
+
 /** An error in the middle of a stream (the status line has been sent already). */
 export function errorEvent(e: DomainError): string {
-  const { code, message, type } = errorBody(e).error;
-  return `data: ${JSON.stringify({ error: { code, message, type } })}\n\n`;
+  return `data: ${JSON.stringify({ error: streamError(e) })}\n\n`;
 }
 
 export const DONE_EVENT = "data: [DONE]\n\n";

@@ -1,4 +1,10 @@
-import type { CallInfo, ReplyFormat, ReplyFormatOf, Usage } from "../chat/wire.ts";
+import {
+  type CallInfo,
+  type ReplyFormat,
+  type ReplyFormatOf,
+  streamError,
+  type Usage,
+} from "../chat/wire.ts";
 import type { DomainError } from "../lib/errors.ts";
 import type { ResponsesEcho } from "./validate.ts";
 
@@ -100,12 +106,22 @@ export function responsesFormat(echo: ResponsesEcho): ReplyFormatOf {
         );
       },
       // response.failed carries the response's end; the `error` event after it is what makes the
-      // clients raise (openai-node throws APIError on `event: error`: its core streaming module).
+      // clients raise. It has both shapes OpenAI sends: code and message at the top (its documented
+      // error event) and nested under `error` (its stream errors after a 200), since openai-node
+      // raises on `event: error` but openai-python only on a data with an `error` field
+      // (openai/_streaming.py: `if is_mapping(data) and data.get("error")`).
       failure: (e: DomainError) => {
-        const { code, message } = e;
+        const err = streamError(e);
         return (
-          event("response.failed", { response: response("failed", [], { error: { code, message } }) }) +
-          event("error", { code, message, param: null })
+          event("response.failed", {
+            response: response("failed", [], { error: { code: err.code, message: err.message } }),
+          }) +
+          event("error", {
+            code: err.code,
+            message: err.message,
+            param: null,
+            error: { ...err, param: null },
+          })
         );
       },
     };

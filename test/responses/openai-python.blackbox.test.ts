@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startFunded } from "../helpers/api.ts";
-import { billing } from "./helpers.ts";
+import type { startFunded } from "../helpers/api.ts";
+import { startMockOpenAI } from "../helpers/mock-openai.ts";
+import { billing, startWithMock } from "./helpers.ts";
 
 /**
  * The official `openai` Python SDK (3.22.1) against POST /v1/responses: `responses.create` streamed
@@ -18,8 +19,10 @@ interface Probe {
   helper: { status: string; text: string; id: string; usage: Usage };
   incomplete: { type: string; status: string; reason: string; id: string; usage: Usage };
   previous: { status: number; code: string; param: string; message: string } | null;
+  midstream: { raised: string | null; message?: string; events: string[] };
 }
 
+const mock = startMockOpenAI();
 let s: Awaited<ReturnType<typeof startFunded>>;
 let bill: ReturnType<typeof billing>;
 let before: bigint;
@@ -27,7 +30,7 @@ let probe: Probe;
 
 describe.skipIf(!python)("the openai Python SDK's responses", () => {
   beforeAll(async () => {
-    s = await startFunded();
+    s = await startWithMock(mock, ["midstream-error"]);
     bill = billing(s);
     before = await bill.balance();
     const proc = Bun.spawn([python!, join(import.meta.dir, "openai_responses_probe.py")], {
@@ -45,7 +48,10 @@ describe.skipIf(!python)("the openai Python SDK's responses", () => {
     if (code !== 0) throw new Error(`openai_responses_probe.py exited with ${code}:\n${stderr}`);
     probe = JSON.parse(stdout) as Probe;
   }, 120_000);
-  afterAll(() => s?.cleanup());
+  afterAll(() => {
+    s?.cleanup();
+    mock.stop();
+  });
 
   test("create: output_text and usage", () => {
     expect(probe.create.status).toBe("completed");
@@ -88,6 +94,12 @@ describe.skipIf(!python)("the openai Python SDK's responses", () => {
     expect(probe.previous!.message).toContain("does not store conversations");
   });
 
+  test("a mid-stream upstream failure: response.failed, then the SDK raises APIError", () => {
+    expect(probe.midstream.events).toContain("response.failed");
+    expect(probe.midstream.raised).toBe("APIError");
+    expect(probe.midstream.message).toContain("Nothing was charged");
+  });
+
   test("the ledger moved by exactly the estimates of the calls' usage; each is listed", async () => {
     const calls = [probe.create, probe.stream, probe.helper, probe.incomplete];
     let total = 0n;
@@ -100,10 +112,11 @@ describe.skipIf(!python)("the openai Python SDK's responses", () => {
       ).json()) as { price_usd_micro: string };
       total += BigInt(est.price_usd_micro);
     }
-    // The refused previous_response_id call opened nothing: the four calls are the whole movement.
+    // The refused previous_response_id call opened nothing and the failed one charged nothing: the
+    // four calls are the whole movement (the failed one is listed too, FAILED).
     expect(before - (await bill.balance())).toBe(total);
     const listed = (await (await s.get("/v1/requests")).json()) as { data: { request_id: string }[] };
-    expect(listed.data).toHaveLength(calls.length);
+    expect(listed.data).toHaveLength(calls.length + 1);
     for (const c of calls) expect(listed.data.map((r) => r.request_id)).toContain(c.id.slice("resp_".length));
   });
 });

@@ -49,4 +49,13 @@ try:
 except openai.BadRequestError as err:
     out["previous"] = {"status": err.status_code, "code": err.code, "param": err.param, "message": err.message}
 
+# An upstream that fails mid-stream: response.failed, then an `error` event the SDK raises on.
+seen = []
+try:
+    for ev in client.responses.create(model="mock/midstream-error", input="hi", stream=True):
+        seen.append(ev.type)
+    out["midstream"] = {"raised": None, "events": seen}
+except openai.APIError as err:
+    out["midstream"] = {"raised": type(err).__name__, "message": err.message, "events": seen}
+
 print(json.dumps(out))
