@@ -138,6 +138,22 @@ describe("refused input: 400 in OpenAI's shape, naming what is accepted; nothing
     expect([e.status, e.code]).toEqual([400, "unknown_model"]);
   });
 
+  test("an account without the money: 402 insufficient_balance naming the billing page", async () => {
+    const created = await fetch(`${s.url}/admin/v1/accounts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: `poor-${Date.now()}` }),
+    });
+    const { key } = (await created.json()) as { key: string };
+    const poor = new OpenAI({ apiKey: key, baseURL: `${s.url}/v1`, maxRetries: 0 });
+    const e = await poor.responses.create({ model: "sandbox/chat", input: "hi" }).then(
+      () => null,
+      (err: unknown) => err as APIError,
+    );
+    expect([e?.status, e?.code]).toEqual([402, "insufficient_balance"]);
+    expect(e?.message).toContain("/console/billing");
+  });
+
   test("a body that is not JSON is 400, never a 500", async () => {
     const res = await s.post("/v1/responses", "{not json");
     expect(res.status).toBe(400);
