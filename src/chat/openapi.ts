@@ -1,5 +1,29 @@
 import type { DocumentDecoration } from "elysia";
 
+/** A required JSON request body of this schema. */
+export function jsonBody(schema: Record<string, unknown>) {
+  return { required: true, content: { "application/json": { schema } } };
+}
+
+/** The answers of a text call, by the door's description of its 200 (chat completions, Responses). */
+export function textCallResponses(ok: string) {
+  return {
+    200: {
+      description: ok,
+      content: {
+        "application/json": { schema: { type: "object" } },
+        "text/event-stream": { schema: { type: "string" } },
+      },
+    },
+    400: { description: "bad_messages, unknown_model, validation_error" },
+    401: { description: "unauthorized" },
+    402: { description: "insufficient_balance, key_limit_reached" },
+    429: { description: "rate_limited, too_many_in_flight" },
+    502: { description: "submit_failed: nothing was charged" },
+    503: { description: "capacity_unavailable: retry after Retry-After" },
+  };
+}
+
 /** OpenAPI description of the chat route (its body is validated by hand to answer bad_messages). */
 export const CHAT_OPENAPI = {
   summary: "Create a chat completion",
@@ -60,20 +84,7 @@ export const CHAT_OPENAPI = {
       },
     },
   },
-  responses: {
-    200: {
-      description:
-        "A chat.completion object, or text/event-stream chat.completion.chunk events when stream is true.",
-      content: {
-        "application/json": { schema: { type: "object" } },
-        "text/event-stream": { schema: { type: "string" } },
-      },
-    },
-    400: { description: "bad_messages, unknown_model, validation_error" },
-    401: { description: "unauthorized" },
-    402: { description: "insufficient_balance, key_limit_reached" },
-    429: { description: "rate_limited, too_many_in_flight" },
-    502: { description: "submit_failed: nothing was charged" },
-    503: { description: "capacity_unavailable: retry after Retry-After" },
-  },
+  responses: textCallResponses(
+    "A chat.completion object, or text/event-stream chat.completion.chunk events when stream is true.",
+  ),
 } as unknown as DocumentDecoration;

@@ -13,15 +13,7 @@ import { logProviderFailure, ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/job-row.ts";
 import type { AppContext } from "../server/context.ts";
 import type { ChatRequest } from "./validate.ts";
-import {
-  type ChatWire,
-  chunkEvent,
-  completionBody,
-  DONE_EVENT,
-  errorEvent,
-  type Usage,
-  usageEvent,
-} from "./wire.ts";
+import { chatFormat, type ReplyFormatOf, type Usage } from "./wire.ts";
 
 /** What settling or failing a started call uses: the group commit, the jobs, the outputs' retention. */
 export type ChatSettleDeps = Pick<AppContext, "submits" | "jobs" | "live">;
@@ -54,10 +46,12 @@ export interface StartedChat {
 export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; promptEstimate: number } {
   const promptEstimate =
     model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
-  const quote = reserveText(model, promptEstimate, req.maxTokens, {
-    input: "messages",
-    output: req.maxTokensParam,
-  });
+  const quote = reserveText(
+    model,
+    promptEstimate,
+    req.maxTokens,
+    req.paramNames ?? { input: "messages", output: req.maxTokensParam },
+  );
   return { quote, promptEstimate };
 }
 
@@ -176,7 +170,8 @@ const enc = new TextEncoder();
  * meanwhile is 409), the reservation (startChat), then the upstream: its first piece decides
  * between an error answer (FAILED, nothing charged) and a reply. A reply is settled from the
  * upstream's usage before it is answered (non-streamed) or before [DONE] (streamed); a client
- * that goes away mid-stream stops the upstream and is charged only what was generated.
+ * that goes away mid-stream stops the upstream and is charged only what was generated. `formatOf`
+ * writes the reply in the door's format (chat completions unless another door passes its own).
  */
 export async function completeChat(
   ctx: ChatDeps,
@@ -184,6 +179,7 @@ export async function completeChat(
   req: ChatRequest,
   claim: IdempotencyClaim | null,
   clientSignal: AbortSignal,
+  formatOf: ReplyFormatOf = chatFormat(req.includeUsage),
 ): Promise<ChatAnswer> {
   const model = resolveTextModel(ctx, req.model);
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
@@ -218,12 +214,11 @@ export async function completeChat(
         signal,
       })
       [Symbol.asyncIterator]();
-    const wire: ChatWire = {
-      id: `chatcmpl-${started.job.id}`,
+    const format = formatOf({
+      jobId: started.job.id,
       created: Math.floor(Date.now() / 1000),
       model: model.id,
-      includeUsage: req.includeUsage,
-    };
+    });
     let content = "";
     let finish = "stop";
     let usage: Usage | null = null;
@@ -262,7 +257,7 @@ export async function completeChat(
       await finishChat(ctx, started, { content, finishReason: finish, usage: u });
       const unsynced = await reservationSynced;
       if (unsynced) throw unsynced.err;
-      const body = completionBody(wire, content, finish, u);
+      const body = format.whole(content, finish, u);
       await settleIdem({ status: 200, body });
       endCall(callClient);
       return { kind: "json", body };
@@ -277,17 +272,16 @@ export async function completeChat(
         transcript += text;
         controller.enqueue(enc.encode(text));
       };
-      send(chunkEvent(wire, { role: "assistant", content: "" }, null));
+      send(format.opening());
       try {
         for (let r = first; !r.done; r = await iterator.next()) {
           take(r.value);
-          if (r.value.content) send(chunkEvent(wire, { content: r.value.content }, null));
+          if (r.value.content) send(format.delta(r.value.content));
         }
       } catch (err) {
         if (callClient.signal.aborted || clientSignal.aborted) return; // cancel() settles
         settled = true;
-        send(errorEvent(await failChat(ctx, started, err)));
-        send(DONE_EVENT);
+        send(format.failure(await failChat(ctx, started, err), content));
         await settleIdem(null);
         controller.close();
         return;
@@ -295,9 +289,7 @@ export async function completeChat(
       const u = usage ?? fallbackUsage(started, content);
       settled = true;
       await finishChat(ctx, started, { content, finishReason: finish, usage: u });
-      send(chunkEvent(wire, {}, finish));
-      if (req.includeUsage) send(usageEvent(wire, u));
-      send(DONE_EVENT);
+      send(format.closing(content, finish, u));
       await settleIdem({ status: 200, body: transcript });
       controller.close();
     };

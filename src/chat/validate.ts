@@ -13,6 +13,11 @@ export interface ChatRequest {
   maxTokensParam: TokenLimitParam;
   stream: boolean;
   includeUsage: boolean;
+  /**
+   * The names errors give the prompt and the completion limit, for a door whose fields are named
+   * otherwise (the Responses door: input, max_output_tokens); messages and maxTokensParam when absent.
+   */
+  paramNames?: { input: string; output: string };
   /** Every other field, passed through to the upstream unchanged. */
   passthrough: Record<string, unknown>;
   /** Sandbox test controls (sandbox models only). */

@@ -149,6 +149,17 @@ export function buildLlmsTxt(
       "",
     );
   }
+  if (has("/v1/responses")) {
+    out.push(
+      "## OpenAI Responses (text models)",
+      "",
+      `POST ${base}/responses with OpenAI's Responses body ({model, input, instructions?, max_output_tokens?, stream?}):`,
+      "input is a string or message items (role user/assistant/system/developer, content a string or input_text/output_text parts).",
+      "Billed exactly like chat (max_output_tokens absent: 4096 reserved). Images, files, tools and previous_response_id are 400.",
+      "stream=true answers Responses events (event: + data:) from response.created to response.completed with usage; the id is resp_<request id>.",
+      "",
+    );
+  }
   if (has("/v1/files")) {
     out.push(
       "## Files",

@@ -80,6 +80,19 @@ describe("GET /v1/llms.txt", () => {
   });
 });
 
+describe("the OpenAI Responses door in the documents", () => {
+  test("POST /v1/responses is documented in the OpenAPI document and has its llms.txt section", async () => {
+    const { request } = await makeTestApp();
+    const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
+    const op = spec.paths["/v1/responses"]!.post! as unknown as { summary: string; tags: string[] };
+    expect(op.summary).toContain("Responses");
+    expect(op.tags).toEqual(["Chat"]);
+    const text = await (await request("/v1/llms.txt", { key: null })).text();
+    expect(text).toContain("## OpenAI Responses (text models)");
+    expect(text).toContain("| POST | /v1/responses | yes |");
+  });
+});
+
 describe("GET /docs", () => {
   test("serves the reference UI from local assets only", async () => {
     const { request } = await makeTestApp();
