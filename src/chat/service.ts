@@ -1,5 +1,5 @@
 import type { Model } from "../catalog/model.ts";
-import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
+import { type IdempotencyClaim, replayResponse, type StoredResponse } from "../idempotency/idempotency.ts";
 import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
 import { type Opener, type OpenJobDeps, openCall } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -13,15 +13,7 @@ import { logProviderFailure, ProviderError } from "../providers/types.ts";
 import type { JobRow } from "../queue/job-row.ts";
 import type { AppContext } from "../server/context.ts";
 import type { ChatRequest } from "./validate.ts";
-import {
-  type ChatWire,
-  chunkEvent,
-  completionBody,
-  DONE_EVENT,
-  errorEvent,
-  type Usage,
-  usageEvent,
-} from "./wire.ts";
+import { type ChatFormat, openAIChatFormat, type Usage } from "./wire.ts";
 
 /** What settling or failing a started call uses: the group commit, the jobs, the outputs' retention. */
 export type ChatSettleDeps = Pick<AppContext, "submits" | "jobs" | "live">;
@@ -52,13 +44,20 @@ export interface StartedChat {
  * model's prices. The one computation startChat reserves and the studio's Estimate shows.
  */
 export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; promptEstimate: number } {
-  const promptEstimate =
-    model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
+  const promptEstimate = promptTokens(model, req.messages);
   const quote = reserveText(model, promptEstimate, req.maxTokens, {
     input: "messages",
     output: req.maxTokensParam,
   });
   return { quote, promptEstimate };
+}
+
+/**
+ * The prompt's tokens as a chat call reserves them: counted exactly for the sandbox, estimated
+ * conservatively for an upstream (src/lib/tokens.ts). Anthropic's count_tokens answers this figure.
+ */
+export function promptTokens(model: Model, messages: ChatRequest["messages"]): number {
+  return model.provider === "sandbox" ? countPromptTokens(messages) : estimatePromptTokens(messages);
 }
 
 /**
@@ -169,6 +168,35 @@ export type ChatAnswer =
   | { kind: "stream"; body: ReadableStream<Uint8Array> };
 
 const enc = new TextEncoder();
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+};
+
+/**
+ * A chat answer as its door's HTTP response: JSON, a stream of server-sent events, or the stored
+ * answer of a replayed Idempotency-Key (a stored stream is its transcript, whose first line is an
+ * SSE field: OpenAI's `data:`, Anthropic's `event:`).
+ */
+export function chatResponse(answer: ChatAnswer): Response {
+  switch (answer.kind) {
+    case "replay": {
+      const { stored } = answer;
+      const sse = /^(data|event):/.test(stored.body);
+      return replayResponse(
+        stored,
+        stored.status,
+        stored.body,
+        sse ? "text/event-stream" : "application/json",
+      );
+    }
+    case "json":
+      return new Response(answer.body, { headers: { "content-type": "application/json" } });
+    case "stream":
+      return new Response(answer.body, { headers: SSE_HEADERS });
+  }
+}
 
 /**
  * One chat completion, from the parsed request to its settled answer. The model (a text model,
@@ -176,7 +204,8 @@ const enc = new TextEncoder();
  * meanwhile is 409), the reservation (startChat), then the upstream: its first piece decides
  * between an error answer (FAILED, nothing charged) and a reply. A reply is settled from the
  * upstream's usage before it is answered (non-streamed) or before [DONE] (streamed); a client
- * that goes away mid-stream stops the upstream and is charged only what was generated.
+ * that goes away mid-stream stops the upstream and is charged only what was generated. `format`
+ * renders the answer in the door's wire format (OpenAI's chat format unless a door says otherwise).
  */
 export async function completeChat(
   ctx: ChatDeps,
@@ -184,6 +213,7 @@ export async function completeChat(
   req: ChatRequest,
   claim: IdempotencyClaim | null,
   clientSignal: AbortSignal,
+  format: ChatFormat = openAIChatFormat(req.includeUsage),
 ): Promise<ChatAnswer> {
   const model = resolveTextModel(ctx, req.model);
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
@@ -218,12 +248,12 @@ export async function completeChat(
         signal,
       })
       [Symbol.asyncIterator]();
-    const wire: ChatWire = {
-      id: `chatcmpl-${started.job.id}`,
+    const wire = format({
+      requestId: started.job.id,
       created: Math.floor(Date.now() / 1000),
       model: model.id,
-      includeUsage: req.includeUsage,
-    };
+      promptTokens: started.promptEstimate,
+    });
     let content = "";
     let finish = "stop";
     let usage: Usage | null = null;
@@ -262,14 +292,15 @@ export async function completeChat(
       await finishChat(ctx, started, { content, finishReason: finish, usage: u });
       const unsynced = await reservationSynced;
       if (unsynced) throw unsynced.err;
-      const body = completionBody(wire, content, finish, u);
+      const body = wire.whole(content, finish, u);
       await settleIdem({ status: 200, body });
       endCall(callClient);
       return { kind: "json", body };
     }
 
     // Streaming: each piece is forwarded as it arrives. Usage is always taken from the upstream
-    // for billing, and sent to the client only with stream_options.include_usage.
+    // for billing, and sent to the client as the door's format says (OpenAI's: only with
+    // stream_options.include_usage).
     let transcript = "";
     let settled = false;
     const streamReply = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -277,17 +308,16 @@ export async function completeChat(
         transcript += text;
         controller.enqueue(enc.encode(text));
       };
-      send(chunkEvent(wire, { role: "assistant", content: "" }, null));
+      send(wire.open());
       try {
         for (let r = first; !r.done; r = await iterator.next()) {
           take(r.value);
-          if (r.value.content) send(chunkEvent(wire, { content: r.value.content }, null));
+          if (r.value.content) send(wire.piece(r.value.content));
         }
       } catch (err) {
         if (callClient.signal.aborted || clientSignal.aborted) return; // cancel() settles
         settled = true;
-        send(errorEvent(await failChat(ctx, started, err)));
-        send(DONE_EVENT);
+        send(wire.failure(await failChat(ctx, started, err)));
         await settleIdem(null);
         controller.close();
         return;
@@ -295,9 +325,7 @@ export async function completeChat(
       const u = usage ?? fallbackUsage(started, content);
       settled = true;
       await finishChat(ctx, started, { content, finishReason: finish, usage: u });
-      send(chunkEvent(wire, {}, finish));
-      if (req.includeUsage) send(usageEvent(wire, u));
-      send(DONE_EVENT);
+      send(wire.close(finish, u));
       await settleIdem({ status: 200, body: transcript });
       controller.close();
     };

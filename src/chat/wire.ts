@@ -1,5 +1,53 @@
 import { errorBody } from "../http/errors.ts";
 import type { DomainError } from "../lib/errors.ts";
+
+/**
+ * How a door writes one chat call's answer: OpenAI's chat format (`openAIChatFormat`, below) for
+ * /v1/chat/completions and the studio, Anthropic's Messages for /v1/messages (src/anthropic/wire.ts).
+ * completeChat decides what happens (billing, the stream's order, a failure's settlement); a format
+ * only renders it.
+ */
+export type ChatFormat = (call: ChatCallInfo) => ChatWriter;
+
+/** One call's fixed facts, known once its job is open. */
+export interface ChatCallInfo {
+  /** The job's id: the request id of GET /v1/requests. */
+  requestId: string;
+  /** The catalog model id. */
+  model: string;
+  /** Unix seconds. */
+  created: number;
+  /** The prompt's tokens as reserved (exact for the sandbox, an over-estimate for an upstream). */
+  promptTokens: number;
+}
+
+export interface ChatWriter {
+  /** A non-streamed reply, whole. */
+  whole(content: string, finish: string, u: Usage): string;
+  /** A stream's first events, sent before any text. */
+  open(): string;
+  /** A piece of text, streamed. */
+  piece(text: string): string;
+  /** A stream's last events, after its settlement. */
+  close(finish: string, u: Usage): string;
+  /** A failure in the middle of a stream (the status line has been sent already), ending it. */
+  failure(e: DomainError): string;
+}
+
+/** OpenAI's chat completion format; usage is streamed only with stream_options.include_usage. */
+export const openAIChatFormat =
+  (includeUsage: boolean): ChatFormat =>
+  ({ requestId, created, model }) => {
+    const w: ChatWire = { id: `chatcmpl-${requestId}`, created, model, includeUsage };
+    return {
+      whole: (content, finish, u) => completionBody(w, content, finish, u),
+      open: () => chunkEvent(w, { role: "assistant", content: "" }, null),
+      piece: (text) => chunkEvent(w, { content: text }, null),
+      close: (finish, u) => chunkEvent(w, {}, finish) + (includeUsage ? usageEvent(w, u) : "") + DONE_EVENT,
+      failure: (e) => errorEvent(e) + DONE_EVENT,
+    };
+  };
+
 /** OpenAI's chat completion shapes, as the gateway answers them (one call's fixed fields). */
 export interface ChatWire {
   id: string;
