@@ -46,8 +46,11 @@ const requestIdOf = (messageId: string) => {
   return messageId.slice("msg_".length);
 };
 const listed = async () =>
-  ((await (await s.get("/v1/requests?limit=100")).json()) as { data: { request_id: string; model_id: string }[] })
-    .data;
+  (
+    (await (await s.get("/v1/requests?limit=100")).json()) as {
+      data: { request_id: string; model_id: string }[];
+    }
+  ).data;
 type Rec = { status: string; price: { charged_usd_micro: string; reserved_micro: string } };
 const record = async (id: string) => (await (await s.get(`/v1/requests/${id}`)).json()) as Rec;
 
