@@ -86,7 +86,7 @@ describe("@anthropic-ai/sdk against gengate", () => {
       max_tokens: 6,
       system,
       messages,
-      temperature: 0.5,
+      stop_sequences: ["never said"],
       metadata: { user_id: "u-1" },
     });
     expect(msg).toMatchObject({
@@ -190,7 +190,10 @@ describe("@anthropic-ai/sdk against gengate", () => {
       err = e;
     }
     expect(err).toBeInstanceOf(Anthropic.APIError);
-    const body = (err as Anthropic.APIError).error as { type: string; error: Record<string, unknown> };
+    const body = (err as InstanceType<typeof Anthropic.APIError>).error as {
+      type: string;
+      error: Record<string, unknown>;
+    };
     expect(body.type).toBe("error");
     expect(body.error).toMatchObject({ type: "api_error", code: "submit_failed" });
     // What the upstream said stays in the operator's log.
