@@ -202,6 +202,20 @@ describe("@anthropic-ai/sdk against gengate", () => {
     expect((await record(requestIdOf(id))).status).toBe("FAILED");
   });
 
+  test("a streamed call under an Idempotency-Key replays its events, charged once", async () => {
+    const headers = { "Idempotency-Key": `stream-${crypto.randomUUID()}` };
+    const body = {
+      model: "sandbox/chat",
+      max_tokens: 4,
+      messages: [{ role: "user" as const, content: "again" }],
+    };
+    const first = await client.messages.stream(body, { headers }).finalMessage();
+    const mid = await balance();
+    const again = await client.messages.stream(body, { headers }).finalMessage();
+    expect(again).toEqual(first);
+    expect(await balance()).toEqual(mid);
+  });
+
   test("count_tokens is free: no job, no hold", async () => {
     const before = await balance();
     const n = (await listed()).length;
