@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { startFunded } from "../helpers/api.ts";
+import { runPythonProbe } from "../helpers/python-probe.ts";
 
 /**
  * The official `anthropic` Python SDK (PyPI, 1.13.0) against gengate's Messages door, as a Python
@@ -74,20 +74,13 @@ describe.skipIf(!python)("the anthropic Python SDK against gengate", () => {
     });
     const { key: brokeKey } = (await created.json()) as { key: string };
     before = await balance();
-    const proc = Bun.spawn([python!, join(import.meta.dir, "anthropic_probe.py")], {
-      env: { ...process.env, GENGATE_URL: s.url, GENGATE_KEY: s.defaultKey!, GENGATE_BROKE_KEY: brokeKey },
-      stdout: "pipe",
-      stderr: "pipe",
+    const ran = await runPythonProbe<Probe>(python!, "anthropic_probe.py", {
+      GENGATE_URL: s.url,
+      GENGATE_KEY: s.defaultKey!,
+      GENGATE_BROKE_KEY: brokeKey,
     });
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    clearTimeout(timer);
-    if (code !== 0) probeError = `anthropic_probe.py exited with ${code}:\n${stderr}`;
-    else probe = JSON.parse(stdout) as Probe;
+    probeError = ran.error;
+    if (ran.probe) probe = ran.probe;
     after = await balance();
   }, 120_000);
   afterAll(() => s?.cleanup());
