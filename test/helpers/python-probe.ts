@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { runCommand } from "./server.ts";
 
 /**
  * Runs a probe script of test/compat/ (a Python client driving a gengate server, printing what it
@@ -11,18 +12,11 @@ export async function runPythonProbe<T>(
   env: Record<string, string>,
   timeoutMs = 60_000,
 ): Promise<{ probe: T; error: null } | { probe: null; error: string }> {
-  const proc = Bun.spawn([python, join(import.meta.dir, "../compat", script)], {
-    env: { ...process.env, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  if (code !== 0) return { probe: null, error: `${script} exited with ${code}:\n${stderr}` };
-  return { probe: JSON.parse(stdout) as T, error: null };
+  const run = await runCommand(
+    [python, join(import.meta.dir, "../compat", script)],
+    { ...process.env, ...env },
+    timeoutMs,
+  );
+  if (run.code !== 0) return { probe: null, error: `${script} exited with ${run.code}:\n${run.stderr}` };
+  return { probe: JSON.parse(run.stdout) as T, error: null };
 }
