@@ -38,13 +38,13 @@ function translate(body: unknown, needsMaxTokens: boolean): ChatRequest {
   const { model, messages, system, max_tokens, stop_sequences, stream, temperature, top_p, ...rest } =
     body as Record<string, unknown>;
   for (const k of REFUSED) {
-    if (rest[k] !== undefined && rest[k] !== null)
+    if (asksFor(rest[k]))
       throw invalid(
         `${k} is not supported: gengate's text models answer text only (model, messages, system, max_tokens, temperature, top_p, stop_sequences, stream).`,
         k,
       );
   }
-  for (const k of IGNORED) delete rest[k];
+  for (const k of [...REFUSED, ...IGNORED]) delete rest[k];
   if (needsMaxTokens && (max_tokens === undefined || max_tokens === null))
     throw invalid(
       "max_tokens is required: the most tokens the reply may have (it is also reserved).",
@@ -80,6 +80,17 @@ function translate(body: unknown, needsMaxTokens: boolean): ChatRequest {
     ...(top_p !== undefined ? { top_p } : {}),
     ...(Array.isArray(stop_sequences) && stop_sequences.length > 0 ? { stop: stop_sequences } : {}),
   });
+}
+
+/**
+ * Whether a refused field asks for something: absent, null, an empty list of tools, `{"type":
+ * "disabled"}` thinking or `{"type": "none"}` tool choice ask for nothing and are dropped.
+ */
+function asksFor(v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (Array.isArray(v)) return v.length > 0;
+  const type = typeof v === "object" ? (v as { type?: unknown }).type : undefined;
+  return type !== "disabled" && type !== "none";
 }
 
 function message(m: unknown, path: string): ChatMessage {

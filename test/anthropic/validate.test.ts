@@ -32,6 +32,23 @@ describe("an Anthropic Messages body made the chat request", () => {
     expect(req.passthrough).toEqual({ temperature: 0.3, top_p: 0.9, top_k: 5, stop: ["END"] });
   });
 
+  test("tools, thinking and tool choice that ask for nothing are dropped; any that ask are refused", () => {
+    const quiet = parseMessagesBody({
+      ...base,
+      tools: [],
+      thinking: { type: "disabled" },
+      tool_choice: { type: "none" },
+    });
+    expect(quiet.passthrough).toEqual({});
+    for (const ask of [
+      { thinking: { type: "enabled", budget_tokens: 1024 } },
+      { tool_choice: { type: "auto" } },
+      { tools: [{ name: "f" }] },
+      { container: "c" },
+    ])
+      expect(() => parseMessagesBody({ ...base, ...ask })).toThrow(/text only/);
+  });
+
   test("count_tokens needs no max_tokens; a Messages call does", () => {
     const { max_tokens: _, ...noLimit } = base;
     expect(parseCountTokensBody(noLimit).maxTokens).toBeUndefined();
