@@ -49,7 +49,7 @@ export const openAIChatFormat =
   };
 
 /** OpenAI's chat completion shapes, as the gateway answers them (one call's fixed fields). */
-export interface ChatWire {
+interface ChatWire {
   id: string;
   created: number;
   model: string;
@@ -60,7 +60,7 @@ export interface ChatWire {
 export type Usage = { prompt_tokens: number; completion_tokens: number };
 
 /** A non-streamed answer: chat.completion. */
-export function completionBody(w: ChatWire, content: string, finish: string, u: Usage): string {
+function completionBody(w: ChatWire, content: string, finish: string, u: Usage): string {
   return JSON.stringify({
     id: w.id,
     object: "chat.completion",
@@ -80,7 +80,7 @@ export function completionBody(w: ChatWire, content: string, finish: string, u: 
 }
 
 /** One server-sent chat.completion.chunk event. */
-export function chunkEvent(w: ChatWire, delta: Record<string, unknown>, finishReason: string | null): string {
+function chunkEvent(w: ChatWire, delta: Record<string, unknown>, finishReason: string | null): string {
   return `data: ${JSON.stringify({
     id: w.id,
     object: "chat.completion.chunk",
@@ -92,14 +92,14 @@ export function chunkEvent(w: ChatWire, delta: Record<string, unknown>, finishRe
 }
 
 /** The usage event sent last with stream_options.include_usage. */
-export function usageEvent(w: ChatWire, u: Usage): string {
+function usageEvent(w: ChatWire, u: Usage): string {
   return `data: ${JSON.stringify({ id: w.id, object: "chat.completion.chunk", created: w.created, model: w.model, choices: [], usage: { ...u, total_tokens: u.prompt_tokens + u.completion_tokens } })}\n\n`;
 }
 
 /** An error in the middle of a stream (the status line has been sent already). */
-export function errorEvent(e: DomainError): string {
+function errorEvent(e: DomainError): string {
   const { code, message, type } = errorBody(e).error;
   return `data: ${JSON.stringify({ error: { code, message, type } })}\n\n`;
 }
 
-export const DONE_EVENT = "data: [DONE]\n\n";
+const DONE_EVENT = "data: [DONE]\n\n";
