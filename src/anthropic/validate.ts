@@ -3,9 +3,9 @@ import { DomainError } from "../lib/errors.ts";
 import type { ChatMessage } from "../providers/chat.ts";
 
 /**
- * Anthropic's Messages request (docs.anthropic.com "Messages"; anthropic-sdk-typescript
- * src/resources/messages/messages.ts, MessageCreateParamsBase) made the chat request every text door
- * runs (src/chat/validate.ts): `system` becomes a first system message, text blocks become text
+ * Anthropic's Messages request (docs.anthropic.com "Messages";
+ * @anthropic-ai/sdk/src/resources/messages/messages.ts, MessageCreateParamsBase) made the chat
+ * request every text door runs (src/chat/validate.ts): `system` becomes a first system message, text blocks become text
  * parts, `max_tokens` the completion limit, `stop_sequences` OpenAI's `stop`. The translated body goes
  * through the chat door's own parser, so the sandbox controls, the passthrough of unknown fields and
  * the number checks are the chat door's.

@@ -3,7 +3,7 @@ import type { DomainError } from "../lib/errors.ts";
 
 /**
  * Anthropic's Messages format for a chat call (docs.anthropic.com "Messages" and "Streaming
- * Messages"; what anthropic-sdk-typescript src/lib/MessageStream.ts accumulates). The message id is
+ * Messages"; what @anthropic-ai/sdk/src/lib/MessageStream.ts accumulates). The message id is
  * `msg_` + the request id, as the chat door's is `chatcmpl-` + the request id, so the id a client
  * holds names its job in GET /v1/requests once the prefix is dropped.
  *
