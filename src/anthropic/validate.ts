@@ -5,10 +5,10 @@ import type { ChatMessage } from "../providers/chat.ts";
 /**
  * Anthropic's Messages request (docs.anthropic.com "Messages";
  * @anthropic-ai/sdk/src/resources/messages/messages.ts, MessageCreateParamsBase) made the chat
- * request every text door runs (src/chat/validate.ts): `system` becomes a first system message, text blocks become text
- * parts, `max_tokens` the completion limit, `stop_sequences` OpenAI's `stop`. The translated body goes
- * through the chat door's own parser, so the sandbox controls, the passthrough of unknown fields and
- * the number checks are the chat door's.
+ * request every text door runs (src/chat/validate.ts): `system` becomes a first system message,
+ * text blocks become text parts, `max_tokens` the completion limit, `stop_sequences` OpenAI's
+ * `stop`. The translated body goes through the chat door's own parser, so the sandbox controls,
+ * the passthrough of unknown fields and the number checks are the chat door's.
  */
 
 /** Fields of Anthropic's API that ask for what a gengate text model cannot do: refused, named. */
