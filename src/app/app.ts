@@ -1,6 +1,7 @@
 import { type AnyElysia, Elysia, ValidationError } from "elysia";
 import { accountRoutes } from "../accounts/http.ts";
 import { adminRoutes } from "../admin/http.ts";
+import { anthropicRoutes } from "../anthropic/http.ts";
 import { catalogRoutes } from "../catalog/http.ts";
 import { chatRoutes } from "../chat/http.ts";
 import { codeAdminRoutes } from "../codes/admin-http.ts";
@@ -104,6 +105,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
     .use(responsesRoutes(ctx))
+    .use(anthropicRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))

@@ -44,8 +44,7 @@ export interface StartedChat {
  * model's prices. The one computation startChat reserves and the studio's Estimate shows.
  */
 export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; promptEstimate: number } {
-  const promptEstimate =
-    model.provider === "sandbox" ? countPromptTokens(req.messages) : estimatePromptTokens(req.messages);
+  const promptEstimate = promptTokens(model, req.messages);
   const quote = reserveText(
     model,
     promptEstimate,
@@ -53,6 +52,14 @@ export function chatQuote(model: Model, req: ChatRequest): { quote: TextQuote; p
     req.paramNames ?? { input: "messages", output: req.maxTokensParam },
   );
   return { quote, promptEstimate };
+}
+
+/**
+ * The prompt's tokens as a chat call reserves them: counted exactly for the sandbox, estimated
+ * conservatively for an upstream (src/lib/tokens.ts). Anthropic's count_tokens answers this figure.
+ */
+export function promptTokens(model: Model, messages: ChatRequest["messages"]): number {
+  return model.provider === "sandbox" ? countPromptTokens(messages) : estimatePromptTokens(messages);
 }
 
 /**
@@ -218,6 +225,7 @@ export async function completeChat(
       jobId: started.job.id,
       created: Math.floor(Date.now() / 1000),
       model: model.id,
+      promptTokens: started.promptEstimate,
     });
     let content = "";
     let finish = "stop";

@@ -85,6 +85,8 @@ export interface CallInfo {
   /** Unix seconds. */
   created: number;
   model: string;
+  /** The prompt's tokens as reserved (exact for the sandbox, an over-estimate for an upstream). */
+  promptTokens: number;
 }
 
 export type ReplyFormatOf = (call: CallInfo) => ReplyFormat;

@@ -160,6 +160,18 @@ export function buildLlmsTxt(
       "",
     );
   }
+  if (has("/v1/messages")) {
+    out.push(
+      "## Anthropic clients (text models)",
+      "",
+      `Anthropic's SDKs work with base URL ${ctx.publicUrl} and a gengate key (sent as x-api-key; anthropic-version is ignored).`,
+      `POST ${base}/messages ({model, messages, system?, max_tokens (required), stream?}) runs the same billed chat call;`,
+      "text blocks only (image, document and tool blocks are 400 bad_messages); the message id is msg_<request_id>.",
+      `POST ${base}/messages/count_tokens answers {input_tokens}: the figure a call reserves, free. Errors are in`,
+      "Anthropic's shape with gengate's code in error.code; 4xx other than 408 and 429 carry x-should-retry: false.",
+      "",
+    );
+  }
   if (has("/v1/files")) {
     out.push(
       "## Files",

@@ -6,10 +6,10 @@
  * handler runs (a body too large, a schema refusal, a missing key) is in the door's shape too.
  *
  * - `gengate`: the contract's `{"error": {code, message, type, ...}}`, which is also OpenAI's shape
- *   (openai-node core/error.ts reads `error.message`, `error.code`, `error.type`, `error.param`),
+ *   (openai/src/core/error.ts reads `error.message`, `error.code`, `error.type`, `error.param`),
  *   so the OpenAI doors answer it unchanged.
  * - `anthropic`: `{"type": "error", "error": {"type", "message"}, "request_id"}` (Anthropic's API
- *   errors page; anthropic-sdk-typescript core/error.ts builds its APIError from that body).
+ *   errors page; @anthropic-ai/sdk/src/core/error.ts builds its APIError from that body).
  * - `replicate`: a problem detail, `{"title", "detail", "status"}` (Replicate's HTTP API answers
  *   errors so; replicate-javascript lib/error.js puts the body text in ApiError's message).
  *
@@ -109,12 +109,29 @@ export function doorErrorResponse(
   headers: Record<string, string> = {},
 ): Response {
   if (door === "gengate") return errorResponse(err, requestId, headers);
-  return new Response(JSON.stringify(doorErrorBody(door, err, requestId)), {
+  const body = doorErrorBody(door, err, requestId);
+  return new Response(JSON.stringify(body), {
     status: httpStatus(err.code),
     headers: {
       "content-type": door === "replicate" ? "application/problem+json" : "application/json",
       ...headers,
+      ...(door === "anthropic" ? anthropicHeaders(httpStatus(err.code), body.request_id) : {}),
       ...errorHeaders(err),
     },
   });
+}
+
+/**
+ * Anthropic's SDKs retry 408, 409, 429 and 5xx unless told `x-should-retry: false`
+ * (@anthropic-ai/sdk/src/client.ts shouldRetry; the Python SDK's _should_retry alike), twice by
+ * default. A 4xx other than 408 and 429 answers the same however often it is sent (a 409 is an
+ * Idempotency-Key reused with another body or still running, a 402 needs a top-up), so it is not
+ * retried. `request-id` is what the SDK shows as the error's requestID: the job's id once a job was
+ * opened, else the HTTP request's.
+ */
+function anthropicHeaders(status: number, requestId: unknown): Record<string, string> {
+  return {
+    ...(status < 500 && status !== 408 && status !== 429 ? { "x-should-retry": "false" } : {}),
+    ...(typeof requestId === "string" ? { "request-id": requestId } : {}),
+  };
 }

@@ -42,15 +42,21 @@ export function resolveMediaModel(deps: ModelDeps, modelId: string): Model {
 export function resolveTextModel(deps: ModelDeps, modelId: string): Model {
   const model = deps.catalog.get(modelId);
   if (model?.kind !== "text") {
+    // A media model names its door: the queue (the client doors' own media routes map onto it).
+    const door = model
+      ? ` it is ${articled(model.kind)} model: submit it with POST /v1/queue/${modelId}`
+      : "";
     throw new DomainError(
       "unknown_model",
-      `"${modelId}" is not a text model of the catalog; see GET /v1/models.`,
-      {
-        param: "model",
-      },
+      `"${modelId}" is not a text model of the catalog;${door || " see GET /v1/models"}.`,
+      { param: "model" },
     );
   }
   return checkCircuit(deps, model);
+}
+
+function articled(kind: string): string {
+  return /^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`;
 }
 
 /** 503 capacity_unavailable while the upstream's circuit is open; the built-in sandbox has none. */
