@@ -25,6 +25,7 @@ import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal-http.ts";
 import { queueRoutes } from "../queue/http.ts";
+import { replicateRoutes } from "../replicate/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
 
@@ -102,6 +103,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(falStorageRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
+    .use(replicateRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))
