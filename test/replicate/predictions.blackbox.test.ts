@@ -185,6 +185,40 @@ describe("replicate JS client against gengate", () => {
     expect(done.status).toBe("succeeded");
   });
 
+  test("Idempotency-Key: a repeat opens nothing and answers the same prediction, as it is now", async () => {
+    const before = await balance();
+    const create = (prefer: Record<string, string>) =>
+      replicate.request("/models/sandbox/image/predictions", {
+        method: "POST",
+        headers: { "Idempotency-Key": "rep-once", ...prefer },
+        data: { input: { prompt: "once" } },
+      });
+    const first = await create({});
+    const a = (await first.json()) as Prediction;
+    expect(first.status).toBe(201);
+    const again = await create({ Prefer: "wait=10" });
+    const b = (await again.json()) as Prediction;
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(b).toMatchObject({ id: a.id, status: "succeeded" });
+    const listed = (await (await s.get("/v1/requests?limit=100")).json()) as {
+      data: { request_id: string }[];
+    };
+    expect(listed.data.filter((r) => r.request_id === a.id).length).toBe(1);
+    const after = await balance();
+    expect(BigInt(before.balance_micro) - BigInt(after.balance_micro)).toBe(
+      await estimate("sandbox/image", { prompt: "once" }),
+    );
+    // Another body under the same key is the contract's 409.
+    const other = await replicate
+      .request("/models/sandbox/image/predictions", {
+        method: "POST",
+        headers: { "Idempotency-Key": "rep-once" },
+        data: { input: { prompt: "other" } },
+      })
+      .catch((e: { response: Response }) => e.response);
+    expect(other.status).toBe(409);
+  });
+
   test("webhook: the prediction body, signed so validateWebhook accepts it", async () => {
     const hook = `http://127.0.0.1:${receiver.port}/hook`;
     const created = (await replicate.predictions.create({
