@@ -4,6 +4,7 @@
  * the request id, so the same job reads at /v1/requests/{id}, in the console and through other doors.
  */
 import { createHash } from "node:crypto";
+import { LINK_TTL_SECONDS, type LinkSigner } from "../files/signing.ts";
 import type { JobLogStore } from "../queue/job-log-store.ts";
 import type { JobRow, JobStatus } from "../queue/job-row.ts";
 import type { JobViews } from "../server/context.ts";
@@ -40,22 +41,30 @@ export interface PredictionViewDeps {
   views: Pick<JobViews, "output">;
   jobLogs: Pick<JobLogStore, "list">;
   publicUrl: string;
+  /** Signs `urls.stream` (its reader sends no key: src/replicate/stream.ts). */
+  signer: Pick<LinkSigner, "sign">;
 }
+
+/** What a stream link's signature covers: the prediction id, under a name no output link can have. */
+export const streamSubject = (id: string) => `${id}.stream`;
 
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
-/** The prediction's URLs on this server (no `stream`: the client then says streaming is unsupported). */
-function urls(publicUrl: string, id: string) {
+/** The prediction's URLs on this server; `stream` is signed, valid 24 hours like the output links. */
+function urls(deps: Pick<PredictionViewDeps, "publicUrl" | "signer">, id: string) {
+  const exp = Math.floor(Date.now() / 1000) + LINK_TTL_SECONDS;
+  const sig = deps.signer.sign(streamSubject(id), 0, exp);
   return {
-    get: `${publicUrl}/v1/predictions/${id}`,
-    cancel: `${publicUrl}/v1/predictions/${id}/cancel`,
-    web: `${publicUrl}/console/requests/${id}`,
+    get: `${deps.publicUrl}/v1/predictions/${id}`,
+    cancel: `${deps.publicUrl}/v1/predictions/${id}/cancel`,
+    stream: `${deps.publicUrl}/v1/predictions/${id}/stream?exp=${exp}&sig=${sig}`,
+    web: `${deps.publicUrl}/console/requests/${id}`,
   };
 }
 
 /** The prediction of a job with what was read for it (output and logs; none for a job just opened). */
 function prediction(
-  publicUrl: string,
+  deps: Pick<PredictionViewDeps, "publicUrl" | "signer">,
   job: JobRow,
   read: { output: unknown; logs: string; withLogs: boolean },
 ) {
@@ -70,7 +79,7 @@ function prediction(
     error: job.status === "FAILED" ? (job.error_message ?? job.error_code ?? "generation_failed") : null,
     ...(read.withLogs ? { logs: read.logs } : {}),
     metrics: done ? { predict_time: Number(job.completed_at! - job.started_at!) / 1000 } : {},
-    urls: urls(publicUrl, job.id),
+    urls: urls(deps, job.id),
     created_at: iso(job.created_at),
     started_at: iso(job.started_at),
     completed_at: iso(job.completed_at),
@@ -82,8 +91,11 @@ function prediction(
 export type Prediction = ReturnType<typeof prediction>;
 
 /** A job just opened (nothing to read yet): the create's stored Idempotency answer. */
-export function openedPrediction(publicUrl: string, job: JobRow): Prediction {
-  return prediction(publicUrl, job, { output: null, logs: "", withLogs: true });
+export function openedPrediction(
+  deps: Pick<PredictionViewDeps, "publicUrl" | "signer">,
+  job: JobRow,
+): Prediction {
+  return prediction(deps, job, { output: null, logs: "", withLogs: true });
 }
 
 /**
@@ -98,7 +110,7 @@ export async function predictionView(
 ): Promise<Prediction> {
   const output = job.status === "COMPLETED" && job.kind !== "text" ? await mediaOutput(deps, job) : null;
   const logs = withLogs ? (await deps.jobLogs.list(job.id)).map((l) => l.message).join("\n") : "";
-  return prediction(deps.publicUrl, job, { output, logs, withLogs });
+  return prediction(deps, job, { output, logs, withLogs });
 }
 
 /**

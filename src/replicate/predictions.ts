@@ -108,7 +108,7 @@ export async function createPrediction(
     claim: c.claim,
     answer: (j): StoredResponse => ({
       status: 201,
-      body: JSON.stringify(openedPrediction(deps.publicUrl, j)),
+      body: JSON.stringify(openedPrediction(deps, j)),
     }),
   });
   const id = opened.replay ? (JSON.parse(opened.replay.body) as { id: string }).id : opened.value.id;

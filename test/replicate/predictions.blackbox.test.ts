@@ -219,6 +219,34 @@ describe("replicate JS client against gengate", () => {
     expect(other.status).toBe(409);
   });
 
+  test("stream: replicate.stream reads the signed urls.stream without its key: output events, then done", async () => {
+    const events: { event: string; data: string }[] = [];
+    for await (const e of replicate.stream("sandbox/image", { input: { prompt: "streamed", num_images: 2 } }))
+      events.push(e as { event: string; data: string });
+    expect(events.map((e) => e.event)).toEqual(["output", "output", "done"]);
+    const png = new Uint8Array(await (await fetch(events[0]!.data)).arrayBuffer());
+    expect([...png.slice(0, 4)]).toEqual(PNG);
+    // The stream link is the capability: without its signature it is 403 in Replicate's shape.
+    const p = (await replicate.predictions.create({
+      model: "sandbox/image",
+      input: { prompt: "s" },
+    })) as Prediction & {
+      urls: { stream: string };
+    };
+    const unsigned = await fetch(p.urls.stream.replace(/sig=[^&]+/, "sig=AAAA"));
+    expect(unsigned.status).toBe(403);
+    expect(((await unsigned.json()) as { code: string }).code).toBe("forbidden");
+    const failed = replicate.stream("sandbox/image", { input: { prompt: "boom", sandbox: { fail: true } } });
+    let error: unknown;
+    try {
+      for await (const _ of failed);
+    } catch (e) {
+      error = e;
+    }
+    expect(String(error)).toContain("fail");
+    await replicate.wait(p as never, { interval: 50 });
+  });
+
   test("webhook: the prediction body, signed so validateWebhook accepts it", async () => {
     const hook = `http://127.0.0.1:${receiver.port}/hook`;
     const created = (await replicate.predictions.create({
