@@ -159,6 +159,7 @@ export function buildLlmsTxt(
       "Prefer: wait[=n] (1..60, default 60) answers when it ends or after n s (still running: status starting). Statuses: starting (queued),",
       "processing, succeeded, failed, canceled; output: signed links (one URL, or a list when the model outputs a list).",
       "GET /predictions/{id}, POST /predictions/{id}/cancel (queued only; 409 while processing), GET /predictions ({next, previous, results}).",
+      "urls.stream is a signed link (no key) of server-sent events: one `output` per file once it ends, then `done` (or `error`).",
       "A webhook gets the prediction once it ends (only `completed` is sent), signed as every webhook. Errors: {title, detail, status, code}.",
       "",
     );
