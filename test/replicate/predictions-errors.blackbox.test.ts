@@ -180,6 +180,22 @@ describe("replicate door errors", () => {
     expect(((await replicate.predictions.cancel(running.id)) as Prediction).status).toBe("succeeded");
   });
 
+  test("a Blob input: the client's multipart upload to /v1/files is refused with a 4xx, no job opened", async () => {
+    const before = count("POST /v1/models/sandbox/upscale/predictions");
+    const r = await refusal(
+      replicate.run("sandbox/upscale", {
+        input: {
+          image_url: new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], { type: "image/png" }),
+          scale: 2,
+        },
+      }),
+    );
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(count("POST /v1/files")).toBe(1);
+    expect(count("POST /v1/models/sandbox/upscale/predictions")).toBe(before);
+  });
+
   test("a malformed id is 400, an unknown one 404", async () => {
     expect((await refusal(replicate.predictions.get("not-a-uuid"))).status).toBe(400);
     const unknown = await refusal(replicate.predictions.get("019ac000-0000-7000-8000-000000000000"));
