@@ -36,6 +36,11 @@ export function isPredictionWebhook(url: string | null): boolean {
   return url?.endsWith(PREDICTION_WEBHOOK) ?? false;
 }
 
+/** A stored webhook URL as its sender gave it (without the mark, which is never sent anyway). */
+export function givenWebhookUrl(url: string): string {
+  return isPredictionWebhook(url) ? url.slice(0, -PREDICTION_WEBHOOK.length) : url;
+}
+
 /** Replicate's longest `Prefer: wait` and its default, in seconds (its sync API's limit). */
 export const MAX_WAIT_SECONDS = 60;
 

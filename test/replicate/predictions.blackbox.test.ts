@@ -265,6 +265,15 @@ describe("replicate JS client against gengate", () => {
     const { key } = (await replicate.webhooks.default.secret.get()) as { key: string };
     expect(await validateWebhook({ headers: hit!.headers, body: hit!.body } as never, key)).toBe(true);
     expect(await validateWebhook({ headers: hit!.headers, body: `${hit!.body} ` } as never, key)).toBe(false);
+    // The request record shows the URL as it was given.
+    const record = await pollUntil(
+      async () =>
+        (await (await s.get(`/v1/requests/${created.id}`)).json()) as {
+          webhook: { url: string; status: string };
+        },
+      (r) => r.webhook.status === "delivered",
+    );
+    expect(record.webhook.url).toBe(hook);
   });
 
   test("a webhook_events_filter without completed sends no webhook", async () => {
