@@ -161,6 +161,28 @@ describe("replicate door errors", () => {
     expect(count("POST /v1/models/sandbox/video/predictions")).toBe(before + 1);
   });
 
+  test("the key's in-flight cap (429, the client retries it 5 times at once) and monthly limit (402) apply", async () => {
+    const newKey = async (fields: Record<string, unknown>) =>
+      ((await (await s.post("/v1/keys", { name: "capped", ...fields })).json()) as { key: string }).key;
+    const capped = clientFor(await newKey({ max_in_flight: 1 }));
+    const slow = (await capped.predictions.create({
+      model: "sandbox/speech",
+      input: { text: "slow", duration: 1, sandbox: { delay_ms: 800 } },
+    })) as Prediction;
+    const before = count("POST /v1/models/sandbox/speech/predictions");
+    const r = await refusal(
+      capped.predictions.create({ model: "sandbox/speech", input: { text: "second", duration: 1 } }),
+    );
+    expect(r.status).toBe(429);
+    expect(r.body.code).toBe("too_many_in_flight");
+    expect(count("POST /v1/models/sandbox/speech/predictions")).toBe(before + 6);
+    await capped.wait(slow as never, { interval: 50 });
+    const limited = clientFor(await newKey({ monthly_limit_micro: "5000" }));
+    const l = await refusal(limited.predictions.create({ model: "sandbox/image", input: { prompt: "x" } }));
+    expect(l.status).toBe(402);
+    expect(l.body.code).toBe("key_limit_reached");
+  });
+
   test("cancel of a processing prediction is 409 not_cancellable, not retried; the job runs to the end", async () => {
     const running = (await replicate.predictions.create({
       model: "sandbox/image",
