@@ -78,7 +78,13 @@ function prediction(
     output: read.output,
     error: job.status === "FAILED" ? (job.error_message ?? job.error_code ?? "generation_failed") : null,
     ...(read.withLogs ? { logs: read.logs } : {}),
-    metrics: done ? { predict_time: Number(job.completed_at! - job.started_at!) / 1000 } : {},
+    // Seconds, as Replicate gives them: running (predict_time) and since the create (total_time).
+    metrics: done
+      ? {
+          predict_time: Number(job.completed_at! - job.started_at!) / 1000,
+          total_time: Number(job.completed_at! - job.created_at) / 1000,
+        }
+      : {},
     urls: urls(deps, job.id),
     created_at: iso(job.created_at),
     started_at: iso(job.started_at),

@@ -36,7 +36,7 @@ export const PredictionSchema = t.Object(
     }),
     error: t.Union([t.String(), t.Null()]),
     logs: t.Optional(t.String()),
-    metrics: t.Object({ predict_time: t.Optional(t.Number()) }),
+    metrics: t.Object({ predict_time: t.Optional(t.Number()), total_time: t.Optional(t.Number()) }),
     urls: t.Object({ get: t.String(), cancel: t.String(), stream: t.String(), web: t.String() }),
     created_at: t.Union([t.String(), t.Null()]),
     started_at: t.Union([t.String(), t.Null()]),
