@@ -26,6 +26,7 @@ import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal-http.ts";
 import { queueRoutes } from "../queue/http.ts";
+import { replicateRoutes } from "../replicate/http.ts";
 import { responsesRoutes } from "../responses/http.ts";
 import type { AppContext } from "../server/context.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
@@ -106,6 +107,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(chatRoutes(ctx))
     .use(responsesRoutes(ctx))
     .use(anthropicRoutes(ctx))
+    .use(replicateRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))

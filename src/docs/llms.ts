@@ -172,6 +172,21 @@ export function buildLlmsTxt(
       "",
     );
   }
+  if (has("/v1/predictions")) {
+    out.push(
+      "## Replicate clients",
+      "",
+      `The replicate client works with baseUrl ${base} (auth: the gengate key; Bearer or Token). POST ${base}/models/{owner}/{name}/predictions`,
+      "with {input, webhook?, webhook_events_filter?} (or POST /predictions with version: owner/name, owner/name:<version> or the version id)",
+      "opens one queue job of the catalog model owner/name: the prediction id is the request id, priced and held as /queue.",
+      "Prefer: wait[=n] (1..60, default 60) answers when it ends or after n s (still running: status starting). Statuses: starting (queued),",
+      "processing, succeeded, failed, canceled; output: signed links (one URL, or a list when the model outputs a list).",
+      "GET /predictions/{id}, POST /predictions/{id}/cancel (queued only; 409 while processing), GET /predictions ({next, previous, results}).",
+      "urls.stream is a signed link (no key) of server-sent events: one `output` per file once it ends, then `done` (or `error`).",
+      "A webhook gets the prediction once it ends (only `completed` is sent), signed as every webhook. Errors: {title, detail, status, code}.",
+      "",
+    );
+  }
   if (has("/v1/files")) {
     out.push(
       "## Files",

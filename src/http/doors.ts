@@ -26,6 +26,7 @@ const DOOR_PATHS: ReadonlyArray<readonly [RegExp, Door]> = [
   [/^\/v1\/messages(\/|$)/, "anthropic"],
   [/^\/v1\/predictions(\/|$)/, "replicate"],
   [/^\/v1\/models\/[^/]+\/[^/]+\/predictions\/?$/, "replicate"],
+  [/^\/v1\/webhooks\/default\/secret\/?$/, "replicate"],
 ];
 
 export function doorOf(path: string): Door {

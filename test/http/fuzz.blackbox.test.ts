@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { doorOf } from "../../src/http/doors.ts";
 import { startServer, type TestServer, tempDir } from "../helpers/server.ts";
 
 /**
@@ -385,12 +386,21 @@ async function check(res: Response, method: string): Promise<string | null> {
     return null;
   }
   const text = await res.text();
-  if (!(res.headers.get("content-type") ?? "").includes("application/json")) {
+  // application/json, or application/problem+json (the Replicate door's problem detail).
+  if (!/^application\/(problem\+)?json/.test(res.headers.get("content-type") ?? "")) {
     return `error ${res.status} is not JSON: ${text.slice(0, 200)}`;
   }
   let e: { code?: unknown; message?: unknown; type?: unknown } | undefined;
   try {
-    e = (JSON.parse(text) as { error?: typeof e }).error;
+    const body = JSON.parse(text) as Record<string, unknown>;
+    // Each door answers its client's own shape with gengate's code inside (src/http/doors.ts).
+    const door = doorOf(new URL(res.url).pathname);
+    if (door === "replicate") {
+      const ok =
+        typeof body.code === "string" && typeof body.detail === "string" && body.status === res.status;
+      return ok ? null : `error ${res.status} lacks Replicate's problem shape: ${text.slice(0, 200)}`;
+    }
+    e = (body as { error?: typeof e }).error;
   } catch {
     return `error ${res.status} body does not parse: ${text.slice(0, 200)}`;
   }
