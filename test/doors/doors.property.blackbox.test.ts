@@ -246,7 +246,10 @@ describe("doors: random calls through random doors keep the ledger's invariants"
         charges += charge;
       }
 
-      const account = (await (await s.get("/v1/account")).json()) as Record<string, string>;
+      const account = (await (await s.get("/v1/account")).json()) as {
+        held_micro: string;
+        balance_micro: string;
+      };
       expect(account.held_micro).toBe("0");
       expect(BigInt(account.balance_micro)).toBe(80_000n - charges);
       const limitedSpend = ledger
