@@ -26,6 +26,7 @@ import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal-http.ts";
 import { queueRoutes } from "../queue/http.ts";
 import type { AppContext } from "../server/context.ts";
+import { videoRoutes } from "../videos/http.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
 
 export type App = Awaited<ReturnType<typeof createApp>>;
@@ -102,6 +103,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(falStorageRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(chatRoutes(ctx))
+    .use(videoRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))
