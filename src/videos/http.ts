@@ -42,10 +42,12 @@ type ById = { principal: Principal; params: { id: string } };
 async function readVideoBody(
   ctx: AppContext,
   request: Request,
+  parsed: unknown,
 ): Promise<{ body: VideoBody; print: unknown }> {
   const type = normalizeContentType(request.headers.get("content-type"));
   if (type !== "multipart/form-data") {
-    const json = await parseJsonCapped(request);
+    // The app's parse hook has read a JSON body already (with its caps); anything else is read here.
+    const json = request.bodyUsed ? parsed : await parseJsonCapped(request);
     if (json === null || typeof json !== "object" || Array.isArray(json))
       throw new DomainError("validation_error", "The body must be a JSON object or a multipart form.");
     return { body: { fields: json as Record<string, unknown>, reference: null }, print: json };
@@ -95,8 +97,9 @@ function listQuery(q: { after?: string; limit?: string; order?: string }) {
 
 /** OpenAI's videos API: POST/GET /v1/videos, GET/DELETE /v1/videos/{id}, GET /v1/videos/{id}/content. */
 export function videoRoutes(ctx: AppContext) {
-  async function create({ principal, request }: { principal: Principal; request: Request }) {
-    const { body, print } = await readVideoBody(ctx, request);
+  async function create(r: { principal: Principal; request: Request; body: unknown }) {
+    const { principal, request } = r;
+    const { body, print } = await readVideoBody(ctx, request, r.body);
     const created = await createVideo(ctx, principal, body, claimOf(request, print));
     if (created.replay) return replayResponse(created.replay);
     return jsonResponse(JSON.stringify(created.video));

@@ -125,6 +125,36 @@ describe("openai JS: videos.create -> retrieve -> downloadContent", () => {
   });
 });
 
+describe("a JSON body (as a hand-written client sends it)", () => {
+  test("input_reference as {file_id} of the account's own upload: the model's image_url", async () => {
+    const up = await s.fetch("/v1/files", {
+      method: "POST",
+      headers: { "content-type": "image/png" },
+      body: png(32, 32),
+    });
+    const fileId = ((await up.json()) as { file_id: string }).file_id;
+    const res = await s.post("/v1/videos", {
+      model: "sandbox/video",
+      prompt: "json",
+      seconds: 1,
+      size: "720x1280",
+      input_reference: { file_id: fileId },
+    });
+    expect(res.status).toBe(200);
+    const v = (await res.json()) as Json;
+    expect(v).toMatchObject({ object: "video", status: "queued", seconds: "1", size: "720x1280" });
+    const rec = (await (await s.get(`/v1/requests/${v.id}`)).json()) as Json;
+    expect(rec.input).toEqual({
+      prompt: "json",
+      duration: 1,
+      resolution: "720p",
+      aspect_ratio: "9:16",
+      image_url: fileId,
+    });
+    await until(v.id, ["completed"]);
+  });
+});
+
 describe("openai JS: videos.list and videos.delete", () => {
   test("list: OpenAI's cursor page over the account's videos, newest first, auto-paginated", async () => {
     const page = await client.videos.list({ limit: 2 });
