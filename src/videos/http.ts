@@ -34,7 +34,7 @@ type ById = { principal: Principal; params: { id: string } };
 
 /**
  * A create body as the SDKs send it: multipart/form-data (openai-node and openai-python always
- * do, src/resources/videos.ts and resources/videos.py), read whole under upload_max_bytes plus
+ * do: node_modules/openai/resources/videos.js and the Python package's resources/videos.py), read whole under upload_max_bytes plus
  * 1 MiB; or JSON. An input_reference file becomes an upload request of its own (its declared type,
  * or the one its bytes show when it came as application/octet-stream). Returns the body and the
  * Idempotency fingerprint's stand-in (the fields and the file's digest).

@@ -3,7 +3,7 @@ import { type DocumentDecoration, t } from "elysia";
 const Unix = t.Integer({ description: "Unix seconds." });
 const UnixOrNull = t.Union([Unix, t.Null()]);
 
-/** OpenAI's video object (openai-node src/resources/videos.ts `Video`). */
+/** OpenAI's video object (node_modules/openai/resources/videos.js, `Video`). */
 export const VideoSchema = t.Object(
   {
     id: t.String({ description: "The request id (UUIDv7): the same job is GET /v1/requests/{id}." }),

@@ -6,7 +6,7 @@ import { png } from "../providers/media-fixtures.ts";
 
 /**
  * The OpenAI videos door's refusals, as the real `openai` JS SDK raises them: its typed errors
- * (openai-node src/core/error.ts: BadRequestError 400, PermissionDeniedError 403, NotFoundError
+ * (node_modules/openai/core/error.js: BadRequestError 400, PermissionDeniedError 403, NotFoundError
  * 404, ConflictError 409, RateLimitError 429; other statuses APIError) read `error.code`,
  * `error.param` and `error.message` from the contract's body. The account holds $0.50, so a 10 s
  * 1080p video ($0.80) is 402; uploads are capped at 64 KiB.

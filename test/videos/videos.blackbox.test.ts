@@ -5,7 +5,7 @@ import { pollUntil, startFunded } from "../helpers/api.ts";
 import { png } from "../providers/media-fixtures.ts";
 
 /**
- * The official `openai` JS SDK (node_modules/openai/src/resources/videos.ts) against gengate's
+ * The official `openai` JS SDK (node_modules/openai/resources/videos.js) against gengate's
  * OpenAI videos door: videos.create sends multipart/form-data (multipartFormRequestOptions),
  * retrieve/list/delete JSON, downloadContent GET .../content with Accept: application/binary; the
  * list is a ConversationCursorPage (data, has_more, last_id -> ?after=). One sandbox worker, so a
@@ -211,5 +211,17 @@ describe("openai JS: videos.list and videos.delete", () => {
     expect((await client.videos.delete(v.id)).deleted).toBe(true);
     const err = await client.videos.downloadContent(v.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});
+
+describe("the door is documented", () => {
+  test("the OpenAPI document lists its five routes; /v1/llms.txt has its section", async () => {
+    const doc = (await (await s.get("/v1/openapi.json", { key: null })).json()) as { paths: Json };
+    expect(Object.keys(doc.paths["/v1/videos"])).toEqual(expect.arrayContaining(["post", "get"]));
+    expect(Object.keys(doc.paths["/v1/videos/{id}"])).toEqual(expect.arrayContaining(["get", "delete"]));
+    expect(Object.keys(doc.paths["/v1/videos/{id}/content"])).toEqual(["get"]);
+    const llms = await (await s.get("/v1/llms.txt", { key: null })).text();
+    expect(llms).toContain("## OpenAI videos");
+    expect(llms).toContain("/videos/{id}/content");
   });
 });
