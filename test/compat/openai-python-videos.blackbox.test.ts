@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bytesSource, measureMedia } from "../../src/providers/measure.ts";
 import { startFunded } from "../helpers/api.ts";
+import { runPythonProbe } from "../helpers/python.ts";
 import { tempDir } from "../helpers/server.ts";
 import { png } from "../providers/media-fixtures.ts";
 
@@ -24,26 +25,14 @@ beforeAll(async () => {
   if (!python) return;
   s = await startFunded("[queue]\nconcurrency = { sandbox = 1 }\n");
   writeFileSync(join(dir, "fox.png"), png(48, 32));
-  const proc = Bun.spawn([python, join(import.meta.dir, "openai_videos_probe.py")], {
-    env: {
-      ...process.env,
-      GENGATE_BASE_URL: `${s.url}/v1`,
-      GENGATE_KEY: s.defaultKey!,
-      GENGATE_PNG: join(dir, "fox.png"),
-      GENGATE_OUT: video,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
+  const ran = await runPythonProbe(python, join(import.meta.dir, "openai_videos_probe.py"), {
+    GENGATE_BASE_URL: `${s.url}/v1`,
+    GENGATE_KEY: s.defaultKey!,
+    GENGATE_PNG: join(dir, "fox.png"),
+    GENGATE_OUT: video,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  if (code !== 0) probeError = `openai_videos_probe.py exited with ${code}:\n${stderr}`;
-  else probe = JSON.parse(stdout) as Json;
+  probeError = ran.error;
+  probe = ran.out as Json;
 }, 120_000);
 afterAll(() => s?.cleanup());
 

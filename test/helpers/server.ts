@@ -33,11 +33,20 @@ export async function runGengate(
 ): Promise<RunResult> {
   const dir = args.indexOf("--data-dir");
   const known = dir >= 0 ? databases.get(args[dir + 1] ?? "") : undefined;
-  const proc = Bun.spawn([...gengateCommand(), ...args], {
-    env: { ...process.env, GENGATE_CONFIG: "", ...(known ? { GENGATE_DATABASE_URL: known } : {}), ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  return await runCommand(
+    [...gengateCommand(), ...args],
+    { GENGATE_CONFIG: "", ...(known ? { GENGATE_DATABASE_URL: known } : {}), ...env },
+    timeoutMs,
+  );
+}
+
+/** Runs a command to completion with `env` over this process's, killed after `timeoutMs`. */
+export async function runCommand(
+  cmd: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<RunResult> {
+  const proc = Bun.spawn(cmd, { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
   const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),

@@ -29,6 +29,12 @@ const estimate = async (input: Json) =>
       price_usd_micro: string;
     }
   ).price_usd_micro;
+/** A 1 s video of the default size, once completed. */
+async function completedVideo(prompt: string) {
+  const v = await client.videos.create({ model: "sandbox/video" as never, prompt, seconds: "1" as never });
+  await until(v.id, ["completed"]);
+  return v;
+}
 const until = (id: string, statuses: string[]) =>
   pollUntil(
     () => client.videos.retrieve(id),
@@ -93,12 +99,7 @@ describe("openai JS: videos.create -> retrieve -> downloadContent", () => {
   });
 
   test("a Range of the content is 206 and the bytes of that range", async () => {
-    const v = await client.videos.create({
-      model: "sandbox/video" as never,
-      prompt: "range",
-      seconds: "1" as never,
-    });
-    await until(v.id, ["completed"]);
+    const v = await completedVideo("range");
     const whole = new Uint8Array(await (await client.videos.downloadContent(v.id)).arrayBuffer());
     const part = await s.get(`/v1/videos/${v.id}/content`, { headers: { range: "bytes=0-99" } });
     expect(part.status).toBe(206);
@@ -202,12 +203,7 @@ describe("openai JS: videos.list and videos.delete", () => {
   });
 
   test("delete of a completed video removes its stored file: the content is then 404", async () => {
-    const v = await client.videos.create({
-      model: "sandbox/video" as never,
-      prompt: "short",
-      seconds: "1" as never,
-    });
-    await until(v.id, ["completed"]);
+    const v = await completedVideo("short");
     expect((await client.videos.delete(v.id)).deleted).toBe(true);
     const err = await client.videos.downloadContent(v.id).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
