@@ -5,12 +5,11 @@ import { parseJsonCapped, readCapped } from "../http/body-limit.ts";
 import { errors, jsonResponse } from "../http/schemas.ts";
 import { claimOf, replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
-import { UUID_PATTERN } from "../lib/ids.ts";
 import { contentTypeOf, familyOf, normalizeContentType, SNIFF_BYTES } from "../lib/magic.ts";
 import type { AppContext } from "../server/context.ts";
 import { formFields } from "./input.ts";
+import { VIDEO_DOCS } from "./openapi.ts";
 import {
-  CREATE_REQUEST_BODY,
   VideoContentQuery,
   VideoDeletedSchema,
   VideoIdParams,
@@ -83,18 +82,6 @@ async function readVideoBody(
   return { body: { fields, reference }, print: { fields, input_reference: { type: fileType, sha256 } } };
 }
 
-/** OpenAI's list query: limit 1..100 (20), after a video id, order desc|asc; 400 naming the one at fault. */
-function listQuery(q: { after?: string; limit?: string; order?: string }) {
-  const limit = q.limit === undefined ? 20 : /^\d{1,3}$/.test(q.limit) ? Number(q.limit) : 0;
-  if (limit < 1 || limit > 100)
-    throw new DomainError("validation_error", "limit must be an integer from 1 to 100.", { param: "limit" });
-  if (q.after !== undefined && q.after !== "" && !UUID_PATTERN.test(q.after))
-    throw new DomainError("validation_error", "after must be the id of a video.", { param: "after" });
-  if (q.order !== undefined && q.order !== "asc" && q.order !== "desc")
-    throw new DomainError("validation_error", "order must be asc or desc.", { param: "order" });
-  return { limit, after: q.after || null, order: (q.order ?? "desc") as "asc" | "desc" };
-}
-
 /** OpenAI's videos API: POST/GET /v1/videos, GET/DELETE /v1/videos/{id}, GET /v1/videos/{id}/content. */
 export function videoRoutes(ctx: AppContext) {
   async function create(r: { principal: Principal; request: Request; body: unknown }) {
@@ -106,7 +93,7 @@ export function videoRoutes(ctx: AppContext) {
   }
 
   async function list({ principal, query }: { principal: Principal; query: typeof VideoListQuery.static }) {
-    return await listVideos(ctx, principal, listQuery(query));
+    return await listVideos(ctx, principal, query);
   }
 
   async function retrieve({ principal, params }: ById) {
@@ -125,53 +112,28 @@ export function videoRoutes(ctx: AppContext) {
     .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
     .post("/videos", create, {
       parse: "none",
-      detail: {
-        summary: "Create a video (OpenAI)",
-        description:
-          "OpenAI's videos.create: opens one queue job of a video or avatar model (the estimate is held) and answers the video object at once; its id is the request id. Idempotency-Key replays the first answer.",
-        requestBody: CREATE_REQUEST_BODY,
-      },
+      detail: VIDEO_DOCS.create,
       response: { 200: VideoSchema, ...errors(400, 401, 402, 409, 413, 415, 429, 503, 507) },
     })
     .get("/videos", list, {
       query: VideoListQuery,
-      detail: {
-        summary: "List videos (OpenAI)",
-        description: "The account's video and avatar jobs as OpenAI's cursor list.",
-      },
+      detail: VIDEO_DOCS.list,
       response: { 200: VideoListSchema, ...errors(400, 401) },
     })
     .get("/videos/:id", retrieve, {
       params: VideoIdParams,
-      detail: {
-        summary: "Retrieve a video (OpenAI)",
-        description: "The video object; poll it until completed or failed.",
-      },
+      detail: VIDEO_DOCS.retrieve,
       response: { 200: VideoSchema, ...errors(401, 404) },
     })
     .get("/videos/:id/content", content, {
       params: VideoIdParams,
       query: VideoContentQuery,
-      detail: {
-        summary: "Download a video (OpenAI)",
-        description:
-          "The stored video (Range answers 206 and does not count against the download cap). 409 request_not_ready before it completes.",
-        responses: {
-          200: {
-            description: "The video",
-            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
-          },
-        },
-      },
+      detail: VIDEO_DOCS.content,
       response: errors(401, 404, 409, 416, 429),
     })
     .delete("/videos/:id", remove, {
       params: VideoIdParams,
-      detail: {
-        summary: "Delete a video (OpenAI)",
-        description:
-          "Queued: cancelled, its hold released. Completed: its stored files deleted. In progress: 409 not_cancellable.",
-      },
+      detail: VIDEO_DOCS.remove,
       response: { 200: VideoDeletedSchema, ...errors(401, 404, 409) },
     });
 }

@@ -1,4 +1,4 @@
-import { type DocumentDecoration, t } from "elysia";
+import { t } from "elysia";
 
 const Unix = t.Integer({ description: "Unix seconds." });
 const UnixOrNull = t.Union([Unix, t.Null()]);
@@ -58,27 +58,3 @@ export const VideoContentQuery = t.Object({
     t.String({ description: "video (the default); thumbnail and spritesheet are not stored (404)." }),
   ),
 });
-
-/** The create body: OpenAI's fields, as multipart (what both SDKs send) or JSON. */
-const createFields = {
-  type: "object",
-  required: ["model"],
-  properties: {
-    model: { type: "string", description: "A video or avatar model id from /v1/models." },
-    prompt: { type: "string", description: "What to generate (an avatar's text to speak)." },
-    seconds: { type: "string", description: 'Duration: "4", "8", or any the model allows ("5s" too).' },
-    size: { type: "string", description: '"WxH": one the model can make (a 400 lists them).' },
-    input_reference: {
-      description: "An image file, a file id, or {file_id} / {image_url}: the model's image_url.",
-    },
-  },
-  additionalProperties: { description: "Passed to the model's input as it is." },
-};
-
-export const CREATE_REQUEST_BODY = {
-  required: true,
-  content: {
-    "multipart/form-data": { schema: createFields },
-    "application/json": { schema: createFields },
-  },
-} as unknown as NonNullable<DocumentDecoration["requestBody"]>;

@@ -5,8 +5,8 @@
  */
 import type { Principal } from "../accounts/store.ts";
 import type { Model } from "../catalog/model.ts";
-import type { OutputDownloadDeps } from "../files/output-download.ts";
-import { outputDownload } from "../files/output-download.ts";
+import type { JobOutputStore } from "../files/job-output-store.ts";
+import { type OutputDownloadDeps, outputDownload } from "../files/output-download.ts";
 import type { FileRow } from "../files/store.ts";
 import { createAccountUpload, type UploadDeps } from "../files/uploads.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
@@ -24,12 +24,9 @@ import { modelInputOf, sizeOfInput, VIDEO_KINDS } from "./input.ts";
 /** What the videos door uses: opening a media job, the owner's jobs, their outputs, uploads. */
 export interface VideoDeps extends OpenJobDeps, MediaJobDeps, OpenerDeps, OwnershipDeps, OutputDownloadDeps {
   jobs: OpenJobDeps["jobs"] & OwnershipDeps["jobs"] & Pick<JobStore, "get">;
-  jobOutputs: OutputDownloadDeps["jobOutputs"] & Pick<VideoOutputs, "rows" | "file" | "delete">;
+  jobOutputs: OutputDownloadDeps["jobOutputs"] & Pick<JobOutputStore, "rows" | "file" | "delete">;
   live: OpenerDeps["live"] & UploadDeps["live"];
-  files: MediaJobDeps["files"];
 }
-
-type VideoOutputs = import("../files/job-output-store.ts").JobOutputStore;
 
 /** A create request as read from its body: OpenAI's fields, and input_reference when sent as a file. */
 export interface VideoBody {
@@ -256,12 +253,25 @@ export async function deleteVideo(deps: VideoDeps, principal: Principal, id: str
   return { id: job.id, object: "video.deleted" as const, deleted: true as const };
 }
 
+/** OpenAI's list query: limit 1..100 (20), after a video id, order desc|asc; 400 naming the one at fault. */
+function listQuery(q: { after?: string; limit?: string; order?: string }) {
+  const limit = q.limit === undefined ? 20 : /^\d{1,3}$/.test(q.limit) ? Number(q.limit) : 0;
+  if (limit < 1 || limit > 100)
+    throw new DomainError("validation_error", "limit must be an integer from 1 to 100.", { param: "limit" });
+  if (q.after !== undefined && q.after !== "" && !UUID_PATTERN.test(q.after))
+    throw new DomainError("validation_error", "after must be the id of a video.", { param: "after" });
+  if (q.order !== undefined && q.order !== "asc" && q.order !== "desc")
+    throw new DomainError("validation_error", "order must be asc or desc.", { param: "order" });
+  return { limit, after: q.after || null, order: (q.order ?? "desc") as "asc" | "desc" };
+}
+
 /** GET /v1/videos: the account's videos (video and avatar jobs), OpenAI's cursor list. */
 export async function listVideos(
   deps: VideoDeps,
   principal: Principal,
-  q: { limit: number; after: string | null; order: "asc" | "desc" },
+  query: { after?: string; limit?: string; order?: string },
 ) {
+  const q = listQuery(query);
   const rows = await deps.jobs.list(principal.accountId, {
     limit: q.limit + 1,
     before: q.after,
