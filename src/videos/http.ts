@@ -73,7 +73,10 @@ async function readVideoBody(
   const head = new Uint8Array(await file.slice(0, SNIFF_BYTES).arrayBuffer());
   const declared = normalizeContentType(file.type);
   const fileType = (declared && familyOf(declared) ? declared : contentTypeOf(head, null)) ?? declared ?? "";
-  const sha256 = new Bun.CryptoHasher("sha256").update(await file.arrayBuffer()).digest("hex");
+  // Hashed in chunks: the form already holds the file, one more whole copy would double it.
+  const hasher = new Bun.CryptoHasher("sha256");
+  for await (const chunk of file.stream()) hasher.update(chunk);
+  const sha256 = hasher.digest("hex");
   const reference = new Request("http://input-reference.invalid/", {
     method: "POST",
     body: file,

@@ -18,7 +18,7 @@ import { keysetPage } from "../lib/keyset-page.ts";
 import { errorFields, log } from "../lib/log.ts";
 import type { JobRow } from "../queue/job-row.ts";
 import type { JobStore } from "../queue/job-store.ts";
-import { completedJob, type OwnershipDeps, ownedJob, tryCancel } from "../queue/ownership.ts";
+import { completedJob, type OwnershipDeps, tryCancel } from "../queue/ownership.ts";
 import { modelInputOf, sizeOfInput, VIDEO_KINDS } from "./input.ts";
 
 /** What the videos door uses: opening a media job, the owner's jobs, their outputs, uploads. */
@@ -178,7 +178,7 @@ async function dropUpload(deps: Pick<VideoDeps, "files">, row: FileRow): Promise
 
 /** An owned video by id: a malformed id, another account's job or a job of another kind is 404. */
 export async function ownedVideo(deps: VideoDeps, principal: Principal, id: string): Promise<JobRow> {
-  const job = UUID_PATTERN.test(id) ? await ownedJob(deps, principal, id) : null;
+  const job = UUID_PATTERN.test(id) ? await deps.jobs.getOwned(id, principal.accountId) : null;
   if (!job || !VIDEO_KINDS.includes(job.kind))
     throw new DomainError("not_found", `No video ${id.slice(0, 64)}.`, { param: "video_id" });
   return job;
