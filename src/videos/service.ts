@@ -190,11 +190,15 @@ async function videoOutput(deps: VideoDeps, job: JobRow) {
   return rows.find((r) => r.content_type.startsWith("video/")) ?? null;
 }
 
-/** GET /v1/videos/{id}: the video object, with its stored video's expiry once completed. */
-export async function retrieveVideo(deps: VideoDeps, principal: Principal, id: string): Promise<Video> {
-  const job = await ownedVideo(deps, principal, id);
+/** A stored job's video object, with its stored video's expiry once completed. */
+async function storedVideo(deps: VideoDeps, job: JobRow): Promise<Video> {
   const out = job.status === "COMPLETED" ? await videoOutput(deps, job) : null;
   return videoView(deps.catalog.get(job.model_id), job, out?.expires_at ?? null);
+}
+
+/** GET /v1/videos/{id}: the video object. */
+export async function retrieveVideo(deps: VideoDeps, principal: Principal, id: string): Promise<Video> {
+  return await storedVideo(deps, await ownedVideo(deps, principal, id));
 }
 
 /**
@@ -279,7 +283,7 @@ export async function listVideos(
     order: q.order,
   });
   const { page, next_cursor } = keysetPage(rows, q.limit);
-  const data = page.map((j) => videoView(deps.catalog.get(j.model_id), j));
+  const data = await Promise.all(page.map(async (j) => await storedVideo(deps, j)));
   return {
     object: "list" as const,
     data,

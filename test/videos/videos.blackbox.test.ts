@@ -167,6 +167,8 @@ describe("openai JS: videos.list and videos.delete", () => {
     expect([...all].sort().reverse()).toEqual(all);
     const asc = await client.videos.list({ order: "asc", limit: 100 });
     expect(asc.data.map((v) => v.id)).toEqual([...all].reverse());
+    for (const v of asc.data)
+      if (v.status === "completed") expect(v.expires_at).toBeGreaterThan(v.completed_at!);
     const raw = (await (await s.get("/v1/videos?limit=1")).json()) as Json;
     expect(raw).toMatchObject({ object: "list", first_id: all[0], last_id: all[0], has_more: true });
   });
