@@ -32,9 +32,9 @@ const FORM_FIELDS_BYTES = 1024 * 1024;
 type ById = { principal: Principal; params: { id: string } };
 
 /**
- * A create body as the SDKs send it: multipart/form-data (openai-node and openai-python always
- * do: node_modules/openai/resources/videos.js and the Python package's resources/videos.py), read whole under upload_max_bytes plus
- * 1 MiB; or JSON. An input_reference file becomes an upload request of its own (its declared type,
+ * A create body as the SDKs send it: multipart/form-data (openai-node and openai-python always do:
+ * node_modules/openai/resources/videos.js, the Python package's resources/videos.py), read whole
+ * under upload_max_bytes plus 1 MiB; or JSON. An input_reference file becomes an upload request of its own (its declared type,
  * or the one its bytes show when it came as application/octet-stream). Returns the body and the
  * Idempotency fingerprint's stand-in (the fields and the file's digest).
  */
@@ -65,7 +65,10 @@ async function readVideoBody(
   for (const [name, value] of form.entries()) {
     if (typeof value === "string") texts.push([name, value]);
     else if (name === "input_reference" && file === null) file = value;
-    else throw new DomainError("validation_error", `Only input_reference may be a file.`, { param: name });
+    else
+      throw new DomainError("validation_error", "Only input_reference may be a file.", {
+        param: name.slice(0, 64),
+      });
   }
   const model = form.get("model");
   const fields = formFields(texts, typeof model === "string" ? ctx.catalog.get(model) : undefined);
