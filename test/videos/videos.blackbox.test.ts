@@ -126,6 +126,35 @@ describe("openai JS: videos.create -> retrieve -> downloadContent", () => {
   });
 });
 
+describe("an avatar model through the same door", () => {
+  test("prompt is what it says, input_reference the portrait; charged its estimate", async () => {
+    const before = await balance();
+    const v = await client.videos.create({
+      model: "sandbox/avatar" as never,
+      prompt: "hello there",
+      seconds: "2" as never,
+      input_reference: await toFile(png(64, 64), "face.png", { type: "image/png" }),
+    });
+    expect(v).toMatchObject({ model: "sandbox/avatar", prompt: "hello there", seconds: "2", size: null });
+    const rec = (await (await s.get(`/v1/requests/${v.id}`)).json()) as Json;
+    expect(rec.input).toEqual({
+      text: "hello there",
+      duration: 2,
+      image_url: expect.stringMatching(/^file_/),
+    });
+    const price = (
+      (await (await s.post("/v1/estimate", { model_id: "sandbox/avatar", input: rec.input })).json()) as {
+        price_usd_micro: string;
+      }
+    ).price_usd_micro;
+    await until(v.id, ["completed"]);
+    const after = await balance();
+    expect(BigInt(before.balance_micro) - BigInt(after.balance_micro)).toBe(BigInt(price));
+    const bytes = new Uint8Array(await (await client.videos.downloadContent(v.id)).arrayBuffer());
+    expect(measureMedia(bytesSource(bytes)).duration).toBeCloseTo(2, 1);
+  });
+});
+
 describe("a JSON body (as a hand-written client sends it)", () => {
   test("input_reference as {file_id} of the account's own upload: the model's image_url", async () => {
     const up = await s.fetch("/v1/files", {
