@@ -29,6 +29,7 @@ import { queueRoutes } from "../queue/http.ts";
 import { replicateRoutes } from "../replicate/http.ts";
 import { responsesRoutes } from "../responses/http.ts";
 import type { AppContext } from "../server/context.ts";
+import { videoRoutes } from "../videos/http.ts";
 import { webhookRoutes } from "../webhooks/http.ts";
 
 export type App = Awaited<ReturnType<typeof createApp>>;
@@ -108,6 +109,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(responsesRoutes(ctx))
     .use(anthropicRoutes(ctx))
     .use(replicateRoutes(ctx))
+    .use(videoRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))

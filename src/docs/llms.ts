@@ -187,6 +187,20 @@ export function buildLlmsTxt(
       "",
     );
   }
+  if (has("/v1/videos")) {
+    out.push(
+      "## OpenAI videos (video and avatar models)",
+      "",
+      `OpenAI's SDKs work with base URL ${base}: videos.create (POST ${base}/videos, multipart or JSON) opens one queue job`,
+      'and answers the video object at once; its id is the request id. model: a video or avatar model id; seconds ("4", "8" or "8s")',
+      '-> duration; size "WxH" -> the model\'s resolution/aspect_ratio (a size it cannot make is 400 listing the ones it can);',
+      "input_reference (an image file, a file id or {file_id}) -> image_url. Poll GET /videos/{id} until status is completed or",
+      "failed (a cancelled video reads failed, error.code cancelled); GET /videos/{id}/content streams the video (409",
+      "request_not_ready before). DELETE /videos/{id} cancels a queued video (hold released) or deletes a finished one's file;",
+      "while it runs: 409 not_cancellable. GET /videos lists them (after, limit, order).",
+      "",
+    );
+  }
   if (has("/v1/files")) {
     out.push(
       "## Files",

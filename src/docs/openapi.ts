@@ -47,6 +47,10 @@ export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string)
       { name: "Queue", description: "Media jobs: submit, wait, read, cancel, download." },
       { name: "Chat", description: "OpenAI-compatible chat completions for text models." },
       { name: "Replicate", description: "Replicate's predictions API, for Replicate's clients." },
+      {
+        name: "OpenAI videos",
+        description: "OpenAI's videos API over video and avatar models: one queue job per video.",
+      },
       { name: "Files", description: "Uploads referenced by file_id in model inputs." },
       { name: "Admin", description: "Operator API, with the admin token." },
       { name: "Documentation", description: "This schema, the API reference and the LLM guide." },

@@ -4,13 +4,8 @@ import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
 import type { AppContext } from "../server/context.ts";
-import { downloadHeaders } from "./download-headers.ts";
-import { parseRange } from "./range.ts";
+import { outputDownload } from "./output-download.ts";
 import { LINK_TTL_SECONDS } from "./signing.ts";
-import { storedFile } from "./stored-file.ts";
-
-/** SPEC: 200 full downloads per output; Range requests excluded; then 429 download_cap. */
-export const DOWNLOAD_CAP = 200;
 
 /** GET /v1/requests/{id}/output/{index}: a signed link (no key) or the owning key. */
 export function outputRoutes(ctx: AppContext) {
@@ -55,48 +50,7 @@ export function outputRoutes(ctx: AppContext) {
       }
       if (!file) throw new DomainError("not_found", "No such output.");
 
-      const size = Number(file.size);
-      // Checked before the download is counted: a failed download must not use up the cap.
-      const blob = await storedFile(request, ctx.blobs, file.path, size, {
-        request_id: params.id,
-        index,
-      });
-      const range = parseRange(request.headers.get("range"), size);
-      if (range === "unsatisfiable") {
-        throw new DomainError("range_not_satisfiable", `The range does not fit the file (${size} bytes).`, {
-          rangeOf: size,
-        });
-      }
-      const whole = range === null || (range.start === 0 && range.end === size - 1);
-      if (whole && !(await ctx.jobOutputs.countDownload(params.id, index, DOWNLOAD_CAP))) {
-        throw new DomainError(
-          "download_cap",
-          `This output was downloaded ${DOWNLOAD_CAP} times; ranged requests still work.`,
-          {
-            retryAfterSeconds: 86_400,
-          },
-        );
-      }
-      const headers: Record<string, string> = {
-        ...downloadHeaders(file.content_type, `${params.id}-${index}`),
-        "accept-ranges": "bytes",
-        etag: `"${file.sha256}"`,
-        "cache-control": "private, max-age=3600",
-      };
-      if (range === null) {
-        return new Response(blob.body(), {
-          status: 200,
-          headers: { ...headers, "content-length": String(size) },
-        });
-      }
-      return new Response(blob.body(range), {
-        status: 206,
-        headers: {
-          ...headers,
-          "content-length": String(range.end - range.start + 1),
-          "content-range": `bytes ${range.start}-${range.end}/${size}`,
-        },
-      });
+      return await outputDownload(ctx, request, file, { requestId: params.id, index });
     },
     {
       params: t.Object({ id: t.String(), index: t.String({ description: "0-based output index" }) }),

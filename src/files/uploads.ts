@@ -37,20 +37,21 @@ export function uploadRow(
 }
 
 /**
- * An upload made without an API key (the studio's, for a signed-in person): the same receiveUpload
- * checks as POST /v1/files (allowed type, magic bytes, size limit, free disk), a file of the account
- * with no key. Returns the stored row.
+ * An upload outside POST /v1/files (the studio's, for a signed-in person: no key; the OpenAI videos
+ * door's input_reference: the key's): the same receiveUpload checks as POST /v1/files (allowed
+ * type, magic bytes, size limit, free disk), a file of the account. Returns the stored row.
  */
 export async function createAccountUpload(
   ctx: UploadDeps,
   accountId: string,
   request: Request,
+  keyId: string | null = null,
 ): Promise<FileRow> {
   const up = await receiveUpload(request, ctx.blobs, {
     maxBytes: ctx.live.limits.uploadMaxBytes,
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
-  const row = uploadRow(ctx, up, { accountId, keyId: null });
+  const row = uploadRow(ctx, up, { accountId, keyId });
   await ctx.files.insert(row);
   return row;
 }

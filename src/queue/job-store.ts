@@ -537,10 +537,20 @@ export class JobStore extends SqlStore {
       modelId?: string;
       keyId?: string;
       source?: "API" | "STUDIO";
+      /** Only jobs of these kinds (the OpenAI videos door: video and avatar). */
+      kinds?: readonly string[];
+      /** "asc": oldest first, and `before` is then the id the page starts after. */
+      order?: "asc" | "desc";
     },
   ): Promise<JobRow[]> {
-    const where = ["account_id = ?", "id < ?"];
-    const args: (string | number)[] = [accountId, o.before ?? "~"];
+    const asc = o.order === "asc";
+    // Ids are UUIDv7 text: "" sorts before every id, "~" after.
+    const where = ["account_id = ?", asc ? "id > ?" : "id < ?"];
+    const args: (string | number)[] = [accountId, o.before ?? (asc ? "" : "~")];
+    if (o.kinds && o.kinds.length > 0) {
+      where.push(`kind IN (${o.kinds.map(() => "?").join(", ")})`);
+      args.push(...o.kinds);
+    }
     const filter = (column: string, value: string | undefined) => {
       if (!value) return;
       where.push(`${column} = ?`);
@@ -552,7 +562,7 @@ export class JobStore extends SqlStore {
     filter("source", o.source);
     args.push(o.limit);
     return await this.q<JobRow, (string | number)[]>(
-      `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?`,
+      `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
     ).all(...args);
   }
 

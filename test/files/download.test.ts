@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { DOWNLOAD_CAP } from "../../src/files/outputs-http.ts";
+import { DOWNLOAD_CAP } from "../../src/files/output-download.ts";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 import { completedJobWithOutput } from "../helpers/outputs.ts";
