@@ -46,6 +46,10 @@ export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string)
       { name: "Pricing", description: "Exact prices before running anything." },
       { name: "Queue", description: "Media jobs: submit, wait, read, cancel, download." },
       { name: "Chat", description: "OpenAI-compatible chat completions for text models." },
+      {
+        name: "OpenAI media",
+        description: "OpenAI's images and speech calls, answered when their job ends.",
+      },
       { name: "Files", description: "Uploads referenced by file_id in model inputs." },
       { name: "Admin", description: "Operator API, with the admin token." },
       { name: "Documentation", description: "This schema, the API reference and the LLM guide." },

@@ -1,0 +1,239 @@
+import type { Model } from "../catalog/model.ts";
+import type { BlobBackend } from "../files/blob-backend.ts";
+import type { JobOutputStore } from "../files/job-output-store.ts";
+import { FILE_ID } from "../files/store.ts";
+import { type CheckedBlob, storedFile } from "../files/stored-file.ts";
+import { createOwnedUpload, type UploadDeps } from "../files/uploads.ts";
+import type { IdempotencyClaim, IdempotencyStore, StoredResponse } from "../idempotency/idempotency.ts";
+import { type ModelDeps, resolveMediaModel } from "../jobs/models.ts";
+import type { Opener } from "../jobs/open.ts";
+import { DomainError } from "../lib/errors.ts";
+import { contentTypeOf, SNIFF_BYTES } from "../lib/magic.ts";
+import type { JobRow } from "../queue/job-row.ts";
+import { type RunDeps, runJob } from "../queue/submit.ts";
+import type { JobViews } from "../server/context.ts";
+import type { ImageResponseFormat } from "./media-map.ts";
+
+/**
+ * OpenAI's images and speech doors (docs/clients.md "OpenAI images and speech"): synchronous in
+ * OpenAI's API, so each call opens ONE queue job exactly as /run does (prepareMediaJob, openJob:
+ * the hold is /estimate's price, a failure is free) and answers when the job ends.
+ */
+
+/** What a door's call uses: /run's opening and wait, the Idempotency-Key's store, the job's outputs. */
+export interface OpenAIMediaDeps extends RunDeps {
+  idempotency: RunDeps["idempotency"] & Pick<IdempotencyStore, "claimRunning">;
+  views: Pick<JobViews, "listItem">;
+  jobOutputs: Pick<JobOutputStore, "rows" | "file">;
+  blobs: BlobBackend;
+}
+
+const DOOR_OF_KIND: Record<string, string> = {
+  video: "POST /v1/videos",
+  avatar: "POST /v1/videos",
+  audio: "POST /v1/audio/speech",
+  image: "POST /v1/images/generations",
+  upscale: "POST /v1/queue/{model_id}",
+};
+
+/**
+ * The model of an images (`image`) or speech (`audio`) call: unknown 400 unknown_model, a text
+ * model 400 use_chat_completions, another media kind 400 naming its door; an open circuit 503.
+ */
+export function openaiMediaModel(deps: ModelDeps, modelId: unknown, kind: "image" | "audio"): Model {
+  if (typeof modelId !== "string" || modelId.length === 0) {
+    throw new DomainError("validation_error", "model is required: a model id from GET /v1/models.", {
+      param: "model",
+    });
+  }
+  const found = deps.catalog.get(modelId);
+  if (found?.kind === "text") {
+    throw new DomainError(
+      "use_chat_completions",
+      `${modelId} is a text model: call POST /v1/chat/completions.`,
+      { param: "model" },
+    );
+  }
+  if (found && found.kind !== kind) {
+    throw new DomainError(
+      "validation_error",
+      `${modelId} is a ${found.kind} model: call ${DOOR_OF_KIND[found.kind]}.`,
+      { param: "model" },
+    );
+  }
+  return resolveMediaModel(deps, modelId);
+}
+
+/** One door call: who, the model, its mapped input, the Idempotency-Key. */
+export interface OpenAIMediaCall {
+  who: Opener;
+  keyId: string;
+  model: Model;
+  input: Record<string, unknown>;
+  claim: IdempotencyClaim | null;
+  signal: AbortSignal;
+}
+
+/**
+ * Opens the call's job and waits for its end: up to the model's time limit (never less than
+ * run_wait_seconds), since OpenAI's clients take the answer as the result. The Idempotency-Key is
+ * claimed around it (a duplicate meanwhile is 409); a completed job is kept as its request id, so a
+ * replay renders the same job again (fresh links); a failure frees the key. A failed job is 502
+ * generation_failed, one still running 409 request_not_ready, both naming the request id.
+ */
+export async function runOpenAIMedia(
+  deps: OpenAIMediaDeps,
+  c: OpenAIMediaCall,
+): Promise<{ job: JobRow; replayed: boolean }> {
+  const claim = await deps.idempotency.claimRunning(c.keyId, c.claim);
+  if (claim.replay) {
+    const { request_id } = JSON.parse(claim.replay.body) as { request_id: string };
+    const job = await deps.jobs.get(request_id);
+    if (!job) throw new DomainError("not_found", `Request ${request_id} is no longer kept.`);
+    return { job, replayed: true };
+  }
+  let stored: StoredResponse | null = null;
+  try {
+    const waitMs = Math.max(deps.live.limits.runWaitSeconds, c.model.time_limit_seconds) * 1000;
+    const job = await runJob(
+      deps,
+      { who: c.who, modelId: c.model.id, body: c.input, queryWebhook: null },
+      c.signal,
+      waitMs,
+    );
+    if (job.status === "COMPLETED") {
+      stored = { status: 200, body: JSON.stringify({ request_id: job.id }) };
+      return { job, replayed: false };
+    }
+    if (job.status === "FAILED" || job.status === "CANCELLED") {
+      throw new DomainError("generation_failed", "The generation failed; nothing was charged.", {
+        extra: { request_id: job.id },
+      });
+    }
+    throw new DomainError(
+      "request_not_ready",
+      `The job is still running; read GET /v1/requests/${job.id} for its result.`,
+      { extra: { request_id: job.id } },
+    );
+  } finally {
+    await claim.settle(stored);
+  }
+}
+
+/**
+ * Largest image answered as b64_json, read into memory from our own stored output: 32 MiB is 43
+ * MiB of base64 in the JSON answer. A larger one is answered as a link instead (response_format url).
+ */
+export const B64_MAX_BYTES = 32 * 1024 * 1024;
+
+/** The images answer: `{created, data: [{url} | {b64_json}], output_format}` from the job's stored outputs. */
+export async function imagesAnswer(deps: OpenAIMediaDeps, job: JobRow, format: ImageResponseFormat) {
+  const rows = (await deps.jobOutputs.rows(job.id)).filter((r) => r.content_type.startsWith("image/"));
+  const created = Math.floor(Number(job.completed_at ?? BigInt(Date.now())) / 1000);
+  const outputFormat = rows[0]?.content_type.slice("image/".length);
+  let data: ({ url: string } | { b64_json: string })[];
+  if (format === "url") {
+    const links = (await deps.views.listItem(job)).output_urls;
+    data = rows.map((r) => ({ url: links[Number(r.idx)]! }));
+  } else {
+    data = [];
+    for (const r of rows) {
+      if (r.size > BigInt(B64_MAX_BYTES)) {
+        throw new DomainError(
+          "validation_error",
+          `An image of this request is larger than ${B64_MAX_BYTES} bytes: ask for response_format "url".`,
+          { param: "response_format", extra: { request_id: job.id } },
+        );
+      }
+      const f = (await deps.jobOutputs.file(job.id, Number(r.idx)))!;
+      const bytes = await deps.blobs.read(f.path, 0, Number(f.size));
+      if (bytes.length !== Number(f.size)) {
+        throw new DomainError("internal_error", "A stored output of this request is missing on the server.");
+      }
+      data.push({ b64_json: Buffer.from(bytes).toString("base64") });
+    }
+  }
+  return { created, data, ...(outputFormat ? { output_format: outputFormat } : {}) };
+}
+
+/** The speech answer: the job's stored audio (checked, streamed), with its content type. */
+export async function speechAudio(
+  deps: OpenAIMediaDeps,
+  request: Request,
+  job: JobRow,
+): Promise<{ contentType: string; size: number; blob: CheckedBlob }> {
+  const row = (await deps.jobOutputs.rows(job.id)).find((r) => r.content_type.startsWith("audio/"));
+  const f = row ? await deps.jobOutputs.file(job.id, Number(row.idx)) : null;
+  if (!row || !f) throw new DomainError("internal_error", "The job completed without audio.");
+  const size = Number(f.size);
+  const blob = await storedFile(request, deps.blobs, f.path, size, { job_id: job.id, idx: Number(row.idx) });
+  return { contentType: f.content_type, size, blob };
+}
+
+/**
+ * One image part of an edit stored as an upload of the account and key (the same checks as POST
+ * /v1/files: allowed type, magic bytes, size, free disk); returns its file id and digest. A part
+ * without an image type is typed from its bytes; anything but an image is 415.
+ */
+export async function storeEditImage(
+  deps: UploadDeps,
+  owner: { accountId: string; keyId: string },
+  part: File,
+  param: string,
+): Promise<{ fileId: string; sha256: string }> {
+  const head = new Uint8Array(await part.slice(0, SNIFF_BYTES).arrayBuffer());
+  const declared = part.type.startsWith("image/") ? part.type : null;
+  const type = contentTypeOf(head, declared) ?? declared;
+  if (!type?.startsWith("image/")) {
+    throw new DomainError(
+      "unsupported_media_type",
+      `${param} must be an image file (PNG, JPEG, WebP, GIF).`,
+      {
+        param,
+      },
+    );
+  }
+  const request = new Request("http://upload.invalid/", {
+    method: "POST",
+    body: part,
+    headers: { "content-type": type, "content-length": String(part.size) },
+  });
+  const row = await createOwnedUpload(deps, owner, request);
+  return { fileId: row.id, sha256: row.sha256 };
+}
+
+/** An edit's form as read: its text fields, its image parts and mask (files, or gengate file ids). */
+export interface EditForm {
+  fields: Record<string, unknown>;
+  images: (File | string)[];
+  mask: File | string | null;
+}
+
+/**
+ * An edit's image parts stored as uploads of the key's account (a text part must be a file id:
+ * prepareMediaJob then checks it is the account's own). Returns the file ids and what stands for
+ * the parts in the Idempotency-Key's fingerprint: the files' digests (a new upload has a new id).
+ */
+export async function storeEditParts(
+  deps: UploadDeps,
+  owner: { accountId: string; keyId: string },
+  form: EditForm,
+): Promise<{ images: string[]; mask: string | null; fingerprint: Record<string, unknown> }> {
+  const one = async (part: File | string, param: string) => {
+    if (typeof part !== "string") return await storeEditImage(deps, owner, part, param);
+    if (!FILE_ID.test(part)) {
+      throw new DomainError("validation_error", `${param} must be an image file or a gengate file_id.`, {
+        param,
+      });
+    }
+    return { fileId: part, sha256: part };
+  };
+  const images = [];
+  for (const part of form.images) images.push(await one(part, "image"));
+  const mask = form.mask === null ? null : await one(form.mask, "mask");
+  return {
+    images: images.map((i) => i.fileId),
+    mask: mask?.fileId ?? null,
+    fingerprint: { image: images.map((i) => i.sha256), mask: mask?.sha256 ?? null },
+  };
+}
