@@ -136,7 +136,13 @@ const IGNORED_IMAGE_PARAMS = [
   "mask",
 ];
 
-export type ImageResponseFormat = "url" | "b64_json";
+/**
+ * `url`, `b64_json`, or `both` when the client named none: OpenAI's GPT image models answer
+ * b64_json only and dall-e's a url by default, and clients read the one their model gives
+ * (@ai-sdk/openai reads data[].b64_json of an edit without asking for it), so an unnamed format
+ * answers both.
+ */
+export type ImageResponseFormat = "url" | "b64_json" | "both";
 
 /** An OpenAI images request made the model's input. */
 export interface MappedImages {
@@ -162,10 +168,11 @@ export function mapImageRequest(
   if (typeof body.prompt !== "string" || body.prompt.length === 0) {
     throw bad("prompt is required: a non-empty string.", "prompt");
   }
-  const format = body.response_format ?? "url";
-  if (format !== "url" && format !== "b64_json") {
+  const asked = body.response_format;
+  if (asked != null && asked !== "url" && asked !== "b64_json") {
     throw bad('response_format must be "url" or "b64_json".', "response_format");
   }
+  const format: ImageResponseFormat = asked ?? "both";
   const p = props(model);
   const input: Record<string, unknown> = { prompt: body.prompt };
   const n = typeof body.n === "string" && /^\d+$/.test(body.n) ? Number(body.n) : body.n;

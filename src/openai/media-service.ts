@@ -132,34 +132,42 @@ export async function runOpenAIMedia(
  */
 export const B64_MAX_BYTES = 32 * 1024 * 1024;
 
-/** The images answer: `{created, data: [{url} | {b64_json}], output_format}` from the job's stored outputs. */
+/**
+ * The images answer: `{created, data: [{url} | {b64_json} | both], output_format}` from the job's
+ * stored outputs (bytes read from our own store, never from a URL). An image above B64_MAX_BYTES is
+ * 400 when b64_json was asked for, and answered by its link alone when no format was named.
+ */
 export async function imagesAnswer(deps: OpenAIMediaDeps, job: JobRow, format: ImageResponseFormat) {
   const rows = (await deps.jobOutputs.rows(job.id)).filter((r) => r.content_type.startsWith("image/"));
   const created = Math.floor(Number(job.completed_at ?? BigInt(Date.now())) / 1000);
   const outputFormat = rows[0]?.content_type.slice("image/".length);
-  let data: ({ url: string } | { b64_json: string })[];
-  if (format === "url") {
-    const links = (await deps.views.listItem(job)).output_urls;
-    data = rows.map((r) => ({ url: links[Number(r.idx)]! }));
-  } else {
-    data = [];
-    for (const r of rows) {
-      if (r.size > BigInt(B64_MAX_BYTES)) {
-        throw new DomainError(
-          "validation_error",
-          `An image of this request is larger than ${B64_MAX_BYTES} bytes: ask for response_format "url".`,
-          { param: "response_format", extra: { request_id: job.id } },
-        );
-      }
-      const f = (await deps.jobOutputs.file(job.id, Number(r.idx)))!;
-      const bytes = await deps.blobs.read(f.path, 0, Number(f.size));
-      if (bytes.length !== Number(f.size)) {
-        throw new DomainError("internal_error", "A stored output of this request is missing on the server.");
-      }
-      data.push({ b64_json: Buffer.from(bytes).toString("base64") });
+  const links = format === "b64_json" ? [] : (await deps.views.listItem(job)).output_urls;
+  const data: { url?: string; b64_json?: string }[] = [];
+  for (const r of rows) {
+    const item: { url?: string; b64_json?: string } = {};
+    if (format !== "b64_json") item.url = links[Number(r.idx)]!;
+    if (format !== "url" && r.size <= BigInt(B64_MAX_BYTES))
+      item.b64_json = await storedBase64(deps, job, r.idx);
+    else if (format === "b64_json") {
+      throw new DomainError(
+        "validation_error",
+        `An image of this request is larger than ${B64_MAX_BYTES} bytes: ask for response_format "url".`,
+        { param: "response_format", extra: { request_id: job.id } },
+      );
     }
+    data.push(item);
   }
   return { created, data, ...(outputFormat ? { output_format: outputFormat } : {}) };
+}
+
+/** One stored output's bytes as base64, read from our own store. */
+async function storedBase64(deps: OpenAIMediaDeps, job: JobRow, idx: bigint): Promise<string> {
+  const f = (await deps.jobOutputs.file(job.id, Number(idx)))!;
+  const bytes = await deps.blobs.read(f.path, 0, Number(f.size));
+  if (bytes.length !== Number(f.size)) {
+    throw new DomainError("internal_error", "A stored output of this request is missing on the server.");
+  }
+  return Buffer.from(bytes).toString("base64");
 }
 
 /** The speech answer: the job's stored audio (checked, streamed), with its content type. */

@@ -59,16 +59,30 @@ const png = async (url: string) => new Uint8Array(await (await fetch(url)).array
 describe("openai JS SDK: images and speech", () => {
   test("images.generate, url: a signed link to a PNG of the asked size", async () => {
     const r = await billedAsEstimated("sandbox/image", { prompt: "a red fox", width: 256, height: 128 }, () =>
-      client.images.generate({ model: "sandbox/image", prompt: "a red fox", size: "256x128" }),
+      client.images.generate({
+        model: "sandbox/image",
+        prompt: "a red fox",
+        size: "256x128",
+        response_format: "url",
+      }),
     );
     expect(r.created).toBeGreaterThan(1_700_000_000);
     expect(r.data).toHaveLength(1);
+    expect(r.data![0]!.b64_json).toBeUndefined();
     expect(r.data![0]!.url).toContain("/v1/requests/");
     expect(sniffImageSize(await png(r.data![0]!.url!))).toMatchObject({
       format: "png",
       width: 256,
       height: 128,
     });
+  });
+
+  test("images.generate without response_format: both the link and the same bytes (GPT image and dall-e readers alike)", async () => {
+    const r = await client.images.generate({ model: "sandbox/image", prompt: "both", size: "64x80" });
+    const d = r.data![0]!;
+    expect(Buffer.from(d.b64_json!, "base64").equals(Buffer.from(await png(d.url!)))).toBe(true);
+    expect(sniffImageSize(Buffer.from(d.b64_json!, "base64"))).toMatchObject({ width: 64, height: 80 });
+    expect(r.output_format).toBe("png");
   });
 
   test("images.generate, b64_json and n = 2: two PNGs of the asked size, read from our stored outputs", async () => {
@@ -149,6 +163,28 @@ describe("Vercel AI SDK (@ai-sdk/openai): generateImage and generateSpeech", () 
     );
     expect(image.mediaType).toBe("image/png");
     expect(sniffImageSize(image.uint8Array)).toMatchObject({ format: "png", width: 320, height: 192 });
+  });
+
+  test("generateImage with an input image (the SDK posts it to /images/edits as multipart)", async () => {
+    const source = await client.images.generate({
+      model: "sandbox/image",
+      prompt: "source",
+      size: "64x64",
+      response_format: "b64_json",
+    });
+    const bytes = new Uint8Array(Buffer.from(source.data![0]!.b64_json!, "base64"));
+    const { image } = await billedAsEstimated(
+      "sandbox/image",
+      { prompt: "add a hat", width: 160, height: 96 },
+      () =>
+        generateImage({
+          model: openai().image("sandbox/image"),
+          prompt: { text: "add a hat", images: [bytes] },
+          size: "160x96",
+          maxRetries: 0,
+        }),
+    );
+    expect(sniffImageSize(image.uint8Array)).toMatchObject({ format: "png", width: 160, height: 96 });
   });
 
   test("generateSpeech with outputFormat wav (the SDK asks mp3 otherwise, which sandbox/speech cannot make)", async () => {
