@@ -24,7 +24,7 @@ const ERRORS = {
 const IMAGES_ANSWER = {
   200: {
     description:
-      "`{created, data: [{url} | {b64_json}], output_format}`; urls are gengate's signed output links (24 hours).",
+      "`{created, data: [{url} | {b64_json}], output_format}`; urls are gengate's signed output links (24 hours); the job's id is in the x-gengate-request-id header.",
     content: { "application/json": { schema: { type: "object" } } },
   },
 };
@@ -37,7 +37,11 @@ const imageFields = {
     type: "string",
     description: '"WxH" (width/height, or the nearest image_size tier of the same aspect) or "auto".',
   },
-  response_format: { type: "string", enum: ["url", "b64_json"], default: "url" },
+  response_format: {
+    type: "string",
+    enum: ["url", "b64_json"],
+    description: "Absent: each item carries both the url and the b64_json (images up to 32 MiB).",
+  },
   output_format: { type: "string", description: "One of the model's output formats (sandbox: png)." },
 };
 
