@@ -38,8 +38,8 @@ const DOOR_OF_KIND: Record<string, string> = {
 
 /**
  * The model of an images (`image`) or speech (`audio`) call: unknown 400 unknown_model, a text
- * model 400 use_chat_completions, another media kind 400 naming its door (param `model`, OpenAI's
- * name); then resolveMediaModel, as every media door: an open circuit is 503.
+ * model 400 use_chat_completions (resolveMediaModel, as every media door; an open circuit is 503),
+ * another media kind 400 naming its door; param `model`, OpenAI's name.
  */
 export function openaiMediaModel(deps: ModelDeps, modelId: unknown, kind: "image" | "audio"): Model {
   if (typeof modelId !== "string" || modelId.length === 0) {
@@ -47,27 +47,15 @@ export function openaiMediaModel(deps: ModelDeps, modelId: unknown, kind: "image
       param: "model",
     });
   }
-  const found = deps.catalog.get(modelId);
-  if (!found) {
-    throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
-      param: "model",
-    });
-  }
-  if (found.kind === "text") {
-    throw new DomainError(
-      "use_chat_completions",
-      `${modelId} is a text model: call POST /v1/chat/completions.`,
-      { param: "model" },
-    );
-  }
-  if (found.kind !== kind) {
+  const model = resolveMediaModel(deps, modelId, "model");
+  if (model.kind !== kind) {
     throw new DomainError(
       "validation_error",
-      `${modelId} is a ${found.kind} model: call ${DOOR_OF_KIND[found.kind]}.`,
+      `${modelId} is a ${model.kind} model: call ${DOOR_OF_KIND[model.kind]}.`,
       { param: "model" },
     );
   }
-  return resolveMediaModel(deps, modelId);
+  return model;
 }
 
 /** One door call: who, the model, its mapped input, the Idempotency-Key. */

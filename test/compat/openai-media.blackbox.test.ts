@@ -54,6 +54,17 @@ async function billedAsEstimated<T>(
   return out;
 }
 
+/** A 64x64 PNG made by the door itself, as a source image for the edits. */
+async function sourcePng(): Promise<Buffer> {
+  const source = await client.images.generate({
+    model: "sandbox/image",
+    prompt: "source",
+    size: "64x64",
+    response_format: "b64_json",
+  });
+  return Buffer.from(source.data![0]!.b64_json!, "base64");
+}
+
 const png = async (url: string) => new Uint8Array(await (await fetch(url)).arrayBuffer());
 
 describe("openai JS SDK: images and speech", () => {
@@ -110,13 +121,7 @@ describe("openai JS SDK: images and speech", () => {
   });
 
   test("images.edit with an image file and a mask: both stored as uploads, one job", async () => {
-    const source = await client.images.generate({
-      model: "sandbox/image",
-      prompt: "source",
-      size: "64x64",
-      response_format: "b64_json",
-    });
-    const bytes = Buffer.from(source.data![0]!.b64_json!, "base64");
+    const bytes = await sourcePng();
     const image = await toFile(bytes, "fox.png", { type: "image/png" });
     const mask = await toFile(bytes, "mask.png", { type: "image/png" });
     // The input the edit maps to: the stored uploads are file ids, priced like any image input.
@@ -166,13 +171,7 @@ describe("Vercel AI SDK (@ai-sdk/openai): generateImage and generateSpeech", () 
   });
 
   test("generateImage with an input image (the SDK posts it to /images/edits as multipart)", async () => {
-    const source = await client.images.generate({
-      model: "sandbox/image",
-      prompt: "source",
-      size: "64x64",
-      response_format: "b64_json",
-    });
-    const bytes = new Uint8Array(Buffer.from(source.data![0]!.b64_json!, "base64"));
+    const bytes = new Uint8Array(await sourcePng());
     const { image } = await billedAsEstimated(
       "sandbox/image",
       { prompt: "add a hat", width: 160, height: 96 },

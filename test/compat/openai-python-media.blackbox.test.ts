@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startFunded } from "../helpers/api.ts";
+import { runPythonProbe } from "../helpers/python-probe.ts";
 
 /**
  * The official `openai` Python SDK against gengate's images and speech doors
@@ -44,20 +45,12 @@ beforeAll(async () => {
     estimated += BigInt(((await res.json()) as { price_usd_micro: string }).price_usd_micro);
   }
   const before = await balance();
-  const proc = Bun.spawn([python, join(import.meta.dir, "openai_media_probe.py")], {
-    env: { ...process.env, GENGATE_BASE_URL: `${s.url}/v1`, GENGATE_KEY: s.defaultKey! },
-    stdout: "pipe",
-    stderr: "pipe",
+  const ran = await runPythonProbe<Probe>(python, join(import.meta.dir, "openai_media_probe.py"), {
+    url: s.url,
+    key: s.defaultKey!,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  if (code !== 0) probeError = `openai_media_probe.py exited with ${code}:\n${stderr}`;
-  else probe = JSON.parse(stdout) as Probe;
+  probeError = ran.error;
+  if (ran.probe) probe = ran.probe;
   charged = before - (await balance());
   listed = ((await (await s.get("/v1/requests")).json()) as { data: { model_id: string }[] }).data.map(
     (r) => r.model_id,

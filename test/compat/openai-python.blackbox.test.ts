@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startFunded } from "../helpers/api.ts";
+import { runPythonProbe } from "../helpers/python-probe.ts";
 
 /**
  * The official `openai` Python SDK (PyPI) against gengate: models, chat (plain and streamed) and
@@ -54,20 +55,12 @@ let probeError: string | null = null;
 beforeAll(async () => {
   const python = await pythonWithOpenAI();
   s = await startFunded();
-  const proc = Bun.spawn([python, join(import.meta.dir, "openai_probe.py")], {
-    env: { ...process.env, GENGATE_BASE_URL: `${s.url}/v1`, GENGATE_KEY: s.defaultKey! },
-    stdout: "pipe",
-    stderr: "pipe",
+  const ran = await runPythonProbe<Probe>(python, join(import.meta.dir, "openai_probe.py"), {
+    url: s.url,
+    key: s.defaultKey!,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  if (code !== 0) probeError = `openai_probe.py exited with ${code}:\n${stderr}`;
-  else probe = JSON.parse(stdout) as Probe;
+  probeError = ran.error;
+  if (ran.probe) probe = ran.probe;
 }, 300_000);
 afterAll(() => s?.cleanup());
 
