@@ -112,10 +112,11 @@ function mapFormat(model: Model, format: unknown, param: string, strictWhenUndec
 }
 
 /**
- * OpenAI parameters that change nothing a gengate model does (docs/clients.md): accepted and
- * dropped so that clients sending them by default keep working.
+ * The parameters an images call may carry. Those mapped below are used; the others (quality, style,
+ * user, background, ...) change nothing a gengate model does and are dropped, so that clients
+ * sending them by default keep working (docs/clients.md). Anything else is 400.
  */
-const IGNORED_IMAGE_PARAMS = [
+const KNOWN_IMAGE_PARAMS = [
   "model",
   "prompt",
   "n",
@@ -134,6 +135,7 @@ const IGNORED_IMAGE_PARAMS = [
   "stream",
   "image",
   "mask",
+  "sandbox",
 ];
 
 /**
@@ -160,7 +162,7 @@ export function mapImageRequest(
   edit?: { images: string[]; mask: string | null },
 ): MappedImages {
   for (const key of Object.keys(body)) {
-    if (!IGNORED_IMAGE_PARAMS.includes(key)) throw bad(`Unknown parameter: ${key}.`, key);
+    if (!KNOWN_IMAGE_PARAMS.includes(key)) throw bad(`Unknown parameter: ${key}.`, key);
   }
   if (body.stream === true || body.stream === "true") {
     throw bad("Streamed image generation is not served; omit stream.", "stream");
@@ -184,6 +186,7 @@ export function mapImageRequest(
   Object.assign(input, mapImageSize(model, body.size));
   Object.assign(input, mapFormat(model, body.output_format, "output_format", true));
   if (edit) Object.assign(input, mapEditImages(model, edit));
+  Object.assign(input, sandboxControls(body));
   return { input, responseFormat: format };
 }
 
@@ -203,7 +206,7 @@ function mapEditImages(model: Model, edit: { images: string[]; mask: string | nu
   return out;
 }
 
-const IGNORED_SPEECH_PARAMS = [
+const KNOWN_SPEECH_PARAMS = [
   "model",
   "input",
   "voice",
@@ -211,6 +214,7 @@ const IGNORED_SPEECH_PARAMS = [
   "speed",
   "instructions",
   "stream_format",
+  "sandbox",
 ];
 
 /**
@@ -220,7 +224,7 @@ const IGNORED_SPEECH_PARAMS = [
  */
 export function mapSpeechRequest(model: Model, body: Record<string, unknown>): Record<string, unknown> {
   for (const key of Object.keys(body)) {
-    if (!IGNORED_SPEECH_PARAMS.includes(key)) throw bad(`Unknown parameter: ${key}.`, key);
+    if (!KNOWN_SPEECH_PARAMS.includes(key)) throw bad(`Unknown parameter: ${key}.`, key);
   }
   if (typeof body.input !== "string" || body.input.length === 0) {
     throw bad("input is required: the text to speak.", "input");
@@ -240,5 +244,14 @@ export function mapSpeechRequest(model: Model, body: Record<string, unknown>): R
     if (p.speed) input.speed = body.speed;
     else if (body.speed !== 1) throw bad(`${model.id} has no speed control; omit speed or send 1.`, "speed");
   }
-  return input;
+  return { ...input, ...sandboxControls(body) };
+}
+
+/**
+ * gengate's sandbox controls (docs/api.md "Sandbox models"), passed through as they are (an SDK's
+ * extra body field) so a client's slow and failing paths can be tested; the model's schema refuses
+ * them for any model but a sandbox one.
+ */
+function sandboxControls(body: Record<string, unknown>): Record<string, unknown> {
+  return body.sandbox === undefined ? {} : { sandbox: body.sandbox };
 }

@@ -18,7 +18,8 @@ beforeAll(async () => {
   mock = startMockOpenAI();
   mock.echo = "UPSTREAM-SECRET-MARKER";
   s = await startFunded(
-    `[limits]\nupload_max_bytes = 200000\n` +
+    `[limits]\nupload_max_bytes = 200000\nrun_wait_seconds = 1\n[queue]\nconcurrency = { sandbox = 1 }\n` +
+      `[[models]]\nid = "acme/quick"\nkind = "image"\nprovider = "sandbox"\nprice_usd_micro = 1000\nmax = 1\ntime_limit_seconds = 1\n` +
       `[providers.mock]\ntype = "openai"\nbase_url = "${mock.url}/v1"\n` +
       `[[models]]\nid = "mock/refused"\nkind = "image"\nprovider = "mock"\nupstream_model = "400"\nprice_usd_micro = 1000\nmax = 1\n` +
       `[[models]]\nid = "mock/echo"\nkind = "image"\nprovider = "mock"\nupstream_model = "echo-500"\nprice_usd_micro = 1000\nmax = 1\n` +
@@ -184,6 +185,48 @@ describe("a job that fails", () => {
       const job = (await (await s.get(`/v1/requests/${body.error.request_id}`)).json()) as { status: string };
       expect(job.status).toBe("FAILED");
     }
+  });
+});
+
+describe("sandbox controls through the door (an SDK's extra body field)", () => {
+  test("fail: 502 generation_failed, not retried by openai-node even with retries on, free", async () => {
+    const retrying = new OpenAI({ apiKey: s.defaultKey!, baseURL: `${s.url}/v1`, maxRetries: 2 });
+    const count = async () =>
+      ((await (await s.get("/v1/requests?model_id=sandbox/speech")).json()) as { data: unknown[] }).data
+        .length;
+    const [before, jobs] = [await balance(), await count()];
+    const err = await refused(() =>
+      retrying.audio.speech.create({
+        model: "sandbox/speech",
+        input: "x",
+        voice: "alloy",
+        sandbox: { fail: true },
+      } as never),
+    );
+    expect(err.status).toBe(502);
+    expect(err.code).toBe("generation_failed");
+    expect(err.headers?.get("x-should-retry")).toBe("false");
+    expect(await count()).toBe(jobs + 1);
+    expect(await balance()).toBe(before);
+  });
+
+  test("a job outliving the wait (1 s here: queued behind a slow one): 409 request_not_ready naming it", async () => {
+    const slow = await s.post("/v1/queue/sandbox/image", { prompt: "slow", sandbox: { delay_ms: 2000 } });
+    expect(slow.status).toBe(202);
+    const res = await s.post("/v1/images/generations", { model: "acme/quick", prompt: "queued" });
+    expect(res.status).toBe(409);
+    expect(res.headers.get("x-should-retry")).toBe("false");
+    const body = (await res.json()) as { error: { code: string; request_id: string; message: string } };
+    expect(body.error.code).toBe("request_not_ready");
+    expect(body.error.message).toContain(`/v1/requests/${body.error.request_id}`);
+  });
+
+  test("a model that is not a sandbox one refuses them", async () => {
+    const err = await refused(() =>
+      client.images.generate({ model: "mock/refused", prompt: "x", sandbox: { fail: true } } as never),
+    );
+    expect(err.status).toBe(400);
+    expect(err.message).toContain("sandbox");
   });
 });
 
