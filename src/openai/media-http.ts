@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
+import type { Model } from "../catalog/model.ts";
 import { readCapped } from "../http/body-limit.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { jsonResponse } from "../http/schemas.ts";
@@ -68,7 +69,7 @@ export function openaiMediaRoutes(ctx: AppContext) {
   async function run(
     request: Request,
     principal: Principal,
-    model: ReturnType<typeof openaiMediaModel>,
+    model: Model,
     input: Record<string, unknown>,
     fingerprintBody: unknown,
   ) {

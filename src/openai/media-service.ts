@@ -126,14 +126,18 @@ export const B64_MAX_BYTES = 32 * 1024 * 1024;
  * 400 when b64_json was asked for, and answered by its link alone when no format was named.
  */
 export async function imagesAnswer(deps: OpenAIMediaDeps, job: JobRow, format: ImageResponseFormat) {
-  const rows = (await deps.jobOutputs.rows(job.id)).filter((r) => r.content_type.startsWith("image/"));
+  // The links come in the order of the stored outputs' indexes, as these rows do.
+  const all = await deps.jobOutputs.rows(job.id);
+  const links = format === "b64_json" ? [] : (await deps.views.listItem(job)).output_urls;
+  const rows = all.flatMap((r, at) =>
+    r.content_type.startsWith("image/") ? [{ ...r, link: links[at] }] : [],
+  );
   const created = Math.floor(Number(job.completed_at ?? BigInt(Date.now())) / 1000);
   const outputFormat = rows[0]?.content_type.slice("image/".length);
-  const links = format === "b64_json" ? [] : (await deps.views.listItem(job)).output_urls;
   const data: { url?: string; b64_json?: string }[] = [];
   for (const r of rows) {
     const item: { url?: string; b64_json?: string } = {};
-    if (format !== "b64_json") item.url = links[Number(r.idx)]!;
+    if (format !== "b64_json") item.url = r.link;
     if (format !== "url" && r.size <= BigInt(B64_MAX_BYTES))
       item.b64_json = await storedBase64(deps, job, r.idx);
     else if (format === "b64_json") {
