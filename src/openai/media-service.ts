@@ -58,6 +58,12 @@ export function openaiMediaModel(deps: ModelDeps, modelId: unknown, kind: "image
   return model;
 }
 
+/**
+ * The longest a call waits for its job: the server closes a connection idle for 255 s (Bun's most,
+ * src/app/start.ts), and nothing is sent before the answer; 240 s leaves a margin.
+ */
+export const MAX_WAIT_S = 240;
+
 /** One door call: who, the model, its mapped input, the Idempotency-Key. */
 export interface OpenAIMediaCall {
   who: Opener;
@@ -70,7 +76,7 @@ export interface OpenAIMediaCall {
 
 /**
  * Opens the call's job and waits for its end: up to the model's time limit (never less than
- * run_wait_seconds), since OpenAI's clients take the answer as the result. The Idempotency-Key is
+ * run_wait_seconds, never more than MAX_WAIT_S), since OpenAI's clients take the answer as the result. The Idempotency-Key is
  * claimed around it (a duplicate meanwhile is 409); a completed job is kept as its request id, so a
  * replay renders the same job again (fresh links); a failure frees the key. A failed job is 502
  * generation_failed, one still running 409 request_not_ready, both naming the request id.
@@ -88,7 +94,8 @@ export async function runOpenAIMedia(
   }
   let stored: StoredResponse | null = null;
   try {
-    const waitMs = Math.max(deps.live.limits.runWaitSeconds, c.model.time_limit_seconds) * 1000;
+    const waitS = Math.min(Math.max(deps.live.limits.runWaitSeconds, c.model.time_limit_seconds), MAX_WAIT_S);
+    const waitMs = waitS * 1000;
     const job = await runJob(
       deps,
       { who: c.who, modelId: c.model.id, body: c.input, queryWebhook: null },
