@@ -136,6 +136,7 @@ const KNOWN_IMAGE_PARAMS = [
   "image",
   "mask",
   "sandbox",
+  "webhook_url",
 ];
 
 /**
@@ -186,7 +187,7 @@ export function mapImageRequest(
   Object.assign(input, mapImageSize(model, body.size));
   Object.assign(input, mapFormat(model, body.output_format, "output_format", true));
   if (edit) Object.assign(input, mapEditImages(model, edit));
-  Object.assign(input, sandboxControls(body));
+  Object.assign(input, gengateExtras(body));
   return { input, responseFormat: format };
 }
 
@@ -215,6 +216,7 @@ const KNOWN_SPEECH_PARAMS = [
   "instructions",
   "stream_format",
   "sandbox",
+  "webhook_url",
 ];
 
 /**
@@ -244,14 +246,18 @@ export function mapSpeechRequest(model: Model, body: Record<string, unknown>): R
     if (p.speed) input.speed = body.speed;
     else if (body.speed !== 1) throw bad(`${model.id} has no speed control; omit speed or send 1.`, "speed");
   }
-  return { ...input, ...sandboxControls(body) };
+  return { ...input, ...gengateExtras(body) };
 }
 
 /**
- * gengate's sandbox controls (docs/api.md "Sandbox models"), passed through as they are (an SDK's
- * extra body field) so a client's slow and failing paths can be tested; the model's schema refuses
- * them for any model but a sandbox one.
+ * gengate's own fields, passed through as they are (an SDK's extra body field): `webhook_url` (the
+ * job's webhook, checked by the webhook policy like any submit's) and the sandbox controls
+ * (docs/api.md "Sandbox models"), so a client's slow and failing paths can be tested; the model's
+ * schema refuses `sandbox` for any model but a sandbox one.
  */
-function sandboxControls(body: Record<string, unknown>): Record<string, unknown> {
-  return body.sandbox === undefined ? {} : { sandbox: body.sandbox };
+function gengateExtras(body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (body.sandbox !== undefined) out.sandbox = body.sandbox;
+  if (body.webhook_url !== undefined) out.webhook_url = body.webhook_url;
+  return out;
 }

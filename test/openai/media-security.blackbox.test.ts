@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { APIError, toFile } from "openai";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
-import { startFunded } from "../helpers/api.ts";
+import { pollUntil, startFunded } from "../helpers/api.ts";
 
 /**
  * OpenAI's images and speech doors and other people's things: files and jobs of another account,
@@ -10,9 +10,19 @@ import { startFunded } from "../helpers/api.ts";
 let s: Awaited<ReturnType<typeof startFunded>>;
 let client: OpenAI;
 let otherKey = "";
+/** Webhook bodies received on loopback (allowed for this server by [webhooks] allow_private_cidrs). */
+const hooks: { request_id: string; status: string }[] = [];
+const receiver = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch: async (req) => {
+    hooks.push((await req.json()) as { request_id: string; status: string });
+    return new Response("ok");
+  },
+});
 
 beforeAll(async () => {
-  s = await startFunded();
+  s = await startFunded('[webhooks]\nallow_private_cidrs = ["127.0.0.0/8"]\n');
   client = new OpenAI({ apiKey: s.defaultKey!, baseURL: `${s.url}/v1`, maxRetries: 0 });
   const other = await fetch(`${s.url}/admin/v1/accounts`, {
     method: "POST",
@@ -21,7 +31,10 @@ beforeAll(async () => {
   });
   otherKey = ((await other.json()) as { key: string }).key;
 });
-afterAll(() => s?.cleanup());
+afterAll(() => {
+  s?.cleanup();
+  void receiver.stop(true);
+});
 
 const balance = async () =>
   ((await (await s.get("/v1/account")).json()) as { balance_micro: string }).balance_micro;
@@ -154,5 +167,30 @@ describe("Idempotency-Key", () => {
     const again = await s.post("/v1/audio/speech", body, { headers });
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(Buffer.from(await again.arrayBuffer()).equals(Buffer.from(await first.arrayBuffer()))).toBe(true);
+  });
+});
+
+describe("webhook_url (a gengate extra body field)", () => {
+  test("the job's webhook is sent like any submit's; a URL the policy refuses is 400 bad_webhook_url", async () => {
+    const res = await s.post("/v1/audio/speech", {
+      model: "sandbox/speech",
+      input: "hook",
+      voice: "alloy",
+      webhook_url: `http://127.0.0.1:${receiver.port}/hook`,
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-gengate-request-id");
+    await pollUntil(
+      async () => hooks.find((h) => h.request_id === id),
+      (h) => h !== undefined,
+    );
+    expect(hooks.find((h) => h.request_id === id)!.status).toBe("COMPLETED");
+    const refused = await s.post("/v1/images/generations", {
+      model: "sandbox/image",
+      prompt: "x",
+      webhook_url: "ftp://example.com/hook",
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("bad_webhook_url");
   });
 });
