@@ -150,7 +150,7 @@ export async function imagesAnswer(deps: OpenAIMediaDeps, job: JobRow, format: I
     else if (format === "b64_json") {
       throw new DomainError(
         "validation_error",
-        `An image of this request is larger than ${B64_MAX_BYTES} bytes: ask for response_format "url".`,
+        `An image of request ${job.id} is larger than ${B64_MAX_BYTES} bytes, too large for b64_json; the job completed and was charged: read its links with GET /v1/requests/${job.id}, and ask for response_format "url" next time.`,
         { param: "response_format", extra: { request_id: job.id } },
       );
     }
