@@ -9,8 +9,8 @@ import { type ModelDeps, resolveMediaModel } from "../jobs/models.ts";
 import type { Opener } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { contentTypeOf, SNIFF_BYTES } from "../lib/magic.ts";
-import type { JobRow } from "../queue/job-row.ts";
-import { type RunDeps, runJob } from "../queue/submit.ts";
+import { FINAL_STATUSES, type JobRow } from "../queue/job-row.ts";
+import { type RunDeps, runJob, waitForFinal } from "../queue/submit.ts";
 import type { JobViews } from "../server/context.ts";
 import type { ImageResponseFormat } from "./media-map.ts";
 
@@ -76,49 +76,58 @@ export interface OpenAIMediaCall {
 
 /**
  * Opens the call's job and waits for its end: up to the model's time limit (never less than
- * run_wait_seconds, never more than MAX_WAIT_S), since OpenAI's clients take the answer as the result. The Idempotency-Key is
- * claimed around it (a duplicate meanwhile is 409); a completed job is kept as its request id, so a
- * replay renders the same job again (fresh links); a failure frees the key. A failed job is 502
- * generation_failed, one still running 409 request_not_ready, both naming the request id.
+ * run_wait_seconds, never more than MAX_WAIT_S), since OpenAI's clients take the answer as the
+ * result. The Idempotency-Key is claimed around it (a duplicate meanwhile is 409) and keeps the
+ * job's request id once the job is opened and has not failed: a replay answers the same job (fresh
+ * links), waiting again for it if it is still running (a client whose connection dropped retries
+ * with its key and gets its job, not a second one). A failure frees the key, as /run's does.
  */
 export async function runOpenAIMedia(
   deps: OpenAIMediaDeps,
   c: OpenAIMediaCall,
 ): Promise<{ job: JobRow; replayed: boolean }> {
+  const waitS = Math.min(Math.max(deps.live.limits.runWaitSeconds, c.model.time_limit_seconds), MAX_WAIT_S);
   const claim = await deps.idempotency.claimRunning(c.keyId, c.claim);
   if (claim.replay) {
     const { request_id } = JSON.parse(claim.replay.body) as { request_id: string };
     const job = await deps.jobs.get(request_id);
     if (!job) throw new DomainError("not_found", `Request ${request_id} is no longer kept.`);
-    return { job, replayed: true };
+    const signal = AbortSignal.any([c.signal, deps.shutdownSignal]);
+    const ended = FINAL_STATUSES.includes(job.status)
+      ? job
+      : await waitForFinal(deps, request_id, waitS * 1000, signal);
+    return { job: completed(ended), replayed: true };
   }
   let stored: StoredResponse | null = null;
   try {
-    const waitS = Math.min(Math.max(deps.live.limits.runWaitSeconds, c.model.time_limit_seconds), MAX_WAIT_S);
-    const waitMs = waitS * 1000;
     const job = await runJob(
       deps,
       { who: c.who, modelId: c.model.id, body: c.input, queryWebhook: null },
       c.signal,
-      waitMs,
+      waitS * 1000,
     );
-    if (job.status === "COMPLETED") {
+    if (job.status !== "FAILED" && job.status !== "CANCELLED") {
       stored = { status: 200, body: JSON.stringify({ request_id: job.id }) };
-      return { job, replayed: false };
     }
-    if (job.status === "FAILED" || job.status === "CANCELLED") {
-      throw new DomainError("generation_failed", "The generation failed; nothing was charged.", {
-        extra: { request_id: job.id },
-      });
-    }
-    throw new DomainError(
-      "request_not_ready",
-      `The job is still running; read GET /v1/requests/${job.id} for its result.`,
-      { extra: { request_id: job.id } },
-    );
+    return { job: completed(job), replayed: false };
   } finally {
     await claim.settle(stored);
   }
+}
+
+/** The job if it completed; a failed one is 502 generation_failed, one still running 409 request_not_ready. */
+function completed(job: JobRow): JobRow {
+  if (job.status === "COMPLETED") return job;
+  if (job.status === "FAILED" || job.status === "CANCELLED") {
+    throw new DomainError("generation_failed", "The generation failed; nothing was charged.", {
+      extra: { request_id: job.id },
+    });
+  }
+  throw new DomainError(
+    "request_not_ready",
+    `The job is still running; read GET /v1/requests/${job.id} for its result, or send this call again with the same Idempotency-Key to wait for it.`,
+    { extra: { request_id: job.id } },
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { APIError, toFile } from "openai";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
-import { startFunded } from "../helpers/api.ts";
+import { pollUntil, startFunded } from "../helpers/api.ts";
 import { type MockOpenAI, startMockOpenAI } from "../helpers/mock-openai.ts";
 
 /**
@@ -219,6 +219,46 @@ describe("sandbox controls through the door (an SDK's extra body field)", () => 
     const body = (await res.json()) as { error: { code: string; request_id: string; message: string } };
     expect(body.error.code).toBe("request_not_ready");
     expect(body.error.message).toContain(`/v1/requests/${body.error.request_id}`);
+  });
+
+  test("a client that drops the call and sends it again with its Idempotency-Key gets the same job: charged once", async () => {
+    // The earlier tests' jobs are over first, so the balance moves by this test's jobs alone.
+    const open = async () =>
+      (
+        await Promise.all(
+          ["IN_QUEUE", "IN_PROGRESS"].map(
+            async (st) =>
+              ((await (await s.get(`/v1/requests?status=${st}`)).json()) as { data: unknown[] }).data,
+          ),
+        )
+      ).flat().length;
+    await pollUntil(open, (n) => n === 0);
+    const headers = { "idempotency-key": `drop-${crypto.randomUUID()}` };
+    const call = { model: "sandbox/image", prompt: "dropped", size: "64x64", response_format: "b64_json" };
+    const slow = await s.post("/v1/queue/sandbox/image", { prompt: "slow", sandbox: { delay_ms: 1500 } });
+    expect(slow.status).toBe(202);
+    const before = BigInt(await balance());
+    const gone = new AbortController();
+    const dropped = s
+      .post("/v1/images/generations", call, { headers, signal: gone.signal })
+      .catch(() => null);
+    await Bun.sleep(300); // the job is queued behind the slow one
+    gone.abort();
+    expect(await dropped).toBeNull();
+    let again = await s.post("/v1/images/generations", call, { headers });
+    // The dropped call's claim is settled a moment after the disconnect: 409 while it still runs.
+    for (let i = 0; i < 20 && again.status === 409; i++) {
+      await Bun.sleep(50);
+      again = await s.post("/v1/images/generations", call, { headers });
+    }
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const jobs = (await (await s.get("/v1/requests?model_id=sandbox/image")).json()) as {
+      data: { request_id: string; input?: unknown }[];
+    };
+    expect(jobs.data[0]!.request_id).toBe(again.headers.get("x-gengate-request-id")!);
+    // Charged: the slow job (10 000) and the dropped call's one job (10 000), nothing more.
+    expect(before - BigInt(await balance())).toBe(20_000n);
   });
 
   test("a model that is not a sandbox one refuses them", async () => {
