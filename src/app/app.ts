@@ -21,6 +21,7 @@ import { validationToDomainError } from "../http/validation.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { metricsRoutes } from "../metrics/http.ts";
+import { openaiMediaRoutes } from "../openai/media-http.ts";
 import { orderAdminRoutes } from "../payments/admin-http.ts";
 import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
@@ -110,6 +111,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(anthropicRoutes(ctx))
     .use(replicateRoutes(ctx))
     .use(videoRoutes(ctx))
+    .use(openaiMediaRoutes(ctx))
     .use(adminRoutes(ctx))
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))

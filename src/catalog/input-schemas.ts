@@ -127,6 +127,18 @@ export function defaultInputSchema(m: SchemaInput): Record<string, unknown> {
       break;
   }
   if (m.resolutions) properties.resolution = { type: "string", enum: m.resolutions };
-  if (m.sandbox) properties.sandbox = SANDBOX_CONTROLS;
+  if (m.sandbox) {
+    properties.sandbox = SANDBOX_CONTROLS;
+    // What the sandbox's encoders make (PNG images, WAV audio), declared as real models declare
+    // theirs: OpenAI's doors check output_format / response_format against it, and an edit's mask
+    // needs a field to go to (the sandbox takes it and draws nothing from it).
+    if (m.kind === "image") {
+      properties.output_format = { type: "string", enum: ["png"], description: "The image format." };
+      properties.mask_url = url("Optional edit mask (image edits).");
+    }
+    if (m.kind === "audio") {
+      properties.output_format = { type: "string", enum: ["wav"], description: "The audio format." };
+    }
+  }
   return { type: "object", additionalProperties: false, properties, required };
 }

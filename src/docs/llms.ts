@@ -201,6 +201,20 @@ export function buildLlmsTxt(
       "",
     );
   }
+  if (has("/v1/images/generations")) {
+    out.push(
+      "## OpenAI images and speech",
+      "",
+      `POST ${base}/images/generations ({model, prompt, n?, size? "WxH"|"auto", response_format? "url"|"b64_json"}),`,
+      `POST ${base}/images/edits (multipart: image or image[] files, mask?) and POST ${base}/audio/speech`,
+      "({model, input, voice?, response_format?, speed?}) run one queue job of an image or audio model and answer when",
+      "it ends, as OpenAI's API does: {created, data: [{url} | {b64_json}]}, or the audio bytes. The job is held and",
+      "charged like /run (the estimate of the mapped input: n -> num_images, size -> width/height, input -> text), and",
+      "listed in GET /requests (its id in the x-gengate-request-id header). A size or format the model cannot make is 400",
+      "naming those it can; a failed job is 502 generation_failed, free.",
+      "",
+    );
+  }
   if (has("/v1/files")) {
     out.push(
       "## Files",

@@ -51,6 +51,10 @@ export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string)
         name: "OpenAI videos",
         description: "OpenAI's videos API over video and avatar models: one queue job per video.",
       },
+      {
+        name: "OpenAI media",
+        description: "OpenAI's images and speech calls, answered when their job ends.",
+      },
       { name: "Files", description: "Uploads referenced by file_id in model inputs." },
       { name: "Admin", description: "Operator API, with the admin token." },
       { name: "Documentation", description: "This schema, the API reference and the LLM guide." },

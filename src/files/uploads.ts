@@ -47,11 +47,24 @@ export async function createAccountUpload(
   request: Request,
   keyId: string | null = null,
 ): Promise<FileRow> {
+  return await createOwnedUpload(ctx, { accountId, keyId }, request);
+}
+
+/**
+ * An upload of an account made by a door as part of a call (the studio's, OpenAI's image edits):
+ * the same receiveUpload checks as POST /v1/files, a files row of the account and key (null: none),
+ * with no Idempotency-Key of its own (the call has it). Returns the stored row.
+ */
+export async function createOwnedUpload(
+  ctx: UploadDeps,
+  owner: { accountId: string; keyId: string | null },
+  request: Request,
+): Promise<FileRow> {
   const up = await receiveUpload(request, ctx.blobs, {
     maxBytes: ctx.live.limits.uploadMaxBytes,
     minFreeBytes: ctx.live.files.minFreeBytes,
   });
-  const row = uploadRow(ctx, up, { accountId, keyId });
+  const row = uploadRow(ctx, up, owner);
   await ctx.files.insert(row);
   return row;
 }

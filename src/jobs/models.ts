@@ -14,22 +14,23 @@ export interface ModelDeps {
 }
 
 /**
- * The model of a media door (the queue, /run, the studio's runs): an unknown id is 400
- * unknown_model, a text model 400 use_chat_completions. An open circuit of the model's upstream is
+ * The model of a media door (the queue, /run, the studio's runs, OpenAI's images and speech): an
+ * unknown id is 400 unknown_model, a text model 400 use_chat_completions (`param`: the door's name
+ * of the model field). An open circuit of the model's upstream is
  * 503 before anything is validated deeper or reserved.
  */
-export function resolveMediaModel(deps: ModelDeps, modelId: string): Model {
+export function resolveMediaModel(deps: ModelDeps, modelId: string, param = "model_id"): Model {
   const model = deps.catalog.get(modelId);
   if (!model) {
     throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
-      param: "model_id",
+      param,
     });
   }
   if (model.kind === "text") {
     throw new DomainError(
       "use_chat_completions",
       `${modelId} is a text model: call POST /v1/chat/completions.`,
-      { param: "model_id" },
+      { param },
     );
   }
   return checkCircuit(deps, model);

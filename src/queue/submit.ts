@@ -50,17 +50,18 @@ export interface RunDeps extends OpenJobDeps, MediaJobDeps {
 
 /**
  * /run: a media job opened (its Idempotency-Key is claimed around the whole call by the caller),
- * then a wait for its final state (woken by its events) up to run_wait_seconds, the client's
- * disconnect or the server's shutdown; returns the job as it is then.
+ * then a wait for its final state (woken by its events) up to run_wait_seconds (or `waitMs`, for a
+ * door whose clients expect the end: OpenAI's images and speech), the client's disconnect or the
+ * server's shutdown; returns the job as it is then.
  */
-export async function runJob(deps: RunDeps, s: MediaSubmit, signal: AbortSignal): Promise<JobRow> {
+export async function runJob(
+  deps: RunDeps,
+  s: MediaSubmit,
+  signal: AbortSignal,
+  waitMs = deps.live.limits.runWaitSeconds * 1000,
+): Promise<JobRow> {
   const opened = await openJob(deps, await prepareMediaJob(deps, s));
-  return await waitForFinal(
-    deps,
-    opened.value.id,
-    deps.live.limits.runWaitSeconds * 1000,
-    AbortSignal.any([signal, deps.shutdownSignal]),
-  );
+  return await waitForFinal(deps, opened.value.id, waitMs, AbortSignal.any([signal, deps.shutdownSignal]));
 }
 
 /**
