@@ -22,6 +22,21 @@ export const SANDBOX_CONTROLS = {
   },
 };
 
+/**
+ * The file formats the sandbox produces, by kind: it encodes PNG images and WAV audio only, so
+ * other formats (jpeg, webp, mp3) are refused naming these rather than delivered as something else.
+ * `url` is fal's delivery mode for speech (the AI SDK's fal provider always sends
+ * `output_format: "url"`): a link to the file, which is how gengate delivers every output.
+ */
+const SANDBOX_OUTPUT_FORMATS: Partial<Record<Kind, Record<string, unknown>>> = {
+  image: { type: "string", enum: ["png"], description: "The image file format: png." },
+  audio: {
+    type: "string",
+    enum: ["wav", "url"],
+    description: "The audio file format: wav (url, fal's delivery mode, also gives a link to the WAV file).",
+  },
+};
+
 export interface SchemaInput {
   kind: Kind;
   unit: Unit;
@@ -127,6 +142,10 @@ export function defaultInputSchema(m: SchemaInput): Record<string, unknown> {
       break;
   }
   if (m.resolutions) properties.resolution = { type: "string", enum: m.resolutions };
-  if (m.sandbox) properties.sandbox = SANDBOX_CONTROLS;
+  if (m.sandbox) {
+    properties.sandbox = SANDBOX_CONTROLS;
+    const formats = SANDBOX_OUTPUT_FORMATS[m.kind];
+    if (formats) properties.output_format = formats;
+  }
   return { type: "object", additionalProperties: false, properties, required };
 }
