@@ -13,19 +13,24 @@
  * - `replicate`: a problem detail, `{"title", "detail", "status"}` (Replicate's HTTP API answers
  *   errors so; replicate-javascript lib/error.js puts the body text in ApiError's message).
  *
- * fal's alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
+ * - `fal` (fal.stream's `{model}/stream`): the native body with fal's `detail` and `error_type` beside
+ *   it, and `message`, which @fal-ai/client makes its ApiError's message (src/response.ts,
+ *   defaultResponseHandler: `body.message || statusText`).
+ *
+ * fal's other alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
  * what fal's clients retry depends on the job, not only on the error.
  */
 import type { DomainError } from "../lib/errors.ts";
 import { errorBody, errorHeaders, errorResponse, httpStatus } from "./errors.ts";
 
-export type Door = "gengate" | "anthropic" | "replicate";
+export type Door = "gengate" | "anthropic" | "replicate" | "fal";
 
 /** Which door a path belongs to; a door's routes add their pattern here. */
 const DOOR_PATHS: ReadonlyArray<readonly [RegExp, Door]> = [
   [/^\/v1\/messages(\/|$)/, "anthropic"],
   [/^\/v1\/predictions(\/|$)/, "replicate"],
   [/^\/v1\/models\/[^/]+\/[^/]+\/predictions\/?$/, "replicate"],
+  [/^\/v1\/run\/[^/]+\/[^/]+(\/[^/]+)?\/stream\/?$/, "fal"],
 ];
 
 export function doorOf(path: string): Door {
@@ -75,6 +80,8 @@ export function doorErrorBody(door: Door, err: DomainError, requestId?: string):
         ...(request_id !== undefined ? { request_id } : {}),
       };
     }
+    case "fal":
+      return { detail: err.message, error_type: err.code, message: err.message, error: native };
     case "replicate": {
       const { message: _message, type: _type, ...rest } = native;
       return { ...rest, title: TITLES[status] ?? "Error", detail: err.message, status };
