@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createFal } from "@ai-sdk/fal";
+import type { createFal } from "@ai-sdk/fal";
 import { createDownload, experimental_generateVideo, generateImage, generateSpeech } from "ai";
 import { bytesSource, measureMedia } from "../../src/providers/measure.ts";
 import { startFunded } from "../helpers/api.ts";
+import { aiSdkFalFor } from "../helpers/fal.ts";
 
 /**
  * The AI SDK's fal provider (@ai-sdk/fal 3.0.41, ai 7.0.173) against gengate, as docs/clients.md
@@ -14,7 +15,7 @@ import { startFunded } from "../helpers/api.ts";
  * those two ignore `baseURL`, so a `fetch` moves them. Every output is downloaded from the URL in
  * the answer; the SDK refuses loopback and private addresses there unless the URL is on `baseURL`'s
  * origin (provider-utils validate-download-url.ts), hence a public_url with a host name, as a real
- * server has; this test's fetch maps that name to the server's loopback address.
+ * server has (aiSdkFalFor, test/helpers/fal.ts).
  */
 const PUBLIC = "http://gengate.test";
 let s: Awaited<ReturnType<typeof startFunded>>;
@@ -23,19 +24,7 @@ let falFetch: typeof fetch;
 
 beforeAll(async () => {
   s = await startFunded("", "100", { GENGATE_PUBLIC_URL: PUBLIC });
-  const key = s.defaultKey!;
-  falFetch = ((input: string | URL | Request, init?: RequestInit) => {
-    const url = String(input instanceof Request ? input.url : input)
-      .replace("https://queue.fal.run/fal-ai/", `${PUBLIC}/v1/queue/`)
-      .replace("https://fal.run/", `${PUBLIC}/v1/run/`);
-    // The key goes with every request to gengate: the SDK withholds it from the response_url,
-    // which is not on queue.fal.run's origin.
-    const headers = new Headers(init?.headers);
-    if (!headers.has("authorization")) headers.set("authorization", `Key ${key}`);
-    // This test's stand-in for DNS: the public name is the server's loopback address.
-    return fetch(url.replace(`${PUBLIC}/`, `${s.url}/`), { ...init, headers });
-  }) as typeof fetch;
-  fal = createFal({ apiKey: key, baseURL: `${PUBLIC}/v1/run`, fetch: falFetch });
+  ({ fal, falFetch } = aiSdkFalFor(s.url, PUBLIC, s.defaultKey!));
 });
 afterAll(() => s.cleanup());
 

@@ -1,3 +1,4 @@
+import { createFal } from "@ai-sdk/fal";
 import { createFalClient } from "@fal-ai/client";
 
 /**
@@ -26,4 +27,24 @@ export function falClientFor(
       return fetch(input, init);
     }) as typeof fetch,
   });
+}
+
+/**
+ * The AI SDK's fal provider pointed at a gengate server whose public_url is `publicUrl`, as
+ * docs/clients.md sets it up: images go to `baseURL`, speech and video to fal.run and
+ * queue.fal.run (they ignore baseURL), which `fetch` moves to gengate, adding the key (the SDK
+ * withholds it from a response_url off queue.fal.run's origin). The SDK downloads outputs only
+ * from public addresses or baseURL's origin, so publicUrl is a host name; `fetch` stands in for
+ * DNS and sends it to the server's loopback `url`.
+ */
+export function aiSdkFalFor(url: string, publicUrl: string, key: string) {
+  const falFetch = ((input: string | URL | Request, init?: RequestInit) => {
+    const target = String(input instanceof Request ? input.url : input)
+      .replace("https://queue.fal.run/fal-ai/", `${publicUrl}/v1/queue/`)
+      .replace("https://fal.run/", `${publicUrl}/v1/run/`);
+    const headers = new Headers(init?.headers);
+    if (!headers.has("authorization")) headers.set("authorization", `Key ${key}`);
+    return fetch(target.replace(`${publicUrl}/`, `${url}/`), { ...init, headers });
+  }) as typeof fetch;
+  return { fal: createFal({ apiKey: key, baseURL: `${publicUrl}/v1/run`, fetch: falFetch }), falFetch };
 }
