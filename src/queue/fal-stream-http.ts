@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { errors } from "../http/schemas.ts";
 import { claimOf, replayResponse } from "../idempotency/idempotency.ts";
 import { apiOpener } from "../jobs/open.ts";
 import type { AppContext } from "../server/context.ts";
@@ -56,9 +55,11 @@ export function falStreamRoutes(ctx: AppContext) {
           description: "text/event-stream: status events, then the output (or an error event)",
           content: { "text/event-stream": { schema: { type: "string" as const } } },
         },
+        // The error answers, documented with the Error schema (src/docs/openapi.ts, fixOperation);
+        // a `response` schema would replace the event-stream 200 above.
+        ...Object.fromEntries([400, 401, 402, 409, 429, 503].map((s) => [s, { description: "Error" }])),
       },
     },
-    response: errors(400, 401, 402, 409, 429, 503),
   };
   return new Elysia({ prefix: "/v1", detail: { tags: ["fal compatibility"], security: [{ apiKey: [] }] } })
     .derive(async ({ request }) => ({ principal: await requirePrincipal(ctx, request) }))
