@@ -32,7 +32,7 @@ const UNAUTHORIZED_MESSAGE =
 
 /**
  * The API key a request carries: `Authorization` (any scheme above) or `x-api-key` (the Anthropic
- * SDK's header, anthropic-sdk-typescript src/client.ts `apiKeyAuth`). Both may be sent (the
+ * SDK's header, anthropic-sdk-typescript/src/client.ts `apiKeyAuth`). Both may be sent (the
  * Anthropic SDK sends only one, but a proxy may add the other); two DIFFERENT keys are 401, so a
  * request is never billed to a key its sender did not mean. Null when neither header is there.
  */

@@ -6,15 +6,15 @@
  * handler runs (a body too large, a schema refusal, a missing key) is in the door's shape too.
  *
  * - `gengate`: the contract's `{"error": {code, message, type, ...}}`, which is also OpenAI's shape
- *   (openai-node src/core/error.ts reads `error.message`, `error.code`, `error.type`, `error.param`),
+ *   (openai-node/src/core/error.ts reads `error.message`, `error.code`, `error.type`, `error.param`),
  *   so the OpenAI doors answer it unchanged.
  * - `anthropic`: `{"type": "error", "error": {"type", "message"}, "request_id"}` (Anthropic's API
- *   errors page; anthropic-sdk-typescript src/core/error.ts builds its APIError from that body).
+ *   errors page; anthropic-sdk-typescript/src/core/error.ts builds its APIError from that body).
  * - `replicate`: a problem detail, `{"title", "detail", "status"}` (Replicate's HTTP API answers
  *   errors so; replicate-javascript lib/error.js puts the body text in ApiError's message).
  *
  * - `fal` (fal.stream's `{model}/stream`): the native body with fal's `detail` and `error_type` beside
- *   it, and `message`, which @fal-ai/client makes its ApiError's message (src/response.ts,
+ *   it, and `message`, which @fal-ai/client makes its ApiError's message (@fal-ai/client/src/response.js,
  *   defaultResponseHandler: `body.message || statusText`).
  *
  * fal's other alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because

@@ -31,8 +31,8 @@ async function falResult(ctx: AppContext, request: Request, job: JobRow): Promis
     );
   }
   // fal answers a result read before completion with 400 "Request is still in progress", word for
-  // word: the AI SDK's fal video model polls on exactly that detail (@ai-sdk/fal
-  // src/fal-video-model.ts, fetchStatus) and fails on any other. The status is in the body.
+  // word: the AI SDK's fal video model polls on exactly that detail
+  // (@ai-sdk/fal/src/fal-video-model.ts, fetchStatus) and fails on any other. The status is in the body.
   return falError(
     request,
     400,
