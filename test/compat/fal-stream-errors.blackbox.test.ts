@@ -12,7 +12,8 @@ import { falClientFor } from "../helpers/fal.ts";
 let s: Awaited<ReturnType<typeof startFunded>>;
 let fal: ReturnType<typeof falClientFor>;
 beforeAll(async () => {
-  s = await startFunded();
+  // One sandbox job at a time: a job can be kept IN_QUEUE behind another (the cancel test).
+  s = await startFunded("[queue]\nconcurrency = { sandbox = 1 }\n");
   fal = falClientFor(s.url, s.defaultKey!);
 });
 afterAll(() => s.cleanup());
@@ -112,5 +113,28 @@ describe("fal.stream refusals", () => {
       ).price_usd_micro,
     );
     expect(before - BigInt(await balance())).toBe(price);
+  });
+
+  test("a job cancelled while the client streams it: an error event (cancelled), the client raises, caught", async () => {
+    const blocker = await s.post("/v1/queue/sandbox/image", { prompt: "first", sandbox: { delay_ms: 1500 } });
+    expect(blocker.status).toBe(202);
+    const events: { status?: string; error_type?: string }[] = [];
+    let caught: unknown;
+    let cancelled: Promise<unknown> | null = null;
+    try {
+      const stream = await fal.stream("sandbox/image", { input: { prompt: "waits" } });
+      stream.on("data", (ev) => {
+        events.push(ev as { status?: string });
+        if ((ev as { status?: string }).status === "IN_QUEUE" && !cancelled) {
+          cancelled = fal.queue.cancel("sandbox/image", { requestId: stream.requestId! });
+        }
+      });
+      await stream.done();
+    } catch (e) {
+      caught = e;
+    }
+    await cancelled;
+    expect(caught).toBeInstanceOf(ApiError);
+    expect(events.at(-1)).toEqual(expect.objectContaining({ status: "CANCELLED", error_type: "cancelled" }));
   });
 });
