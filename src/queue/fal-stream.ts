@@ -1,4 +1,4 @@
-import type { StoredResponse } from "../idempotency/idempotency.ts";
+import { REPLAYED_HEADER, type StoredResponse } from "../idempotency/idempotency.ts";
 import { baseUrl } from "../lib/url.ts";
 import type { QueueServices } from "../server/context.ts";
 import { falStatus } from "./fal-answers.ts";
@@ -68,7 +68,7 @@ export async function openFalStream(
       async pull(controller) {
         if (failed) {
           await Bun.sleep(ABORT_AFTER_MS);
-          return controller.error(new Error(`fal stream of ${id}: the request failed`));
+          return controller.error(new Error(`fal stream of ${id}: the request ended without an output`));
         }
         const next = await source.read();
         if (!next.done) return controller.enqueue(next.value);
@@ -93,6 +93,8 @@ export async function openFalStream(
         "content-type": "text/event-stream",
         "cache-control": "no-cache",
         "x-fal-request-id": id,
+        // A replay of the key streams the job it opened, marked as the native replays are.
+        ...(opened.replay ? { [REPLAYED_HEADER]: "true" } : {}),
       },
     }),
   };

@@ -102,6 +102,8 @@ describe("fal.stream refusals", () => {
     const again = await send();
     const events = await again.text();
     expect(again.headers.get("x-fal-request-id")).toBe(first.headers.get("x-fal-request-id"));
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(events).toContain("event: output");
     const price = BigInt(
       (
