@@ -13,9 +13,12 @@
  * - `replicate`: a problem detail, `{"title", "detail", "status"}` (Replicate's HTTP API answers
  *   errors so; replicate-javascript lib/error.js puts the body text in ApiError's message).
  *
- * - `fal` (fal.stream's `{model}/stream`): the native body with fal's `detail` and `error_type` beside
- *   it, and `message`, which @fal-ai/client makes its ApiError's message (@fal-ai/client/src/response.js,
- *   defaultResponseHandler: `body.message || statusText`).
+ * - `fal` (`/v1/queue/...`, `/v1/run/...`: the native queue, which is fal's, and fal.stream's
+ *   `{model}/stream`): the native body with fal's `detail` and `error_type` beside it (fal_client
+ *   shows `detail`), and `message`, which @fal-ai/client makes its ApiError's message
+ *   (@fal-ai/client/src/response.js, defaultResponseHandler: `body.message || statusText`) and the
+ *   AI SDK's fal provider its error's (@ai-sdk/fal/src/fal-image-model.ts, falHttpErrorSchema).
+ *   The native `error` object is unchanged, so native clients read what they always read.
  *
  * fal's other alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
  * what fal's clients retry depends on the job, not only on the error.
@@ -30,7 +33,8 @@ const DOOR_PATHS: ReadonlyArray<readonly [RegExp, Door]> = [
   [/^\/v1\/messages(\/|$)/, "anthropic"],
   [/^\/v1\/predictions(\/|$)/, "replicate"],
   [/^\/v1\/models\/[^/]+\/[^/]+\/predictions\/?$/, "replicate"],
-  [/^\/v1\/run\/[^/]+\/[^/]+(\/[^/]+)?\/stream\/?$/, "fal"],
+  // fal's paths: the queue and run doors (fal.run, queue.fal.run) and fal.stream's {model}/stream.
+  [/^\/v1\/(queue|run)\//, "fal"],
 ];
 
 export function doorOf(path: string): Door {

@@ -40,8 +40,25 @@ describe("@ai-sdk/fal refused by gengate", () => {
     const err = e as APICallError;
     expect(err.statusCode).toBe(400);
     expect(err.isRetryable).toBe(false);
-    expect(err.responseBody).toContain("input.width must be >= 64");
+    // The fal door's `message` (src/http/doors.ts) is the SDK's error message (falHttpErrorSchema).
+    expect(err.message).toContain("input.width must be >= 64");
     expect(await balance()).toBe(before);
+  });
+
+  test("402: APICallError 402 naming the billing page, not retried", async () => {
+    const res = await fetch(`${s.url}/admin/v1/accounts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "poor", credit: "0.001" }),
+    });
+    const poor = aiSdkFalFor(s.url, PUBLIC, ((await res.json()) as { key: string }).key).fal;
+    const e = (await thrown(
+      generateImage({ model: poor.image("sandbox/image"), prompt: "p", size: "256x256" }),
+    )) as APICallError;
+    expect(APICallError.isInstance(e)).toBe(true);
+    expect(e.statusCode).toBe(402);
+    expect(e.isRetryable).toBe(false);
+    expect(e.message).toContain("/console/billing");
   });
 
   test("generateSpeech of more seconds than the model's max: APICallError 400 naming it", async () => {

@@ -203,4 +203,24 @@ describe("@fal-ai/client against gengate", () => {
     }
     expect((error as ApiError<{ error: { code: string } }>).status).toBe(415);
   });
+
+  test("402 on submit: the client's ApiError says where to top up (fal's detail and message)", async () => {
+    const res = await fetch(`${s.url}/admin/v1/accounts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "poor", credit: "0.001" }),
+    });
+    const poor = falClientFor(s.url, ((await res.json()) as { key: string }).key);
+    let error: unknown;
+    try {
+      await poor.subscribe("sandbox/image", { input: { prompt: "p" }, pollInterval: 50 });
+    } catch (e) {
+      error = e;
+    }
+    const e = error as ApiError<{ detail: string; error: { code: string } }>;
+    expect(e.status).toBe(402);
+    expect(e.body.error.code).toBe("insufficient_balance");
+    expect(e.body.detail).toContain("/console/billing");
+    expect(e.message).toBe(e.body.detail);
+  });
 });
