@@ -97,6 +97,25 @@ describe("fal.stream against gengate", () => {
     expect(plain.status).toBe("FAILED");
   });
 
+  test("a failed job read with for await: under Promise.all with done(), the rejection is caught", async () => {
+    const events: { status?: string }[] = [];
+    let caught: unknown;
+    try {
+      const stream = await fal.stream("sandbox/speech", { input: { text: "boom", sandbox: { fail: true } } });
+      // done() is taken before the loop runs: the client rejects it the moment the error arrives.
+      await Promise.all([
+        stream.done(),
+        (async () => {
+          for await (const ev of stream) events.push(ev as { status?: string });
+        })(),
+      ]);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ApiError);
+    expect(events.at(-1)?.status).toBe("FAILED");
+  });
+
   test("402: a key without the balance gets the client's ApiError naming the billing page, caught", async () => {
     const res = await fetch(`${s.url}/admin/v1/accounts`, {
       method: "POST",
