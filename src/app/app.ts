@@ -26,6 +26,7 @@ import { orderAdminRoutes } from "../payments/admin-http.ts";
 import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
 import { falAliasRoutes } from "../queue/fal-http.ts";
+import { falStreamRoutes } from "../queue/fal-stream-http.ts";
 import { queueRoutes } from "../queue/http.ts";
 import { replicateRoutes } from "../replicate/http.ts";
 import { responsesRoutes } from "../responses/http.ts";
@@ -102,6 +103,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(estimateRoutes(ctx))
     .use(queueRoutes(ctx))
     .use(falAliasRoutes(ctx))
+    .use(falStreamRoutes(ctx))
     .use(outputRoutes(ctx))
     .use(fileRoutes(ctx))
     .use(falStorageRoutes(ctx))

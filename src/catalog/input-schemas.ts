@@ -22,6 +22,21 @@ export const SANDBOX_CONTROLS = {
   },
 };
 
+/**
+ * The file formats the sandbox produces, by kind: it encodes PNG images and WAV audio only, so
+ * other formats (jpeg, webp, mp3) are refused naming these rather than delivered as something else.
+ * `url` is fal's delivery mode for speech (the AI SDK's fal provider always sends
+ * `output_format: "url"`): a link to the file, which is how gengate delivers every output.
+ */
+const SANDBOX_OUTPUT_FORMATS: Partial<Record<Kind, Record<string, unknown>>> = {
+  image: { type: "string", enum: ["png"], description: "The image file format: png." },
+  audio: {
+    type: "string",
+    enum: ["wav", "url"],
+    description: "The audio file format: wav (url, fal's delivery mode, also gives a link to the WAV file).",
+  },
+};
+
 export interface SchemaInput {
   kind: Kind;
   unit: Unit;
@@ -130,15 +145,11 @@ export function defaultInputSchema(m: SchemaInput): Record<string, unknown> {
   if (m.sandbox) {
     properties.sandbox = SANDBOX_CONTROLS;
     // What the sandbox's encoders make (PNG images, WAV audio), declared as real models declare
-    // theirs: OpenAI's doors check output_format / response_format against it, and an edit's mask
+    // theirs: fal's clients and OpenAI's doors check output_format against it. An edit's mask
     // needs a field to go to (the sandbox takes it and draws nothing from it).
-    if (m.kind === "image") {
-      properties.output_format = { type: "string", enum: ["png"], description: "The image format." };
-      properties.mask_url = url("Optional edit mask (image edits).");
-    }
-    if (m.kind === "audio") {
-      properties.output_format = { type: "string", enum: ["wav"], description: "The audio format." };
-    }
+    const formats = SANDBOX_OUTPUT_FORMATS[m.kind];
+    if (formats) properties.output_format = formats;
+    if (m.kind === "image") properties.mask_url = url("Optional edit mask (image edits).");
   }
   return { type: "object", additionalProperties: false, properties, required };
 }

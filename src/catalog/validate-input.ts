@@ -2,6 +2,7 @@ import type Ajv from "ajv";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { importEntry } from "../lib/entries.ts";
 import { DomainError, type ErrorDetail } from "../lib/errors.ts";
+import { normalizeInputForms } from "./input-forms.ts";
 import type { Model } from "./model.ts";
 
 // One Ajv for the process: operator schemas may use any draft-07 keyword; no type coercion,
@@ -32,13 +33,18 @@ export async function compileInputSchema(model: Model): Promise<ValidateFunction
   return fn;
 }
 
-/** Validates a model input against the model's input_schema: 400 validation_error with details. */
-export async function validateModelInput(model: Model, input: unknown): Promise<void> {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+/**
+ * Validates a model input against the model's input_schema: 400 validation_error with details.
+ * Returns the input with the value forms clients send made the schema's (normalizeInputForms):
+ * the input to price, store and run.
+ */
+export async function validateModelInput(model: Model, raw: unknown): Promise<Record<string, unknown>> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new DomainError("validation_error", "The model input must be a JSON object.", { param: "input" });
   }
+  const input = normalizeInputForms(model, raw) as Record<string, unknown>;
   const validate = await compileInputSchema(model);
-  if (validate(input)) return;
+  if (validate(input)) return input;
   const details = (validate.errors ?? []).slice(0, 20).map(detailOf);
   throw new DomainError(
     "validation_error",
@@ -61,6 +67,10 @@ function detailOf(e: ErrorObject): ErrorDetail {
       path: `${base}.${(e.params as { missingProperty: string }).missingProperty}`,
       message: "is required",
     };
+  }
+  if (e.keyword === "enum") {
+    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+    return { path: base, message: `must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}` };
   }
   return { path: base, message: e.message ?? "is invalid" };
 }

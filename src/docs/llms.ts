@@ -139,6 +139,19 @@ export function buildLlmsTxt(
       "",
     );
   }
+  if (has("/v1/run/{owner}/{alias}/stream")) {
+    out.push(
+      "## fal stream and value forms",
+      "",
+      `fal.stream (@fal-ai/client, fal.run rewritten to ${base}/run): POST ${base}/run/{model_id}/stream opens one queue job`,
+      "(same hold and Idempotency-Key as /queue) and answers SSE: fal status events, then an `output` event with the output",
+      "(done() resolves to it). A failed job sends an `error` event {detail, error_type} and aborts the stream: the client raises.",
+      'Inputs also take the forms fal clients send: duration 5, "5" or "5s"; image_size square_hd, square, portrait_4_3,',
+      'portrait_16_9, landscape_4_3, landscape_16_9, {"width", "height"} or "WxH" (becomes width/height); output_format',
+      "where the model declares it (sandbox: png; wav, or url for speech). Estimates price the normalized value.",
+      "",
+    );
+  }
   if (has("/v1/chat/completions")) {
     out.push(
       "## Chat (text models)",

@@ -13,13 +13,20 @@
  * - `replicate`: a problem detail, `{"title", "detail", "status"}` (Replicate's HTTP API answers
  *   errors so; replicate-javascript lib/error.js puts the body text in ApiError's message).
  *
- * fal's alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
+ * - `fal` (`/v1/queue/...`, `/v1/run/...`: the native queue, which is fal's, and fal.stream's
+ *   `{model}/stream`): the native body with fal's `detail` and `error_type` beside it (fal_client
+ *   shows `detail`), and `message`, which @fal-ai/client makes its ApiError's message
+ *   (@fal-ai/client/src/response.js, defaultResponseHandler: `body.message || statusText`) and the
+ *   AI SDK's fal provider its error's (@ai-sdk/fal/src/fal-image-model.ts, falHttpErrorSchema).
+ *   The native `error` object is unchanged, so native clients read what they always read.
+ *
+ * fal's other alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
  * what fal's clients retry depends on the job, not only on the error.
  */
 import type { DomainError } from "../lib/errors.ts";
 import { errorBody, errorHeaders, errorResponse, httpStatus } from "./errors.ts";
 
-export type Door = "gengate" | "anthropic" | "replicate";
+export type Door = "gengate" | "anthropic" | "replicate" | "fal";
 
 /** Which door a path belongs to; a door's routes add their pattern here. */
 const DOOR_PATHS: ReadonlyArray<readonly [RegExp, Door]> = [
@@ -27,6 +34,8 @@ const DOOR_PATHS: ReadonlyArray<readonly [RegExp, Door]> = [
   [/^\/v1\/predictions(\/|$)/, "replicate"],
   [/^\/v1\/models\/[^/]+\/[^/]+\/predictions\/?$/, "replicate"],
   [/^\/v1\/webhooks\/default\/secret\/?$/, "replicate"],
+  // fal's paths: the queue and run doors (fal.run, queue.fal.run) and fal.stream's {model}/stream.
+  [/^\/v1\/(queue|run)\//, "fal"],
 ];
 
 export function doorOf(path: string): Door {
@@ -76,6 +85,8 @@ export function doorErrorBody(door: Door, err: DomainError, requestId?: string):
         ...(request_id !== undefined ? { request_id } : {}),
       };
     }
+    case "fal":
+      return { detail: err.message, error_type: err.code, message: err.message, error: native };
     case "replicate": {
       const { message: _message, type: _type, ...rest } = native;
       return { ...rest, title: TITLES[status] ?? "Error", detail: err.message, status };

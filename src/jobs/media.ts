@@ -39,7 +39,7 @@ export async function prepareMediaJob(deps: MediaJobDeps, s: MediaSubmit): Promi
     });
   }
   // Links to this server's own uploads (as fal.storage.upload returns them) count as their file ids.
-  const { webhook_url: bodyWebhook, ...input } = ownFileUrlsToIds(body, deps.publicUrl) as Record<
+  const { webhook_url: bodyWebhook, ...raw } = ownFileUrlsToIds(body, deps.publicUrl) as Record<
     string,
     unknown
   >;
@@ -47,7 +47,8 @@ export async function prepareMediaJob(deps: MediaJobDeps, s: MediaSubmit): Promi
     throw new DomainError("bad_webhook_url", "webhook_url must be a string URL.", { param: "webhook_url" });
   }
   const webhookRaw = (bodyWebhook as string | undefined) ?? s.queryWebhook;
-  await validateModelInput(model, input);
+  // The input as validated: the value forms clients send made the schema's, priced and stored so.
+  const input = await validateModelInput(model, raw);
   const files = await resolveFileRefs(deps.files, s.who.accountId, input);
   // Per-megapixel upscales are priced on an uploaded image's measured size.
   const quote = priceMediaInput(model, input, { imageSize: uploadedImageSize(files) });

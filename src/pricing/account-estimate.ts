@@ -1,3 +1,4 @@
+import { normalizeInputForms } from "../catalog/input-forms.ts";
 import { resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
@@ -27,13 +28,15 @@ export async function accountEstimate(
   ctx: Pick<AppContext, "catalog" | "files" | "accounts" | "fx">,
   accountId: string,
   modelId: string,
-  input: Record<string, unknown>,
+  raw: Record<string, unknown>,
 ): Promise<AccountEstimate> {
   const model = ctx.catalog.get(modelId);
   if (!model)
     throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog.`, {
       param: "model_id",
     });
+  // As at submit: the value forms clients send ("5s", image_size) priced as the schema's forms.
+  const input = normalizeInputForms(model, raw) as Record<string, unknown>;
   // As at submit: an upscale of an uploaded file is priced on the file's measured size.
   const files = model.kind === "text" ? new Map() : await resolveFileRefs(ctx.files, accountId, input);
   const e = estimate(model, input, { imageSize: uploadedImageSize(files) });

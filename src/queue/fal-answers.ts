@@ -7,9 +7,13 @@ import { falQueueUrls } from "./views.ts";
 /**
  * fal's own clients, by the User-Agent they send: the Python `fal-client` sends
  * "fal-client/<version> (python)" (fal_client/client.py, USER_AGENT), `@fal-ai/client` sends
- * "@fal-ai/client/<version>" outside browsers (fal-ai/fal-js libs/client/src/runtime.ts, getUserAgent).
+ * "@fal-ai/client/<version>" outside browsers (fal-ai/fal-js libs/client/src/runtime.ts, getUserAgent),
+ * and the AI SDK's fal provider, whose video model reads the submit's response_url and polls it
+ * like fal_client: "ai-sdk/fal/<version> ..." (@ai-sdk/fal/src/fal-provider.ts), replaced by
+ * "ai/<version> ..." when called through the `ai` package (its call headers win over the
+ * provider's). Only the fal provider of the AI SDK posts to the fal-shaped queue routes.
  */
-const FAL_USER_AGENT = /^(fal-client\/|@fal-ai\/client\/)/;
+const FAL_USER_AGENT = /^(fal-client\/|@fal-ai\/client\/|ai-sdk\/fal\/|ai\/\d)/;
 
 export function isFalClient(request: Request): boolean {
   return FAL_USER_AGENT.test(request.headers.get("user-agent") ?? "");

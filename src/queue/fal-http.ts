@@ -30,11 +30,13 @@ async function falResult(ctx: AppContext, request: Request, job: JobRow): Promis
       job,
     );
   }
-  // fal answers a result read before completion with 400 "Request is still in progress".
+  // fal answers a result read before completion with 400 "Request is still in progress", word for
+  // word: the AI SDK's fal video model polls on exactly that detail
+  // (@ai-sdk/fal/src/fal-video-model.ts, fetchStatus) and fails on any other. The status is in the body.
   return falError(
     request,
     400,
-    new DomainError("request_not_ready", `Request is still in progress (${job.status}).`, {
+    new DomainError("request_not_ready", "Request is still in progress", {
       extra: { request_id: job.id, status: job.status },
     }),
     "request_not_ready",

@@ -1,31 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ApiError, createFalClient } from "@fal-ai/client";
+import { ApiError } from "@fal-ai/client";
 import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "../helpers/api.ts";
+import { falClientFor } from "../helpers/fal.ts";
 
 let s: Awaited<ReturnType<typeof startFunded>>;
-let fal: Awaited<ReturnType<typeof createFalClient>>;
+let fal: ReturnType<typeof falClientFor>;
 /** Every request the client sent, as "METHOD path". */
 const sent: string[] = [];
 let otherKey = "";
 beforeAll(async () => {
   s = await startFunded("[queue]\nconcurrency = { sandbox = 1 }\n");
-  fal = createFalClient({
-    credentials: s.defaultKey!,
-    // The official client talks to queue.fal.run and rest.fal.ai (storage); point both at this gateway.
-    requestMiddleware: async (req) => ({
-      ...req,
-      url: req.url
-        .replace("https://queue.fal.run/", `${s.url}/v1/queue/`)
-        .replace("https://rest.fal.ai/", `${s.url}/v1/`)
-        .replace("https://fal.run/", `${s.url}/v1/run/`),
-    }),
-    fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      sent.push(`${init?.method ?? "GET"} ${url.pathname}`);
-      return fetch(input, init);
-    }) as typeof fetch,
-  });
+  // The official client talks to queue.fal.run and rest.fal.ai (storage); point both at this gateway.
+  fal = falClientFor(s.url, s.defaultKey!, sent);
   const other = await fetch(`${s.url}/admin/v1/accounts`, {
     method: "POST",
     headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
@@ -215,5 +202,25 @@ describe("@fal-ai/client against gengate", () => {
       error = e;
     }
     expect((error as ApiError<{ error: { code: string } }>).status).toBe(415);
+  });
+
+  test("402 on submit: the client's ApiError says where to top up (fal's detail and message)", async () => {
+    const res = await fetch(`${s.url}/admin/v1/accounts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "poor", credit: "0.001" }),
+    });
+    const poor = falClientFor(s.url, ((await res.json()) as { key: string }).key);
+    let error: unknown;
+    try {
+      await poor.subscribe("sandbox/image", { input: { prompt: "p" }, pollInterval: 50 });
+    } catch (e) {
+      error = e;
+    }
+    const e = error as ApiError<{ detail: string; error: { code: string } }>;
+    expect(e.status).toBe(402);
+    expect(e.body.error.code).toBe("insufficient_balance");
+    expect(e.body.detail).toContain("/console/billing");
+    expect(e.message).toBe(e.body.detail);
   });
 });
