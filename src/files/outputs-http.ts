@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { optionalPrincipal } from "../auth/authenticate.ts";
+import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
@@ -57,7 +58,7 @@ export function outputRoutes(ctx: AppContext) {
 
       const size = Number(file.size);
       // Checked before the download is counted: a failed download must not use up the cap.
-      const blob = await storedFile(request, ctx.blobs, file.path, size, {
+      const blob = await storedFile(requestMeta(request)?.id, ctx.blobs, file.path, size, {
         request_id: params.id,
         index,
       });

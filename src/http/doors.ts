@@ -13,7 +13,7 @@
  * - `replicate`: a problem detail, `{"title", "detail", "status"}` (Replicate's HTTP API answers
  *   errors so; replicate-javascript lib/error.js puts the body text in ApiError's message).
  *
- * fal's alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
+ * fal's alias routes answer fal's shape from their own handlers (fal-errors.ts), because
  * what fal's clients retry depends on the job, not only on the error.
  */
 import type { DomainError } from "../lib/errors.ts";

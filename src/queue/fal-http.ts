@@ -1,9 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
+import { falError, falFailedResponse } from "../http/fal-errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
+import { falStatus } from "./fal-answers.ts";
 import type { JobRow } from "./job-row.ts";
 import { ownedJob, tryCancel } from "./ownership.ts";
 import { statusStream } from "./status-stream.ts";

@@ -1,12 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
+import { falFailedResponse } from "../http/fal-errors.ts";
 import { errors, jsonResponse } from "../http/schemas.ts";
 import { claimOf, type IdempotencyClaim, replayResponse } from "../idempotency/idempotency.ts";
 import { apiOpener } from "../jobs/open.ts";
 import { baseUrl } from "../lib/url.ts";
 import type { AppContext } from "../server/context.ts";
-import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
+import { forFalClient, isFalClient } from "./fal-answers.ts";
 import { runRequest } from "./run-request.ts";
 import { ModelInput, QueuedSchema, SubmitQuery } from "./schemas.ts";
 import { runJob, type SubmitInput, submitJob } from "./submit.ts";
