@@ -9,21 +9,17 @@ import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobBackend } from "../../src/files/blob-backend.ts";
 import type { PeerSource } from "../../src/http/request-meta.ts";
 import { hashSecret } from "../../src/lib/api-keys.ts";
-import { setLogSink } from "../../src/lib/log.ts";
 import type { JobRow } from "../../src/queue/job-row.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { pollUntil } from "./api.ts";
+import { TEST_LINK_SECRETS, TEST_PASSWORD_COST, TEST_PUBLIC_URL } from "./services.ts";
 import { adoptSql } from "./sql.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
-/** Captured log lines of in-process apps (tests assert on them instead of printing). */
-export const logLines: string[] = [];
-setLogSink((line) => {
-  logLines.push(line);
-  if (logLines.length > 5000) logLines.splice(0, 1000);
-});
+/** Captured log lines (test/helpers/logs.ts, shared with the store-only helper test/helpers/services.ts). */
+export { logLines } from "./logs.ts";
 
 /**
  * What createAppContext needs for an in-process test app over `config`: an in-memory database, a
@@ -36,15 +32,14 @@ export function testContextOptions(config: ConfigFile = {} as ConfigFile) {
       host: "127.0.0.1",
       port: 0,
       dataDir: ":memory:",
-      publicUrl: "http://gengate.test",
+      publicUrl: TEST_PUBLIC_URL,
       configPath: null,
     },
-    publicUrl: "http://gengate.test",
+    publicUrl: TEST_PUBLIC_URL,
     filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
-    linkSecrets: ["test-secret-test-secret-test-secret"],
+    linkSecrets: TEST_LINK_SECRETS,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
-    // Cheap argon2id for console passwords in tests (production uses Bun's default cost).
-    passwordCost: { memoryCost: 1024, timeCost: 1 },
+    passwordCost: TEST_PASSWORD_COST,
   };
 }
 
