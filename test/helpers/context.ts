@@ -13,7 +13,7 @@ import type { JobRow } from "../../src/queue/job-row.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { pollUntil } from "./api.ts";
-import { TEST_LINK_SECRETS, TEST_PASSWORD_COST, TEST_PUBLIC_URL } from "./services.ts";
+import { TEST_LINK_SECRETS, TEST_PASSWORD_COST, TEST_PUBLIC_URL, testBackend } from "./services.ts";
 import { adoptSql } from "./sql.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
@@ -100,23 +100,6 @@ export async function closeAppContext({ ctx, shutdown }: Pick<CreatedAppContext,
   await ctx.leadership.close();
   await ctx.invalidation.stop();
   await ctx.bus.close();
-}
-
-/**
- * GENGATE_TEST_BACKEND=postgres runs in-process apps on a fresh PostgreSQL database each
- * (test/helpers/postgres.ts; `db` is then null: SQLite-only assertions cannot run); otherwise an
- * in-memory SQLite database.
- */
-async function testBackend(): Promise<{ sql?: Sql; sqlite?: null }> {
-  if (process.env.GENGATE_TEST_BACKEND !== "postgres") return {};
-  const { createTestDatabase } = await import("./postgres.ts");
-  const { PostgresSql } = await import("../../src/db/sql-postgres.ts");
-  const { migratePostgres } = await import("../../src/db/migrate-postgres.ts");
-  const database = await createTestDatabase();
-  // Two connections: a test file makes many apps, and none is closed before the process ends.
-  const sql = PostgresSql.connect({ url: database.url, password: null, maxConnections: 2 });
-  await migratePostgres(sql);
-  return { sql, sqlite: null };
 }
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
