@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { createApp } from "../../src/app/app.ts";
 import { type CreatedAppContext, createAppContext, liveFromConfig } from "../../src/app/app-context.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
-import type { Sql } from "../../src/db/sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobBackend } from "../../src/files/blob-backend.ts";
 import type { PeerSource } from "../../src/http/request-meta.ts";
