@@ -7,18 +7,26 @@ import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { AccountSchema, LedgerPageSchema, LedgerQuery, SpendQuery, SpendSchema } from "./schemas.ts";
 import type { Principal } from "./store.ts";
-import { accountBody } from "./summary.ts";
+import { type AccountSummaryDeps, accountBody } from "./summary.ts";
 
-async function getAccount(ctx: AppContext, principal: Principal) {
+async function getAccount(ctx: AccountSummaryDeps, principal: Principal) {
   return await accountBody(ctx, principal.accountId);
 }
 
-async function listLedger(ctx: AppContext, principal: Principal, query: { limit?: string; cursor?: string }) {
+async function listLedger(
+  ctx: Pick<AppContext, "wallet">,
+  principal: Principal,
+  query: { limit?: string; cursor?: string },
+) {
   const page = paging(query, sequenceCursor);
   return await ctx.wallet.entries(principal.accountId, page.limit, page.cursor);
 }
 
-async function getSpend(ctx: AppContext, principal: Principal, query: { month?: string }) {
+async function getSpend(
+  ctx: Pick<AppContext, "wallet" | "ledger">,
+  principal: Principal,
+  query: { month?: string },
+) {
   const month = query.month === undefined ? ctx.ledger.currentMonth() : parseMonth(query.month);
   if (!month)
     throw new DomainError("validation_error", `month must be YYYY-MM (got "${query.month}").`, {

@@ -32,11 +32,14 @@ function keyChanges(body: KeyBody): KeyChanges {
   };
 }
 
-async function listKeys(ctx: AppContext, principal: Principal) {
+/** What the key handlers use: the accounts store, which owns the keys. */
+type KeyDeps = Pick<AppContext, "accounts">;
+
+async function listKeys(ctx: KeyDeps, principal: Principal) {
   return { data: (await ctx.accounts.listKeys(principal.accountId)).map(keyView) };
 }
 
-async function createKey(ctx: AppContext, principal: Principal, body: KeyBody & { can_manage?: boolean }) {
+async function createKey(ctx: KeyDeps, principal: Principal, body: KeyBody & { can_manage?: boolean }) {
   const changes = keyChanges(body);
   const { keyId, key } = await ctx.accounts.createKey(principal.accountId, {
     name: changes.name ?? "Key",
@@ -48,11 +51,11 @@ async function createKey(ctx: AppContext, principal: Principal, body: KeyBody & 
   return { ...keyView(await ctx.accounts.getKey(principal.accountId, keyId)), key };
 }
 
-async function updateKey(ctx: AppContext, principal: Principal, id: string, body: KeyBody) {
+async function updateKey(ctx: KeyDeps, principal: Principal, id: string, body: KeyBody) {
   return keyView(await ctx.accounts.updateKey(principal.accountId, id, keyChanges(body)));
 }
 
-async function revokeKey(ctx: AppContext, principal: Principal, id: string) {
+async function revokeKey(ctx: KeyDeps, principal: Principal, id: string) {
   return keyView(await ctx.accounts.revokeKey(principal.accountId, id));
 }
 

@@ -1,4 +1,4 @@
-import { errorBody } from "../http/errors.ts";
+import { errorBody } from "../lib/error-body.ts";
 import type { DomainError } from "../lib/errors.ts";
 /** OpenAI's chat completion shapes, as the gateway answers them (one call's fixed fields). */
 export interface ChatWire {

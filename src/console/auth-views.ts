@@ -8,7 +8,7 @@ import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { NewSession } from "../people/types.ts";
 import { PASSWORD_MIN_LENGTH } from "../people/types.ts";
-import { type ConsoleKit, formError, type PublicPageContext } from "./kit.ts";
+import { formError, type KitFor, type PublicPageContext } from "./kit.ts";
 import { layout } from "./layout.ts";
 import { sessionCookie } from "./security.ts";
 
@@ -85,7 +85,7 @@ ${s.signupOpen ? html`<p>No account yet? <a href="/console/signup">Sign up</a></
 
 /** The page that shows a new key once (after sign-up, or an invite that made an account). */
 export async function newKeyPage(
-  kit: ConsoleKit,
+  kit: KitFor,
   created: NewSession,
   key: string,
   heading: string,
@@ -107,7 +107,7 @@ cannot be shown again (you can always create another on the Keys page).</p>
   });
 }
 
-export function withCookie(kit: ConsoleKit, res: Response, created: NewSession): Response {
+export function withCookie(kit: KitFor, res: Response, created: NewSession): Response {
   res.headers.append(
     "set-cookie",
     sessionCookie(created.token, created.expiresAt, Date.now() / 1000, kit.secure),
@@ -115,7 +115,7 @@ export function withCookie(kit: ConsoleKit, res: Response, created: NewSession):
   return res;
 }
 
-export function signupMode(kit: ConsoleKit) {
+export function signupMode(kit: KitFor) {
   return kit.ctx.live.console.signup;
 }
 
@@ -140,7 +140,7 @@ export function tokenParam(c: PublicPageContext): string {
 }
 
 export function signupPage(
-  kit: ConsoleKit,
+  kit: KitFor,
   s: { email?: string; invite?: string; error?: string | null; askCode?: boolean },
 ): SafeHtml {
   const mode = signupMode(kit);

@@ -8,7 +8,7 @@ import { formatMicro, parseDecimalToMicro } from "../lib/money.ts";
 import type { OrderRow } from "../payments/order-store.ts";
 import { type PaymentCurrency, PROVIDER_LABEL } from "../payments/provider.ts";
 import { formatMoney, formatTime } from "./format.ts";
-import { type AccountSession, type ConsoleKit, formError } from "./kit.ts";
+import { type AccountSession, formError, type KitFor } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { money, tableBox } from "./money-view.ts";
 
@@ -31,7 +31,7 @@ const STATUS_TEXT: Record<OrderRow["status"], string> = {
 
 /** The checkout form (owners), or what a member or an account without providers is told. */
 export async function checkoutSection(
-  kit: ConsoleKit,
+  kit: KitFor<"accounts">,
   session: AccountSession,
   state: CheckoutState = {},
 ): Promise<SafeHtml> {
@@ -78,7 +78,10 @@ of this gengate, who credits the account (the credit appears below and in the <a
 }
 
 /** The account's latest orders with their receipts (owners), for the billing page. */
-export async function ordersSection(kit: ConsoleKit, session: AccountSession): Promise<SafeHtml | null> {
+export async function ordersSection(
+  kit: KitFor<"accounts">,
+  session: AccountSession,
+): Promise<SafeHtml | null> {
   if (session.role !== "owner") return null;
   const rows = await kit.ctx.payments.orders.list({ accountId: session.accountId, limit: ORDERS_SHOWN });
   if (rows.length === 0) return null;

@@ -120,8 +120,21 @@ export function requireOperator(session: ConsoleSession): ConsoleSession {
   return session;
 }
 
-export interface ConsoleKit {
-  ctx: AppContext;
+/** What the kit itself reads: the public URL, live settings, sessions and the checkout origins. */
+export type ConsoleKitDeps = Pick<AppContext, "publicUrl" | "live" | "people" | "payments">;
+
+/**
+ * A kit whose `ctx` holds only what a helper or view reads (`KitFor<"accounts" | "mailer">`), so its
+ * signature says what it uses; a route group's whole kit passes for it.
+ */
+export type KitFor<K extends keyof AppContext = never> = ConsoleKit<ConsoleKitDeps & Pick<AppContext, K>>;
+
+/**
+ * `C`: the context the page modules' route groups read as `kit.ctx` (src/console/http.ts passes the
+ * app's: route groups are the edge, their helpers and views take declared deps).
+ */
+export interface ConsoleKit<C extends ConsoleKitDeps = AppContext> {
+  ctx: C;
   readonly people: People;
   /** The public URL's origin (what Origin must equal). */
   origin: string;
@@ -181,7 +194,7 @@ function unreadable(): DomainError {
   return new DomainError("validation_error", "The form could not be read; reload the page and try again.");
 }
 
-export function consoleKit(ctx: AppContext): ConsoleKit {
+export function consoleKit<C extends ConsoleKitDeps>(ctx: C): ConsoleKit<C> {
   const origin = new URL(ctx.publicUrl).origin;
   const secure = origin.startsWith("https:");
 
@@ -197,7 +210,7 @@ export function consoleKit(ctx: AppContext): ConsoleKit {
     return p && typeof p === "object" ? (p as Record<string, string>) : {};
   };
 
-  const kit: ConsoleKit = {
+  const kit: ConsoleKit<C> = {
     ctx,
     get people() {
       return ctx.people;

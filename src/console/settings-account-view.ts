@@ -14,9 +14,9 @@ import { formatMoney, formatTime } from "./format.ts";
 import {
   type AccountSession,
   type ActionContext,
-  type ConsoleKit,
   formError,
   htmlResponse,
+  type KitFor,
   type PageContext,
   requireAccount,
 } from "./kit.ts";
@@ -219,7 +219,11 @@ ${urlForm}
 </section>`;
 }
 
-export async function accountPage(kit: ConsoleKit, c: PageContext, state: AccountState): Promise<SafeHtml> {
+export async function accountPage(
+  kit: KitFor<"accounts" | "mailer">,
+  c: PageContext,
+  state: AccountState,
+): Promise<SafeHtml> {
   const s = requireAccount(c.session);
   const account = await kit.ctx.accounts.getAccount(s.accountId);
   if (!account) throw new DomainError("not_found", "No such account.");
@@ -239,7 +243,11 @@ ${thresholdSection(s, account, state, kit.ctx.mailer.enabled())}`,
 }
 
 /** The account page again with a service's refusal (last owner, bad email...) and its status. */
-export async function accountError(kit: ConsoleKit, c: ActionContext, err: unknown): Promise<Response> {
+export async function accountError(
+  kit: KitFor<"accounts" | "mailer">,
+  c: ActionContext,
+  err: unknown,
+): Promise<Response> {
   if (!(err instanceof DomainError) || !["validation_error", "conflict"].includes(err.code)) throw err;
   return htmlResponse(await accountPage(kit, c, { error: err.message }), httpStatus(err.code));
 }

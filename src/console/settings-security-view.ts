@@ -10,7 +10,7 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import type { SessionView } from "../people/sessions.ts";
 import { PASSWORD_MIN_LENGTH } from "../people/types.ts";
 import { formatTime } from "./format.ts";
-import { type ActionContext, type ConsoleKit, formError, htmlResponse, type PageContext } from "./kit.ts";
+import { type ActionContext, formError, htmlResponse, type KitFor, type PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { doneNotice, SECURITY_PATH, settingsNav } from "./settings-shared.ts";
 
@@ -147,7 +147,7 @@ session, this one included.</p>
 </section>`;
 }
 
-export async function securityPage(kit: ConsoleKit, c: PageContext, state: SecurityState): Promise<SafeHtml> {
+export async function securityPage(kit: KitFor, c: PageContext, state: SecurityState): Promise<SafeHtml> {
   const sessions = await kit.people.sessions.listSessions(c.session.personId);
   const qr = state.setup ? await qrDataUrl(state.setup.otpauthUrl) : null;
   return c.layout({
@@ -165,7 +165,7 @@ ${sessionsSection(c, sessions)}`,
 
 /** The security page again with a service's refusal in its section. */
 export async function securityError(
-  kit: ConsoleKit,
+  kit: KitFor,
   c: ActionContext,
   section: "password" | "two-factor",
   err: unknown,
@@ -180,6 +180,6 @@ export async function securityError(
 }
 
 /** The pending (not yet confirmed) two-factor secret of the person, to show the set-up again. */
-export async function pendingSetup(kit: ConsoleKit, c: PageContext): Promise<SecurityState["setup"]> {
+export async function pendingSetup(kit: KitFor, c: PageContext): Promise<SecurityState["setup"]> {
   return await kit.people.twoFactor.pendingTwoFactor(c.session.personId);
 }

@@ -17,8 +17,7 @@ import { Elysia } from "elysia";
 import { errorResponse } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { SafeHtml } from "../lib/html.ts";
-import type { AppContext } from "../server/context.ts";
-import { chargedFor, conversationCost } from "../studio/chat-cost.ts";
+import { type ChatCostDeps, chargedFor, conversationCost } from "../studio/chat-cost.ts";
 import { studioChat } from "../studio/service.ts";
 import {
   type AccountSession,
@@ -36,13 +35,18 @@ import { estimateBox } from "./studio-estimate.ts";
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
 /** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
-async function costEvent(ctx: AppContext, s: AccountSession, id: string, earlier: string[]): Promise<string> {
+async function costEvent(
+  ctx: ChatCostDeps,
+  s: AccountSession,
+  id: string,
+  earlier: string[],
+): Promise<string> {
   return costEventText(id, await conversationCost(ctx, s, id, earlier));
 }
 
 /** Passes the API's SSE through; when it ends, adds the cost event of the reply it carried. */
 function withCost(
-  ctx: AppContext,
+  ctx: ChatCostDeps,
   s: AccountSession,
   body: ReadableStream<Uint8Array>,
   earlier: string[],
@@ -119,7 +123,7 @@ async function sendChat(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | R
  * ledger's), with the way back to the studio.
  */
 async function replyPage(
-  ctx: AppContext,
+  ctx: ChatCostDeps,
   c: PageContext,
   s: AccountSession,
   modelId: string,

@@ -3,18 +3,21 @@
  * its Estimate, and the answer page of the chat form sent without script.
  */
 import { httpStatus } from "../http/errors.ts";
+import type { ModelDeps } from "../jobs/models.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import type { AppContext } from "../server/context.ts";
-import { studioChatEstimate } from "../studio/service.ts";
+import { type StudioEstimateDeps, studioChatEstimate } from "../studio/service.ts";
 import { formatMoney } from "./format.ts";
 import type { AccountSession } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { estimateBox } from "./studio-estimate.ts";
 
+/** What the chat view reads: the model and the account's estimate (studioChatEstimate). */
+export type ChatViewDeps = StudioEstimateDeps & ModelDeps;
+
 /** The Estimate of the chat's next reply (the tokens it would hold), or why there is none yet. */
 export async function chatEstimateBox(
-  ctx: AppContext,
+  ctx: ChatViewDeps,
   s: AccountSession,
   modelId: string,
   messages: unknown | null,
@@ -38,7 +41,7 @@ export async function chatEstimateBox(
  * The chat view of a text model on the studio page (app.js `data-chat` streams the replies and
  * keeps `messages`, the conversation so far, for the Estimate that htmx refreshes as one types).
  */
-export async function chatView(ctx: AppContext, s: AccountSession, modelId: string): Promise<SafeHtml> {
+export async function chatView(ctx: ChatViewDeps, s: AccountSession, modelId: string): Promise<SafeHtml> {
   return html`<section id="studio-chat" class="studio-chat" aria-labelledby="studio-chat-title" data-chat>
 <h2 id="studio-chat-title">Chat</h2>
 <ol class="chat-messages" data-chat-messages aria-live="polite"></ol>

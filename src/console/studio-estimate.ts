@@ -37,7 +37,7 @@ export interface EstimateState {
 
 /** The estimate box: the element labelled `Estimate` and the available balance beside it. */
 export async function estimateBox(
-  ctx: AppContext,
+  ctx: Pick<AppContext, "accounts">,
   s: AccountSession,
   state: EstimateState,
 ): Promise<SafeHtml> {

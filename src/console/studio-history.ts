@@ -6,9 +6,9 @@
  */
 import { html, type SafeHtml } from "../lib/html.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
-import { type StudioRun, studioRuns } from "../studio/service.ts";
+import { type StudioHistoryDeps, type StudioRun, studioRuns } from "../studio/service.ts";
 import { formatMoney } from "./format.ts";
-import type { AccountSession, ConsoleKit } from "./kit.ts";
+import type { AccountSession, ConsoleKit, ConsoleKitDeps } from "./kit.ts";
 import { isoText, statusBadge } from "./requests-view.ts";
 
 export const HISTORY_PAGE = 20;
@@ -20,7 +20,11 @@ function chargeText(r: StudioRun): string {
   return "—";
 }
 
-function thumbnail(kit: ConsoleKit, r: StudioRun, o: StudioRun["outputs"][number]): SafeHtml | null {
+function thumbnail(
+  kit: ConsoleKit<ConsoleKitDeps & StudioHistoryDeps>,
+  r: StudioRun,
+  o: StudioRun["outputs"][number],
+): SafeHtml | null {
   let same = false;
   try {
     same = new URL(o.url).origin === kit.origin;
@@ -37,7 +41,7 @@ function thumbnail(kit: ConsoleKit, r: StudioRun, o: StudioRun["outputs"][number
 
 /** The history section of the studio page; `before` is the `runs_before` cursor of the page URL. */
 export async function studioHistory(
-  kit: ConsoleKit,
+  kit: ConsoleKit<ConsoleKitDeps & StudioHistoryDeps>,
   s: AccountSession,
   before: string | null,
   modelId: string,

@@ -38,7 +38,7 @@ import { estimateBox } from "./studio-estimate.ts";
 import { codeSection, estimateOf, studioPage } from "./studio-view.ts";
 
 /** The model the page shows: `?model=`, else the first image model, else the first of the catalog. */
-function chosenModel(ctx: AppContext, id: string | null): Model | null {
+function chosenModel(ctx: Pick<AppContext, "catalog">, id: string | null): Model | null {
   if (id) {
     const m = ctx.catalog.get(id);
     if (!m) throw new DomainError("not_found", `Model "${id.slice(0, 200)}" is not in the catalog.`);

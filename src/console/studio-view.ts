@@ -11,12 +11,12 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import type { AccountEstimate } from "../pricing/account-estimate.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FieldErrors, fieldOfParam, renderStudioFields } from "../studio/form.ts";
-import { studioEstimate } from "../studio/service.ts";
+import { type StudioEstimateDeps, type StudioHistoryDeps, studioEstimate } from "../studio/service.ts";
 import { studioSnippets } from "../studio/snippets.ts";
 import { formatMoney } from "./format.ts";
-import type { AccountSession, ConsoleKit, PageContext } from "./kit.ts";
+import type { AccountSession, ConsoleKit, ConsoleKitDeps, KitFor, PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { chatView } from "./studio-chat-view.ts";
+import { type ChatViewDeps, chatView } from "./studio-chat-view.ts";
 import { estimateBox, UNIT_LABEL } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
@@ -47,7 +47,7 @@ export function priceLabel(m: Model): string {
   return `${price} per ${unit}${m.max !== null ? `, max ${m.max}` : ""}`;
 }
 
-function modelPicker(ctx: AppContext, current: Model | null): SafeHtml {
+function modelPicker(ctx: Pick<AppContext, "catalog">, current: Model | null): SafeHtml {
   const groups = KINDS.map((kind) => ({
     kind,
     models: ctx.catalog.models.filter((m) => m.kind === kind),
@@ -71,7 +71,7 @@ function modelPicker(ctx: AppContext, current: Model | null): SafeHtml {
 }
 
 export function codeSection(
-  kit: ConsoleKit,
+  kit: KitFor,
   model: Model,
   input: Record<string, unknown>,
   oob = false,
@@ -105,7 +105,12 @@ export interface StudioState {
 }
 
 export /** The estimate of a form's current values, or the reason there is none. */
-async function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, input: Record<string, unknown>) {
+async function estimateOf(
+  kit: ConsoleKit<ConsoleKitDeps & StudioEstimateDeps>,
+  s: AccountSession,
+  model: Model,
+  input: Record<string, unknown>,
+) {
   try {
     return { estimate: await studioEstimate(kit.ctx, s.accountId, model.id, input), error: null };
   } catch (err) {
@@ -117,7 +122,7 @@ async function estimateOf(kit: ConsoleKit, s: AccountSession, model: Model, inpu
 
 /** A media model's form: its fields, the Estimate, Run. */
 async function mediaForm(
-  kit: ConsoleKit,
+  kit: ConsoleKit<ConsoleKitDeps & StudioEstimateDeps>,
   s: AccountSession,
   model: Model,
   state: StudioState,
@@ -138,12 +143,15 @@ async function mediaForm(
 </form>`;
 }
 
+/** What the whole studio page reads: the model picker, the Estimate, the chat view, the history. */
+type StudioPageDeps = ConsoleKitDeps & ChatViewDeps & StudioHistoryDeps;
+
 /**
  * The whole studio page for `model` with `state` (what a Run that did not pass validation shows
  * again, with its errors: K's POST /console/studio/run answers this with 400).
  */
 export async function studioPage(
-  kit: ConsoleKit,
+  kit: ConsoleKit<StudioPageDeps>,
   c: PageContext,
   s: AccountSession,
   model: Model | null,

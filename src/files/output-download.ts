@@ -1,4 +1,5 @@
 import { DomainError } from "../lib/errors.ts";
+import { requestMeta } from "../lib/request-meta.ts";
 import type { BlobBackend } from "./blob-backend.ts";
 import { downloadHeaders } from "./download-headers.ts";
 import type { JobOutputStore, OutputFileRow } from "./job-output-store.ts";
@@ -27,7 +28,7 @@ export async function outputDownload(
 ): Promise<Response> {
   const size = Number(file.size);
   // Checked before the download is counted: a failed download must not use up the cap.
-  const blob = await storedFile(request, deps.blobs, file.path, size, {
+  const blob = await storedFile(requestMeta(request)?.id, deps.blobs, file.path, size, {
     request_id: at.requestId,
     index: at.index,
   });

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { optionalPrincipal } from "../auth/authenticate.ts";
+import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";

@@ -1,4 +1,3 @@
-import { requestMeta } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
 import type { BlobBackend, BlobBody } from "./blob-backend.ts";
@@ -15,9 +14,10 @@ export interface CheckedBlob {
  * whose bytes are gone or of another size is the operator's problem (a partial restore, a
  * hand-deleted file): logged as an error and answered 500 internal_error in the contract's shape.
  * A store that cannot be reached is 503 capacity_unavailable (BlobBackendUnavailable, from `size`).
+ * `requestId` (the route's `requestMeta(request)?.id`) ties the log line to the access log.
  */
 export async function storedFile(
-  request: Request,
+  requestId: string | undefined,
   blobs: BlobBackend,
   key: string,
   expectedSize: number,
@@ -26,7 +26,7 @@ export async function storedFile(
   const size = await blobs.size(key);
   if (size !== expectedSize) {
     log("error", "stored file missing or damaged", {
-      id: requestMeta(request)?.id,
+      id: requestId,
       ...what,
       store: blobs.location,
       path: key,

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
+import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -109,7 +110,7 @@ export function fileRoutes(ctx: AppContext) {
           file = await ctx.files.getLive(params.id, p.accountId);
         }
         if (!file) throw new DomainError("not_found", `No file ${params.id}.`);
-        const blob = await storedFile(request, ctx.blobs, file.path, Number(file.size), {
+        const blob = await storedFile(requestMeta(request)?.id, ctx.blobs, file.path, Number(file.size), {
           file_id: file.id,
         });
         return new Response(blob.body(), {

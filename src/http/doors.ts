@@ -20,7 +20,7 @@
  *   AI SDK's fal provider its error's (@ai-sdk/fal/src/fal-image-model.ts, falHttpErrorSchema).
  *   The native `error` object is unchanged, so native clients read what they always read.
  *
- * fal's other alias routes answer fal's shape from their own handlers (queue/fal-answers.ts), because
+ * fal's other alias routes answer fal's shape from their own handlers (fal-errors.ts), because
  * what fal's clients retry depends on the job, not only on the error.
  */
 import type { DomainError } from "../lib/errors.ts";

@@ -15,11 +15,14 @@ import type { Metrics } from "./metrics.ts";
 const UNAUTHORIZED =
   "Missing or wrong token. Send `Authorization: Bearer <admin token>` or `Bearer <metrics token>` ([metrics] token).";
 
+/** What checking a scrape's token reads: the admin token's hash and the live [metrics] token. */
+export interface MetricsAuthDeps {
+  adminTokenHash: Uint8Array;
+  live: Pick<LiveSettings, "metrics">;
+}
+
 /** Bearer admin token, or the scrape token of [metrics] when one is configured. */
-export function metricsAuthorized(
-  ctx: { adminTokenHash: Uint8Array; live: Pick<LiveSettings, "metrics"> },
-  request: Request,
-): boolean {
+export function metricsAuthorized(ctx: MetricsAuthDeps, request: Request): boolean {
   const credential = credentialFrom(request.headers.get("authorization"));
   if (!credential) return false;
   const digest = hashSecret(credential);
@@ -63,7 +66,9 @@ export function metricsRoutes(ctx: AppContext) {
  * tokens unless the operator set `listen_auth = "none"` (then anyone who reaches the address may
  * scrape: bind it to loopback or a private network).
  */
-export function metricsListenerFetch(ctx: AppContext): (request: Request) => Promise<Response> {
+export function metricsListenerFetch(
+  ctx: ScrapeSources & MetricsAuthDeps,
+): (request: Request) => Promise<Response> {
   return async (request) => {
     const path = new URL(request.url).pathname;
     if (path !== "/metrics")

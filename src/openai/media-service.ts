@@ -9,6 +9,7 @@ import { type ModelDeps, resolveMediaModel } from "../jobs/models.ts";
 import type { Opener } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { contentTypeOf, SNIFF_BYTES } from "../lib/magic.ts";
+import { requestMeta } from "../lib/request-meta.ts";
 import { FINAL_STATUSES, type JobRow } from "../queue/job-row.ts";
 import { type RunDeps, runJob, waitForFinal } from "../queue/submit.ts";
 import type { JobViews } from "../server/context.ts";
@@ -188,7 +189,10 @@ export async function speechAudio(
   const f = row ? await deps.jobOutputs.file(job.id, Number(row.idx)) : null;
   if (!row || !f) throw new DomainError("internal_error", "The job completed without audio.");
   const size = Number(f.size);
-  const blob = await storedFile(request, deps.blobs, f.path, size, { job_id: job.id, idx: Number(row.idx) });
+  const blob = await storedFile(requestMeta(request)?.id, deps.blobs, f.path, size, {
+    job_id: job.id,
+    idx: Number(row.idx),
+  });
   return { contentType: f.content_type, size, blob };
 }
 

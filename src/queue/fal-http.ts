@@ -1,17 +1,18 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
+import { falError, falFailedResponse } from "../http/fal-errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
-import { falError, falFailedResponse, falStatus } from "./fal-answers.ts";
+import { falStatus } from "./fal-answers.ts";
 import type { JobRow } from "./job-row.ts";
-import { ownedJob, tryCancel } from "./ownership.ts";
+import { type OwnershipDeps, ownedJob, tryCancel } from "./ownership.ts";
 import { statusStream } from "./status-stream.ts";
 
 /** "<owner>/<alias>[/...]/requests/<id>[/status[/stream]|/cancel]", as fal clients build it. */
 const ALIAS = /^(.+?)\/requests\/([^/]+)(\/status|\/status\/stream|\/cancel)?\/?$/;
 
-async function falResult(ctx: AppContext, request: Request, job: JobRow): Promise<Response> {
+async function falResult(ctx: Pick<AppContext, "views">, request: Request, job: JobRow): Promise<Response> {
   if (job.status === "COMPLETED") {
     return new Response(JSON.stringify(await ctx.views.output(job)), {
       headers: { "content-type": "application/json", "x-fal-request-id": job.id },
@@ -51,7 +52,7 @@ async function falResult(ctx: AppContext, request: Request, job: JobRow): Promis
  * let the caller believe it was cancelled, and never the 409 that fal_client retries.
  */
 async function falCancel(
-  ctx: AppContext,
+  ctx: OwnershipDeps,
   request: Request,
   principal: Principal,
   id: string,

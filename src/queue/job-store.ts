@@ -1,4 +1,4 @@
-import type { Sql } from "../db/sql.ts";
+import { afterCommit, type Sql } from "../db/sql.ts";
 import { forUpdate, jsonList, SqlStore } from "../db/store.ts";
 import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
@@ -71,7 +71,11 @@ export class JobStore extends SqlStore {
     this.events = deps.events;
     this.finalHooks = deps.finalHooks ?? [];
     // Read through the root store's statements, never a view's transaction.
-    this.index = new LiveQueueIndex(async () => await this.s.queued.all(), sql.dialect === "postgres");
+    this.index = new LiveQueueIndex(
+      async () => await this.s.queued.all(),
+      sql.dialect === "postgres",
+      afterCommit,
+    );
   }
 
   /** Resolves once the store read its queue index (at start). */

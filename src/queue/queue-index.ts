@@ -1,4 +1,3 @@
-import { afterCommit } from "../db/sql.ts";
 import { errorFields, log } from "../lib/log.ts";
 
 /**
@@ -67,10 +66,15 @@ export class LiveQueueIndex extends QueueIndex {
   /** Resolves once the index was first read. */
   readonly ready: Promise<void>;
 
-  /** `read`: the queued jobs, through the root Sql (never a transaction's). */
+  /**
+   * `read`: the queued jobs, through the root Sql (never a transaction's). `afterCommit`: runs a
+   * function once any transaction the caller is inside has ended (the store passes src/db/sql.ts's),
+   * so this module needs nothing of the database layer and a store may use it.
+   */
   constructor(
     private readonly read: () => Promise<QueuedRow[]>,
     private readonly shared: boolean,
+    private readonly afterCommit: (fn: () => void) => void,
   ) {
     super();
     this.ready = read().then((rows) => {
@@ -87,7 +91,7 @@ export class LiveQueueIndex extends QueueIndex {
     if (this.reading || Date.now() - this.at < INDEX_REFRESH_MS) return;
     this.reading = true;
     // Once any transaction this call is inside has ended.
-    afterCommit(() => {
+    this.afterCommit(() => {
       void this.read()
         .then((rows) => {
           this.reset(rows);

@@ -1,12 +1,13 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
+import { falFailedResponse } from "../http/fal-errors.ts";
 import { errors, jsonResponse } from "../http/schemas.ts";
 import { claimOf, type IdempotencyClaim, replayResponse } from "../idempotency/idempotency.ts";
-import { apiOpener } from "../jobs/open.ts";
+import { apiOpener, type OpenerDeps } from "../jobs/open.ts";
 import { baseUrl } from "../lib/url.ts";
 import type { AppContext } from "../server/context.ts";
-import { falFailedResponse, forFalClient, isFalClient } from "./fal-answers.ts";
+import { forFalClient, isFalClient } from "./fal-answers.ts";
 import { runRequest } from "./run-request.ts";
 import { ModelInput, QueuedSchema, SubmitQuery } from "./schemas.ts";
 import { runJob, type SubmitInput, submitJob } from "./submit.ts";
@@ -20,7 +21,7 @@ type SubmitRequest = {
 };
 
 /** A submit of this request: its key as the opener, the model from the path, the webhook from the query. */
-function submitOf(ctx: AppContext, r: SubmitRequest, idempotency: IdempotencyClaim | null): SubmitInput {
+function submitOf(ctx: OpenerDeps, r: SubmitRequest, idempotency: IdempotencyClaim | null): SubmitInput {
   return {
     who: apiOpener(ctx, r.principal),
     modelId: r.params["*"],

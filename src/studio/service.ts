@@ -15,7 +15,7 @@ import { UUID_PATTERN } from "../lib/ids.ts";
 import { type AccountEstimate, accountEstimate } from "../pricing/account-estimate.ts";
 import type { JobRow } from "../queue/job-row.ts";
 import type { JobStore } from "../queue/job-store.ts";
-import type { AppContext } from "../server/context.ts";
+import type { AppContext, JobViews } from "../server/context.ts";
 
 /** The person and the account a studio action is for (a console session looking at an account). */
 export interface StudioSession {
@@ -118,7 +118,7 @@ export async function studioChatEstimate(
 }
 
 /** A studio run as the history lists it: the API's list item, plus each output's content type. */
-export type StudioRun = Awaited<ReturnType<AppContext["views"]["listItem"]>> & {
+export type StudioRun = Awaited<ReturnType<JobViews["listItem"]>> & {
   outputs: { index: number; url: string; content_type: string }[];
 };
 

@@ -2,15 +2,15 @@ import type { SmtpSettings } from "../../src/config/schema.ts";
 import type { Sql } from "../../src/db/sql.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { WebhookDispatcher } from "../../src/webhooks/dispatcher.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testQueueServices } from "../helpers/services.ts";
 import { reserveUsd } from "../ledger/ledger-helpers.ts";
 import { LOOPBACK_ALLOWED } from "../webhooks/helpers.ts";
 
 export const USD = (n: number) => BigInt(Math.round(n * 1_000_000));
 
-/** An in-process app whose default account has `balance` USD and an owner person. */
+/** The services (no HTTP) with a default account of `balance` USD. */
 export async function alertsApp(options: { balance?: number; smtp?: SmtpSettings | null } = {}) {
-  const t = await makeTestApp();
+  const t = await testQueueServices();
   t.ctx.live = { ...t.ctx.live, webhooks: LOOPBACK_ALLOWED, smtp: options.smtp ?? null };
   const accountId = t.account.id;
   if (options.balance) await t.ctx.ledger.topUp(accountId, USD(options.balance), "test credit");
@@ -52,7 +52,7 @@ export async function armed(sql: Sql, accountId: string): Promise<boolean> {
 }
 
 /** A dispatcher over the app's outbox that delivers to loopback (tests run it by hand with runDue). */
-export function testDispatcher(ctx: AppContext) {
+export function testDispatcher(ctx: Pick<AppContext, "outbox" | "webhookSecrets" | "jobs" | "views">) {
   return new WebhookDispatcher({
     outbox: ctx.outbox,
     secrets: ctx.webhookSecrets,

@@ -2,11 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { finishChat, startChat } from "../../src/chat/service.ts";
 import { parseChatBody } from "../../src/chat/validate.ts";
 import { apiOpener } from "../../src/jobs/open.ts";
-import { logLines, makeTestApp } from "../helpers/context.ts";
+import { logLines } from "../helpers/logs.ts";
+import { testQueueServices } from "../helpers/services.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 
 async function setup() {
-  const t = await makeTestApp();
+  const t = await testQueueServices();
   await t.ctx.ledger.topUp(t.account.id, 10_000_000n, null);
   const principal = (await t.ctx.accounts.authenticate(t.key))!;
   const model = t.ctx.catalog.get("sandbox/chat")!;

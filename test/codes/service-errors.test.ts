@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { INVALID_CODE_MESSAGE, parseBatchInput, parseExpiry } from "../../src/codes/service.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { codesApp } from "./helpers.ts";
+import { codesServices } from "./services.ts";
 
 async function caught(fn: () => unknown): Promise<DomainError> {
   try {
@@ -15,7 +15,7 @@ async function caught(fn: () => unknown): Promise<DomainError> {
 
 describe("redeem codes: errors", () => {
   test("unknown, used, expired and revoked codes: the same invalid_code, nothing credited", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const used = (await t.batch("1")).codes[0]!;
     await t.codes.redeem(t.account.id, used, t.keyId);
     const expiring = (await t.batch("1", 1, { expires: "2027-01-15T09:00:00Z" })).codes[0]!;
@@ -36,7 +36,7 @@ describe("redeem codes: errors", () => {
   });
 
   test("a code of another currency: currency_mismatch, and the code stays usable", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const { batch, codes } = await t.batch("5", 1, { currency: "RUB" });
     const err = await caught(async () => await t.codes.redeem(t.account.id, codes[0]!, t.keyId));
     expect(err.code).toBe("currency_mismatch");
@@ -48,7 +48,7 @@ describe("redeem codes: errors", () => {
   });
 
   test("5 failed codes in an hour, then 429 with Retry-After until the oldest leaves the window", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const good = (await t.batch("2")).codes[0]!;
     const rub = (await t.batch("2", 1, { currency: "RUB" })).codes[0]!;
     // A currency mismatch counts as a failure too.
@@ -84,13 +84,13 @@ describe("redeem codes: errors", () => {
   });
 
   test("failures are recorded although the failed transaction rolled back", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     await caught(async () => await t.codes.redeem(t.account.id, "nope", t.keyId));
     expect(await t.codes.store.failures(t.account.id, 0)).toEqual({ count: 1, oldest: t.now() });
   });
 
   test("an unknown account is not_found and not a failure", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const { codes } = await t.batch("1");
     expect(
       (await caught(async () => await t.codes.redeem("acct_nobodynobodynobody", codes[0]!, "x"))).code,
@@ -120,7 +120,7 @@ describe("redeem codes: errors", () => {
       [{ expires: "99999-01-01" }, "expires_at"],
       [{ note: "x".repeat(501) }, "note"],
     ];
-    const t = await codesApp();
+    const t = await codesServices();
     for (const [patch, param] of cases) {
       const input = { ...ok, ...patch } as Parameters<typeof parseBatchInput>[0];
       const err = await caught(async () => await t.codes.createBatch(parseBatchInput(input, now)));
@@ -146,7 +146,7 @@ describe("redeem codes: errors", () => {
   });
 
   test("revoking or reading an unknown batch is not_found", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     expect((await caught(async () => await t.codes.revokeBatch("rbatch_nonexistent00000"))).code).toBe(
       "not_found",
     );

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { codesApp } from "./helpers.ts";
+import { codesServices } from "./services.ts";
 
 describe("redeem codes: happy paths", () => {
   test("a batch of codes: each credits its amount once, as a TOPUP entry naming the code", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const { batch, codes } = await t.batch("12.5", 3, { note: "  spring promo  " });
     expect(codes).toHaveLength(3);
     expect(new Set(codes).size).toBe(3);
@@ -45,7 +45,7 @@ describe("redeem codes: happy paths", () => {
   });
 
   test("RUB codes go into RUB accounts", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const { codes } = await t.batch("500", 1, { currency: "RUB" });
     const r = await t.codes.redeem(t.rub.account.id, codes[0]!, "person_test");
     expect(r.currency).toBe("RUB");
@@ -53,7 +53,7 @@ describe("redeem codes: happy paths", () => {
   });
 
   test("list: newest first, with redeemed, unused, expired and revoked counts", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const a = await t.batch("1", 4, { expires: "2027-02-01T00:00:00Z" });
     t.advance(1);
     const b = await t.batch("2", 2);
@@ -73,7 +73,7 @@ describe("redeem codes: happy paths", () => {
   });
 
   test("revoke: unused codes stop working, redeemed ones and their credit stay; again revokes nothing", async () => {
-    const t = await codesApp();
+    const t = await codesServices();
     const { batch, codes } = await t.batch("3", 3);
     await t.codes.redeem(t.account.id, codes[0]!, t.keyId);
     const balance = await t.balance(t.account.id);
@@ -89,7 +89,7 @@ describe("redeem codes: happy paths", () => {
   });
 
   test("an expiry date means: through that day, UTC", async () => {
-    const t = await codesApp(); // clock: 2027-01-15T08:00:00Z
+    const t = await codesServices(); // clock: 2027-01-15T08:00:00Z
     const { batch, codes } = await t.batch("1", 2, { expires: "2027-01-15" });
     expect(batch.expires_at).toBe("2027-01-16T00:00:00Z");
     t.advance(Date.parse("2027-01-15T23:59:59Z") / 1000 - t.now());

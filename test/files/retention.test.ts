@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SqlParam } from "../../src/db/sql.ts";
 import { countRows } from "../helpers/backend.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testQueueServices } from "../helpers/services.ts";
 
 /** Expired and live uploads and outputs, rows and bytes, beyond one sweep batch (1000). */
 async function seeded(o: { expiredOutputs: number; expiredUploads: number; live: number }) {
-  const t = await makeTestApp();
+  const t = await testQueueServices();
   const now = Date.now();
   const outputs: SqlParam[][] = [];
   const uploads: SqlParam[][] = [];

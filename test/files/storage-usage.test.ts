@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { onPostgres } from "../helpers/backend.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testQueueServices } from "../helpers/services.ts";
 
 const SEED = Number(process.env.FC_SEED ?? 808);
 
@@ -15,7 +15,7 @@ describe("storage usage totals (triggers of migration 008)", () => {
     );
     await fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
-        const t = await makeTestApp();
+        const t = await testQueueServices();
         const now = Date.now();
         const ids: string[] = [];
         let n = 0;

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { fetchRate, refreshRateOnce } from "../../src/fx/refresh.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testServices } from "../helpers/services.ts";
 
 // A local rate source: each path answers a different body.
 const bodies: Record<string, [number, string]> = {
@@ -35,7 +35,7 @@ describe("FX refresh from a configured URL", () => {
   });
 
   test("a successful refresh stores the rate; a failed one keeps the previous rate", async () => {
-    const t = await makeTestApp();
+    const t = await testServices();
     expect(await refreshRateOnce({ url: url("/plain"), field: null, cron: "x" }, t.ctx.fx)).toBe(92_500_000n);
     expect((await t.ctx.fx.get("RUB"))!.rate_micro).toBe(92_500_000n);
     for (const [p, field] of [

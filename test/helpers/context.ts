@@ -4,26 +4,21 @@ import { join } from "node:path";
 import { createApp } from "../../src/app/app.ts";
 import { type CreatedAppContext, createAppContext, liveFromConfig } from "../../src/app/app-context.ts";
 import type { ConfigFile } from "../../src/config/schema.ts";
-import type { Sql } from "../../src/db/sql.ts";
 import type { SqliteSql } from "../../src/db/sql-sqlite.ts";
 import type { BlobBackend } from "../../src/files/blob-backend.ts";
 import type { PeerSource } from "../../src/http/request-meta.ts";
 import { hashSecret } from "../../src/lib/api-keys.ts";
-import { setLogSink } from "../../src/lib/log.ts";
 import type { JobRow } from "../../src/queue/job-row.ts";
 import { WorkerPool, type WorkerPoolOptions } from "../../src/queue/workers.ts";
 import type { AppContext } from "../../src/server/context.ts";
 import { pollUntil } from "./api.ts";
+import { TEST_LINK_SECRETS, TEST_PASSWORD_COST, TEST_PUBLIC_URL, testBackend } from "./services.ts";
 import { adoptSql } from "./sql.ts";
 
 export const ADMIN_TOKEN = "gat_testtesttesttesttesttesttesttesttesttest";
 
-/** Captured log lines of in-process apps (tests assert on them instead of printing). */
-export const logLines: string[] = [];
-setLogSink((line) => {
-  logLines.push(line);
-  if (logLines.length > 5000) logLines.splice(0, 1000);
-});
+/** Captured log lines (test/helpers/logs.ts, shared with the store-only helper test/helpers/services.ts). */
+export { logLines } from "./logs.ts";
 
 /**
  * What createAppContext needs for an in-process test app over `config`: an in-memory database, a
@@ -36,15 +31,14 @@ export function testContextOptions(config: ConfigFile = {} as ConfigFile) {
       host: "127.0.0.1",
       port: 0,
       dataDir: ":memory:",
-      publicUrl: "http://gengate.test",
+      publicUrl: TEST_PUBLIC_URL,
       configPath: null,
     },
-    publicUrl: "http://gengate.test",
+    publicUrl: TEST_PUBLIC_URL,
     filesRoot: mkdtempSync(join(tmpdir(), "gengate-files-")),
-    linkSecrets: ["test-secret-test-secret-test-secret"],
+    linkSecrets: TEST_LINK_SECRETS,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
-    // Cheap argon2id for console passwords in tests (production uses Bun's default cost).
-    passwordCost: { memoryCost: 1024, timeCost: 1 },
+    passwordCost: TEST_PASSWORD_COST,
   };
 }
 
@@ -105,23 +99,6 @@ export async function closeAppContext({ ctx, shutdown }: Pick<CreatedAppContext,
   await ctx.leadership.close();
   await ctx.invalidation.stop();
   await ctx.bus.close();
-}
-
-/**
- * GENGATE_TEST_BACKEND=postgres runs in-process apps on a fresh PostgreSQL database each
- * (test/helpers/postgres.ts; `db` is then null: SQLite-only assertions cannot run); otherwise an
- * in-memory SQLite database.
- */
-async function testBackend(): Promise<{ sql?: Sql; sqlite?: null }> {
-  if (process.env.GENGATE_TEST_BACKEND !== "postgres") return {};
-  const { createTestDatabase } = await import("./postgres.ts");
-  const { PostgresSql } = await import("../../src/db/sql-postgres.ts");
-  const { migratePostgres } = await import("../../src/db/migrate-postgres.ts");
-  const database = await createTestDatabase();
-  // Two connections: a test file makes many apps, and none is closed before the process ends.
-  const sql = PostgresSql.connect({ url: database.url, password: null, maxConnections: 2 });
-  await migratePostgres(sql);
-  return { sql, sqlite: null };
 }
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {

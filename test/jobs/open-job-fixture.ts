@@ -4,11 +4,11 @@ import { priceMediaInput } from "../../src/pricing/media.ts";
 import { reserveText } from "../../src/pricing/text.ts";
 import type { JobRow } from "../../src/queue/job-row.ts";
 import { countRows } from "../helpers/backend.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testQueueServices } from "../helpers/services.ts";
 
-/** An in-process app with a funded key, and builders of openJob requests for a media and a text model. */
+/** The services (no HTTP) with a funded key, and builders of openJob requests for a media and a text model. */
 export async function openJobSetup(balanceMicro = 10_000_000n) {
-  const t = await makeTestApp();
+  const t = await testQueueServices();
   if (balanceMicro > 0n) await t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
   const principal = (await t.ctx.accounts.authenticate(t.key))!;
   const who = apiOpener(t.ctx, principal);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { billing, overview, usage, walletCsv, walletPage } from "../../src/ledger/figures.ts";
 import { DomainError } from "../../src/lib/errors.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testQueueServices } from "../helpers/services.ts";
 
 async function refused(f: () => unknown, code: string, param: string) {
   try {
@@ -16,7 +16,7 @@ async function refused(f: () => unknown, code: string, param: string) {
 }
 
 describe("figures: bad input is a validation_error naming the parameter", async () => {
-  const t = await makeTestApp();
+  const t = await testQueueServices();
   const id = t.account.id;
 
   test("usage ranges: dates that do not exist, wrong shapes, reversed, too long", async () => {

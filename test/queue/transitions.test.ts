@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import type { JobStatus } from "../../src/queue/job-row.ts";
 import { countRows } from "../helpers/backend.ts";
-import { makeTestApp } from "../helpers/context.ts";
+import { testQueueServices } from "../helpers/services.ts";
 
 type Transition = "claim" | "requeue" | "complete" | "fail" | "cancel" | "renewLease" | "setUpstreamId";
 const STATES: JobStatus[] = ["IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED"];
@@ -37,7 +37,7 @@ const HOLD = 1_000n;
 const CHARGE = 600n;
 const OWNER = "worker-a";
 
-type App = Awaited<ReturnType<typeof makeTestApp>>;
+type App = Awaited<ReturnType<typeof testQueueServices>>;
 
 /** Everything a transition could touch, for one job and its account and key. */
 async function snapshot(t: App, id: string) {
@@ -159,7 +159,7 @@ async function apply(
 describe("job transitions on JobStore, every (state, transition) pair", () => {
   for (const state of STATES) {
     test(`from ${state}`, async () => {
-      const t = await makeTestApp();
+      const t = await testQueueServices();
       await t.ctx.ledger.topUp(t.account.id, 1_000_000n, "funds");
       for (const transition of TRANSITIONS) {
         const job = await jobIn(t, state);
