@@ -1,5 +1,7 @@
 /**
- * One job, many doors (docs/clients.md): random calls through random doors onto one account, with
+ * One job, many doors (docs/clients.md): random calls through random doors (the queue, Replicate's
+ * models and version routes, OpenAI's images, speech, videos, chat and Responses, Anthropic's
+ * Messages) onto one account, with
  * two keys (one with a monthly limit) and a balance that runs out part-way, some calls asked to fail.
  * After every sequence, whatever each door answered:
  *   - a refused call opened nothing (the jobs listed are exactly the accepted calls), and its error
@@ -20,29 +22,53 @@ import type { TestServer } from "../helpers/server.ts";
 
 type Server = Awaited<ReturnType<typeof startFunded>>;
 
-const CREDIT_USD = "0.08";
-const KEY_LIMIT_MICRO = 30_000n;
+const CREDIT_USD = "0.2";
+const KEY_LIMIT_MICRO = 60_000n;
+
+type Kind = "image" | "speech" | "video" | "chat";
+const MODEL: Record<Kind, string> = {
+  image: "sandbox/image",
+  speech: "sandbox/speech",
+  video: "sandbox/video",
+  chat: "sandbox/chat",
+};
+
+type Door =
+  | "queue"
+  | "replicate-model"
+  | "replicate-version"
+  | "openai-images"
+  | "openai-speech"
+  | "openai-videos"
+  | "chat"
+  | "responses"
+  | "anthropic";
+/** The doors onto each kind of model. */
+const DOORS: Record<Kind, Door[]> = {
+  image: ["queue", "replicate-model", "replicate-version", "openai-images"],
+  speech: ["queue", "replicate-model", "replicate-version", "openai-speech"],
+  video: ["queue", "openai-videos"],
+  chat: ["chat", "responses", "anthropic"],
+};
 
 interface Call {
   door: Door;
-  model: "sandbox/image" | "sandbox/speech" | "sandbox/chat";
+  kind: Kind;
+  model: string;
   units: number;
   fail: boolean;
   key: 0 | 1;
 }
 
-type Door = "queue" | "replicate-model" | "replicate-version" | "chat" | "responses" | "anthropic";
-const MEDIA_DOORS: Door[] = ["queue", "replicate-model", "replicate-version"];
-const TEXT_DOORS: Door[] = ["chat", "responses", "anthropic"];
-
 /** What a door answered: the job it opened (its request id), or the refusal's status and code. */
 type Outcome = { opened: string } | { refused: number; code: string };
 
+/** The native input of a media call (the queue's and Replicate's doors send it as it is). */
 function mediaInput(c: Call): Record<string, unknown> {
   const sandbox = c.fail ? { fail: true } : {};
-  return c.model === "sandbox/image"
-    ? { prompt: "a fox", num_images: c.units, width: 64, height: 64, sandbox }
-    : { text: "hello", duration: c.units, sandbox };
+  if (c.kind === "image") return { prompt: "a fox", num_images: c.units, width: 64, height: 64, sandbox };
+  if (c.kind === "video") return { prompt: "a fox", duration: c.units, resolution: "480p", sandbox };
+  return { text: "hello", duration: c.units, sandbox };
 }
 
 const PROMPT = "Say something short.";
@@ -54,81 +80,110 @@ function codeOf(door: Door, body: Record<string, any>): string {
   return body.error?.code;
 }
 
-async function call(s: Server, keys: string[], c: Call): Promise<Outcome> {
-  const key = keys[c.key]!;
-  let res: Response;
+/** The request each door's client sends for the call (OpenAI's, Anthropic's, Replicate's, fal's). */
+function request(c: Call): { path: string; body: unknown; headers?: Record<string, string> } {
+  const failing = c.fail ? { sandbox: { fail: true } } : {};
   switch (c.door) {
     case "queue":
-      res = await s.post(`/v1/queue/${c.model}`, mediaInput(c), { key });
-      break;
+      return { path: `/v1/queue/${c.model}`, body: mediaInput(c) };
     case "replicate-model":
-      res = await s.post(`/v1/models/${c.model}/predictions`, { input: mediaInput(c) }, { key });
-      break;
+      return { path: `/v1/models/${c.model}/predictions`, body: { input: mediaInput(c) } };
     case "replicate-version":
-      res = await s.post("/v1/predictions", { version: c.model, input: mediaInput(c) }, { key });
-      break;
+      return { path: "/v1/predictions", body: { version: c.model, input: mediaInput(c) } };
+    case "openai-images":
+      return {
+        path: "/v1/images/generations",
+        body: {
+          model: c.model,
+          prompt: "a fox",
+          n: c.units,
+          size: "64x64",
+          response_format: "url",
+          ...failing,
+        },
+      };
+    case "openai-speech":
+      // OpenAI's speech call has no duration: the model's default length is held and made.
+      return {
+        path: "/v1/audio/speech",
+        body: { model: c.model, input: "hello", voice: "alloy", response_format: "wav", ...failing },
+      };
+    case "openai-videos":
+      return {
+        path: "/v1/videos",
+        body: { model: c.model, prompt: "a fox", seconds: String(c.units), size: "854x480", ...failing },
+      };
     case "chat":
-      res = await s.post(
-        "/v1/chat/completions",
-        {
+      return {
+        path: "/v1/chat/completions",
+        body: {
           model: c.model,
           messages: [{ role: "user", content: PROMPT }],
           max_tokens: c.units * 8,
-          ...(c.fail ? { sandbox: { fail: true } } : {}),
+          ...failing,
         },
-        { key },
-      );
-      break;
+      };
     case "responses":
-      res = await s.post(
-        "/v1/responses",
-        {
-          model: c.model,
-          input: PROMPT,
-          max_output_tokens: c.units * 8,
-          ...(c.fail ? { sandbox: { fail: true } } : {}),
-        },
-        { key },
-      );
-      break;
+      return {
+        path: "/v1/responses",
+        body: { model: c.model, input: PROMPT, max_output_tokens: c.units * 8, ...failing },
+      };
     case "anthropic":
-      res = await s.post(
-        "/v1/messages",
-        {
+      return {
+        path: "/v1/messages",
+        body: {
           model: c.model,
           max_tokens: c.units * 8,
           messages: [{ role: "user", content: PROMPT }],
-          ...(c.fail ? { sandbox: { fail: true } } : {}),
+          ...failing,
         },
-        { key: null, headers: { "x-api-key": key, "anthropic-version": "2023-06-01" } },
-      );
-      break;
+        headers: { "anthropic-version": "2023-06-01" },
+      };
   }
-  const body = (await res.json()) as Record<string, any>;
-  // A text call whose upstream failed opened its job (FAILED, nothing charged): its id is in the error.
-  const failedCall = res.status === 502 ? (body.request_id ?? body.error?.request_id) : undefined;
-  if (failedCall) return { opened: String(failedCall) };
+}
+
+async function call(s: Server, keys: string[], c: Call): Promise<Outcome> {
+  const key = keys[c.key]!;
+  const r = request(c);
+  // Anthropic's SDK sends its key as x-api-key; every other client in Authorization.
+  const res =
+    c.door === "anthropic"
+      ? await s.post(r.path, r.body, { key: null, headers: { ...r.headers, "x-api-key": key } })
+      : await s.post(r.path, r.body, { key });
+  // The OpenAI media doors answer the job's bytes or links; the job's id is in a header.
+  const header = res.headers.get("x-gengate-request-id");
+  const text = await res.text();
+  if (res.status < 400 && header) return { opened: header };
+  const body = JSON.parse(text) as Record<string, any>;
+  // A call whose job failed opened its job (FAILED, nothing charged): its id is in the error.
+  const failedJob = res.status === 502 ? (body.request_id ?? body.error?.request_id) : undefined;
+  if (failedJob) return { opened: String(failedJob) };
   if (res.status >= 400) return { refused: res.status, code: codeOf(c.door, body) };
-  const id = String(body.request_id ?? body.id).replace(/^(chatcmpl-|resp_|msg_)/, "");
-  return { opened: id };
+  return { opened: String(body.request_id ?? body.id).replace(/^(chatcmpl-|resp_|msg_)/, "") };
 }
 
 const callArb: fc.Arbitrary<Call> = fc
   .record({
-    media: fc.boolean(),
-    pick: fc.nat(2),
-    image: fc.boolean(),
+    kind: fc.constantFrom<Kind>("image", "image", "speech", "video", "chat", "chat"),
+    pick: fc.nat(3),
     units: fc.integer({ min: 1, max: 3 }),
     fail: fc.nat(3).map((n) => n === 0), // one call in four is asked to fail
     key: fc.constantFrom<0 | 1>(0, 1),
   })
-  .map(({ media, pick, image, units, fail, key }) => ({
-    door: (media ? MEDIA_DOORS : TEXT_DOORS)[pick]!,
-    model: media ? (image ? "sandbox/image" : "sandbox/speech") : "sandbox/chat",
-    units,
+  .map(({ kind, pick, units, fail, key }) => ({
+    door: DOORS[kind][pick % DOORS[kind].length]!,
+    kind,
+    model: MODEL[kind],
+    units: kind === "video" ? Math.min(units, 2) : units,
     fail,
     key,
   }));
+
+const PREDICTION_STATUS: Record<string, string> = {
+  COMPLETED: "succeeded",
+  FAILED: "failed",
+  CANCELLED: "canceled",
+};
 
 interface LedgerEntry {
   kind: string;
@@ -157,7 +212,7 @@ afterAll(() => {
 const seen = { opened: 0, refused402: 0, keyLimit: 0, failed: 0, completed: 0 };
 
 describe("doors: random calls through random doors keep the ledger's invariants", () => {
-  for (const seed of propertySeeds(20261127, 1)) {
+  for (const seed of propertySeeds(20261127, 2)) {
     test(`seed ${seed}`, async () => {
       const calls = fc.sample(fc.array(callArb, { minLength: 10, maxLength: 16 }), { seed, numRuns: 1 })[0]!;
       const s = await startFunded("", CREDIT_USD);
@@ -228,20 +283,25 @@ describe("doors: random calls through random doors keep the ledger's invariants"
           seen.failed++;
         } else seen.completed++;
         if (c.fail) expect(r.status).toBe("FAILED");
-        if (c.model !== "sandbox/chat") {
-          // The hold is the estimate of the same input, whatever the door.
+        if (c.kind !== "chat") {
+          // The hold is the estimate of the job's input, whatever the door it came through.
           const est = (await (
-            await s.post("/v1/estimate", { model_id: c.model, input: mediaInput(c) })
-          ).json()) as { price_usd_micro: string };
+            await s.post("/v1/estimate", { model_id: c.model, input: r.input })
+          ).json()) as {
+            price_usd_micro: string;
+          };
           expect(String(hold)).toBe(est.price_usd_micro);
           if (r.status === "COMPLETED") expect(charge).toBe(hold);
-          // Replicate's view of the same job agrees.
+          if (["queue", "replicate-model", "replicate-version"].includes(c.door))
+            expect(r.input).toEqual(mediaInput(c));
+          // Replicate's view of the same job agrees, and OpenAI's for a video.
           const p = (await (await s.get(`/v1/predictions/${id}`)).json()) as Record<string, any>;
-          expect(p.model).toBe(c.model);
-          expect(p.input).toEqual(mediaInput(c));
-          expect(p.status).toBe(
-            { COMPLETED: "succeeded", FAILED: "failed", CANCELLED: "canceled" }[r.status as string],
-          );
+          expect([p.model, p.status]).toEqual([c.model, PREDICTION_STATUS[r.status as string]]);
+          expect(p.input).toEqual(r.input);
+          if (c.kind === "video") {
+            const v = (await (await s.get(`/v1/videos/${id}`)).json()) as Record<string, any>;
+            expect([v.model, v.status]).toEqual([c.model, r.status === "COMPLETED" ? "completed" : "failed"]);
+          }
         }
         charges += charge;
       }
@@ -251,7 +311,7 @@ describe("doors: random calls through random doors keep the ledger's invariants"
         balance_micro: string;
       };
       expect(account.held_micro).toBe("0");
-      expect(BigInt(account.balance_micro)).toBe(80_000n - charges);
+      expect(BigInt(account.balance_micro)).toBe(200_000n - charges);
       const limitedSpend = ledger
         .filter((e) => e.kind === "charge" && e.key_id === limitedKey.id)
         .reduce((sum, e) => sum + BigInt(e.amount_micro), 0n);
