@@ -2,7 +2,8 @@
  * The studio's "Code": the same call as the form describes, for an API caller, as curl, JavaScript
  * (`@fal-ai/client` for media models, `openai` for text models) and Python (`fal-client` / `openai`),
  * then one tab per other client that has a door onto the same model (`more`: Replicate's client for
- * media models, Anthropic's SDKs and the Vercel AI SDK for text models).
+ * media models and OpenAI's client on its images, speech and videos calls, Anthropic's SDKs and
+ * the Vercel AI SDK for text models).
  * Built from the actual input and the server's public URL, pointed at gengate the way
  * docs/clients.md shows; the key is a placeholder (KEY_PLACEHOLDER) the reader replaces with one of
  * their keys (a console session is never an API key).
@@ -111,7 +112,76 @@ result = fal_client.subscribe(
 )
 print(result)
 `;
-  return { curl, javascript, python, more: [replicateSnippet(model, input, base)] };
+  const openai = openAIMediaSnippet(model, input, base);
+  return {
+    curl,
+    javascript,
+    python,
+    more: [replicateSnippet(model, input, base), ...(openai ? [openai] : [])],
+  };
+}
+
+/**
+ * OpenAI's JavaScript client on the OpenAI-shaped media doors (docs/clients.md): an image model with
+ * a prompt through images.generate (n and size from the form), an audio model with a text through
+ * audio.speech.create, a video model with a prompt through videos.create and its content. Models
+ * whose form has no prompt or text (an upscaler) have no such call.
+ */
+function openAIMediaSnippet(model: Model, input: Record<string, unknown>, base: string): Snippet | null {
+  const head = `// npm install openai
+import { writeFile } from "node:fs/promises";
+import OpenAI from "openai";
+
+const client = new OpenAI({
+  apiKey: ${JSON.stringify(KEY_PLACEHOLDER)}, // a gengate API key (Keys page)
+  baseURL: ${JSON.stringify(`${base}/v1`)},
+});
+`;
+  const id = JSON.stringify(model.id);
+  let call: string;
+  if (model.kind === "image" && typeof input.prompt === "string") {
+    const size =
+      typeof input.width === "number" && typeof input.height === "number"
+        ? `${input.width}x${input.height}`
+        : null;
+    const n = typeof input.num_images === "number" ? input.num_images : null;
+    call = `
+const image = await client.images.generate({
+  model: ${id},
+  prompt: ${JSON.stringify(input.prompt)},${n !== null ? `\n  n: ${n},` : ""}${size !== null ? `\n  size: ${JSON.stringify(size)},` : ""}
+  response_format: "url",
+});
+for (const item of image.data ?? []) console.log(item.url);
+`;
+  } else if (model.kind === "audio" && typeof input.text === "string") {
+    call = `
+const audio = await client.audio.speech.create({
+  model: ${id},
+  input: ${JSON.stringify(input.text)},
+  voice: "alloy",
+  response_format: "wav",
+});
+await writeFile("speech.wav", Buffer.from(await audio.arrayBuffer()));
+console.log("speech.wav");
+`;
+  } else if (model.kind === "video" && typeof input.prompt === "string") {
+    const seconds = typeof input.duration === "number" ? String(input.duration) : null;
+    call = `
+let video = await client.videos.create({
+  model: ${id},
+  prompt: ${JSON.stringify(input.prompt)},${seconds !== null ? `\n  seconds: ${JSON.stringify(seconds)},` : ""}
+});
+while (video.status === "queued" || video.status === "in_progress") {
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  video = await client.videos.retrieve(video.id);
+}
+if (video.status !== "completed") throw new Error(video.error?.message ?? video.status);
+const content = await client.videos.downloadContent(video.id);
+await writeFile("video.webm", Buffer.from(await content.arrayBuffer()));
+console.log(video.id, "video.webm");
+`;
+  } else return null;
+  return { id: "openai-media", title: "JavaScript (openai)", language: "javascript", text: head + call };
 }
 
 /**

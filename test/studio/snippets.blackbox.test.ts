@@ -84,4 +84,44 @@ describe("studio snippets against a real server", () => {
     };
     expect(list.data.some((j) => j.model_id === "sandbox/chat" && j.status === "COMPLETED")).toBe(true);
   });
+
+  /** Runs one of a snippet's other-client tabs through node, with a real key; its stdout. */
+  async function runTab(modelId: string, input: Record<string, unknown>, tab: string) {
+    const snip = studioSnippets(catalog.get(modelId)!, input, s.url).more.find((m) => m.id === tab)!;
+    const file = join(dir, `${tab}.mjs`);
+    writeFileSync(file, withKey(snip.text));
+    const r = await run(["node", file]);
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    return r.out;
+  }
+
+  test("JavaScript (replicate): runs the prediction, prints its output links", async () => {
+    const input = { prompt: "from the studio", num_images: 1, width: 64, height: 64 };
+    const out = await runTab("sandbox/image", input, "replicate");
+    const id = /\/v1\/requests\/([0-9a-f-]{36})\/output\/0/.exec(out)?.[1];
+    expect(id).toBeDefined();
+    const job = await record(id!);
+    expect([job.model_id, job.status, job.input]).toEqual(["sandbox/image", "COMPLETED", input]);
+  });
+
+  test("JavaScript (openai): images.generate, audio.speech.create and videos.create on the media doors", async () => {
+    const image = await runTab(
+      "sandbox/image",
+      { prompt: "a fox", num_images: 2, width: 80, height: 64 },
+      "openai-media",
+    );
+    expect(image.trim().split("\n")).toHaveLength(2);
+    expect(await runTab("sandbox/speech", { text: "hello", duration: 2 }, "openai-media")).toContain(
+      "speech.wav",
+    );
+    const video = await runTab("sandbox/video", { prompt: "a fox", duration: 1 }, "openai-media");
+    const id = /^([0-9a-f-]{36}) video.webm/.exec(video.trim())?.[1];
+    expect((await record(id!)).status).toBe("COMPLETED");
+  });
+
+  test("JavaScript (@anthropic-ai/sdk) and the AI SDK (Responses): a reply from the text model", async () => {
+    expect((await runTab("sandbox/chat", {}, "anthropic-js")).trim().length).toBeGreaterThan(0);
+    expect((await runTab("sandbox/chat", {}, "ai-sdk")).trim().length).toBeGreaterThan(0);
+  });
 });

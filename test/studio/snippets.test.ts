@@ -63,8 +63,9 @@ describe("studio snippets", () => {
         expect(m.text).toContain(KEY_PLACEHOLDER);
         expect(m.text).toContain("gen.example.com");
       }
+      const openAIMedia = ["image", "audio", "video"].includes(model.kind) ? ["openai-media"] : [];
       expect(s.more.map((m) => m.id)).toEqual(
-        model.kind === "text" ? ["anthropic-js", "anthropic-py", "ai-sdk"] : ["replicate"],
+        model.kind === "text" ? ["anthropic-js", "anthropic-py", "ai-sdk"] : ["replicate", ...openAIMedia],
       );
       expect(s.javascript).toContain(model.kind === "text" ? 'from "openai"' : 'from "@fal-ai/client"');
       expect(s.python).toContain(model.kind === "text" ? "from openai import OpenAI" : "import fal_client");
