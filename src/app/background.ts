@@ -9,7 +9,6 @@ import { MAIL_CHANNEL, MailSender } from "../mail/sender.ts";
 import { recoverJobs } from "../queue/recovery.ts";
 import { WorkerPool } from "../queue/workers.ts";
 import { predictionView } from "../replicate/prediction-view.ts";
-import { isPredictionWebhook } from "../replicate/predictions.ts";
 import type { AppContext } from "../server/context.ts";
 import { WEBHOOKS_CHANNEL, WebhookDispatcher } from "../webhooks/dispatcher.ts";
 
@@ -60,9 +59,7 @@ export async function startBackground(ctx: AppContext) {
       const job = await ctx.jobs.get(id);
       if (!job) return null;
       // A Replicate create's webhook gets the prediction, as Replicate sends it (docs/clients.md).
-      return isPredictionWebhook(job.webhook_url)
-        ? await predictionView(ctx, job)
-        : await ctx.views.record(job);
+      return job.webhook_body === "prediction" ? await predictionView(ctx, job) : await ctx.views.record(job);
     },
     policy: () => ctx.live.webhooks,
     onOutcome: (outcome) => ctx.metrics.webhookAttempts.inc([outcome], 1),

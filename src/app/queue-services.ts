@@ -28,7 +28,6 @@ import {
   statusView,
   type ViewContext,
 } from "../queue/views.ts";
-import { givenWebhookUrl } from "../replicate/predictions.ts";
 import type { QueueServices } from "../server/context.ts";
 import { WEBHOOKS_CHANNEL } from "../webhooks/dispatcher.ts";
 import { WebhookOutbox } from "../webhooks/outbox.ts";
@@ -98,8 +97,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     webhook: async (job) => {
       if (!job.webhook_url) return null;
       const d = await outbox.deliveryFor(job.id);
-      const url = givenWebhookUrl(job.webhook_url);
-      return { url, status: d?.status ?? "not_sent", attempts: d?.attempts ?? 0 };
+      return { url: job.webhook_url, status: d?.status ?? "not_sent", attempts: d?.attempts ?? 0 };
     },
     outputUrls: async (job) => {
       // Reissued at every read: each link is valid for 24 hours from the read.

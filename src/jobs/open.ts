@@ -24,7 +24,7 @@ import type { HoldRow, Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
 import { type Quote, serializeQuote } from "../pricing/quote.ts";
 import type { JobEvents } from "../queue/events.ts";
-import type { JobRow } from "../queue/job-row.ts";
+import type { JobRow, WebhookBody } from "../queue/job-row.ts";
 import type { JobStore } from "../queue/job-store.ts";
 
 /**
@@ -81,6 +81,8 @@ export interface JobToOpen {
   input: string;
   quote: Quote;
   webhookUrl: string | null;
+  /** What the webhook carries (Replicate's door: its prediction); the request record by default. */
+  webhookBody?: WebhookBody;
 }
 
 /** What opening a job uses: the stores it writes in its transaction, the group commit, the queue's wake-up. */
@@ -222,6 +224,7 @@ function opening(deps: OpenJobDeps, j: JobToOpen) {
       quote,
       holdId: hold.id,
       webhookUrl: j.webhookUrl,
+      webhookBody: j.webhookBody,
       deadlineAt: deadline,
       createdAt: now,
       // The request's own time limit ends a call run in the request at the same moment.

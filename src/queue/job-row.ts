@@ -22,6 +22,8 @@ export interface JobRow {
   quote: string;
   hold_id: string;
   webhook_url: string | null;
+  /** What its webhook carries: the request record, or Replicate's prediction (migration 019). */
+  webhook_body: WebhookBody;
   upstream_id: string | null;
   attempt: bigint;
   lease_owner: string | null;
@@ -37,6 +39,9 @@ export interface JobRow {
   completed_at: bigint | null;
 }
 
+/** A webhook's body: gengate's request record, or Replicate's prediction object. */
+export type WebhookBody = "record" | "prediction";
+
 export interface NewJob {
   id: string;
   accountId: string;
@@ -51,6 +56,8 @@ export interface NewJob {
   quote: string;
   holdId: string;
   webhookUrl: string | null;
+  /** What the webhook carries; "record" unless a door says otherwise. */
+  webhookBody?: WebhookBody;
   deadlineAt: number;
   createdAt: number;
   /**

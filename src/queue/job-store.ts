@@ -108,14 +108,16 @@ export class JobStore extends SqlStore {
   protected override s = {
     insert: this.q(
       `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
-           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id,
+           webhook_body)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // PostgreSQL: seq from the column's identity sequence (migration 017), shared by every instance.
     insertPg: this.q<{ seq: bigint }>(
       `INSERT INTO jobs (id, account_id, key_id, model_id, kind, source, provider, status, input, quote,
-           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+           hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id,
+           webhook_body)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
     ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
@@ -251,6 +253,7 @@ export class JobStore extends SqlStore {
       j.runningUntil ?? null,
       running ? j.createdAt : null,
       j.personId ?? null,
+      j.webhookBody ?? "record",
     ] as const;
     let seq: bigint;
     if (this.sql.dialect === "postgres") {
@@ -283,6 +286,7 @@ export class JobStore extends SqlStore {
       quote: j.quote,
       hold_id: j.holdId,
       webhook_url: j.webhookUrl,
+      webhook_body: j.webhookBody ?? "record",
       upstream_id: null,
       attempt: running ? 1n : 0n,
       lease_owner: running ? this.requestOwner : null,

@@ -7,7 +7,7 @@ import type { Principal } from "../accounts/store.ts";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
 import { type MediaJobDeps, prepareMediaJob } from "../jobs/media.ts";
-import { type Opener, type OpenJobDeps, openJobOnce } from "../jobs/open.ts";
+import { type JobToOpen, type Opener, type OpenJobDeps, openJobOnce } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
 import type { JobRow } from "../queue/job-row.ts";
@@ -23,23 +23,6 @@ import {
 
 /** Replicate's webhook events; gengate sends the one at the end (`completed`). */
 export const WEBHOOK_EVENTS = ["start", "output", "logs", "completed"] as const;
-
-/**
- * Marks a webhook URL whose body is the prediction rather than gengate's request record. A URL
- * fragment is never sent (the delivery posts pathname + search, src/webhooks/pinned.ts), so the
- * receiver sees the URL it gave, and no column is needed to remember which door opened the job.
- */
-const PREDICTION_WEBHOOK = "#replicate-prediction";
-
-/** Whether a job's webhook gets the prediction as its body (a create with `webhook`). */
-export function isPredictionWebhook(url: string | null): boolean {
-  return url?.endsWith(PREDICTION_WEBHOOK) ?? false;
-}
-
-/** A stored webhook URL as its sender gave it (without the mark, which is never sent anyway). */
-export function givenWebhookUrl(url: string): string {
-  return isPredictionWebhook(url) ? url.slice(0, -PREDICTION_WEBHOOK.length) : url;
-}
 
 /** Replicate's longest `Prefer: wait` and its default, in seconds (its sync API's limit). */
 export const MAX_WAIT_SECONDS = 60;
@@ -103,12 +86,10 @@ export async function createPrediction(
       param: "input",
     });
   }
-  const job = await prepareMediaJob(deps, {
-    who: c.who,
-    modelId,
-    body: input,
-    queryWebhook: webhookOf(c.body),
-  });
+  const webhook = webhookOf(c.body);
+  const prepared = await prepareMediaJob(deps, { who: c.who, modelId, body: input, queryWebhook: webhook });
+  // Replicate's clients read the prediction in a webhook (the job's record otherwise).
+  const job: JobToOpen = { ...prepared, webhookBody: webhook !== null ? "prediction" : "record" };
   const opened = await openJobOnce(deps, job, {
     claim: c.claim,
     answer: (j): StoredResponse => ({
@@ -130,7 +111,7 @@ export async function createPrediction(
   return { prediction, replayed: opened.replay !== null };
 }
 
-/** The webhook of a create, marked for the prediction body; null when none or `completed` is filtered out. */
+/** The webhook of a create; null when none or `completed` (the one event sent) is filtered out. */
 function webhookOf(body: Record<string, unknown>): string | null {
   const { webhook, webhook_events_filter: filter } = body;
   if (filter !== undefined) {
@@ -148,7 +129,7 @@ function webhookOf(body: Record<string, unknown>): string | null {
     throw new DomainError("bad_webhook_url", "webhook must be a string URL.", { param: "webhook" });
   }
   if (Array.isArray(filter) && !filter.includes("completed")) return null;
-  return webhook.replace(/#.*$/s, "") + PREDICTION_WEBHOOK;
+  return webhook;
 }
 
 /**

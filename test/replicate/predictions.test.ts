@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { givenWebhookUrl, isPredictionWebhook, preferWait } from "../../src/replicate/predictions.ts";
+import { preferWait } from "../../src/replicate/predictions.ts";
 
 describe("Prefer: wait", () => {
   test("wait alone is 60 s; wait=n is n, above 60 read as 60 (the client may send wait=120)", () => {
@@ -18,15 +18,5 @@ describe("Prefer: wait", () => {
         expect.objectContaining({ code: "validation_error", param: "Prefer" }),
       );
     }
-  });
-});
-
-describe("the prediction webhook mark", () => {
-  test("only marked URLs get the prediction body; the mark is taken off for display", () => {
-    expect(isPredictionWebhook(null)).toBe(false);
-    expect(isPredictionWebhook("https://a.example/hook")).toBe(false);
-    expect(isPredictionWebhook("https://a.example/hook#replicate-prediction")).toBe(true);
-    expect(givenWebhookUrl("https://a.example/hook#replicate-prediction")).toBe("https://a.example/hook");
-    expect(givenWebhookUrl("https://a.example/hook#mine")).toBe("https://a.example/hook#mine");
   });
 });
