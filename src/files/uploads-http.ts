@@ -1,11 +1,14 @@
 import { Elysia, t } from "elysia";
+import type { Principal } from "../accounts/store.ts";
 import { optionalPrincipal, requirePrincipal } from "../auth/authenticate.ts";
+import { isMultipartForm, readCappedForm } from "../http/body-limit.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { errors } from "../http/schemas.ts";
 import { replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { AppContext } from "../server/context.ts";
 import { downloadHeaders } from "./download-headers.ts";
+import { createReplicateFile } from "./replicate-files.ts";
 import { checkUploadLink } from "./signing.ts";
 import { FILE_ID, type FileRow, type FileStore, fileView } from "./store.ts";
 import { storedFile } from "./stored-file.ts";
@@ -39,13 +42,31 @@ async function ownedFile(ctx: { files: FileStore }, accountId: string, id: strin
   return f;
 }
 
+/** Room for the metadata part and the form's framing beside the file, which upload_max_bytes bounds. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+
 /** Uploads: raw bytes in, a file id out; metadata, delete and content. */
 export function fileRoutes(ctx: AppContext) {
+  /** A Replicate client's upload (multipart `content` + `metadata`): Replicate's file object. */
+  async function replicateUpload(principal: Principal, request: Request): Promise<Response> {
+    const form = await readCappedForm(request, ctx.live.limits.uploadMaxBytes + FORM_OVERHEAD_BYTES);
+    const file = await createReplicateFile(ctx, principal, {
+      content: form.get("content"),
+      metadata: form.get("metadata"),
+    });
+    return new Response(JSON.stringify(file), {
+      status: 201,
+      headers: { "content-type": "application/json" },
+    });
+  }
+
   return new Elysia({ prefix: "/v1", detail: { tags: ["Files"], security: [{ apiKey: [] }] } })
     .post(
       "/files",
       async ({ request }) => {
-        const created = await createUpload(ctx, await requirePrincipal(ctx, request), request);
+        const principal = await requirePrincipal(ctx, request);
+        if (isMultipartForm(request)) return await replicateUpload(principal, request);
+        const created = await createUpload(ctx, principal, request);
         if (created.replay) return replayResponse(created.replay, 200);
         return new Response(created.value, { status: 201, headers: { "content-type": "application/json" } });
       },
@@ -54,10 +75,22 @@ export function fileRoutes(ctx: AppContext) {
         detail: {
           summary: "Upload a file",
           description:
-            "Raw bytes with their Content-Type (image/*, video/*, audio/*; the magic bytes must agree), streamed to disk. 201 with the file_id; Idempotency-Key replays answer 200.",
+            "Raw bytes with their Content-Type (image/*, video/*, audio/*; the magic bytes must agree), streamed to disk. 201 with the file_id; Idempotency-Key replays answer 200. A multipart body with a `content` file part (and an optional JSON `metadata` part) is Replicate's files API, as Replicate's clients upload a Blob input: the same checks, answered with Replicate's file object, whose `urls.get` any model input takes.",
           requestBody: {
             required: true,
-            content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } },
+            content: {
+              "application/octet-stream": { schema: { type: "string", format: "binary" } },
+              "multipart/form-data": {
+                schema: {
+                  type: "object",
+                  required: ["content"],
+                  properties: {
+                    content: { type: "string", format: "binary" },
+                    metadata: { type: "string", description: "A JSON object kept with the file." },
+                  },
+                },
+              },
+            },
           },
         },
         response: { 201: FileSchema, 200: FileSchema, ...errors(400, 401, 409, 413, 415, 429, 507) },

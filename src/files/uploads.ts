@@ -2,6 +2,7 @@ import type { Principal } from "../accounts/store.ts";
 import { idempotencyKeyOf, type Once, requestFingerprint } from "../idempotency/idempotency.ts";
 import { sniffImageSize } from "../lib/image-size.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { contentTypeOf, familyOf, normalizeContentType, SNIFF_BYTES } from "../lib/magic.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FileRow, fileView } from "./store.ts";
 import { type ReceivedUpload, receiveUpload } from "./upload-stream.ts";
@@ -113,4 +114,21 @@ export async function createUpload(
       .catch((err) => log("warn", "stored bytes not removed", { path: up.path, ...errorFields(err) }));
   }
   return outcome;
+}
+
+/**
+ * A file part of a multipart body (an OpenAI video's input_reference, a Replicate file) as the
+ * upload request receiveUpload reads: its declared type when it names a media family, otherwise
+ * the type its first bytes show (clients send Buffers as application/octet-stream), so the usual
+ * type and magic-byte checks apply.
+ */
+export async function uploadRequestOf(file: Blob): Promise<Request> {
+  const declared = normalizeContentType(file.type);
+  const head = new Uint8Array(await file.slice(0, SNIFF_BYTES).arrayBuffer());
+  const type = (declared && familyOf(declared) ? declared : contentTypeOf(head, null)) ?? declared ?? "";
+  return new Request("http://upload.invalid/", {
+    method: "POST",
+    body: file,
+    headers: { "content-type": type, "content-length": String(file.size) },
+  });
 }

@@ -34,6 +34,29 @@ export async function readCapped(request: Request, max: number): Promise<Uint8Ar
   return readAllCapped(request.body, max, () => tooLarge(max));
 }
 
+/** Whether a request's body is a multipart form (its Content-Type, parameters aside). */
+export function isMultipartForm(request: Request): boolean {
+  return /^multipart\/form-data\s*(;|$)/i.test(request.headers.get("content-type") ?? "");
+}
+
+/** A parsed multipart form, as Bun's Response.formData() gives it. */
+export type ParsedForm = Awaited<ReturnType<Response["formData"]>>;
+
+/**
+ * A multipart/form-data body read with the cap (readCapped: Content-Length first, then counted
+ * while streaming; never request.formData() on the live body, which buffers whatever the client
+ * sends), then parsed. A body that is not a readable form is 400 validation_error.
+ */
+export async function readCappedForm(request: Request, max: number): Promise<ParsedForm> {
+  const type = request.headers.get("content-type") ?? "";
+  const bytes = await readCapped(request, max);
+  try {
+    return await new Response(bytes, { headers: { "content-type": type } }).formData();
+  } catch {
+    throw new DomainError("validation_error", "The multipart body could not be read.");
+  }
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_ARRAY = 0x5b;

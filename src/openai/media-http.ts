@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
 import type { Model } from "../catalog/model.ts";
-import { readCapped } from "../http/body-limit.ts";
+import { readCappedForm } from "../http/body-limit.ts";
 import { requestMeta } from "../http/request-meta.ts";
 import { jsonResponse } from "../http/schemas.ts";
 import { claimOf, REPLAYED_HEADER } from "../idempotency/idempotency.ts";
@@ -39,13 +39,7 @@ async function readEditForm(request: Request, max: number): Promise<EditForm> {
   if (!type.toLowerCase().startsWith("multipart/form-data")) {
     throw new DomainError("unsupported_media_type", "Send the edit as multipart/form-data.");
   }
-  const bytes = await readCapped(request, max);
-  let form: Awaited<ReturnType<Request["formData"]>>;
-  try {
-    form = await new Response(bytes, { headers: { "content-type": type } }).formData();
-  } catch {
-    throw new DomainError("validation_error", "The multipart body could not be read.");
-  }
+  const form = await readCappedForm(request, max);
   const out: EditForm = { fields: {}, images: [], mask: null };
   for (const [name, value] of form.entries()) {
     if (name === "image" || name === "image[]") out.images.push(value as File | string);

@@ -1,11 +1,12 @@
 import { Elysia } from "elysia";
 import type { Principal } from "../accounts/store.ts";
 import { requirePrincipal } from "../auth/authenticate.ts";
-import { parseJsonCapped, readCapped } from "../http/body-limit.ts";
+import { uploadRequestOf } from "../files/uploads.ts";
+import { parseJsonCapped, readCappedForm } from "../http/body-limit.ts";
 import { errors, jsonResponse } from "../http/schemas.ts";
 import { claimOf, replayResponse } from "../idempotency/idempotency.ts";
 import { DomainError } from "../lib/errors.ts";
-import { contentTypeOf, familyOf, normalizeContentType, SNIFF_BYTES } from "../lib/magic.ts";
+import { normalizeContentType } from "../lib/magic.ts";
 import type { AppContext } from "../server/context.ts";
 import { formFields } from "./input.ts";
 import { VIDEO_DOCS } from "./openapi.ts";
@@ -51,15 +52,7 @@ async function readVideoBody(
       throw new DomainError("validation_error", "The body must be a JSON object or a multipart form.");
     return { body: { fields: json as Record<string, unknown>, reference: null }, print: json };
   }
-  const bytes = await readCapped(request, ctx.live.limits.uploadMaxBytes + FORM_FIELDS_BYTES);
-  let form: Awaited<ReturnType<Request["formData"]>>;
-  try {
-    form = await new Response(bytes, {
-      headers: { "content-type": request.headers.get("content-type")! },
-    }).formData();
-  } catch {
-    throw new DomainError("validation_error", "The multipart body could not be read.");
-  }
+  const form = await readCappedForm(request, ctx.live.limits.uploadMaxBytes + FORM_FIELDS_BYTES);
   const texts: [string, string][] = [];
   let file: Blob | null = null;
   for (const [name, value] of form.entries()) {
@@ -73,18 +66,12 @@ async function readVideoBody(
   const model = form.get("model");
   const fields = formFields(texts, typeof model === "string" ? ctx.catalog.get(model) : undefined);
   if (file === null) return { body: { fields, reference: null }, print: fields };
-  const head = new Uint8Array(await file.slice(0, SNIFF_BYTES).arrayBuffer());
-  const declared = normalizeContentType(file.type);
-  const fileType = (declared && familyOf(declared) ? declared : contentTypeOf(head, null)) ?? declared ?? "";
+  const reference = await uploadRequestOf(file);
+  const fileType = reference.headers.get("content-type") ?? "";
   // Hashed in chunks: the form already holds the file, one more whole copy would double it.
   const hasher = new Bun.CryptoHasher("sha256");
   for await (const chunk of file.stream()) hasher.update(chunk);
   const sha256 = hasher.digest("hex");
-  const reference = new Request("http://input-reference.invalid/", {
-    method: "POST",
-    body: file,
-    headers: { "content-type": fileType, "content-length": String(file.size) },
-  });
   return { body: { fields, reference }, print: { fields, input_reference: { type: fileType, sha256 } } };
 }
 

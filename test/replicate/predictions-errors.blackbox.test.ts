@@ -202,12 +202,13 @@ describe("replicate door errors", () => {
     expect(((await replicate.predictions.cancel(running.id)) as Prediction).status).toBe("succeeded");
   });
 
-  test("a Blob input: the client's multipart upload to /v1/files is refused with a 4xx, no job opened", async () => {
+  test("a Blob input that is not an image: the client's upload to /v1/files is refused with a 4xx, no job opened", async () => {
     const before = count("POST /v1/models/sandbox/upscale/predictions");
     const r = await refusal(
       replicate.run("sandbox/upscale", {
         input: {
-          image_url: new Blob([new Uint8Array([0x89, 0x50, 0x4e, 0x47])], { type: "image/png" }),
+          // Declared a PNG, but its bytes are text: the upload's magic-byte check refuses it.
+          image_url: new Blob([new TextEncoder().encode("not an image at all")], { type: "image/png" }),
           scale: 2,
         },
       }),

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Replicate, { type Page, validateWebhook } from "replicate";
+import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { pollUntil, startFunded } from "../helpers/api.ts";
 
 type Prediction = {
@@ -63,6 +64,33 @@ const estimate = async (model_id: string, input: unknown) =>
 const PNG = [0x89, 0x50, 0x4e, 0x47];
 
 describe("replicate JS client against gengate", () => {
+  test("run with a Blob and a Buffer input: uploaded through Replicate's files API, read by the job from the store", async () => {
+    const png = encodePng(96, 64, 3);
+    for (const image of [new Blob([png], { type: "image/png" }), Buffer.from(png)]) {
+      const before = await balance();
+      const output = (await replicate.run("sandbox/upscale", {
+        input: { image_url: image, scale: 2 },
+      })) as unknown;
+      const links = (Array.isArray(output) ? output : [output]).map(String);
+      expect(links).toHaveLength(1);
+      const id = /\/v1\/requests\/([0-9a-f-]{36})\/output\/0/.exec(links[0]!)?.[1];
+      const job = (await (await s.get(`/v1/requests/${id}`)).json()) as {
+        status: string;
+        input: { image_url: string; scale: number };
+      };
+      // The client put the file's urls.get in the input; the job holds the account's file id.
+      expect(job.status).toBe("COMPLETED");
+      expect(job.input.image_url).toMatch(/^file_[0-9A-Za-z]{24}$/);
+      const file = (await (await s.get(`/v1/files/${job.input.image_url}`)).json()) as { width: number };
+      expect(file.width).toBe(96);
+      const after = await balance();
+      expect(BigInt(before.balance_micro) - BigInt(after.balance_micro)).toBe(
+        await estimate("sandbox/upscale", job.input),
+      );
+    }
+    expect(sent.filter((r) => r === "POST /v1/files")).toHaveLength(2);
+  });
+
   test("run: an image model's output is a list of links to a PNG; charged exactly the estimate", async () => {
     const input = { prompt: "a fox", width: 64, height: 64 };
     const price = await estimate("sandbox/image", input);
