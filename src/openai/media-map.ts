@@ -1,3 +1,4 @@
+import { FAL_IMAGE_SIZES } from "../catalog/input-forms.ts";
 import type { Model } from "../catalog/model.ts";
 import { DomainError } from "../lib/errors.ts";
 
@@ -27,22 +28,15 @@ function bad(message: string, param: string): DomainError {
 }
 
 /**
- * fal's named image sizes (fal.ai model APIs, `image_size`), in pixels: a "WxH" request maps to the
- * name with the same frame, else to the nearest one with the same aspect ratio.
+ * fal's named image sizes (catalog/input-forms.ts), in pixels: a "WxH" request maps to the name
+ * with the same frame, else to the nearest one with the same aspect ratio.
  */
-const NAMED_SIZES: Record<string, [number, number]> = {
-  square_hd: [1024, 1024],
-  square: [512, 512],
-  portrait_4_3: [768, 1024],
-  portrait_16_9: [576, 1024],
-  landscape_4_3: [1024, 768],
-  landscape_16_9: [1024, 576],
-};
+const NAMED_SIZES = FAL_IMAGE_SIZES;
 
 const SIZE = /^(\d{1,5})x(\d{1,5})$/;
 
 /** A tier's frame: a fal size name or a "WxH" value; null for anything else. */
-function frameOf(tier: string): [number, number] | null {
+function frameOf(tier: string): readonly [number, number] | null {
   const m = SIZE.exec(tier);
   if (m) return [Number(m[1]), Number(m[2])];
   return NAMED_SIZES[tier] ?? null;
