@@ -3,6 +3,7 @@ import { requireManage, requirePrincipal } from "../auth/authenticate.ts";
 import { microFromInput } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import type { AppContext } from "../server/context.ts";
+import { type KeyControlsInput, keyControlsOf } from "./key-controls.ts";
 import {
   CreateKeyBody,
   KeyListSchema,
@@ -13,8 +14,9 @@ import {
 } from "./schemas.ts";
 import { type KeyChanges, keyView, type Principal } from "./store.ts";
 
-interface KeyBody {
+interface KeyBody extends KeyControlsInput {
   name?: string;
+  disabled?: boolean;
   monthly_limit_micro?: string | null;
   writes_per_minute?: number | null;
   max_in_flight?: number | null;
@@ -29,6 +31,8 @@ function keyChanges(body: KeyBody): KeyChanges {
         : microFromInput(body.monthly_limit_micro, "monthly_limit_micro"),
     writesPerMinute: body.writes_per_minute,
     maxInFlight: body.max_in_flight,
+    disabled: body.disabled,
+    ...keyControlsOf(body),
   };
 }
 
@@ -42,11 +46,9 @@ async function listKeys(ctx: KeyDeps, principal: Principal) {
 async function createKey(ctx: KeyDeps, principal: Principal, body: KeyBody & { can_manage?: boolean }) {
   const changes = keyChanges(body);
   const { keyId, key } = await ctx.accounts.createKey(principal.accountId, {
+    ...changes,
     name: changes.name ?? "Key",
     canManage: body.can_manage ?? false,
-    monthlyLimitMicro: changes.monthlyLimitMicro,
-    writesPerMinute: changes.writesPerMinute,
-    maxInFlight: changes.maxInFlight,
   });
   return { ...keyView(await ctx.accounts.getKey(principal.accountId, keyId)), key };
 }
@@ -100,7 +102,8 @@ export function keyRoutes(ctx: AppContext) {
       detail: {
         tags: ["Keys"],
         summary: "Update a key",
-        description: "Name, monthly limit (null = none), write rate and in-flight cap.",
+        description:
+          "Name, monthly limit (null = none), write rate, in-flight cap, expiry, allowed models and addresses, and disabled. Applies from the next request on, on every instance.",
       },
       response: { 200: KeySchema, ...errors(400, 401, 403, 404, 409) },
     })

@@ -2,6 +2,7 @@ import { t } from "elysia";
 import { MicroInput, PagingQuery } from "../http/inputs.ts";
 import { MicroString } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
+import { KEY_LIST_MAX_ENTRIES, KEY_LIST_MAX_LENGTH } from "./key-controls.ts";
 
 export const AccountSchema = t.Object(
   {
@@ -92,6 +93,18 @@ export const KeySchema = t.Object(
     max_in_flight: t.Union([t.Integer(), t.Null()]),
     created_at: t.String({ format: "date-time" }),
     revoked_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+    expires_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description: "After this the key is refused (401); null: never.",
+    }),
+    disabled: t.Boolean({ description: "A disabled key is refused (401) until enabled again." }),
+    allowed_models: t.Union([t.Array(t.String()), t.Null()], {
+      description:
+        "Model ids and prefixes ending in * the key may use (403 model_not_allowed otherwise); null: every model.",
+    }),
+    allowed_cidrs: t.Union([t.Array(t.String()), t.Null()], {
+      description:
+        "Client address blocks the key may be used from (403 address_not_allowed otherwise); null: anywhere.",
+    }),
   },
   { title: "ApiKey" },
 );
@@ -106,17 +119,54 @@ export const NewKeySchema = t.Composite(
 /** A key's name: 1 to this many characters (the API's schema and the console's form). */
 export const KEY_NAME_MAX_LENGTH = 100;
 
+const ControlList = (description: string) =>
+  t.Optional(
+    t.Union(
+      [
+        t.Array(t.String({ minLength: 1, maxLength: KEY_LIST_MAX_LENGTH }), {
+          maxItems: KEY_LIST_MAX_ENTRIES,
+        }),
+        t.Null(),
+      ],
+      { description },
+    ),
+  );
+
+/** The key controls (key-controls.ts checks them further), shared by the API and the admin API. */
+export const KeyControlFields = {
+  expires_at: t.Optional(
+    t.Union([t.String({ maxLength: 64 }), t.Null()], {
+      description: "RFC 3339 time after which the key is refused (401), in the future; null: never.",
+    }),
+  ),
+  allowed_models: ControlList(
+    `Model ids, or prefixes ending in * (fal-ai/flux/*), at most ${KEY_LIST_MAX_ENTRIES}; null: every model.`,
+  ),
+  allowed_cidrs: ControlList(
+    `Client address blocks (203.0.113.0/24, 2001:db8::/32; a bare address is one host), at most ${KEY_LIST_MAX_ENTRIES}; null: anywhere.`,
+  ),
+};
+
 const KeySettings = {
   name: t.Optional(t.String({ minLength: 1, maxLength: KEY_NAME_MAX_LENGTH })),
   monthly_limit_micro: t.Optional(t.Union([MicroInput, t.Null()])),
   writes_per_minute: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()])),
   max_in_flight: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 100_000 }), t.Null()])),
+  ...KeyControlFields,
 };
 export const CreateKeyBody = t.Object(
   { ...KeySettings, can_manage: t.Optional(t.Boolean({ description: "Default false." })) },
   { additionalProperties: false },
 );
-export const UpdateKeyBody = t.Object(KeySettings, { additionalProperties: false });
+export const UpdateKeyBody = t.Object(
+  {
+    ...KeySettings,
+    disabled: t.Optional(
+      t.Boolean({ description: "true: refused (401) from the next request on; false: enabled again." }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const LedgerQuery = t.Object(PagingQuery);
 export const SpendQuery = t.Object({

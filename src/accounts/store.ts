@@ -1,6 +1,7 @@
 import type { CacheInvalidation } from "../db/invalidation.ts";
 import { type Sql, SqlConstraintError } from "../db/sql.ts";
 import { SqlStore } from "../db/store.ts";
+import { type Cidr, parseCidr } from "../lib/addresses.ts";
 import {
   DISPLAY_PREFIX_LENGTH,
   digestsEqual,
@@ -44,6 +45,14 @@ export interface ApiKeyRow {
   revoked_at: bigint | null;
   /** The person who created the key in the console; null: the API, the CLI or the operator. */
   created_by: string | null;
+  /** Epoch seconds after which the key is refused (401); null: never. */
+  expires_at: bigint | null;
+  /** When the key was disabled (401 until enabled again); null: enabled. */
+  disabled_at: bigint | null;
+  /** JSON array of model ids and `prefix*` patterns; null: every model. */
+  allowed_models: string | null;
+  /** JSON array of CIDR blocks; null: any client address. */
+  allowed_cidrs: string | null;
 }
 
 /** What an authenticated request knows about its caller. */
@@ -55,6 +64,13 @@ export interface Principal {
   monthlyLimitMicro: bigint | null;
   writesPerMinute: number | null;
   maxInFlight: number | null;
+  /** Epoch seconds after which the key is refused; null: never (checked per request: requirePrincipal). */
+  expiresAt: bigint | null;
+  disabled: boolean;
+  /** Model ids and `prefix*` patterns the key may use; null: every model (src/jobs/models.ts). */
+  allowedModels: readonly string[] | null;
+  /** Client addresses the key may be used from, parsed once when cached; null: anywhere. */
+  allowedCidrs: readonly Cidr[] | null;
 }
 
 /**
@@ -67,7 +83,17 @@ const PRINCIPAL_CACHE_MS = 5_000;
 /** The cache scope of everything a key may do (src/db/invalidation.ts). */
 export const KEYS_SCOPE = "keys";
 
-export interface NewKeyOptions {
+/** What limits where and until when a key works (API, admin API, CLI and console set them alike). */
+export interface KeyControls {
+  /** Epoch seconds; null: never expires. */
+  expiresAt?: bigint | null;
+  /** Validated: exact ids or prefixes ending in `*`; null: every model. */
+  allowedModels?: readonly string[] | null;
+  /** Validated CIDR blocks in text; null: anywhere. */
+  allowedCidrs?: readonly string[] | null;
+}
+
+export interface NewKeyOptions extends KeyControls {
   name?: string;
   canManage?: boolean;
   monthlyLimitMicro?: bigint | null;
@@ -77,11 +103,22 @@ export interface NewKeyOptions {
   createdBy?: string | null;
 }
 
-export interface KeyChanges {
+export interface KeyChanges extends KeyControls {
   name?: string;
   monthlyLimitMicro?: bigint | null;
   writesPerMinute?: number | null;
   maxInFlight?: number | null;
+  /** true: refused (401) from the next request on; false: enabled again. */
+  disabled?: boolean;
+}
+
+/** A list column's stored text: a JSON array, or null for "no limit". */
+function listColumn(list: readonly string[] | null | undefined): string | null | undefined {
+  return list === undefined || list === null ? list : JSON.stringify(list);
+}
+
+function listOf(column: string | null): string[] | null {
+  return column === null ? null : (JSON.parse(column) as string[]);
 }
 
 /** Account and key SQL, prepared once per database (the query cache holds only 20 statements). */
@@ -93,8 +130,8 @@ export class AccountStore extends SqlStore {
     ),
     insertKey: this.q(
       `INSERT INTO api_keys (id, account_id, name, prefix, hash, can_manage, monthly_limit_micro,
-         writes_per_minute, max_in_flight, created_at, created_by)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         writes_per_minute, max_in_flight, created_at, created_by, expires_at, allowed_models, allowed_cidrs)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     getAccount: this.q<Account, [string]>("SELECT * FROM accounts WHERE id = ?"),
     getAccountByName: this.q<Account, [string]>("SELECT * FROM accounts WHERE name = ?"),
@@ -200,6 +237,9 @@ export class AccountStore extends SqlStore {
       options.maxInFlight ?? null,
       nowSeconds(),
       options.createdBy ?? null,
+      options.expiresAt ?? null,
+      listColumn(options.allowedModels) ?? null,
+      listColumn(options.allowedCidrs) ?? null,
     );
     return { keyId, key };
   }
@@ -283,6 +323,12 @@ export class AccountStore extends SqlStore {
       set("monthly_limit_micro", changes.monthlyLimitMicro);
       set("writes_per_minute", changes.writesPerMinute);
       set("max_in_flight", changes.maxInFlight);
+      set("expires_at", changes.expiresAt);
+      set("allowed_models", listColumn(changes.allowedModels));
+      set("allowed_cidrs", listColumn(changes.allowedCidrs));
+      // Disabling twice keeps the first time; enabling clears it.
+      if (changes.disabled !== undefined)
+        set("disabled_at", changes.disabled ? (key.disabled_at ?? nowSeconds()) : null);
       if (sets.length > 0)
         await self.q(`UPDATE api_keys SET ${sets.join(", ")} WHERE id = ?`).run(...values, keyId);
       return self.getKey(accountId, keyId);
@@ -337,7 +383,8 @@ export class AccountStore extends SqlStore {
 
   /**
    * Resolves a presented key. The lookup is by SHA-256 (an index probe reveals nothing about the
-   * key), and the stored digest is compared again in constant time. Revoked keys resolve to null.
+   * key), and the stored digest is compared again in constant time. Revoked keys resolve to null;
+   * disabled and expired ones resolve, so requirePrincipal can say which (401 either way).
    */
   async authenticate(presented: string): Promise<Principal | null> {
     if (!looksLikeApiKey(presented)) return null;
@@ -420,6 +467,10 @@ export class AccountStore extends SqlStore {
       monthlyLimitMicro: row.monthly_limit_micro,
       writesPerMinute: row.writes_per_minute === null ? null : Number(row.writes_per_minute),
       maxInFlight: row.max_in_flight === null ? null : Number(row.max_in_flight),
+      expiresAt: row.expires_at,
+      disabled: row.disabled_at !== null,
+      allowedModels: listOf(row.allowed_models),
+      allowedCidrs: listOf(row.allowed_cidrs)?.map(parseCidr) ?? null,
     };
   }
 }
@@ -439,6 +490,10 @@ export function keyView(k: ApiKeyRow) {
     max_in_flight: k.max_in_flight === null ? null : Number(k.max_in_flight),
     created_at: rfc3339(k.created_at)!,
     revoked_at: rfc3339(k.revoked_at),
+    expires_at: rfc3339(k.expires_at),
+    disabled: k.disabled_at !== null,
+    allowed_models: listOf(k.allowed_models),
+    allowed_cidrs: listOf(k.allowed_cidrs),
   };
 }
 

@@ -33,7 +33,7 @@ export function anthropicRoutes(ctx: AppContext) {
   }
 
   async function countTokens({ request, body }: { request: Request; body: unknown }) {
-    await requirePrincipal(ctx, request);
-    return countMessageTokens(ctx, parseCountTokensBody(body));
+    const principal = await requirePrincipal(ctx, request);
+    return countMessageTokens(ctx, principal, parseCountTokensBody(body));
   }
 }

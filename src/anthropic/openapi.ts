@@ -28,6 +28,7 @@ const MESSAGE_FIELDS = {
 const ERRORS = {
   400: { description: "bad_messages (image, document or tool blocks), unknown_model, validation_error" },
   401: { description: "unauthorized" },
+  403: { description: "model_not_allowed, address_not_allowed (the key's allow-lists)" },
   402: { description: "insufficient_balance, key_limit_reached (the message names the billing page)" },
   429: { description: "rate_limited, too_many_in_flight" },
 };

@@ -1,3 +1,4 @@
+import type { ModelAccess } from "../catalog/access.ts";
 import { promptTokens } from "../chat/service.ts";
 import type { ChatRequest } from "../chat/validate.ts";
 import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
@@ -7,6 +8,10 @@ import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
  * `promptTokens`: the sandbox's own count, an upstream's conservative estimate). Free: no job, no
  * hold; the model must still be a text model of the catalog.
  */
-export function countMessageTokens(deps: ModelDeps, req: ChatRequest): { input_tokens: number } {
-  return { input_tokens: promptTokens(resolveTextModel(deps, req.model), req.messages) };
+export function countMessageTokens(
+  deps: ModelDeps,
+  who: ModelAccess,
+  req: ChatRequest,
+): { input_tokens: number } {
+  return { input_tokens: promptTokens(resolveTextModel(deps, req.model, who), req.messages) };
 }

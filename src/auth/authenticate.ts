@@ -1,9 +1,11 @@
 import type { AccountStore, Principal } from "../accounts/store.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { rateLimitHeaders } from "../http/errors.ts";
-import { requestMeta } from "../http/request-meta.ts";
+import { clientAddress, requestMeta } from "../http/request-meta.ts";
+import { cidrContains, parseIp } from "../lib/addresses.ts";
 import { digestsEqual, hashSecret } from "../lib/api-keys.ts";
 import { DomainError } from "../lib/errors.ts";
+import { nowSeconds, rfc3339 } from "../lib/time.ts";
 import type { WriteRateLimit } from "../limits/rate-limit.ts";
 
 /** 403 for a key without the manage right; `what` names the action refused. */
@@ -59,7 +61,7 @@ export function hasCredential(headers: Headers): boolean {
 export interface KeyAuthDeps {
   accounts: AccountStore;
   rateLimiter: WriteRateLimit;
-  live: Pick<LiveSettings, "limits">;
+  live: Pick<LiveSettings, "limits" | "trustedProxies">;
 }
 
 /** Resolves the caller of an API route or throws 401 `unauthorized`. */
@@ -67,6 +69,7 @@ export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Prom
   const credential = requestCredential(request.headers);
   const principal = credential ? await ctx.accounts.authenticate(credential) : null;
   if (!principal) throw new DomainError("unauthorized", UNAUTHORIZED_MESSAGE);
+  checkKeyControls(principal, () => clientAddress(request, ctx.live.trustedProxies));
   const meta = requestMeta(request);
   if (meta) meta.keyPrefix = principal.keyPrefix;
   if (WRITE_METHODS.has(request.method)) {
@@ -78,6 +81,30 @@ export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Prom
     if (meta) meta.extraHeaders = { ...meta.extraHeaders, ...rateLimitHeaders(window) };
   }
   return principal;
+}
+
+/**
+ * The key's own controls, once per request before anything else runs: disabled or past its
+ * expiry is 401 (the message says which, so its owner knows what to change), a client address
+ * outside `allowed_cidrs` 403 address_not_allowed. An unknown address (no socket peer) is outside
+ * every list: a key limited to addresses is never used from an address nobody could check.
+ */
+function checkKeyControls(p: Principal, address: () => string | null): void {
+  if (p.disabled)
+    throw new DomainError("unauthorized", "This API key is disabled; enable it on the console's Keys page.");
+  if (p.expiresAt !== null && BigInt(nowSeconds()) >= p.expiresAt)
+    throw new DomainError(
+      "unauthorized",
+      `This API key expired at ${rfc3339(p.expiresAt)}; use another key.`,
+    );
+  if (p.allowedCidrs === null) return;
+  const text = address();
+  const ip = text === null ? null : parseIp(text);
+  if (!ip || !p.allowedCidrs.some((c) => cidrContains(c, ip)))
+    throw new DomainError(
+      "address_not_allowed",
+      `This API key may not be used from ${text ?? "an unknown address"}: it is outside the key's allowed_cidrs.`,
+    );
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

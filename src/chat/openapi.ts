@@ -17,6 +17,7 @@ export function textCallResponses(ok: string) {
     },
     400: { description: "bad_messages, unknown_model, validation_error" },
     401: { description: "unauthorized" },
+    403: { description: "model_not_allowed, address_not_allowed (the key's allow-lists)" },
     402: { description: "insufficient_balance, key_limit_reached" },
     429: { description: "rate_limited, too_many_in_flight" },
     502: { description: "submit_failed: nothing was charged" },

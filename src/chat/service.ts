@@ -188,7 +188,7 @@ export async function completeChat(
   clientSignal: AbortSignal,
   formatOf: ReplyFormatOf = chatFormat(req.includeUsage),
 ): Promise<ChatAnswer> {
-  const model = resolveTextModel(ctx, req.model);
+  const model = resolveTextModel(ctx, req.model, who);
   // An Idempotency-Key is scoped to a key: a keyless opener (the studio) claims nothing.
   const running =
     who.keyId === null

@@ -6,6 +6,7 @@ import m016 from "./migrations-pg/016_cache_versions.sql" with { type: "text" };
 import m017 from "./migrations-pg/017_write_rate.sql" with { type: "text" };
 import m018 from "./migrations-pg/018_shared_secrets.sql" with { type: "text" };
 import m019 from "./migrations-pg/019_webhook_body.sql" with { type: "text" };
+import m020 from "./migrations-pg/020_key_controls.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
 /**
@@ -20,6 +21,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 17, name: "write-rate windows, jobs.seq identity", sql: m017 },
   { version: 18, name: "shared secrets", sql: m018 },
   { version: 19, name: "webhook body", sql: m019 },
+  { version: 20, name: "key controls", sql: m020 },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -17,6 +17,7 @@ import m016 from "./migrations/016_cache_versions.sql" with { type: "text" };
 import m017 from "./migrations/017_write_rate.sql" with { type: "text" };
 import m018 from "./migrations/018_shared_secrets.sql" with { type: "text" };
 import m019 from "./migrations/019_webhook_body.sql" with { type: "text" };
+import m020 from "./migrations/020_key_controls.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -48,6 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 17, name: "write-rate windows", sql: m017 },
   { version: 18, name: "shared secrets", sql: m018 },
   { version: 19, name: "webhook body", sql: m019 },
+  { version: 20, name: "key controls", sql: m020 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

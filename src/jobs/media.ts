@@ -31,7 +31,7 @@ export interface MediaJobDeps extends ModelDeps {
  * here, before the opening's transaction.
  */
 export async function prepareMediaJob(deps: MediaJobDeps, s: MediaSubmit): Promise<JobToOpen> {
-  const model = resolveMediaModel(deps, s.modelId);
+  const model = resolveMediaModel(deps, s.modelId, s.who);
   const body = s.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new DomainError("validation_error", "The request body must be a JSON object: the model input.", {

@@ -1,3 +1,4 @@
+import { checkModelAllowed, type ModelAccess } from "../catalog/access.ts";
 import type { Catalog } from "../catalog/catalog.ts";
 import type { Model } from "../catalog/model.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -19,7 +20,13 @@ export interface ModelDeps {
  * of the model field). An open circuit of the model's upstream is
  * 503 before anything is validated deeper or reserved.
  */
-export function resolveMediaModel(deps: ModelDeps, modelId: string, param = "model_id"): Model {
+export function resolveMediaModel(
+  deps: ModelDeps,
+  modelId: string,
+  access: ModelAccess,
+  param = "model_id",
+): Model {
+  checkModelAllowed(access, modelId, param);
   const model = deps.catalog.get(modelId);
   if (!model) {
     throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog; see GET /v1/models.`, {
@@ -40,7 +47,8 @@ export function resolveMediaModel(deps: ModelDeps, modelId: string, param = "mod
  * The model of a text door (chat completions, the studio's chats): anything but a text model of
  * the catalog is 400 unknown_model (param `model`); an open circuit is 503.
  */
-export function resolveTextModel(deps: ModelDeps, modelId: string): Model {
+export function resolveTextModel(deps: ModelDeps, modelId: string, access: ModelAccess): Model {
+  checkModelAllowed(access, modelId);
   const model = deps.catalog.get(modelId);
   if (model?.kind !== "text") {
     // A media model names its door: the queue (the client doors' own media routes map onto it).

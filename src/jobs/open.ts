@@ -41,6 +41,8 @@ export interface Opener {
   source: "API" | "STUDIO";
   /** Open (IN_QUEUE or IN_PROGRESS) jobs allowed at once (per key, or per person when keyless). */
   maxInFlight: number;
+  /** The key's allowed_models (src/jobs/models.ts ModelAccess); null: every model (the studio). */
+  allowedModels: readonly string[] | null;
 }
 
 /** The settings an opener's cap comes from; read at each request (`live` is replaced on reload). */
@@ -56,6 +58,7 @@ export function apiOpener(deps: OpenerDeps, p: Principal): Opener {
     personId: null,
     source: "API",
     maxInFlight: p.maxInFlight ?? deps.live.limits.inFlight,
+    allowedModels: p.allowedModels,
   };
 }
 
@@ -70,6 +73,7 @@ export function studioOpener(deps: OpenerDeps, session: { accountId: string; per
     personId: session.personId,
     source: "STUDIO",
     maxInFlight: deps.live.studio.inFlightPerPerson,
+    allowedModels: null,
   };
 }
 

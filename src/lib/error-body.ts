@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   insufficient_balance: [402, "billing_error"],
   key_limit_reached: [402, "billing_error"],
   forbidden: [403, "authentication_error"],
+  model_not_allowed: [403, "authentication_error"],
+  address_not_allowed: [403, "authentication_error"],
   not_found: [404, "invalid_request_error"],
   method_not_allowed: [405, "invalid_request_error"],
   idempotency_conflict: [409, "conflict_error"],

@@ -21,6 +21,8 @@ export const ERROR_CODE_NAMES = [
   "insufficient_balance",
   "key_limit_reached",
   "forbidden",
+  "model_not_allowed",
+  "address_not_allowed",
   "not_found",
   "method_not_allowed",
   "idempotency_conflict",

@@ -94,7 +94,7 @@ export function openaiMediaRoutes(ctx: AppContext) {
   async function generations({ request, body }: Call) {
     const principal = await requirePrincipal(ctx, request);
     const req = objectBody(body);
-    const model = openaiMediaModel(ctx, req.model, "image");
+    const model = openaiMediaModel(ctx, principal, req.model, "image");
     const mapped = mapImageRequest(model, req);
     const out = await run(request, principal, model, mapped.input, body);
     const answer = await imagesAnswer(ctx, out.job, mapped.responseFormat);
@@ -104,7 +104,7 @@ export function openaiMediaRoutes(ctx: AppContext) {
   async function edits({ request }: Call) {
     const principal = await requirePrincipal(ctx, request);
     const form = await readEditForm(request, Math.min(ctx.live.limits.uploadMaxBytes, EDIT_FORM_MAX));
-    const model = openaiMediaModel(ctx, form.fields.model, "image");
+    const model = openaiMediaModel(ctx, principal, form.fields.model, "image");
     // Checked before anything is stored: a refused edit leaves no upload behind.
     mapImageRequest(model, form.fields, {
       images: form.images.map(() => "file"),
@@ -120,7 +120,7 @@ export function openaiMediaRoutes(ctx: AppContext) {
   async function speech({ request, body }: Call) {
     const principal = await requirePrincipal(ctx, request);
     const req = objectBody(body);
-    const model = openaiMediaModel(ctx, req.model, "audio");
+    const model = openaiMediaModel(ctx, principal, req.model, "audio");
     const out = await run(request, principal, model, mapSpeechRequest(model, req), body);
     const audio = await speechAudio(ctx, request, out.job);
     return new Response(audio.blob.body(), {

@@ -1,3 +1,4 @@
+import type { ModelAccess } from "../catalog/access.ts";
 import type { Model } from "../catalog/model.ts";
 import type { BlobBackend } from "../files/blob-backend.ts";
 import type { JobOutputStore } from "../files/job-output-store.ts";
@@ -42,13 +43,18 @@ const DOOR_OF_KIND: Record<string, string> = {
  * model 400 use_chat_completions (resolveMediaModel, as every media door; an open circuit is 503),
  * another media kind 400 naming its door; param `model`, OpenAI's name.
  */
-export function openaiMediaModel(deps: ModelDeps, modelId: unknown, kind: "image" | "audio"): Model {
+export function openaiMediaModel(
+  deps: ModelDeps,
+  who: ModelAccess,
+  modelId: unknown,
+  kind: "image" | "audio",
+): Model {
   if (typeof modelId !== "string" || modelId.length === 0) {
     throw new DomainError("validation_error", "model is required: a model id from GET /v1/models.", {
       param: "model",
     });
   }
-  const model = resolveMediaModel(deps, modelId, "model");
+  const model = resolveMediaModel(deps, modelId, who, "model");
   if (model.kind !== kind) {
     throw new DomainError(
       "validation_error",

@@ -11,6 +11,7 @@ const ERRORS = {
       "validation_error (size, format, parameter), unknown_model, use_chat_completions, unknown_file",
   },
   401: { description: "unauthorized" },
+  403: { description: "model_not_allowed, address_not_allowed (the key's allow-lists)" },
   402: { description: "insufficient_balance (names the billing page), key_limit_reached" },
   409: {
     description:

@@ -1,3 +1,4 @@
+import { checkModelAllowed, type ModelAccess } from "../catalog/access.ts";
 import { normalizeInputForms } from "../catalog/input-forms.ts";
 import { resolveFileRefs, uploadedImageSize } from "../files/references.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -29,7 +30,10 @@ export async function accountEstimate(
   accountId: string,
   modelId: string,
   raw: Record<string, unknown>,
+  access: ModelAccess,
 ): Promise<AccountEstimate> {
+  // As every door: a key's allowed_models is checked before the catalog.
+  checkModelAllowed(access, modelId, "model_id");
   const model = ctx.catalog.get(modelId);
   if (!model)
     throw new DomainError("unknown_model", `Model "${modelId}" is not in the catalog.`, {

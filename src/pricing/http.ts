@@ -26,7 +26,7 @@ export function estimateRoutes(ctx: AppContext) {
     .post(
       "/estimate",
       async ({ principal, body }) =>
-        await accountEstimate(ctx, principal.accountId, body.model_id, body.input ?? {}),
+        await accountEstimate(ctx, principal.accountId, body.model_id, body.input ?? {}, principal),
       {
         body: t.Object(
           {

@@ -1,3 +1,4 @@
+import { checkModelAllowed } from "../catalog/access.ts";
 import { type ChatAnswer, type ChatDeps, completeChat } from "../chat/service.ts";
 import type { IdempotencyClaim } from "../idempotency/idempotency.ts";
 import type { Opener } from "../jobs/open.ts";
@@ -21,6 +22,8 @@ export async function createResponse(
   claim: IdempotencyClaim | null,
   clientSignal: AbortSignal,
 ): Promise<ChatAnswer> {
+  // Before the kind check: a key's allowed_models refuses a media model here too (403, not 400).
+  checkModelAllowed(who, req.chat.model);
   const model = ctx.catalog.get(req.chat.model);
   if (model && model.kind !== "text") {
     throw new DomainError(

@@ -5,6 +5,8 @@
  * src/jobs/, completeChat of /v1/chat/completions), so there is no second copy of any money rule:
  * the opener is `studioOpener` (source STUDIO, key null, the person's in-flight cap).
  */
+
+import { EVERY_MODEL } from "../catalog/access.ts";
 import { type ChatAnswer, type ChatDeps, chatQuote, completeChat } from "../chat/service.ts";
 import { parseChatBody } from "../chat/validate.ts";
 import { type MediaJobDeps, prepareMediaJob } from "../jobs/media.ts";
@@ -46,7 +48,7 @@ export async function studioEstimate(
   modelId: string,
   input: unknown,
 ): Promise<AccountEstimate> {
-  return await accountEstimate(ctx, accountId, modelId, inputObject(input ?? {}));
+  return await accountEstimate(ctx, accountId, modelId, inputObject(input ?? {}), EVERY_MODEL);
 }
 
 /**
@@ -106,12 +108,18 @@ export async function studioChatEstimate(
   body: unknown,
 ): Promise<ChatEstimate> {
   const req = parseChatBody({ ...inputObject(body), model: modelId });
-  const { quote } = chatQuote(resolveTextModel(ctx, req.model), req);
+  const { quote } = chatQuote(resolveTextModel(ctx, req.model, EVERY_MODEL), req);
   return {
-    estimate: await accountEstimate(ctx, accountId, modelId, {
-      input_tokens: quote.input_tokens,
-      output_tokens: quote.output_tokens,
-    }),
+    estimate: await accountEstimate(
+      ctx,
+      accountId,
+      modelId,
+      {
+        input_tokens: quote.input_tokens,
+        output_tokens: quote.output_tokens,
+      },
+      EVERY_MODEL,
+    ),
     input_tokens: quote.input_tokens,
     output_tokens: quote.output_tokens,
   };

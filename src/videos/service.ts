@@ -3,7 +3,9 @@
  * avatar model, opened through src/jobs like a /queue submit, and read back as OpenAI's video
  * object. Its `id` is the request id, so the same job is /v1/requests/{id} too.
  */
+
 import type { Principal } from "../accounts/store.ts";
+import { checkModelAllowed } from "../catalog/access.ts";
 import type { Model } from "../catalog/model.ts";
 import type { JobOutputStore } from "../files/job-output-store.ts";
 import { type OutputDownloadDeps, outputDownload } from "../files/output-download.ts";
@@ -142,6 +144,8 @@ export async function createVideo(
   body: VideoBody,
   claim: IdempotencyClaim | null,
 ): Promise<Created> {
+  // As every door, a key's allowed_models before the catalog (prepareMediaJob checks it again).
+  if (typeof body.fields.model === "string") checkModelAllowed(principal, body.fields.model);
   const model = videoModel(deps, body.fields.model);
   const upload = body.reference
     ? await createAccountUpload(deps, principal.accountId, body.reference, principal.keyId)

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { EVERY_MODEL } from "../../src/catalog/access.ts";
 import { errorHeaders } from "../../src/http/errors.ts";
 import { resolveMediaModel, resolveTextModel } from "../../src/jobs/models.ts";
 import { openJob, openJobOnce } from "../../src/jobs/open.ts";
@@ -65,13 +66,15 @@ describe("openJob refuses, and then writes nothing", () => {
 describe("resolveModel: the route's checks", async () => {
   const s = await openJobSetup();
   test("the queue takes media models", async () => {
-    expect(resolveMediaModel(s.t.ctx, "sandbox/image").id).toBe("sandbox/image");
-    expect(await codeOf(() => resolveMediaModel(s.t.ctx, "nope/nope"))).toBe("unknown_model");
-    expect(await codeOf(() => resolveMediaModel(s.t.ctx, "sandbox/chat"))).toBe("use_chat_completions");
+    expect(resolveMediaModel(s.t.ctx, "sandbox/image", EVERY_MODEL).id).toBe("sandbox/image");
+    expect(await codeOf(() => resolveMediaModel(s.t.ctx, "nope/nope", EVERY_MODEL))).toBe("unknown_model");
+    expect(await codeOf(() => resolveMediaModel(s.t.ctx, "sandbox/chat", EVERY_MODEL))).toBe(
+      "use_chat_completions",
+    );
   });
   test("chat takes text models only", async () => {
-    expect(resolveTextModel(s.t.ctx, "sandbox/chat").id).toBe("sandbox/chat");
-    expect(await codeOf(() => resolveTextModel(s.t.ctx, "sandbox/image"))).toBe("unknown_model");
-    expect(await codeOf(() => resolveTextModel(s.t.ctx, "nope/nope"))).toBe("unknown_model");
+    expect(resolveTextModel(s.t.ctx, "sandbox/chat", EVERY_MODEL).id).toBe("sandbox/chat");
+    expect(await codeOf(() => resolveTextModel(s.t.ctx, "sandbox/image", EVERY_MODEL))).toBe("unknown_model");
+    expect(await codeOf(() => resolveTextModel(s.t.ctx, "nope/nope", EVERY_MODEL))).toBe("unknown_model");
   });
 });
