@@ -14,7 +14,8 @@ import {
 } from "./schemas.ts";
 import { type KeyChanges, keyView, type Principal } from "./store.ts";
 
-interface KeyBody extends KeyControlsInput {
+/** A key body of the API (and the admin API's): every setting optional, undefined = unchanged. */
+export interface KeyBody extends KeyControlsInput {
   name?: string;
   disabled?: boolean;
   monthly_limit_micro?: string | null;
@@ -22,7 +23,8 @@ interface KeyBody extends KeyControlsInput {
   max_in_flight?: number | null;
 }
 
-function keyChanges(body: KeyBody): KeyChanges {
+/** The body's settings checked and made the store's (bad figures and controls are 400). */
+export function keyChanges(body: KeyBody): KeyChanges {
   return {
     name: body.name,
     monthlyLimitMicro:

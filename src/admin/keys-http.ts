@@ -1,5 +1,14 @@
 import { Elysia, t } from "elysia";
-import { KeyListSchema, KeySchema, refuseMisnamedKeyFields } from "../accounts/schemas.ts";
+import { keyControlsOf } from "../accounts/key-controls.ts";
+import { keyChanges } from "../accounts/keys-http.ts";
+import {
+  KEY_NAME_MAX_LENGTH,
+  KeyControlFields,
+  KeyListSchema,
+  KeySchema,
+  refuseMisnamedKeyFields,
+  UpdateKeyBody,
+} from "../accounts/schemas.ts";
 import { MicroInput, microFromInput } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
 import {
@@ -8,14 +17,16 @@ import {
   type OperatorDeps,
   requireAccount,
   revokeKeyAsOperator,
+  updateKeyAsOperator,
 } from "./operations.ts";
 import { AccountId, AdminKey, KeyId } from "./schemas.ts";
 
 const CreateKeyBody = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    name: t.Optional(t.String({ minLength: 1, maxLength: KEY_NAME_MAX_LENGTH })),
     monthly_limit_micro: t.Optional(MicroInput),
     can_manage: t.Optional(t.Boolean()),
+    ...KeyControlFields,
   },
   { additionalProperties: false },
 );
@@ -48,7 +59,12 @@ export function adminKeyRoutes(s: OperatorDeps) {
       monthlyLimitMicro: body.monthly_limit_micro
         ? microFromInput(body.monthly_limit_micro, "monthly_limit_micro")
         : null,
+      ...keyControlsOf(body),
     });
+  }
+
+  async function update({ params, body }: { params: { id: string }; body: typeof UpdateKeyBody.static }) {
+    return await updateKeyAsOperator(s, params.id, keyChanges(body));
   }
 
   return new Elysia()
@@ -68,6 +84,17 @@ export function adminKeyRoutes(s: OperatorDeps) {
           "Any account's key, at once: the next request with it is 401. Unlike DELETE /v1/keys/{id}, the operator may revoke an account's last manage key (give the account a new one with POST /admin/v1/accounts/{id}/keys and can_manage). Revoking a revoked key returns it unchanged.",
       },
       response: { 200: AdminKey, ...errors(400, 401, 404) },
+    })
+    .patch("/keys/:id", update, {
+      params: KeyId,
+      transform: refuseMisnamedKeyFields,
+      body: UpdateKeyBody,
+      detail: {
+        summary: "Update a key",
+        description:
+          "Any account's key, with the fields of PATCH /v1/keys/{id} (name, limits, expires_at, allowed_models, allowed_cidrs, disabled). Applies from the next request on, on every instance. A revoked key is 409.",
+      },
+      response: { 200: AdminKey, ...errors(400, 401, 404, 409) },
     })
     .post("/accounts/:id/keys", create, {
       params: AccountId,

@@ -1,4 +1,11 @@
-import { type AccountStore, accountView, type Currency, keyView } from "../accounts/store.ts";
+import {
+  type AccountStore,
+  accountView,
+  type Currency,
+  type KeyChanges,
+  type KeyControls,
+  keyView,
+} from "../accounts/store.ts";
 import { withMonthSpend } from "../accounts/summary.ts";
 import { fxView, isFxCurrency } from "../fx/store.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -61,9 +68,10 @@ export async function adjustAccount(s: OperatorDeps, accountId: string, deltaMic
 export async function createKeyFor(
   s: OperatorDeps,
   accountId: string,
-  input: { name?: string; monthlyLimitMicro?: bigint | null; canManage?: boolean },
+  input: { name?: string; monthlyLimitMicro?: bigint | null; canManage?: boolean } & KeyControls,
 ) {
   const { keyId, key } = await s.accounts.createKey(accountId, {
+    ...input,
     name: input.name ?? "Key",
     monthlyLimitMicro: input.monthlyLimitMicro ?? null,
     canManage: input.canManage ?? false,
@@ -88,6 +96,17 @@ export async function listAccountKeys(s: OperatorDeps, accountId: string) {
 /** Any account's key; the last manage key included (see AccountStore.revokeKeyAsOperator). */
 export async function revokeKeyAsOperator(s: OperatorDeps, keyId: string) {
   const key = await s.accounts.revokeKeyAsOperator(keyId);
+  return { ...keyView(key), account_id: key.account_id };
+}
+
+/**
+ * The operator's change of any account's key (admin API PATCH /admin/v1/keys/{id}, `gengate key
+ * update`): the same changes as the account's own PATCH /v1/keys/{id}; unknown ids are 404.
+ */
+export async function updateKeyAsOperator(s: OperatorDeps, keyId: string, changes: KeyChanges) {
+  const found = await s.accounts.findKey(keyId);
+  if (!found) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
+  const key = await s.accounts.updateKey(found.account_id, keyId, changes);
   return { ...keyView(key), account_id: key.account_id };
 }
 

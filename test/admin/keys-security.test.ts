@@ -9,6 +9,7 @@ describe("operator key management: security", () => {
       ["GET", `/admin/v1/accounts/${t.account.id}`],
       ["GET", `/admin/v1/accounts/${t.account.id}/keys`],
       ["DELETE", `/admin/v1/keys/${t.keyId}`],
+      ["PATCH", `/admin/v1/keys/${t.keyId}`],
     ] as const) {
       expect((await t.request(path, admin(method, undefined, null))).status).toBe(401);
       expect((await t.request(path, admin(method, undefined, "gat_wrong"))).status).toBe(401);
@@ -17,6 +18,7 @@ describe("operator key management: security", () => {
       ).toBe(401);
     }
     expect((await t.ctx.accounts.findKey(t.keyId))!.revoked_at).toBeNull();
+    expect((await t.ctx.accounts.findKey(t.keyId))!.disabled_at).toBeNull();
   });
 
   test("an account's key list holds only its own keys", async () => {
