@@ -32,6 +32,9 @@ Usage:
   gengate account list
   gengate account show ACCOUNT_ID      (balance, this month's spend and keys)
   gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
+                  [--expires TIME] [--models ID,PREFIX*,...] [--cidrs CIDR,...]
+  gengate key update KEY_ID [--name N] [--monthly-limit AMOUNT|none] [--expires TIME|never]
+                  [--models LIST|all] [--cidrs LIST|anywhere] [--disable | --enable]
   gengate key list --account ACCOUNT_ID
   gengate key revoke KEY_ID            (any key, the last manage key included; refused at once)
   gengate fx set RUB RATE

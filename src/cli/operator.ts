@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { type KeyControlsInput, keyControlsOf } from "../accounts/key-controls.ts";
 import type { Currency } from "../accounts/store.ts";
 import {
   adjustAccount,
@@ -11,6 +12,7 @@ import {
   revokeKeyAsOperator,
   setFxRate,
   showAccount,
+  updateKeyAsOperator,
 } from "../admin/operations.ts";
 import { createServices, type ServicesOptions } from "../app/services.ts";
 import { DEFAULT_DATA_DIR, databaseSettings } from "../config/load.ts";
@@ -188,18 +190,76 @@ function keyLine(k: KeyView, currency: string): string {
     k.monthly_limit_micro === null
       ? "no monthly limit"
       : `monthly limit ${formatMicro(BigInt(k.monthly_limit_micro))} ${currency}`;
-  const state = k.revoked_at ? `revoked ${k.revoked_at}` : "active";
-  return `${k.id}  ${k.name}  ${k.prefix}...  ${k.can_manage ? "manage" : "use"}  ${limit}  ${state}`;
+  const state = k.revoked_at ? `revoked ${k.revoked_at}` : k.disabled ? "disabled" : "active";
+  const controls = [
+    k.expires_at ? `expires ${k.expires_at}` : null,
+    k.allowed_models ? `models ${k.allowed_models.join(",")}` : null,
+    k.allowed_cidrs ? `from ${k.allowed_cidrs.join(",")}` : null,
+  ].filter((c) => c !== null);
+  return [k.id, k.name, `${k.prefix}...`, k.can_manage ? "manage" : "use", limit, state, ...controls].join(
+    "  ",
+  );
 }
 
-const KEY_USAGE = `usage: gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
+const KEY_CONTROLS_USAGE = "[--expires TIME] [--models ID,PREFIX*,...] [--cidrs CIDR,...]";
+const KEY_USAGE = `usage: gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage] ${KEY_CONTROLS_USAGE}
+       gengate key update KEY_ID [--name N] [--monthly-limit AMOUNT|none] [--expires TIME|never]
+                  [--models LIST|all] [--cidrs LIST|anywhere] [--disable | --enable]
        gengate key list --account ACCOUNT_ID
        gengate key revoke KEY_ID`;
+
+/** A comma-separated flag: undefined when absent, null when it is `none` (no limit), else its entries. */
+function listFlag(value: string | undefined, none: string): string[] | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === none) return null;
+  return value
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
+}
+
+/** The key-control flags as the API's fields (key-controls.ts checks them as it checks the API's). */
+function controlFlags(flags: Record<string, string | undefined>): KeyControlsInput {
+  const expires = flags.expires;
+  return {
+    expires_at: expires === undefined ? undefined : expires === "never" ? null : expires,
+    allowed_models: listFlag(flags.models, "all"),
+    allowed_cidrs: listFlag(flags.cidrs, "anywhere"),
+  };
+}
+
+const CONTROL_FLAGS = ["expires", "models", "cidrs"];
+
+/** `gengate key update KEY_ID ...`: any account's key, as PATCH /admin/v1/keys/{id}. */
+async function keyUpdate(rest: string[]): Promise<number> {
+  const { flags, positionals } = parseArgs(rest, {
+    values: ["name", "monthly-limit", "data-dir", ...CONTROL_FLAGS],
+    booleans: ["json", "disable", "enable"],
+  });
+  if (positionals.length !== 1) throw new UsageError(KEY_USAGE);
+  if (flags.disable === "true" && flags.enable === "true")
+    throw new UsageError("--disable and --enable cannot both be given");
+  const limit = flags["monthly-limit"];
+  const controls = keyControlsOf(controlFlags(flags));
+  const { k, currency } = await withServices(flags["data-dir"], async (s) => {
+    const k = await updateKeyAsOperator(s, positionals[0]!, {
+      name: flags.name,
+      monthlyLimitMicro:
+        limit === undefined ? undefined : limit === "none" ? null : amountArg(limit, "--monthly-limit"),
+      disabled: flags.disable === "true" ? true : flags.enable === "true" ? false : undefined,
+      ...controls,
+    });
+    return { k, currency: (await s.accounts.getAccount(k.account_id))!.currency };
+  });
+  print(flags.json === "true", k, `updated: ${keyLine(k, currency)}`);
+  return 0;
+}
 
 /** `gengate key create|list|revoke` */
 export async function keyCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === "create") return keyCreate(rest);
+  if (sub === "update") return keyUpdate(rest);
   if (sub === "list") {
     const { flags, positionals } = parseArgs(rest, { values: ["account", "data-dir"], booleans: ["json"] });
     if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -234,24 +294,35 @@ export async function keyCommand(argv: string[]): Promise<number> {
  */
 async function keyCreate(rest: string[]): Promise<number> {
   const { flags, positionals } = parseArgs(rest, {
-    values: ["account", "name", "monthly-limit", "data-dir"],
+    values: ["account", "name", "monthly-limit", "data-dir", ...CONTROL_FLAGS],
     booleans: ["json", "manage"],
   });
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   if (!flags.account) throw new UsageError("key create needs --account ACCOUNT_ID");
   const limit =
     flags["monthly-limit"] === undefined ? null : amountArg(flags["monthly-limit"], "--monthly-limit");
+  // Checked before the database is opened: a typo is refused whatever the account.
+  const controls = keyControlsOf(controlFlags(flags));
   const k = await withServices(flags["data-dir"], async (s) => {
     await requireAccount(s, flags.account!);
     return createKeyFor(s, flags.account!, {
       name: flags.name,
       monthlyLimitMicro: limit,
       canManage: flags.manage === "true",
+      ...controls,
     });
   });
   print(
     flags.json === "true",
-    { key_id: k.key_id, key: k.key, monthly_limit_micro: k.monthly_limit_micro, can_manage: k.can_manage },
+    {
+      key_id: k.key_id,
+      key: k.key,
+      monthly_limit_micro: k.monthly_limit_micro,
+      can_manage: k.can_manage,
+      expires_at: k.expires_at,
+      allowed_models: k.allowed_models,
+      allowed_cidrs: k.allowed_cidrs,
+    },
     `key ${k.key_id} (${k.name}) (shown once): ${k.key}`,
   );
   return 0;

@@ -91,6 +91,89 @@ describe("operator CLI: keys and accounts on a running server's data dir", () =>
     expect(humanShow).toContain("revoked ");
   });
 
+  test("key controls: create with them, list them, update and clear them; the server applies each at once", async () => {
+    const created = JSON.parse(
+      (
+        await cli([
+          "key",
+          "create",
+          "--account",
+          accountId,
+          "--name",
+          "ctl",
+          "--expires",
+          "2099-03-01T00:00:00Z",
+          "--models",
+          "sandbox/image, sandbox/sp*",
+          "--cidrs",
+          "127.0.0.0/8,::1",
+          "--json",
+        ])
+      ).stdout,
+    ) as {
+      key_id: string;
+      key: string;
+      expires_at: string;
+      allowed_models: string[];
+      allowed_cidrs: string[];
+    };
+    expect(created).toMatchObject({
+      expires_at: "2099-03-01T00:00:00Z",
+      allowed_models: ["sandbox/image", "sandbox/sp*"],
+      allowed_cidrs: ["127.0.0.0/8", "::1/128"],
+    });
+    const estimate = (model_id: string) =>
+      server.fetch("/v1/estimate", {
+        method: "POST",
+        key: created.key,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model_id }),
+      });
+    expect((await estimate("sandbox/image")).status).toBe(200);
+    expect((await estimate("sandbox/video")).status).toBe(403);
+    const human = (await cli(["key", "list", "--account", accountId])).stdout;
+    expect(human).toContain(
+      "active  expires 2099-03-01T00:00:00Z  models sandbox/image,sandbox/sp*  from 127.0.0.0/8,::1/128",
+    );
+
+    const disabled = JSON.parse((await cli(["key", "update", created.key_id, "--disable", "--json"])).stdout);
+    expect(disabled).toMatchObject({ disabled: true, account_id: accountId });
+    expect((await estimate("sandbox/image")).status).toBe(401);
+    expect(
+      (await cli(["key", "update", created.key_id, "--enable", "--cidrs", "10.0.0.0/8"])).stdout,
+    ).toContain("updated: ");
+    // The test server is reached from 127.0.0.1: outside 10.0.0.0/8.
+    const outside = await estimate("sandbox/image");
+    expect(outside.status).toBe(403);
+    expect(((await outside.json()) as { error: { code: string } }).error.code).toBe("address_not_allowed");
+    const cleared = JSON.parse(
+      (
+        await cli([
+          "key",
+          "update",
+          created.key_id,
+          "--name",
+          "open",
+          "--cidrs",
+          "anywhere",
+          "--models",
+          "all",
+          "--expires",
+          "never",
+          "--json",
+        ])
+      ).stdout,
+    );
+    expect(cleared).toMatchObject({
+      name: "open",
+      disabled: false,
+      expires_at: null,
+      allowed_models: null,
+      allowed_cidrs: null,
+    });
+    expect((await estimate("sandbox/video")).status).toBe(200);
+  });
+
   test("the operator can revoke the last manage key; the account gets a new one", async () => {
     const other = JSON.parse((await cli(["account", "create", "--name", "solo", "--json"])).stdout) as {
       account_id: string;
@@ -122,6 +205,10 @@ describe("operator CLI: keys and accounts on a running server's data dir", () =>
       /--monthly-limit must be a decimal above 0/,
     ],
     [["key", "frobnicate"], /gengate key revoke KEY_ID/],
+    [["key", "create", "--account", "x", "--expires", "soon"], /expires_at must be an RFC 3339 time/],
+    [["key", "update", "key_0000000000000000", "--cidrs", "10.0.0.1/8"], /host bits set/],
+    [["key", "update", "key_0000000000000000", "--disable"], /No key key_0000000000000000/],
+    [["key", "update", "key_0000000000000000", "--disable", "--enable"], /cannot both be given/],
   ])("%p fails with one clear line and changes nothing", async (args, pattern) => {
     const before = await runGengate(["key", "list", "--account", accountId, "--json", ...dd]);
     const r = await runGengate([...args, ...dd]);
