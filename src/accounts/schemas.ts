@@ -147,11 +147,15 @@ export const KeyControlFields = {
   ),
 };
 
+/** The bounds of a key's write rate and in-flight cap (the API's schema and the console's form). */
+export const KEY_WRITES_MAX = 1_000_000;
+export const KEY_IN_FLIGHT_MAX = 100_000;
+
 const KeySettings = {
   name: t.Optional(t.String({ minLength: 1, maxLength: KEY_NAME_MAX_LENGTH })),
   monthly_limit_micro: t.Optional(t.Union([MicroInput, t.Null()])),
-  writes_per_minute: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 1_000_000 }), t.Null()])),
-  max_in_flight: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 100_000 }), t.Null()])),
+  writes_per_minute: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: KEY_WRITES_MAX }), t.Null()])),
+  max_in_flight: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: KEY_IN_FLIGHT_MAX }), t.Null()])),
   ...KeyControlFields,
 };
 export const CreateKeyBody = t.Object(

@@ -40,9 +40,18 @@ async function peoplePage(
   return adminPage(c, "People and invites", "/console/admin/people", body, status);
 }
 
+/** The flash kind of an operator's new invite link (post/redirect/get, src/people/sessions.ts). */
+const NEW_INVITE = "operator-invite";
+const DONE: Record<string, string> = {
+  revoked: "The invite is revoked.",
+  invited: "The invite link was created. It was shown once and cannot be shown again.",
+};
+
 async function showPeople(c: PageContext, kit: ConsoleKit): Promise<Response> {
-  const done = c.url.searchParams.get("done") === "revoked" ? "The invite is revoked." : null;
-  return await peoplePage(c, kit, { done });
+  requireOperator(c.session);
+  const link = await kit.people.sessions.takeFlash<PeopleState["link"]>(c.session.sessionId, NEW_INVITE);
+  if (link) return await peoplePage(c, kit, { link });
+  return await peoplePage(c, kit, { done: DONE[c.url.searchParams.get("done") ?? ""] ?? null });
 }
 
 async function createInvite(c: ActionContext, kit: ConsoleKit): Promise<Response> {
@@ -66,13 +75,12 @@ async function createInvite(c: ActionContext, kit: ConsoleKit): Promise<Response
       operator: invite.operator,
       createdBy: c.session.personId,
     });
-    return await peoplePage(c, kit, {
-      link: {
-        label: `The invite link for ${invite.email}.${made.mailed ? " It is also being emailed to that address." : ""}`,
-        url: made.url,
-        expires: untilText(made.expiresAt),
-      },
+    await kit.people.sessions.setFlash(c.session.sessionId, NEW_INVITE, {
+      label: `The invite link for ${invite.email}.${made.mailed ? " It is also being emailed to that address." : ""}`,
+      url: made.url,
+      expires: untilText(made.expiresAt),
     });
+    return redirect("/console/admin/people?done=invited");
   } catch (err) {
     const s = shown(err);
     if (!s) throw err;

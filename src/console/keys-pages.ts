@@ -1,7 +1,9 @@
 /**
- * Keys (`/console/keys`): the list (from keyFigures, the overview's numbers), create (the key is
- * shown once, in the answer to the POST: never stored, never in a URL, never cached), change a
- * monthly limit, revoke after a confirmation (a <dialog>; without JavaScript a confirmation page).
+ * Keys (`/console/keys`): the list (from keyFigures, the overview's numbers), create (post/redirect/
+ * get: the key is kept for the session as a one-time flash, shown once by the page the redirect
+ * leads to and cleared as it is shown; never in a URL, never cached; a reload creates nothing and
+ * shows nothing), edit and disable (keys-edit-pages.ts), revoke after a confirmation (a <dialog>;
+ * without JavaScript a confirmation page).
  * Writes go through the API's own AccountStore methods (createKey, updateKey, revokeKey: the last
  * manage key rule, the principal cache cleared at once) and its input rules (decimalFromInput,
  * KEY_NAME_MAX_LENGTH). Owners manage every key; members create keys and manage the ones they
@@ -12,8 +14,8 @@ import { manageableKey } from "../accounts/key-access.ts";
 import { keyFigures } from "../ledger/figures.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { SafeHtml } from "../lib/html.ts";
-import { keysLimitPages } from "./keys-limit-pages.ts";
-import { keyName, limitInput } from "./keys-shared.ts";
+import { keysEditPages } from "./keys-edit-pages.ts";
+import { keyFormChanges, keyFormOf, keyName } from "./keys-shared.ts";
 import { type KeysState, keysBody, revokeBody } from "./keys-view.ts";
 import {
   type AccountSession,
@@ -27,7 +29,10 @@ import {
 } from "./kit.ts";
 
 const DONE: Record<string, string> = {
-  limit: "The monthly limit is saved.",
+  created: "The key was created. It was shown once and cannot be shown again.",
+  saved: "The key's settings are saved; the API applies them from the next request on.",
+  disabled: "The key is disabled: the API refuses it until it is enabled again.",
+  enabled: "The key is enabled again.",
   revoked: "The key is revoked: the API refuses it from now on.",
 };
 
@@ -47,24 +52,31 @@ async function keysPage(
   });
 }
 
+/** The flash kind of a created key (src/people/sessions.ts setFlash). */
+const NEW_KEY = "new-key";
+
 async function showKeys(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
-  return await keysPage(kit, c, s, { notice: DONE[c.url.searchParams.get("done") ?? ""] ?? null });
+  const created = await kit.people.sessions.takeFlash<{ name: string; key: string }>(s.sessionId, NEW_KEY);
+  const done = c.url.searchParams.get("done") ?? "";
+  // The key itself replaces the notice; a reload finds no flash and says the key was shown.
+  return await keysPage(kit, c, s, { created, notice: created ? null : (DONE[done] ?? null) });
 }
 
 async function createKey(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | Response> {
   const s = requireAccount(c.session);
-  const form = { name: field(c.form, "name"), limit: field(c.form, "monthly_limit") };
+  const form = keyFormOf(c.form);
   try {
+    const changes = keyFormChanges(c.form, form);
     const name = keyName(form.name);
     const { key } = await kit.ctx.accounts.createKey(s.accountId, {
+      ...changes,
       name,
-      monthlyLimitMicro: limitInput(form.limit),
       canManage: s.role === "owner" && field(c.form, "manage") === "1",
       createdBy: s.personId,
     });
-    // Answered directly (no redirect): the key never goes into a URL; the page is no-store.
-    return await keysPage(kit, c, s, { created: { name, key } });
+    await kit.people.sessions.setFlash(s.sessionId, NEW_KEY, { name, key });
+    return redirect("/console/keys?done=created");
   } catch (err) {
     if (!(err instanceof DomainError) || err.code !== "validation_error") throw err;
     return htmlResponse(await keysPage(kit, c, s, { error: err.message, form }), 400);
@@ -93,7 +105,7 @@ async function revokeKey(c: ActionContext, kit: ConsoleKit): Promise<Response> {
 export function keysPages(kit: ConsoleKit) {
   return (
     new Elysia()
-      .use(keysLimitPages(kit))
+      .use(keysEditPages(kit))
       .get(
         "/console/keys",
         kit.page((c) => showKeys(c, kit)),

@@ -1,11 +1,13 @@
 /**
  * The account settings page and its members (owners invite, change roles, remove; anyone may
  * leave). Thin: parse the form, call the people services (src/people/invites.ts, members.ts),
- * then redirect (303) or render the page with the invite link shown once. Owner-only actions call
+ * then redirect (303). A new invite link is kept for the session as a one-time flash and shown by
+ * the page the redirect leads to (post/redirect/get: a reload shows nothing and invites no one). Owner-only actions call
  * requireOwner first (403 page for a member); the service checks the role again.
  */
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
+import { html } from "../lib/html.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -14,11 +16,17 @@ import {
   redirect,
   requireOwner,
 } from "./kit.ts";
-import { accountError, accountPage, removeForm } from "./settings-account-view.ts";
+import { type AccountState, accountError, accountPage, removeForm } from "./settings-account-view.ts";
 import { ACCOUNT_PATH, idParam, roleField } from "./settings-shared.ts";
 
+/** The flash kind of a new invite link (src/people/sessions.ts setFlash). */
+const NEW_INVITE = "new-invite";
+type InviteShown = NonNullable<AccountState["invite"]>;
+
 async function showAccount(kit: ConsoleKit, c: PageContext) {
-  return await accountPage(kit, c, {});
+  const invite = await kit.people.sessions.takeFlash<InviteShown>(c.session.sessionId, NEW_INVITE);
+  // The link itself replaces the "was shown once" notice of a reload.
+  return await accountPage(kit, c, invite ? { invite, notice: html`` } : {});
 }
 
 /** A one-time invite link into this account, shown once (and mailed with [smtp]). */
@@ -34,15 +42,15 @@ async function inviteMember(kit: ConsoleKit, c: ActionContext) {
       role,
       createdBy: s.personId,
     });
-    return await accountPage(kit, c, {
-      invite: {
-        url: made.url,
-        email: email.toLowerCase(),
-        role,
-        expiresAt: made.expiresAt,
-        mailed: made.mailed,
-      },
-    });
+    const shown: InviteShown = {
+      url: made.url,
+      email: email.toLowerCase(),
+      role,
+      expiresAt: made.expiresAt,
+      mailed: made.mailed,
+    };
+    await kit.people.sessions.setFlash(s.sessionId, NEW_INVITE, shown);
+    return redirect(`${ACCOUNT_PATH}?done=invited`);
   } catch (err) {
     return accountError(kit, c, err);
   }

@@ -10,6 +10,7 @@ export const SECURITY_PATH = "/console/settings/security";
 /** Confirmations after a redirect: ?done=<key> shows a fixed sentence (nothing from the URL is echoed). */
 export const DONE: Record<string, string> = {
   role: "The role is changed.",
+  invited: "The invite link was created. It was shown once and cannot be shown again.",
   removed: "The member is removed from this account.",
   threshold: "The alert threshold is saved.",
   "alert-url": "The alert URL is saved.",

@@ -12,6 +12,9 @@ import {
   SESSION_IDLE_SECONDS,
 } from "./types.ts";
 
+/** A flash older than this is not shown: a secret is not left waiting in the database. */
+const FLASH_SECONDS = 600;
+
 /** last_seen_at is written at most once a minute per session. */
 const TOUCH_EVERY_SECONDS = 60;
 
@@ -126,6 +129,24 @@ export class SessionService extends PeopleServiceBase {
       userAgent: s.user_agent,
       ip: s.ip,
     }));
+  }
+
+  /**
+   * A one-time notice for the next page this session loads (post/redirect/get: the new key or
+   * invite link is shown by the page the redirect leads to, and reloading it shows nothing and
+   * creates nothing). One at a time: a newer one replaces it.
+   */
+  async setFlash(sessionId: string, kind: string, data: unknown): Promise<void> {
+    await this.store.setSessionFlash(sessionId, JSON.stringify({ kind, at: this.seconds(), data }));
+  }
+
+  /** The session's notice of this kind, cleared as it is read; null when none, another kind or stale. */
+  async takeFlash<T>(sessionId: string, kind: string): Promise<T | null> {
+    const text = await this.store.takeSessionFlash(sessionId);
+    if (text === null) return null;
+    const flash = JSON.parse(text) as { kind: string; at: number; data: T };
+    if (flash.kind !== kind || this.seconds() - flash.at > FLASH_SECONDS) return null;
+    return flash.data;
   }
 
   /** Revokes one of the person's sessions; another person's session id is 404. */

@@ -66,6 +66,8 @@ export interface SessionRow {
   revoked_at: bigint | null;
   user_agent: string | null;
   ip: string | null;
+  /** A one-time notice for the console to show after a redirect (JSON), or null. */
+  flash: string | null;
 }
 
 export interface ResetRow {
@@ -388,6 +390,26 @@ export class PeopleStore extends SqlStore {
   /** Moves last_seen_at forward only when it is older than `before` (at most one write a minute). */
   async touchSession(id: string, now: number, before: number): Promise<void> {
     await this.s.touchSession.run(now, id, before);
+  }
+
+  async setSessionFlash(id: string, flash: string): Promise<void> {
+    await this.q("UPDATE sessions SET flash = ? WHERE id = ? AND revoked_at IS NULL").run(flash, id);
+  }
+
+  /**
+   * Reads and clears the session's flash. The clear is conditional on the value read (RETURNING
+   * would give the cleared NULL): of two tabs loading at once, only the one that cleared shows it.
+   */
+  async takeSessionFlash(id: string): Promise<string | null> {
+    const row = await this.q<{ flash: string | null }, [string]>(
+      "SELECT flash FROM sessions WHERE id = ?",
+    ).get(id);
+    if (!row?.flash) return null;
+    const cleared = await this.q("UPDATE sessions SET flash = NULL WHERE id = ? AND flash = ?").run(
+      id,
+      row.flash,
+    );
+    return cleared.changes === 1 ? row.flash : null;
   }
 
   async setSessionAccount(id: string, personId: string, accountId: string): Promise<boolean> {

@@ -131,22 +131,27 @@ describe("people and invites", () => {
     expect(p.text).toMatch(/op@example\.com<\/td>\s*<td>.*\(owner\)<\/td>\s*<td>yes<\/td>/);
   });
 
-  test("an invite link is shown once and works: the person sets a password and signs in", async () => {
+  test("an invite link is shown once (post/redirect/get) and works: the person sets a password and signs in", async () => {
     const { c, b, acme } = await operatorApp();
     const res = await b.post("/console/admin/invites", {
       email: "new@example.com",
       account: acme.id,
       role: "owner",
     });
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/admin/people?done=invited");
+    const { text } = await b.page("/console/admin/people?done=invited");
     const url = /<input id="new-link" type="text" readonly value="([^"]+)"/.exec(text)![1]!;
     expect(url).toStartWith("http://gengate.test/console/invite/");
     expect(text).toContain("shown only once");
-    // Listed as pending, never with its link.
-    const list = await b.page("/console/admin/people");
+    // Listed as pending, never with its link; a reload of the same page shows it no more.
+    const list = await b.page("/console/admin/people?done=invited");
     expect(list.text).toContain("pending");
     expect(list.text).not.toContain(url);
+    expect(list.text).toContain("It was shown once");
+    expect((await c.people.invites.listInvites()).filter((i) => i.email === "new@example.com")).toHaveLength(
+      1,
+    );
     // The link works.
     const guest = c.browser();
     const path = new URL(url).pathname;
@@ -166,7 +171,7 @@ describe("people and invites", () => {
       role: "owner",
       operator: "1",
     });
-    expect(ok.status).toBe(200);
+    expect(ok.status).toBe(303);
     const inv = (await c.people.invites.listInvites()).find((i) => i.email === "boss@example.com")!;
     expect(inv).toMatchObject({ accountId: null, operator: true, state: "pending" });
     const cases: [Record<string, string>, number][] = [
@@ -190,7 +195,8 @@ describe("people and invites", () => {
   test("revoke an unused invite: it stops working; a used or unknown invite is 404", async () => {
     const { c, b } = await operatorApp();
     const made = await b.post("/console/admin/invites", { email: "late@example.com", role: "member" });
-    const url = /value="(http:\/\/gengate\.test\/console\/invite\/[^"]+)"/.exec(await made.text())![1]!;
+    const shownPage = (await b.page(made.headers.get("location")!)).text;
+    const url = /value="(http:\/\/gengate\.test\/console\/invite\/[^"]+)"/.exec(shownPage)![1]!;
     const inv = (await c.people.invites.listInvites()).find((i) => i.email === "late@example.com")!;
     const page = await b.page("/console/admin/people");
     expect(page.text).toContain(`action="/console/admin/invites/${inv.id}/revoke"`);

@@ -30,7 +30,9 @@ async function setup() {
 
 const actions = (keyId: string): [string, Record<string, string>][] => [
   ["/console/keys", { name: "new", monthly_limit: "1" }],
-  [`/console/keys/${keyId}/limit`, { monthly_limit: "9" }],
+  [`/console/keys/${keyId}/edit`, { monthly_limit: "9" }],
+  [`/console/keys/${keyId}/disable`, {}],
+  [`/console/keys/${keyId}/enable`, {}],
   [`/console/keys/${keyId}/revoke`, {}],
 ];
 
@@ -38,7 +40,7 @@ describe("signed out", () => {
   test("every page and CSV sends a signed-out visitor to sign-in (303)", async () => {
     const { t, keyId } = await setup();
     const anon = t.browser();
-    for (const path of [...PAGES, `/console/keys/${keyId}/limit`, `/console/keys/${keyId}/revoke`]) {
+    for (const path of [...PAGES, `/console/keys/${keyId}/edit`, `/console/keys/${keyId}/revoke`]) {
       const res = await anon.get(path);
       expect(res.status, path).toBe(303);
       expect(res.headers.get("location"), path).toStartWith("/console/login");
@@ -57,6 +59,7 @@ describe("signed out", () => {
     const key = await t.ctx.accounts.getKey(t.account.id, keyId);
     expect(key.revoked_at).toBeNull();
     expect(key.monthly_limit_micro).toBe(5n);
+    expect(key.disabled_at).toBeNull();
     expect((await t.ctx.accounts.listKeys(t.account.id)).some((k) => k.name === "new")).toBe(false);
   });
 });
@@ -81,6 +84,7 @@ describe("CSRF and Origin", () => {
     const k = await t.ctx.accounts.getKey(t.account.id, keyId);
     expect(k.revoked_at).toBeNull();
     expect(k.monthly_limit_micro).toBe(5n);
+    expect(k.disabled_at).toBeNull();
     expect((await t.request("/v1/account", { key })).status).toBe(200);
   });
 
@@ -96,7 +100,7 @@ describe("other accounts and roles", () => {
     const { t, b } = await setup();
     const other = await t.ctx.accounts.createAccount("other", "USD");
     const theirs = await t.ctx.accounts.createKey(other.account.id, { name: "theirs" });
-    for (const path of [`/console/keys/${theirs.keyId}/limit`, `/console/keys/${theirs.keyId}/revoke`]) {
+    for (const path of [`/console/keys/${theirs.keyId}/edit`, `/console/keys/${theirs.keyId}/revoke`]) {
       expect((await b.get(path)).status, path).toBe(404);
     }
     for (const [path, fields] of actions(theirs.keyId).slice(1)) {
@@ -104,6 +108,7 @@ describe("other accounts and roles", () => {
     }
     expect((await b.get("/console/keys/not-a-key/revoke")).status).toBe(404);
     expect((await t.ctx.accounts.getKey(other.account.id, theirs.keyId)).revoked_at).toBeNull();
+    expect((await t.ctx.accounts.getKey(other.account.id, theirs.keyId)).disabled_at).toBeNull();
     expect((await t.request("/v1/account", { key: theirs.key })).status).toBe(200);
     // Pages show only the session's account.
     const keys = await b.page("/console/keys");
@@ -120,7 +125,10 @@ describe("other accounts and roles", () => {
     expect(list.text).not.toContain('name="manage"');
     expect((await m.get(`/console/keys/${keyId}/revoke`)).status).toBe(403);
     expect((await m.post(`/console/keys/${keyId}/revoke`, {})).status).toBe(403);
-    expect((await m.post(`/console/keys/${keyId}/limit`, { monthly_limit: "100" })).status).toBe(403);
+    expect((await m.post(`/console/keys/${keyId}/edit`, { monthly_limit: "100" })).status).toBe(403);
+    expect((await m.post(`/console/keys/${keyId}/edit`, { allowed_models: "" })).status).toBe(403);
+    expect((await m.post(`/console/keys/${keyId}/disable`, {})).status).toBe(403);
+    expect(list.text).not.toContain(`/console/keys/${keyId}/disable`);
     expect((await t.request("/v1/account", { key })).status).toBe(200);
     expect((await t.ctx.accounts.getKey(t.account.id, keyId)).monthly_limit_micro).toBe(5n);
   });
@@ -143,8 +151,9 @@ describe("escaping", () => {
     await t.ctx.ledger.topUp(t.account.id, 10_000_000n, EVIL);
     await t.ctx.ledger.settle(hold.id, 0n);
     const created = await b.post("/console/keys", { name: EVIL, monthly_limit: "" });
-    expect(created.status).toBe(200);
-    const pages = [created.text()];
+    expect(created.status).toBe(303);
+    // The page the redirect leads to shows the new key's name once (the flash).
+    const pages = [b.page("/console/keys?done=created").then((r) => r.text)];
     for (const p of [
       "/console",
       "/console/keys",

@@ -91,14 +91,16 @@ describe("keys", () => {
     expect(second.keyId).toBeTruthy();
   });
 
-  test("create: the key is shown once in `New key`, works with the API, records who made it", async () => {
+  test("create: post/redirect/get; the key is shown once in `New key`, works with the API, records who made it", async () => {
     const { t, ctx, b } = await seeded();
     await b.page("/console/keys");
     const res = await b.post("/console/keys", { name: "nightly", monthly_limit: "12.5" });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(res.headers.get("location")).toBeNull();
-    const text = await res.text();
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/keys?done=created");
+    expect(await res.text()).not.toContain("gk_");
+    const shown = await b.page("/console/keys?done=created");
+    expect(shown.res.headers.get("cache-control")).toBe("no-store");
+    const text = shown.text;
     expect(text).toContain('<label for="new-key">New key</label>');
     const key = /id="new-key" type="text" readonly value="(gk_\w+)"/.exec(text)![1]!;
     const created = (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "nightly")!;
@@ -106,16 +108,18 @@ describe("keys", () => {
     expect(created.created_by).toBe((await t.people.members.findPerson("owner@example.com"))!.id);
     expect(created.can_manage).toBe(0n);
     expect((await t.request("/v1/account", { key })).status).toBe(200);
-    // Shown once: the list afterwards does not hold it.
-    const again = await b.page("/console/keys");
+    // Shown once: a reload of the same page does not hold it, says so, and created nothing.
+    const again = await b.page("/console/keys?done=created");
     expect(again.text).not.toContain(key);
     expect(again.text).not.toContain("New key");
+    expect(again.text).toContain("It was shown once");
+    expect((await ctx.accounts.listKeys(t.account.id)).filter((k) => k.name === "nightly")).toHaveLength(1);
   });
 
   test("create without a limit, and bad input re-shows the form with the reason (400)", async () => {
     const { t, ctx, b } = await seeded();
     await b.page("/console/keys");
-    expect((await b.post("/console/keys", { name: "open", monthly_limit: "" })).status).toBe(200);
+    expect((await b.post("/console/keys", { name: "open", monthly_limit: "" })).status).toBe(303);
     expect(
       (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "open")!.monthly_limit_micro,
     ).toBeNull();
@@ -134,15 +138,80 @@ describe("keys", () => {
 
   test("change a limit, and clear it", async () => {
     const { t, ctx, b, second } = await seeded();
-    const form = await b.page(`/console/keys/${second.keyId}/limit`);
+    const form = await b.page(`/console/keys/${second.keyId}/edit`);
     expect(form.text).toContain('value="10.00"');
-    const res = await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "3.000001" });
+    const res = await b.post(`/console/keys/${second.keyId}/edit`, { monthly_limit: "3.000001" });
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe("/console/keys?done=limit");
+    expect(res.headers.get("location")).toBe("/console/keys?done=saved");
     expect((await ctx.accounts.getKey(t.account.id, second.keyId)).monthly_limit_micro).toBe(3_000_001n);
-    expect((await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "" })).status).toBe(303);
+    expect((await b.post(`/console/keys/${second.keyId}/edit`, { monthly_limit: "" })).status).toBe(303);
     expect((await ctx.accounts.getKey(t.account.id, second.keyId)).monthly_limit_micro).toBeNull();
-    expect((await b.post(`/console/keys/${second.keyId}/limit`, { monthly_limit: "abc" })).status).toBe(400);
+    expect((await b.post(`/console/keys/${second.keyId}/edit`, { monthly_limit: "abc" })).status).toBe(400);
+  });
+
+  test("edit every setting, and a refused edit re-shows what was typed", async () => {
+    const { t, ctx, b, second } = await seeded();
+    await b.page("/console/keys");
+    const res = await b.post(`/console/keys/${second.keyId}/edit`, {
+      name: "renamed",
+      monthly_limit: "4",
+      writes_per_minute: "30",
+      max_in_flight: "2",
+      expires: "2099-01-31",
+      expires_was: "",
+      allowed_models: "sandbox/image\nsandbox/sp*",
+      allowed_addresses: "203.0.113.0/24, 2001:db8::/32",
+    });
+    expect(res.status).toBe(303);
+    const k = await ctx.accounts.getKey(t.account.id, second.keyId);
+    expect(k).toMatchObject({
+      name: "renamed",
+      monthly_limit_micro: 4_000_000n,
+      writes_per_minute: 30n,
+      max_in_flight: 2n,
+      expires_at: BigInt(Date.UTC(2099, 1, 1) / 1000),
+      allowed_models: '["sandbox/image","sandbox/sp*"]',
+      allowed_cidrs: '["203.0.113.0/24","2001:db8::/32"]',
+    });
+    // The form shows the last day the key works, and the lists one a line.
+    const form = await b.page(`/console/keys/${second.keyId}/edit`);
+    expect(form.text).toContain('value="2099-01-31"');
+    expect(form.text).toContain("sandbox/image\nsandbox/sp*</textarea>");
+    // Saved unchanged, an expiry set through the API keeps its time of day.
+    await ctx.accounts.updateKey(t.account.id, second.keyId, { expiresAt: 4_102_444_800n + 3_600n });
+    const shownDay = /name="expires_was" value="([^"]*)"/.exec(
+      (await b.page(`/console/keys/${second.keyId}/edit`)).text,
+    )![1]!;
+    expect(
+      (await b.post(`/console/keys/${second.keyId}/edit`, { expires: shownDay, expires_was: shownDay }))
+        .status,
+    ).toBe(303);
+    expect((await ctx.accounts.getKey(t.account.id, second.keyId)).expires_at).toBe(4_102_444_800n + 3_600n);
+    const refused = await b.post(`/console/keys/${second.keyId}/edit`, {
+      name: "x",
+      allowed_addresses: "10.0.0.1/8",
+    });
+    expect(refused.status).toBe(400);
+    const text = await refused.text();
+    expect(text).toContain("host bits set");
+    expect(text).toContain("10.0.0.1/8</textarea>");
+    expect((await ctx.accounts.getKey(t.account.id, second.keyId)).name).toBe("renamed");
+  });
+
+  test("disable and enable: the API refuses the key in between", async () => {
+    const { t, ctx, b } = await seeded();
+    const { key, keyId } = await ctx.accounts.createKey(t.account.id, { name: "toggled" });
+    expect((await t.request("/v1/account", { key })).status).toBe(200);
+    await b.page("/console/keys");
+    const off = await b.post(`/console/keys/${keyId}/disable`, {});
+    expect(off.headers.get("location")).toBe("/console/keys?done=disabled");
+    expect((await t.request("/v1/account", { key })).status).toBe(401);
+    const list = await b.page("/console/keys?done=disabled");
+    expect(list.text).toMatch(
+      new RegExp(`<tr data-key="${keyId}">[\\s\\S]*?disabled[\\s\\S]*?>Enable</button>`),
+    );
+    expect((await b.post(`/console/keys/${keyId}/enable`, {})).status).toBe(303);
+    expect((await t.request("/v1/account", { key })).status).toBe(200);
   });
 
   test("revoke: confirmation (dialog and page), then the API refuses the key on the very next call", async () => {
@@ -181,10 +250,11 @@ describe("keys", () => {
     const m = await t.signedIn("member@example.com");
     await m.page("/console/keys");
     const res = await m.post("/console/keys", { name: "mine", monthly_limit: "1", manage: "1" });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(303);
     const mine = (await ctx.accounts.listKeys(t.account.id)).find((k) => k.name === "mine")!;
     expect(mine.can_manage).toBe(0n); // only owners may give the manage right
-    expect((await m.post(`/console/keys/${mine.id}/limit`, { monthly_limit: "2" })).status).toBe(303);
+    expect((await m.post(`/console/keys/${mine.id}/edit`, { monthly_limit: "2" })).status).toBe(303);
+    expect((await m.post(`/console/keys/${mine.id}/disable`, {})).status).toBe(303);
     expect((await m.post(`/console/keys/${mine.id}/revoke`, {})).status).toBe(303);
     expect((await ctx.accounts.getKey(t.account.id, mine.id)).revoked_at).not.toBeNull();
   });

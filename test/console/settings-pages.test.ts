@@ -35,21 +35,26 @@ describe("settings: members", () => {
     expect(text).toContain('aria-current="page">Account</a>');
   });
 
-  test("an owner invites: the one-time link is shown once and works for that email and role", async () => {
+  test("an owner invites (post/redirect/get): the one-time link is shown once and works for that email and role", async () => {
     const { c, b } = await owner();
+    const before = (await c.people.invites.listInvites()).length;
     const res = await b.post("/console/settings/members/invite", {
       email: "Carol@Example.com",
       role: "owner",
     });
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/settings?done=invited");
+    const { text } = await b.page("/console/settings?done=invited");
     expect(text).toContain("This server sends no email");
     const url = /<input id="invite-link" type="text" readonly value="([^"]+)"/.exec(text)![1]!;
     expect(url).toStartWith("http://gengate.test/console/invite/");
     const info = await c.people.invites.inviteInfo(url.split("/").pop()!);
     expect(info).toMatchObject({ email: "carol@example.com", role: "owner", personExists: false });
-    // The page itself does not keep it.
-    expect((await b.page("/console/settings")).text).not.toContain(url);
+    // The page itself does not keep it: a reload shows it no more, says so, and invites no one.
+    const reloaded = (await b.page("/console/settings?done=invited")).text;
+    expect(reloaded).not.toContain(url);
+    expect(reloaded).toContain("It was shown once");
+    expect((await c.people.invites.listInvites()).length).toBe(before + 1);
     // Accepting it makes Carol an owner of this account.
     await c.people.signIn.acceptInvite(url.split("/").pop()!, PASSWORD, { ip: null, userAgent: null });
     const carol = (await c.people.members.listMembers(c.account.id)).find(
