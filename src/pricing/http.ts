@@ -44,7 +44,7 @@ export function estimateRoutes(ctx: AppContext) {
           description:
             "Runs nothing. Text models take input {input_tokens, output_tokens}. RUB accounts also get price_rub_micro.",
         },
-        response: { 200: EstimateSchema, ...errors(400, 401) },
+        response: { 200: EstimateSchema, ...errors(400, 401, 403) },
       },
     );
 }

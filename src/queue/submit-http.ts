@@ -70,7 +70,7 @@ export function submitRoutes(ctx: AppContext) {
           "Validates and prices the input, reserves the price and queues the job: 202 with the queued request. Idempotency-Key replays answer 200.",
         parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" } }],
       },
-      response: { 202: QueuedSchema, 200: QueuedSchema, ...errors(400, 401, 402, 409, 429, 503) },
+      response: { 202: QueuedSchema, 200: QueuedSchema, ...errors(400, 401, 402, 403, 409, 429, 503) },
     })
     .post("/run/*", run, {
       body: ModelInput,
@@ -83,7 +83,7 @@ export function submitRoutes(ctx: AppContext) {
       response: {
         200: t.Record(t.String(), t.Unknown()),
         202: QueuedSchema,
-        ...errors(400, 401, 402, 409, 429, 502, 503),
+        ...errors(400, 401, 402, 403, 409, 429, 502, 503),
       },
     });
 }
