@@ -113,6 +113,23 @@ export function keyFormChanges(form: Form, typed: KeyForm): KeyChanges {
     maxInFlight: sent("max_in_flight")
       ? countInput(typed.inFlight, "Requests in flight", KEY_IN_FLIGHT_MAX)
       : undefined,
-    ...keyControlsOf(controls),
+    ...consoleWords(() => keyControlsOf(controls)),
   };
+}
+
+/** The API's field names in a refusal, as the form's labels (what the person sees next to it). */
+const LABELS: Record<string, string> = {
+  expires_at: "Expires",
+  allowed_models: "Allowed models",
+  allowed_cidrs: "Allowed addresses",
+};
+
+function consoleWords<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    const label = err instanceof DomainError && err.param ? LABELS[err.param] : undefined;
+    if (!label || !(err instanceof DomainError)) throw err;
+    throw new DomainError(err.code, err.message.replaceAll(err.param!, label), { param: err.param });
+  }
 }

@@ -195,6 +195,13 @@ describe("keys", () => {
     const text = await refused.text();
     expect(text).toContain("host bits set");
     expect(text).toContain("10.0.0.1/8</textarea>");
+    // The refusal names the form's field, not the API's.
+    const past = await b.post(`/console/keys/${second.keyId}/edit`, {
+      expires: "2001-01-01",
+      expires_was: "",
+    });
+    expect(past.status).toBe(400);
+    expect(await past.text()).toContain("Expires is in the past");
     expect((await ctx.accounts.getKey(t.account.id, second.keyId)).name).toBe("renamed");
   });
 
