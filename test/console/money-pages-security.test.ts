@@ -88,6 +88,18 @@ describe("CSRF and Origin", () => {
     expect((await t.request("/v1/account", { key })).status).toBe(200);
   });
 
+  test("a new key is shown only to the session that created it, once", async () => {
+    const { t, b } = await setup();
+    const other = await t.signedIn("owner@example.com"); // the same person, another session
+    await other.page("/console/keys");
+    const res = await b.post("/console/keys", { name: "mine-only", monthly_limit: "" });
+    expect(res.status).toBe(303);
+    expect((await other.page("/console/keys?done=created")).text).not.toContain('id="new-key"');
+    const mine = await b.page("/console/keys?done=created");
+    expect(mine.text).toContain('id="new-key"');
+    expect((await b.page("/console/keys?done=created")).text).not.toContain('id="new-key"');
+  });
+
   test("console routes ignore API keys", async () => {
     const { t, key } = await setup();
     const res = await t.handle("/console/keys", { headers: { authorization: `Key ${key}` } });
