@@ -102,6 +102,18 @@ export interface StudioState {
   /** Field texts that could not be read, kept as typed. */
   raw?: Record<string, string>;
   errors?: FieldErrors;
+  /** Why the run was refused (402, a rejected field...): shown above the form, next to its field too. */
+  refusal?: DomainError;
+}
+
+/** A refused run's message; a 402 links the billing page, where money is added. */
+function refusalNotice(err: DomainError | undefined): SafeHtml | null {
+  if (!err) return null;
+  const billing =
+    err.code === "insufficient_balance"
+      ? html` <a href="/console/billing">Add money on the billing page</a>, then run again: your input is kept.`
+      : null;
+  return html`<p class="notice error" role="alert" id="studio-refusal">Not run, nothing was charged: ${err.message}${billing}</p>`;
 }
 
 export /** The estimate of a form's current values, or the reason there is none. */
@@ -130,9 +142,12 @@ async function mediaForm(
   const est = await estimateOf(kit, s, model, state.values ?? {});
   const errors: FieldErrors = { ...state.errors };
   if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
+  const refused = state.refusal ? fieldOfParam(model, state.refusal.param) : "";
+  if (refused && !errors[refused]) errors[refused] = state.refusal!.message;
   return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
+  ${refusalNotice(state.refusal)}
   <input type="hidden" name="model_id" value="${model.id}">
   ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
   ${await estimateBox(kit.ctx, s, est)}
