@@ -144,7 +144,9 @@ async function mediaForm(
   if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
   const refused = state.refusal ? fieldOfParam(model, state.refusal.param) : "";
   if (refused && !errors[refused]) errors[refused] = state.refusal!.message;
-  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
+  // novalidate: the browser's own check (max="4") would stop htmx's request and the Update estimate
+  // post, leaving the last price on screen; the server's check answers the reason instead.
+  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" novalidate
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
   ${refusalNotice(state.refusal)}

@@ -1,0 +1,74 @@
+// Issue 34's console defects in Chromium, each through the page's own controls: a refused studio run
+// stays on the studio with what was typed and an inline message (a 402 links the billing page), and
+// the studio estimate is never stale (an invalid value replaces the price with the reason, by htmx and
+// by `Update estimate`). Every page visited is checked (no off-origin request, no console error, axe).
+import { expect, test } from "bun:test";
+import { formatMoney } from "../../src/console/format.ts";
+import { describeBrowser, inviteAndSignIn } from "../helpers/browser.ts";
+import { browserSession, checkPage } from "./browser-e2e.ts";
+
+const SHOTS = process.env.CONSOLE_SHOTS_DIR;
+
+describeBrowser("console defects of issue 34", () => {
+  const session = browserSession();
+
+  test("a run refused for the balance keeps the input and links the billing page", async () => {
+    const { server, g } = session;
+    await inviteAndSignIn(g, server);
+    await g.goto("/console/studio?model=sandbox/image");
+    await g.page.getByLabel("prompt", { exact: true }).fill("a red fox in the snow");
+    await g.page.getByLabel("num_images", { exact: true }).fill("2");
+    const [answer] = await Promise.all([
+      g.page.waitForResponse((r) => r.url().endsWith("/console/studio/run")),
+      g.page.getByRole("button", { name: "Run", exact: true }).click(),
+    ]);
+    await g.settle();
+    expect(answer.status()).toBe(402);
+    expect(await g.page.getByLabel("prompt", { exact: true }).inputValue()).toBe("a red fox in the snow");
+    expect(await g.page.getByLabel("num_images", { exact: true }).inputValue()).toBe("2");
+    expect(await g.page.getByRole("heading", { level: 1 }).textContent()).toBe("Studio");
+    const notice = g.page.locator("#studio-refusal");
+    expect(await notice.textContent()).toContain("nothing was charged");
+    const link = notice.getByRole("link", { name: "Add money on the billing page" });
+    expect(await link.getAttribute("href")).toBe("/console/billing");
+    expect(await g.page.getByText("That did not work").count()).toBe(0);
+    if (SHOTS) await g.page.screenshot({ path: `${SHOTS}/studio-402.png`, fullPage: true });
+    await checkPage(g, "studio, run refused for the balance");
+    await Promise.all([g.page.waitForURL(/\/console\/billing$/), link.click()]);
+    await checkPage(g, "billing, from the refused run");
+  }, 120_000);
+
+  test("the estimate is never stale: 40 images shows why, by htmx and by Update estimate", async () => {
+    const { g } = session;
+    await g.goto("/console/studio?model=sandbox/image");
+    await g.page.getByLabel("prompt", { exact: true }).fill("four cats");
+    const box = g.page.locator("#studio-estimate-box");
+    await g.page.getByLabel("num_images", { exact: true }).fill("4");
+    await g.page
+      .getByLabel("Estimate", { exact: true })
+      .filter({ hasText: formatMoney(40_000n, "USD") })
+      .waitFor({ timeout: 15_000 });
+    // htmx: typing 40 (over the max of 4) replaces the price with the reason.
+    await g.page.getByLabel("num_images", { exact: true }).fill("40");
+    await box.getByRole("alert").waitFor({ timeout: 15_000 });
+    expect(await box.textContent()).not.toContain(formatMoney(40_000n, "USD"));
+    expect(await box.getByRole("alert").textContent()).toMatch(/num_images|at most|4/);
+    await g.settle();
+    if (SHOTS) await g.page.screenshot({ path: `${SHOTS}/studio-estimate-invalid.png`, fullPage: true });
+    await checkPage(g, "studio, estimate of an invalid form");
+    // Without htmx: Update estimate posts the whole form; the page answers with the reason.
+    await g.goto("/console/studio?model=sandbox/image");
+    await g.page.getByLabel("num_images", { exact: true }).fill("40");
+    await Promise.all([
+      g.page.waitForResponse(
+        (r) => r.url().endsWith("/console/studio/estimate") && r.request().isNavigationRequest(),
+      ),
+      g.page.getByRole("button", { name: "Update estimate", exact: true }).click(),
+    ]);
+    await g.settle();
+    expect(await g.page.getByLabel("num_images", { exact: true }).inputValue()).toBe("40");
+    expect(await box.getByRole("alert").count()).toBe(1);
+    expect(await box.textContent()).not.toMatch(/\(\d+ images?\)/);
+    await checkPage(g, "studio, Update estimate of an invalid form");
+  }, 120_000);
+});
