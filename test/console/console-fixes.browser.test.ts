@@ -4,8 +4,8 @@
 // by `Update estimate`). Every page visited is checked (no off-origin request, no console error, axe).
 import { expect, test } from "bun:test";
 import { formatMoney } from "../../src/console/format.ts";
-import { describeBrowser, inviteAndSignIn } from "../helpers/browser.ts";
-import { browserSession, checkPage } from "./browser-e2e.ts";
+import { describeBrowser, inviteAndSignIn, openGuardedPage } from "../helpers/browser.ts";
+import { apiAccount, browserSession, checkPage, credit, runImage } from "./browser-e2e.ts";
 
 const SHOTS = process.env.CONSOLE_SHOTS_DIR;
 
@@ -70,5 +70,43 @@ describeBrowser("console defects of issue 34", () => {
     expect(await box.getByRole("alert").count()).toBe(1);
     expect(await box.textContent()).not.toMatch(/\(\d+ images?\)/);
     await checkPage(g, "studio, Update estimate of an invalid form");
+  }, 120_000);
+
+  test("the Overview adds up (keys plus a Studio row equal Spent); no money shows how to add some", async () => {
+    const { server, browser } = session;
+    const g = await openGuardedPage(browser, server.url);
+    try {
+      const person = await inviteAndSignIn(g, server, { email: "overview@example.com" });
+      await g.goto("/console");
+      const add = g.page.locator("#add-money");
+      expect(
+        await add.getByRole("link", { name: "Add money on the Billing page" }).getAttribute("href"),
+      ).toBe("/console/billing");
+      await checkPage(g, "overview of a new account");
+      const { account } = await apiAccount(server, person.key!);
+      await credit(server, account!.id, "1.00");
+      expect((await runImage(server, person.key!, 2)).status).toBe(200);
+      await g.goto("/console/studio?model=sandbox/image");
+      await g.page.getByLabel("prompt", { exact: true }).fill("a studio run");
+      await g.page.getByLabel("num_images", { exact: true }).fill("3");
+      await Promise.all([
+        g.page.waitForURL(/\/console\/studio\/runs\//),
+        g.page.getByRole("button", { name: "Run", exact: true }).click(),
+      ]);
+      await g.page.getByRole("img", { name: "Output 3 of sandbox/image" }).waitFor({ timeout: 30_000 });
+      await g.goto("/console");
+      expect(await add.count()).toBe(0);
+      const spent = BigInt((await g.page.locator("#month-spent data").getAttribute("value"))!);
+      const rows = (await g.page.evaluate(
+        `[...document.querySelectorAll("#key-spend tbody tr")].map((r) => [r.dataset.key, r.querySelector("td[data-spent] data").getAttribute("value")])`,
+      )) as [string, string][];
+      expect(rows.find(([k]) => k === "studio")?.[1]).toBe("30000");
+      expect(rows.reduce((n, [, v]) => n + BigInt(v), 0n)).toBe(spent);
+      expect(spent).toBe(50_000n);
+      if (SHOTS) await g.page.screenshot({ path: `${SHOTS}/overview-studio.png`, fullPage: true });
+      await checkPage(g, "overview with key and studio spend");
+    } finally {
+      await g.close();
+    }
   }, 120_000);
 });
