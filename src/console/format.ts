@@ -19,3 +19,19 @@ export function formatTime(epoch: number | bigint, unit: "s" | "ms" = "s"): stri
   const iso = new Date(ms).toISOString();
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
+
+/** Display names of the catalog's billing units. */
+export const UNIT_LABEL: Record<string, string> = {
+  second: "second",
+  image: "image",
+  megapixel: "megapixel",
+  "1M_tokens": "1M tokens",
+};
+
+/** "3 images", "1 second", "0.5 megapixels", "0.002 M tokens": every page counts units this way. */
+export function unitsText(units: string | number | bigint, unit: string): string {
+  const n = String(units);
+  if (unit === "1M_tokens") return `${n} M tokens`;
+  const noun = UNIT_LABEL[unit] ?? unit;
+  return `${n} ${n === "1" ? noun : `${noun}s`}`;
+}

@@ -10,7 +10,7 @@ import {
   type RequestPrice,
   type RequestSummary,
 } from "../queue/requests.ts";
-import { formatMoney } from "./format.ts";
+import { formatMoney, unitsText } from "./format.ts";
 import { type ConsoleKit, formError } from "./kit.ts";
 
 /** "2026-11-23T15:04:05.123Z" -> "2026-11-23 15:04:05 UTC". */
@@ -145,9 +145,9 @@ function priceSection(d: RequestDetail): SafeHtml {
   const money = (v: bigint | null, cur: string) => (v === null ? "—" : formatMoney(v, cur));
   return html`<h2>Price</h2>
 <dl class="facts">
-  <dt>Quoted</dt><dd>${formatMoney(p.quoted_usd_micro, "USD")}${p.units && p.unit ? html` <span class="hint">(${p.units} ${p.unit})</span>` : null}</dd>
+  <dt>Quoted</dt><dd>${formatMoney(p.quoted_usd_micro, "USD")}${p.units && p.unit ? html` <span class="hint">(${unitsText(p.units, p.unit)})</span>` : null}</dd>
   <dt>Reserved</dt><dd>${money(p.reserved_micro, p.currency)}</dd>
-  <dt>Charged</dt><dd>${p.charged_micro === null ? "Not yet (the request is open)" : formatMoney(p.charged_micro, p.currency)}${p.actual_units && p.unit ? html` <span class="hint">(${p.actual_units} ${p.unit})</span>` : null}</dd>
+  <dt>Charged</dt><dd>${p.charged_micro === null ? "Not yet (the request is open)" : formatMoney(p.charged_micro, p.currency)}${p.actual_units && p.unit ? html` <span class="hint">(${unitsText(p.actual_units, p.unit)})</span>` : null}</dd>
   ${p.currency !== "USD" ? html`<dt>Charged in USD</dt><dd>${money(p.charged_usd_micro, "USD")}</dd>` : null}
   ${p.fx_rate_micro !== null ? html`<dt>Rate</dt><dd>${formatMoney(p.fx_rate_micro, p.currency)} per 1 USD</dd>` : null}
 </dl>`;

@@ -13,11 +13,11 @@ import type { AppContext } from "../server/context.ts";
 import { type FieldErrors, fieldOfParam, renderStudioFields } from "../studio/form.ts";
 import { type StudioEstimateDeps, type StudioHistoryDeps, studioEstimate } from "../studio/service.ts";
 import { studioSnippets } from "../studio/snippets.ts";
-import { formatMoney } from "./format.ts";
+import { formatMoney, UNIT_LABEL } from "./format.ts";
 import type { AccountSession, ConsoleKit, ConsoleKitDeps, KitFor, PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { type ChatViewDeps, chatView } from "./studio-chat-view.ts";
-import { estimateBox, UNIT_LABEL } from "./studio-estimate.ts";
+import { estimateBox } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
