@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
+import { ERROR_CODES } from "../../src/lib/error-body.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 type Spec = {
@@ -68,6 +69,16 @@ describe("GET /v1/llms.txt", () => {
     expect(text).toContain("Authorization: Key <API_KEY>");
     expect(text).toContain("| 402 | insufficient_balance |");
     expect(text).toContain("120 per key per minute");
+  });
+
+  test("every error code has a meaning (none of the table's rows is empty)", async () => {
+    const { request } = await makeTestApp();
+    const text = await (await request("/v1/llms.txt", { key: null })).text();
+    const rows = text.split("\n").filter((l) => /^\| \d{3} \| [a-z_]+ \|/.test(l));
+    expect(rows.length).toBe(Object.keys(ERROR_CODES).length);
+    expect(rows.filter((l) => /\|\s*\|$/.test(l))).toEqual([]);
+    expect(text).toContain("| 400 | invalid_code | the redeem code is unknown");
+    expect(text).toContain("| 400 | currency_mismatch | the redeem code is for another currency");
   });
 
   test("follows the live catalog", async () => {
