@@ -44,6 +44,23 @@ describe("GET /v1/openapi.json", async () => {
     expect(spec.paths["/v1/models"]!.get!.security).toEqual([]);
   });
 
+  test("integer fields are integers, not 'string or integer' (examples read numbers)", async () => {
+    const spec = (await json(await request("/v1/openapi.json", { key: null }))) as unknown;
+    const loose: string[] = [];
+    const walk = (o: unknown, at: string): void => {
+      if (!o || typeof o !== "object") return;
+      const text = JSON.stringify((o as { anyOf?: unknown }).anyOf ?? null);
+      if (/"format":"(integer|numeric)"/.test(text)) loose.push(at);
+      for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`);
+    };
+    walk(spec, "");
+    expect(loose).toEqual([]);
+    const model = (spec as { paths: Record<string, unknown> }).paths["/v1/models/{model_id}"];
+    expect(JSON.stringify(model)).toContain(
+      '"max":{"description":"Largest duration (s), image count or megapixels per request.","type":"integer"}',
+    );
+  });
+
   test("operation ids are unique identifiers", async () => {
     const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
     const ids = Object.values(spec.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
