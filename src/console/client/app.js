@@ -2,7 +2,8 @@
 // switched on by data-* attributes in the server's markup, and every page works without it:
 //   data-dialog="ID"        on a button: opens <dialog id=ID> (modal) instead of following its form or
 //                           link (e.g. `Revoke` opens the dialog holding the `Revoke key` form)
-//   data-dialog-close       on a button inside a dialog: closes it
+//   data-dialog-close       on a button inside a dialog: closes it (and is what the dialog focuses
+//                           first when it has no field: the safe Cancel, not the destructive button)
 //   data-copy="ID"          on a button (rendered `hidden`): shown, and copies #ID's value or text
 //   data-autosubmit         on a select: submits its form when changed (the account switcher)
 //   data-chart="ID"         on an element: draws a uPlot chart from <script type="application/json"
@@ -50,7 +51,13 @@ document.addEventListener("click", (event) => {
     if (dialog && typeof dialog.showModal === "function") {
       event.preventDefault();
       dialog.showModal();
-      const focus = dialog.querySelector("[autofocus], button, input");
+      // The safe choice first: a field to fill in, else Cancel; never the destructive button, which
+      // showModal's own first-focusable rule picked (`Revoke key`: Enter revoked at once).
+      const focus =
+        dialog.querySelector("[autofocus]") ||
+        dialog.querySelector("input:not([type=hidden]), textarea, select") ||
+        dialog.querySelector("[data-dialog-close]") ||
+        dialog.querySelector("button");
       if (focus) focus.focus();
     }
     return;
