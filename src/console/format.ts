@@ -35,3 +35,43 @@ export function unitsText(units: string | number | bigint, unit: string): string
   const noun = UNIT_LABEL[unit] ?? unit;
   return `${n} ${n === "1" ? noun : `${noun}s`}`;
 }
+
+/** Browsers by the token that names them, most specific first (Edge and Opera also say "Chrome"). */
+const BROWSERS: [RegExp, string][] = [
+  [/\bEdg(?:e|A|iOS)?\/(\d+)/, "Edge"],
+  [/\bOPR\/(\d+)/, "Opera"],
+  [/\bFirefox\/(\d+)/, "Firefox"],
+  [/\bFxiOS\/(\d+)/, "Firefox"],
+  [/\bCriOS\/(\d+)/, "Chrome"],
+  [/(?:\b|Headless)Chrom(?:e|ium)\/(\d+)/, "Chrome"],
+  [/\bVersion\/(\d+)[^ ]* (?:Mobile\/\S+ )?Safari\//, "Safari"],
+  [/^curl\/(\d+)/, "curl"],
+];
+const SYSTEMS: [RegExp, string][] = [
+  [/\b(?:iPhone|iPad|iPod)\b/, "iOS"],
+  [/\bAndroid\b/, "Android"],
+  [/\bCrOS\b/, "ChromeOS"],
+  [/\bWindows\b/, "Windows"],
+  [/\bMac OS X\b|\bMacintosh\b/, "macOS"],
+  [/\bLinux\b/, "Linux"],
+];
+
+/**
+ * A session's user agent as a person reads it: "Chrome 131 on Windows", "Safari 17 on iOS",
+ * "Firefox 133" (no known system), or "Unknown browser"; the raw string stays in the page's title.
+ */
+export function describeUserAgent(ua: string | null): string {
+  if (!ua) return "Unknown browser";
+  let browser: string | null = null;
+  for (const [re, name] of BROWSERS) {
+    const m = re.exec(ua);
+    if (m) {
+      browser = `${name} ${m[1]}`;
+      break;
+    }
+  }
+  if (/HeadlessChrome\//.test(ua)) browser = browser?.replace("Chrome", "Headless Chrome") ?? null;
+  const system = SYSTEMS.find(([re]) => re.test(ua))?.[1] ?? null;
+  if (!browser) return system ? `A browser on ${system}` : "Unknown browser";
+  return system ? `${browser} on ${system}` : browser;
+}

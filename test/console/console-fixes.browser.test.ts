@@ -109,4 +109,38 @@ describeBrowser("console defects of issue 34", () => {
       await g.close();
     }
   }, 120_000);
+
+  test("the revoke dialog focuses Cancel; two-factor set-up keeps its secret; sessions read as browser and system", async () => {
+    const { server, browser } = session;
+    const g = await openGuardedPage(browser, server.url);
+    try {
+      await inviteAndSignIn(g, server, { email: "small@example.com" });
+      await g.goto("/console/keys");
+      await g.page.getByRole("button", { name: "Revoke", exact: true }).first().click();
+      await g.page.getByRole("dialog").waitFor();
+      expect(await g.page.evaluate("document.activeElement.textContent.trim()")).toBe("Cancel");
+      await checkPage(g, "keys, revoke dialog open");
+      await g.page.keyboard.press("Escape");
+
+      await g.goto("/console/settings/security");
+      await g.page.getByRole("button", { name: "Set up two-factor", exact: true }).click();
+      const secret = g.page.locator("#totp-secret");
+      await secret.waitFor();
+      const first = await secret.textContent();
+      await g.goto("/console");
+      await g.goto("/console/settings/security");
+      expect(await secret.textContent()).toBe(first);
+      await checkPage(g, "security, set-up shown again");
+      await g.page.getByRole("button", { name: "Cancel set-up", exact: true }).click();
+      await g.page.getByText("Two-factor set-up is cancelled").waitFor();
+      expect(await secret.count()).toBe(0);
+      // This browser's own session: Chromium on Linux, in words (the raw string only as a title).
+      const cell = g.page.locator("#main td[title]").first();
+      expect(await cell.textContent()).toMatch(/^(Headless )?Chrome \d+ on Linux$/);
+      if (SHOTS) await g.page.screenshot({ path: `${SHOTS}/security.png`, fullPage: true });
+      await checkPage(g, "security, set-up cancelled");
+    } finally {
+      await g.close();
+    }
+  }, 120_000);
 });
