@@ -34,7 +34,12 @@ export function tableBox(label: string, table: SafeHtml): SafeHtml {
  */
 export function chartData(
   id: string,
-  data: { x: number[]; series: { label: string; values: bigint[] }[]; unit: string },
+  data: {
+    x: number[];
+    x_label: "Day" | "Month";
+    series: { label: string; values: bigint[] }[];
+    unit: string;
+  },
 ): SafeHtml {
   const str = (s: string) =>
     JSON.stringify(s).replace(
@@ -44,7 +49,7 @@ export function chartData(
   const series = data.series
     .map((s) => `{"label":${str(s.label)},"values":[${s.values.map((v) => formatMicro(v)).join(",")}]}`)
     .join(",");
-  const json = `{"x":[${data.x.join(",")}],"series":[${series}],"unit":${str(data.unit)}}`;
+  const json = `{"x":[${data.x.join(",")}],"x_label":${str(data.x_label)},"series":[${series}],"unit":${str(data.unit)}}`;
   // raw: our own JSON, every string escaped above.
   return html`<script type="application/json" id="${id}">${raw(json)}</script>`;
 }

@@ -143,4 +143,34 @@ describeBrowser("console defects of issue 34", () => {
       await g.close();
     }
   }, 120_000);
+
+  test("the usage chart names its unit and its legend reads the day, not 'Time: --'", async () => {
+    const { server, browser } = session;
+    const g = await openGuardedPage(browser, server.url);
+    try {
+      const person = await inviteAndSignIn(g, server, { email: "usage@example.com" });
+      const { account } = await apiAccount(server, person.key!);
+      await credit(server, account!.id, "1.00");
+      expect((await runImage(server, person.key!, 2)).status).toBe(200);
+      await g.goto("/console/usage");
+      const chart = g.page.locator("[data-chart]");
+      expect(await chart.getAttribute("aria-label")).toContain("spend in USD");
+      const legend = g.page.locator(".u-legend");
+      await legend.waitFor();
+      const text = (await legend.textContent()) ?? "";
+      expect(text).not.toContain("Time");
+      expect(text).not.toContain("--");
+      expect(text).toContain("Day");
+      // Under the cursor: the day as the table writes it, the value with its currency.
+      const box = (await g.page.locator(".u-over").boundingBox())!;
+      await g.page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+      const today = new Date().toISOString().slice(0, 10);
+      await legend.filter({ hasText: today }).waitFor({ timeout: 5_000 });
+      expect(await legend.textContent()).toContain("0.02 USD");
+      if (SHOTS) await g.page.screenshot({ path: `${SHOTS}/usage.png`, fullPage: true });
+      await checkPage(g, "usage with the chart");
+    } finally {
+      await g.close();
+    }
+  }, 120_000);
 });
