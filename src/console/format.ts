@@ -13,6 +13,19 @@ export function formatMoney(micro: bigint | number, currency: string): string {
   return `${neg ? "-" : ""}${grouped}.${frac} ${currency}`;
 }
 
+/**
+ * Money as the pages show it in figures and tables (the one display rule): from 1 unit up, cents
+ * (cut toward zero, so a balance never reads more than it is: 24.330804 -> "24.33 USD", beside
+ * "0.02 USD"); below 1 unit the exact amount, whose digits are the price (0.015, 0.000123).
+ * `exact` is set when the display dropped digits (the page puts it in a title; the CSV has them all).
+ */
+export function displayMoney(micro: bigint, currency: string): { text: string; exact: string | null } {
+  const abs = micro < 0n ? -micro : micro;
+  if (abs < 1_000_000n || abs % 10_000n === 0n) return { text: formatMoney(micro, currency), exact: null };
+  const cut = (abs / 10_000n) * 10_000n;
+  return { text: formatMoney(micro < 0n ? -cut : cut, currency), exact: formatMoney(micro, currency) };
+}
+
 /** Epoch seconds or milliseconds -> "2026-11-23 15:04 UTC". */
 export function formatTime(epoch: number | bigint, unit: "s" | "ms" = "s"): string {
   const ms = unit === "s" ? Number(epoch) * 1000 : Number(epoch);

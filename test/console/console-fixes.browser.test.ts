@@ -173,4 +173,24 @@ describeBrowser("console defects of issue 34", () => {
       await g.close();
     }
   }, 120_000);
+
+  test("money has one display rule: 24.330804 reads 24.33 USD beside 0.02 USD, exact in value", async () => {
+    const { server, browser } = session;
+    const g = await openGuardedPage(browser, server.url);
+    try {
+      const person = await inviteAndSignIn(g, server, { email: "money@example.com" });
+      const { account } = await apiAccount(server, person.key!);
+      await credit(server, account!.id, "24.350804");
+      expect((await runImage(server, person.key!, 2)).status).toBe(200);
+      for (const path of ["/console", "/console/billing", "/console/wallet"]) {
+        await g.goto(path);
+        const balance = g.page.locator("main data[value='24330804']").first();
+        expect(`${path}: ${await balance.textContent()}`).toBe(`${path}: 24.33 USD`);
+        expect(await g.page.locator("main").textContent()).not.toContain("24.330804");
+      }
+      await checkPage(g, "wallet, amounts by the display rule");
+    } finally {
+      await g.close();
+    }
+  }, 120_000);
 });

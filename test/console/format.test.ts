@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { describeUserAgent, unitsText } from "../../src/console/format.ts";
+import { describeUserAgent, displayMoney, unitsText } from "../../src/console/format.ts";
 
 describe("describeUserAgent: sessions read as browser and system", () => {
   const cases: [string | null, string][] = [
@@ -37,5 +37,18 @@ describe("unitsText", () => {
     expect(unitsText(4, "second")).toBe("4 seconds");
     expect(unitsText("0.5", "megapixel")).toBe("0.5 megapixels");
     expect(unitsText("0.002", "1M_tokens")).toBe("0.002 M tokens");
+  });
+});
+
+describe("displayMoney: one display rule for amounts", () => {
+  test("cents from 1 unit up (cut toward zero, exact in `exact`); the exact amount below 1", () => {
+    expect(displayMoney(24_330_804n, "USD")).toEqual({ text: "24.33 USD", exact: "24.330804 USD" });
+    expect(displayMoney(24_339_999n, "USD")).toEqual({ text: "24.33 USD", exact: "24.339999 USD" });
+    expect(displayMoney(-1_000_001n, "USD")).toEqual({ text: "-1.00 USD", exact: "-1.000001 USD" });
+    expect(displayMoney(12_500_000n, "RUB")).toEqual({ text: "12.50 RUB", exact: null });
+    expect(displayMoney(20_000n, "USD")).toEqual({ text: "0.02 USD", exact: null });
+    expect(displayMoney(15_000n, "USD")).toEqual({ text: "0.015 USD", exact: null });
+    expect(displayMoney(123n, "USD")).toEqual({ text: "0.000123 USD", exact: null });
+    expect(displayMoney(0n, "USD")).toEqual({ text: "0.00 USD", exact: null });
   });
 });
