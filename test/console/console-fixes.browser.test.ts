@@ -4,10 +4,19 @@
 // by `Update estimate`). Every page visited is checked (no off-origin request, no console error, axe).
 import { expect, test } from "bun:test";
 import { formatMoney } from "../../src/console/format.ts";
-import { describeBrowser, inviteAndSignIn, openGuardedPage } from "../helpers/browser.ts";
+import { describeBrowser, type GuardedPage, inviteAndSignIn, openGuardedPage } from "../helpers/browser.ts";
+import type { TestServer } from "../helpers/server.ts";
 import { apiAccount, browserSession, checkPage, credit, runImage } from "./browser-e2e.ts";
 
 const SHOTS = process.env.CONSOLE_SHOTS_DIR;
+
+/** A new person signed in on `g`, their account credited `amount`, then 0.02 spent with their key (2 images). */
+async function spender(g: GuardedPage, server: TestServer, email: string, amount: string): Promise<void> {
+  const person = await inviteAndSignIn(g, server, { email });
+  const { account } = await apiAccount(server, person.key!);
+  await credit(server, account!.id, amount);
+  expect((await runImage(server, person.key!, 2)).status).toBe(200);
+}
 
 describeBrowser("console defects of issue 34", () => {
   const session = browserSession();
@@ -148,10 +157,7 @@ describeBrowser("console defects of issue 34", () => {
     const { server, browser } = session;
     const g = await openGuardedPage(browser, server.url);
     try {
-      const person = await inviteAndSignIn(g, server, { email: "usage@example.com" });
-      const { account } = await apiAccount(server, person.key!);
-      await credit(server, account!.id, "1.00");
-      expect((await runImage(server, person.key!, 2)).status).toBe(200);
+      await spender(g, server, "usage@example.com", "1.00");
       await g.goto("/console/usage");
       const chart = g.page.locator("[data-chart]");
       expect(await chart.getAttribute("aria-label")).toContain("spend in USD");
@@ -178,10 +184,7 @@ describeBrowser("console defects of issue 34", () => {
     const { server, browser } = session;
     const g = await openGuardedPage(browser, server.url);
     try {
-      const person = await inviteAndSignIn(g, server, { email: "money@example.com" });
-      const { account } = await apiAccount(server, person.key!);
-      await credit(server, account!.id, "24.350804");
-      expect((await runImage(server, person.key!, 2)).status).toBe(200);
+      await spender(g, server, "money@example.com", "24.350804");
       for (const path of ["/console", "/console/billing", "/console/wallet"]) {
         await g.goto(path);
         const balance = g.page.locator("main data[value='24330804']").first();
