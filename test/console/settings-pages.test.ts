@@ -161,9 +161,27 @@ describe("settings: low-balance alert threshold", () => {
     for (const threshold of ["abc", "-1", "1.0000001", "1e3"]) {
       const res = await b.post("/console/settings/alert-threshold", { threshold });
       expect(res.status).toBe(400);
-      expect(await res.text()).toContain("The alert threshold must be a positive amount");
+      const text = await res.text();
+      expect(text).toContain("The alert threshold must be a positive amount");
+      // What was typed stays in the field, to be corrected.
+      expect(text).toMatch(new RegExp(`name="threshold"[^>]*value="${threshold.replace(".", "\\.")}"`));
       expect(await c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(5_000_000n);
     }
+  });
+
+  test("a refused invite keeps the email and role as typed", async () => {
+    const { b } = await owner();
+    const res = await b.post("/console/settings/members/invite", {
+      email: "carol at example",
+      role: "owner",
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).toContain('role="alert"');
+    expect(text).toContain(
+      'name="email" autocomplete="off" required maxlength="254" value="carol at example"',
+    );
+    expect(text).toContain('<option value="owner" selected>owner</option>');
   });
 });
 
