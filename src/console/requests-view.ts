@@ -73,17 +73,17 @@ export function filterForm(keys: ApiKeyRow[], models: string[], f: Filters): Saf
 
 function requestRows(items: RequestSummary[]): SafeHtml {
   if (items.length === 0) return html`<p>No requests match.</p>`;
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"><table class="stack-rows">
 <thead><tr><th scope="col">Created</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Source</th><th scope="col">Key</th><th scope="col" class="num">Price</th></tr></thead>
 <tbody>
 ${items.map(
   (r) => html`<tr>
-  <td><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
-  <td class="mono">${r.model_id}</td>
-  <td>${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>
-  <td>${r.source}</td>
-  <td>${r.key_name ?? (r.key_id ? r.key_id : "—")}</td>
-  <td class="num">${priceText(r.price)}</td>
+  <td data-label="Created"><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
+  <td data-label="Model" class="mono">${r.model_id}</td>
+  <td data-label="Status">${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>
+  <td data-label="Source">${r.source}</td>
+  <td data-label="Key">${r.key_name ?? (r.key_id ? r.key_id : "—")}</td>
+  <td data-label="Price" class="num">${priceText(r.price)}</td>
 </tr>`,
 )}
 </tbody></table></div>`;

@@ -196,4 +196,35 @@ describeBrowser("console defects of issue 34", () => {
       await g.close();
     }
   }, 120_000);
+
+  test("Requests and Wallet tables fit: stacked rows at 390 px, the wallet inside its 1120 px column", async () => {
+    const { server, browser } = session;
+    // Every table's box needs no sideways scrolling: its table is no wider than the box.
+    const fits = `[...document.querySelectorAll("main .table-wrap")].map((w) => w.scrollWidth - w.clientWidth).filter((d) => d > 1)`;
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1280, height: 800 },
+    ]) {
+      const g = await openGuardedPage(browser, server.url, { viewport });
+      try {
+        await spender(g, server, `tables-${viewport.width}@example.com`, "1.00");
+        for (const path of ["/console/requests", "/console/wallet"]) {
+          await g.goto(path);
+          expect(`${viewport.width} ${path}: ${await g.page.evaluate(fits)}`).toBe(
+            `${viewport.width} ${path}: `,
+          );
+          expect(await g.page.evaluate("document.documentElement.scrollWidth <= innerWidth")).toBe(true);
+          // The price (requests) and the running balance (wallet) are on screen, not off to the right.
+          const cell = g.page.locator(
+            path.endsWith("requests") ? "td[data-label=Price]" : "td[data-balance-after]",
+          );
+          const box = (await cell.first().boundingBox())!;
+          expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
+          await checkPage(g, `${path} at ${viewport.width} px`);
+        }
+      } finally {
+        await g.close();
+      }
+    }
+  }, 120_000);
 });
