@@ -132,6 +132,12 @@ async function estimateOf(
   }
 }
 
+/** The estimate box's state when a field could not be read: its first error instead of a price. */
+export function unreadEstimate(errors: FieldErrors | undefined): { estimate: null; error: string } | null {
+  const first = Object.entries(errors ?? {})[0];
+  return first ? { estimate: null, error: `${first[0] || "input"}: ${first[1]}` } : null;
+}
+
 /** A media model's form: its fields, the Estimate, Run. */
 async function mediaForm(
   kit: ConsoleKit<ConsoleKitDeps & StudioEstimateDeps>,
@@ -139,9 +145,12 @@ async function mediaForm(
   model: Model,
   state: StudioState,
 ): Promise<SafeHtml> {
-  const est = await estimateOf(kit, s, model, state.values ?? {});
+  // A field that could not be read (e.g. "abc" in a number) means the form has no price: the reason
+  // shows in the box, as the htmx partial does, not the price of the other fields.
+  const est = unreadEstimate(state.errors) ?? (await estimateOf(kit, s, model, state.values ?? {}));
   const errors: FieldErrors = { ...state.errors };
-  if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
+  const field = "field" in est && typeof est.field === "string" ? est.field : "";
+  if (est.error && field && !errors[field]) errors[field] = est.error;
   const refused = state.refusal ? fieldOfParam(model, state.refusal.param) : "";
   if (refused && !errors[refused]) errors[refused] = state.refusal!.message;
   // novalidate: the browser's own check (max="4") would stop htmx's request and the Update estimate
