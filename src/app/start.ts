@@ -12,7 +12,7 @@ import { errorFields, log } from "../lib/log.ts";
 import { metricsListenerFetch, observeRequest } from "../metrics/http.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { AppContext } from "../server/context.ts";
-import { dataDirPaths, ensureWritableDataDir } from "../server/datadir.ts";
+import { dataDirPaths, ensureWritableDataDir, writePublicUrlFile } from "../server/datadir.ts";
 import { hostForUrl, publicUrlOf } from "../server/public-url.ts";
 import { openServerSecrets } from "../server/shared-secrets.ts";
 import { createApp } from "./app.ts";
@@ -90,6 +90,13 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     ensureWritableDataDir(paths);
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
     const blobs = openBlobBackend(settings.storage, paths.root, { atStart: true });
+    const publicUrl = publicUrlOf(settings, server.port ?? settings.port);
+    try {
+      writePublicUrlFile(paths, publicUrl);
+    } catch (err) {
+      // Only the CLI's links read it (they fall back to the configured address): not worth failing a start.
+      log("warn", "could not record the public URL in the data dir", errorFields(err));
+    }
     const database = await openSql(settings.database ?? { kind: "sqlite" }, paths.database);
     // The data dir's files on SQLite; rows every instance shares on PostgreSQL (shared-secrets.ts).
     const secrets = await openServerSecrets(settings.database ?? { kind: "sqlite" }, database.sql, paths);
@@ -99,7 +106,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
       live,
       catalog,
       settings,
-      publicUrl: publicUrlOf(settings, server.port ?? settings.port),
+      publicUrl,
       filesRoot: paths.files,
       blobs,
       linkSecrets: secrets.linkSecrets,

@@ -1,6 +1,7 @@
 import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
+import { dataDirPaths, readPublicUrlFile } from "../server/datadir.ts";
 import { publicUrlOf } from "../server/public-url.ts";
 import { parseArgs, UsageError } from "./args.ts";
 import { withServices } from "./operator.ts";
@@ -11,7 +12,8 @@ const USER_USAGE = `usage: gengate user invite --email E [--account ACCOUNT_ID] 
 /**
  * `gengate user invite|reset-password`: one-time console links for the operator to hand over
  * (docs/console.md). The links start with {public_url}, found as `gengate serve` finds it
- * (--public-url, GENGATE_PUBLIC_URL, the config file's server.public_url, else host and port).
+ * (--public-url, GENGATE_PUBLIC_URL, the config file's server.public_url), else the one the server
+ * on this data dir recorded at its last start (data dir file `public-url`), else host and port.
  */
 export async function userCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
@@ -33,7 +35,12 @@ export async function userCommand(argv: string[]): Promise<number> {
   // With [smtp] the link is also queued for mail; the running server sends it (docs/billing.md "Email").
   const smtp = smtpFrom(file, process.env);
   const services = { smtp: () => smtp, database: settings.database };
-  const publicUrl = publicUrlOf(settings, settings.port);
+  // Configured (flag, env, file) first; else the address the server on this data dir last started
+  // at (its real port, not the default 8080); else host and port as `gengate serve` would use them.
+  const publicUrl =
+    settings.publicUrl ||
+    readPublicUrlFile(dataDirPaths(settings.dataDir)) ||
+    publicUrlOf(settings, settings.port);
   const json = flags.json === "true";
 
   if (sub === "invite") {

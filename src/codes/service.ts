@@ -18,6 +18,12 @@ export const NOTE_MAX_LENGTH = 500;
 
 /** One message for an unknown, used, expired or revoked code: it does not say which. */
 export const INVALID_CODE_MESSAGE = "This code is not valid: check it, or ask whoever gave it to you.";
+/**
+ * A code this same account already redeemed: said plainly (a second submit is not a typo). Only
+ * to the account that used it, so it tells a guesser nothing; it is not counted as a failed try.
+ */
+export const ALREADY_REDEEMED_MESSAGE =
+  "This code was already redeemed into this account (a code credits once): see the Top-ups below.";
 
 export interface NewBatch {
   amountMicro: bigint;
@@ -232,8 +238,9 @@ export class CodeService {
   /**
    * Redeems `code` into the account: in ONE transaction, the code is marked used by a conditional
    * UPDATE (only if unredeemed, unrevoked, unexpired) and the account credited (ledger entry TOPUP
-   * naming the code). Unknown, used, expired or revoked: 400 invalid_code (one message); another
-   * currency: 400 currency_mismatch. Each of those is a failed try, recorded after the failed
+   * naming the code). Unknown, used by another account, expired or revoked: 400 invalid_code (one
+   * message); used by this account: invalid_code with ALREADY_REDEEMED_MESSAGE (not a failed try);
+   * another currency: 400 currency_mismatch. Each failed try is recorded after the failed
    * transaction; the 6th within an hour (and every try while 5 are in the window) is 429.
    * `by`: the key or person redeeming (kept on the code).
    */
@@ -244,7 +251,11 @@ export class CodeService {
     try {
       return await this.redeemOnce(accountId, code, by);
     } catch (err) {
-      if (err instanceof DomainError && (err.code === "invalid_code" || err.code === "currency_mismatch")) {
+      const failedTry =
+        err instanceof DomainError &&
+        (err.code === "invalid_code" || err.code === "currency_mismatch") &&
+        err.message !== ALREADY_REDEEMED_MESSAGE;
+      if (failedTry) {
         const now = this.now();
         await this.store.recordFailure(accountId, now, now - REDEEM_WINDOW_SECONDS);
       }
@@ -266,6 +277,8 @@ export class CodeService {
         row.redeemed_at === null &&
         row.revoked_at === null &&
         (row.expires_at === null || row.expires_at > BigInt(now));
+      if (row?.redeemed_at != null && (await self.store.redeemedBy(row.id, accountId)))
+        throw new DomainError("invalid_code", ALREADY_REDEEMED_MESSAGE, { param: "code" });
       if (!row || !usable) throw new DomainError("invalid_code", INVALID_CODE_MESSAGE, { param: "code" });
       if (row.currency !== account.currency) {
         throw new DomainError(

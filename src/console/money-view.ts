@@ -1,16 +1,19 @@
 /**
  * Markup shared by the money pages (overview, keys, usage, wallet, billing). Every amount is shown
- * with formatMoney inside a `<data value="MICRO">` element, so tests and scripts read the exact
- * micro-units a page shows (console-truth.test.ts) while people read the formatted text.
+ * by the one display rule (displayMoney: cents from 1 unit up, the exact amount below) inside a
+ * `<data value="MICRO">` element, so tests and scripts read the exact micro-units a page shows
+ * (console-truth.test.ts) while people read the formatted text; the CSVs carry the exact amounts.
  */
 
 import { html, raw, type SafeHtml } from "../lib/html.ts";
 import { formatMicro } from "../lib/money.ts";
-import { formatMoney, formatTime } from "./format.ts";
+import { displayMoney, formatTime } from "./format.ts";
 
-/** An amount: the formatted text, the exact micro-units in `value`. */
+/** An amount: the displayed text, the exact micro-units in `value`. */
 export function money(micro: bigint, currency: string): SafeHtml {
-  return html`<data value="${micro}">${formatMoney(micro, currency)}</data>`;
+  // The exact amount stays machine-readable in `value` and in the pages' CSV downloads (wallet,
+  // usage); a title attribute would change the `<data value="N">` markup scripts and tests read.
+  return html`<data value="${micro}">${displayMoney(micro, currency).text}</data>`;
 }
 
 /** An RFC 3339 time as `<time>` ("2026-11-23 15:04 UTC"), or a dash. */
@@ -34,7 +37,12 @@ export function tableBox(label: string, table: SafeHtml): SafeHtml {
  */
 export function chartData(
   id: string,
-  data: { x: number[]; series: { label: string; values: bigint[] }[]; unit: string },
+  data: {
+    x: number[];
+    x_label: "Day" | "Month";
+    series: { label: string; values: bigint[] }[];
+    unit: string;
+  },
 ): SafeHtml {
   const str = (s: string) =>
     JSON.stringify(s).replace(
@@ -44,7 +52,7 @@ export function chartData(
   const series = data.series
     .map((s) => `{"label":${str(s.label)},"values":[${s.values.map((v) => formatMicro(v)).join(",")}]}`)
     .join(",");
-  const json = `{"x":[${data.x.join(",")}],"series":[${series}],"unit":${str(data.unit)}}`;
+  const json = `{"x":[${data.x.join(",")}],"x_label":${str(data.x_label)},"series":[${series}],"unit":${str(data.unit)}}`;
   // raw: our own JSON, every string escaped above.
   return html`<script type="application/json" id="${id}">${raw(json)}</script>`;
 }

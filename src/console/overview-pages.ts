@@ -34,22 +34,34 @@ export function overviewBody(o: Overview): SafeHtml {
   ${money(o.alert.threshold_micro, c)}. <a href="/console/billing">Top up on the Billing page</a>.</p>`
       : null;
   const liveKeys = o.keys.filter((k) => k.state === "active" || k.spent_micro > 0n);
-  const keys = liveKeys.length
-    ? tableBox(
-        "Spend per key",
-        html`<table id="key-spend">
+  // The studio's runs and chats have no key: their row makes the table add up to "Spent" (issue 34:
+  // keys summed to 0.387 of a 0.869 month, the rest was studio spend shown nowhere on this page).
+  const studio =
+    o.keyless_spent_micro > 0n
+      ? html`<tr data-key="studio">
+  <th scope="row">Studio <span class="hint">(runs and chats in the console, no key)</span></th>
+  <td data-spent>${money(o.keyless_spent_micro, c)}</td>
+  <td class="num"><span class="hint">no limit</span></td>
+</tr>`
+      : null;
+  const keys =
+    liveKeys.length || studio
+      ? tableBox(
+          "Spend per key",
+          html`<table id="key-spend">
 <caption class="visually-hidden">Spend per key this month</caption>
 <thead><tr><th scope="col">Key</th><th scope="col">Spent this month against the limit</th><th scope="col" class="num">Left</th></tr></thead>
 <tbody>${liveKeys.map(
-          (k) => html`<tr data-key="${k.key_id}">
+            (k) => html`<tr data-key="${k.key_id}">
   <th scope="row">${k.name} <span class="hint mono">${k.prefix}…</span>${k.state === "revoked" ? html` <span class="hint">(revoked)</span>` : null}</th>
   <td data-spent>${keyMeter(k, c)}</td>
   <td class="num">${k.remaining_micro === null ? html`<span class="hint">no limit</span>` : money(k.remaining_micro, c)}</td>
 </tr>`,
-        )}</tbody>
+          )}${studio}</tbody>
+<tfoot><tr><th scope="row">All spend this month</th><td data-spent>${money(o.month_spent_micro, c)}</td><td></td></tr></tfoot>
 </table>`,
-      )
-    : empty("No keys yet.");
+        )
+      : empty("No keys yet.");
   const models = o.by_model.length
     ? tableBox(
         "Spend by model",
@@ -66,8 +78,14 @@ export function overviewBody(o: Overview): SafeHtml {
 </table>`,
       )
     : empty("Nothing spent this month yet.");
+  // A new account with no money: where to add some, before anything else.
+  const noMoney =
+    o.balance_micro <= 0n
+      ? html`<p class="notice" id="add-money">This account has no money yet: runs and API calls are paid from its balance.
+  <a href="/console/billing">Add money on the Billing page</a> (a card payment or a redeem code).</p>`
+      : null;
   return html`<h1>Overview <span class="hint">${o.name}</span></h1>
-${alert}
+${noMoney}${alert}
 <div class="cards">
   ${card("Balance", money(o.balance_micro, c), "balance")}
   ${card("Held by running jobs", money(o.held_micro, c), "held")}

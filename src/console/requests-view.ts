@@ -10,7 +10,7 @@ import {
   type RequestPrice,
   type RequestSummary,
 } from "../queue/requests.ts";
-import { formatMoney } from "./format.ts";
+import { formatMoney, unitsText } from "./format.ts";
 import { type ConsoleKit, formError } from "./kit.ts";
 
 /** "2026-11-23T15:04:05.123Z" -> "2026-11-23 15:04:05 UTC". */
@@ -73,17 +73,17 @@ export function filterForm(keys: ApiKeyRow[], models: string[], f: Filters): Saf
 
 function requestRows(items: RequestSummary[]): SafeHtml {
   if (items.length === 0) return html`<p>No requests match.</p>`;
-  return html`<div class="table-wrap"><table>
+  return html`<div class="table-wrap"><table class="stack-rows">
 <thead><tr><th scope="col">Created</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Source</th><th scope="col">Key</th><th scope="col" class="num">Price</th></tr></thead>
 <tbody>
 ${items.map(
   (r) => html`<tr>
-  <td><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
-  <td class="mono">${r.model_id}</td>
-  <td>${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>
-  <td>${r.source}</td>
-  <td>${r.key_name ?? (r.key_id ? r.key_id : "—")}</td>
-  <td class="num">${priceText(r.price)}</td>
+  <td data-label="Created"><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
+  <td data-label="Model" class="mono">${r.model_id}</td>
+  <td data-label="Status">${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>
+  <td data-label="Source">${r.source}</td>
+  <td data-label="Key">${r.key_name ?? (r.key_id ? r.key_id : "—")}</td>
+  <td data-label="Price" class="num">${priceText(r.price)}</td>
 </tr>`,
 )}
 </tbody></table></div>`;
@@ -145,9 +145,9 @@ function priceSection(d: RequestDetail): SafeHtml {
   const money = (v: bigint | null, cur: string) => (v === null ? "—" : formatMoney(v, cur));
   return html`<h2>Price</h2>
 <dl class="facts">
-  <dt>Quoted</dt><dd>${formatMoney(p.quoted_usd_micro, "USD")}${p.units && p.unit ? html` <span class="hint">(${p.units} ${p.unit})</span>` : null}</dd>
+  <dt>Quoted</dt><dd>${formatMoney(p.quoted_usd_micro, "USD")}${p.units && p.unit ? html` <span class="hint">(${unitsText(p.units, p.unit)})</span>` : null}</dd>
   <dt>Reserved</dt><dd>${money(p.reserved_micro, p.currency)}</dd>
-  <dt>Charged</dt><dd>${p.charged_micro === null ? "Not yet (the request is open)" : formatMoney(p.charged_micro, p.currency)}${p.actual_units && p.unit ? html` <span class="hint">(${p.actual_units} ${p.unit})</span>` : null}</dd>
+  <dt>Charged</dt><dd>${p.charged_micro === null ? "Not yet (the request is open)" : formatMoney(p.charged_micro, p.currency)}${p.actual_units && p.unit ? html` <span class="hint">(${unitsText(p.actual_units, p.unit)})</span>` : null}</dd>
   ${p.currency !== "USD" ? html`<dt>Charged in USD</dt><dd>${money(p.charged_usd_micro, "USD")}</dd>` : null}
   ${p.fx_rate_micro !== null ? html`<dt>Rate</dt><dd>${formatMoney(p.fx_rate_micro, p.currency)} per 1 USD</dd>` : null}
 </dl>`;

@@ -14,6 +14,7 @@ import { formatMoney, formatTime } from "./format.ts";
 import {
   type AccountSession,
   type ActionContext,
+  field,
   formError,
   htmlResponse,
   type KitFor,
@@ -29,6 +30,8 @@ export interface AccountState {
   invite?: { url: string; email: string; role: Role; expiresAt: number; mailed: boolean } | null;
   /** The alert URL as typed, shown again with its error. */
   alertUrl?: { value: string; error: string } | null;
+  /** A refused form's fields as typed (the invite's email and role, the threshold), shown again. */
+  typed?: { email?: string; role?: string; threshold?: string } | null;
   secret?: { value: string; rotated: boolean } | null;
 }
 
@@ -80,11 +83,11 @@ export function membersSection(
     ? html`<h3>Invite someone</h3>
 <form class="stack" method="post" action="${ACCOUNT_PATH}/members/invite">
   ${csrfField(s)}
-  <label>Email <input type="email" name="email" autocomplete="off" required maxlength="254"></label>
+  <label>Email <input type="email" name="email" autocomplete="off" required maxlength="254" value="${state.typed?.email ?? ""}"></label>
   <label>Role
     <select name="role">
-      <option value="member" selected>member</option>
-      <option value="owner">owner</option>
+      <option value="member"${state.typed?.role === "owner" ? null : html` selected`}>member</option>
+      <option value="owner"${state.typed?.role === "owner" ? html` selected` : null}>owner</option>
     </select></label>
   <p class="hint">A member sees usage, requests and the wallet, uses the studio and manages the keys they
   create; an owner can do everything, including members and settings.</p>
@@ -193,7 +196,7 @@ export function thresholdSection(
   <label>Alert threshold (${currency})
     <span class="hint" id="threshold-hint" aria-hidden="true">A decimal amount such as 10 or 25.50; leave empty for no alert.</span>
     <input name="threshold" aria-describedby="threshold-hint" inputmode="decimal" autocomplete="off" maxlength="32"
-      value="${threshold === null ? "" : formatMicro(threshold)}"></label>
+      value="${state.typed?.threshold ?? (threshold === null ? "" : formatMicro(threshold))}"></label>
   <button type="submit">Save threshold</button>
 </form>`
       : html`<p class="hint">Only owners change it.</p>`;
@@ -249,5 +252,8 @@ export async function accountError(
   err: unknown,
 ): Promise<Response> {
   if (!(err instanceof DomainError) || !["validation_error", "conflict"].includes(err.code)) throw err;
-  return htmlResponse(await accountPage(kit, c, { error: err.message }), httpStatus(err.code));
+  // What was typed comes back with the message (bounded like the fields themselves).
+  const kept = (name: string, max: number) => field(c.form, name).slice(0, max) || undefined;
+  const typed = { email: kept("email", 254), role: kept("role", 16), threshold: kept("threshold", 32) };
+  return htmlResponse(await accountPage(kit, c, { error: err.message, typed }), httpStatus(err.code));
 }

@@ -10,7 +10,8 @@ import { pendingSetup, securityError, securityPage } from "./settings-security-v
 import { SECURITY_PATH } from "./settings-shared.ts";
 
 async function showSecurity(kit: ConsoleKit, c: PageContext) {
-  return await securityPage(kit, c, {});
+  // A set-up begun and not confirmed is shown again with the same secret (until Cancel set-up).
+  return await securityPage(kit, c, { setup: c.session.twoFactor ? null : await pendingSetup(kit, c) });
 }
 
 async function changePassword(kit: ConsoleKit, c: ActionContext) {
@@ -49,6 +50,11 @@ async function enableTwoFactor(kit: ConsoleKit, c: ActionContext) {
   }
 }
 
+async function cancelTwoFactor(kit: ConsoleKit, c: ActionContext) {
+  await kit.people.twoFactor.cancelTwoFactor(c.session.personId);
+  return redirect(`${SECURITY_PATH}?done=two-factor-cancelled`);
+}
+
 async function disableTwoFactor(kit: ConsoleKit, c: ActionContext) {
   try {
     await kit.people.twoFactor.disableTwoFactor(c.session.personId, field(c.form, "password"));
@@ -75,6 +81,10 @@ export function settingsSecurityPages(kit: ConsoleKit) {
     .post(
       `${SECURITY_PATH}/two-factor/enable`,
       kit.action((c) => enableTwoFactor(kit, c)),
+    )
+    .post(
+      `${SECURITY_PATH}/two-factor/cancel`,
+      kit.action((c) => cancelTwoFactor(kit, c)),
     )
     .post(
       `${SECURITY_PATH}/two-factor/disable`,

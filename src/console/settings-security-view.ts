@@ -9,7 +9,7 @@ import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { SessionView } from "../people/sessions.ts";
 import { PASSWORD_MIN_LENGTH } from "../people/types.ts";
-import { formatTime } from "./format.ts";
+import { describeUserAgent, formatTime } from "./format.ts";
 import { type ActionContext, formError, htmlResponse, type KitFor, type PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { doneNotice, SECURITY_PATH, settingsNav } from "./settings-shared.ts";
@@ -91,6 +91,11 @@ authenticator app (or a recovery code).</p>
   ${csrfField(c.session)}
   <label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="16" pattern="[0-9 ]{6,16}"></label>
   <button type="submit">Turn on two-factor</button>
+</form>
+<form method="post" action="${SECURITY_PATH}/two-factor/cancel">
+  ${csrfField(c.session)}
+  <p class="hint">This secret key stays the same until you turn two-factor on or cancel the set-up.</p>
+  <button type="submit" class="secondary">Cancel set-up</button>
 </form>`;
   } else {
     body = html`<p>Two-factor sign-in is <strong>off</strong>. With it on, signing in also asks for a code
@@ -114,7 +119,7 @@ export function sessionsSection(c: PageContext, sessions: SessionView[]): SafeHt
     return html`<tr>
   <td>${formatTime(x.createdAt)}</td>
   <td>${formatTime(x.lastSeenAt)}</td>
-  <td class="wrap">${x.userAgent ?? "unknown"}</td>
+  <td${x.userAgent ? html` title="${x.userAgent}"` : null}>${describeUserAgent(x.userAgent)}</td>
   <td>${x.ip ?? "unknown"}</td>
   <td>${current ? html`<strong>This session</strong>` : null}</td>
   <td><form method="post" action="${SECURITY_PATH}/sessions/${x.id}/revoke">

@@ -16,6 +16,8 @@ export const DONE: Record<string, string> = {
   "alert-url": "The alert URL is saved.",
   password: "Your password is changed. Your other sessions are signed out; this one stays signed in.",
   "two-factor-off": "Two-factor sign-in is off. Your recovery codes no longer work.",
+  "two-factor-cancelled":
+    "Two-factor set-up is cancelled; its secret key no longer works. Remove it from your app.",
   session: "The session is signed out.",
   others: "Your other sessions are signed out; this one stays signed in.",
 };

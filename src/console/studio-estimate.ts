@@ -6,22 +6,9 @@
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { AccountEstimate } from "../pricing/account-estimate.ts";
 import type { AppContext } from "../server/context.ts";
+import { unitsText } from "./format.ts";
 import type { AccountSession } from "./kit.ts";
 import { money } from "./money-view.ts";
-
-export const UNIT_LABEL: Record<string, string> = {
-  second: "second",
-  image: "image",
-  megapixel: "megapixel",
-  "1M_tokens": "1M tokens",
-};
-
-/** "3 images", "1 second", "0.5 megapixels", "0.002 M tokens". */
-function unitsText(units: string, unit: string): string {
-  if (unit === "1M_tokens") return `${units} M tokens`;
-  const noun = UNIT_LABEL[unit] ?? unit;
-  return `${units} ${units === "1" ? noun : `${noun}s`}`;
-}
 
 export interface EstimateState {
   estimate?: AccountEstimate | null;

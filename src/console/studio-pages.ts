@@ -35,7 +35,7 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { estimateBox } from "./studio-estimate.ts";
-import { codeSection, estimateOf, studioPage } from "./studio-view.ts";
+import { codeSection, estimateOf, studioPage, unreadEstimate } from "./studio-view.ts";
 
 /** The model the page shows: `?model=`, else the first image model, else the first of the catalog. */
 function chosenModel(ctx: Pick<AppContext, "catalog">, id: string | null): Model | null {
@@ -70,10 +70,7 @@ async function updateEstimate(c: ActionContext, kit: ConsoleKit): Promise<SafeHt
   const { input, errors, raw } = readStudioForm(model, c.form);
   if (!isHtmx(c.request)) return studioPage(kit, c, s, model, { values: input, errors, raw });
   // htmx: the estimate box, and the code section out of band (both from the same input).
-  const first = Object.entries(errors)[0];
-  const est = first
-    ? { estimate: null, error: `${first[0]}: ${first[1]}` }
-    : await estimateOf(kit, s, model, input);
+  const est = unreadEstimate(errors) ?? (await estimateOf(kit, s, model, input));
   return htmlResponse(html`${await estimateBox(kit.ctx, s, est)}${codeSection(kit, model, input, true)}`);
 }
 

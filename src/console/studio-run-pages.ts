@@ -9,6 +9,7 @@
  * scoped to the session's account: another account's run is 404.
  */
 import { Elysia } from "elysia";
+import { errorHeaders, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { SafeHtml } from "../lib/html.ts";
 import { statusStream } from "../queue/status-stream.ts";
@@ -77,8 +78,22 @@ async function startRun(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | R
       );
     input = parsed.input;
   }
-  const job = await studioRun(kit.ctx, s, modelId, input);
-  return redirect(`/console/studio/runs/${job.id}`);
+  try {
+    const job = await studioRun(kit.ctx, s, modelId, input);
+    return redirect(`/console/studio/runs/${job.id}`);
+  } catch (err) {
+    // A refused run (402, a field the API rejects, a limit) keeps the person on the studio with
+    // everything typed and the reason inline; only a server fault becomes an error page.
+    const model = kit.ctx.catalog.get(modelId);
+    if (!model || !(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
+    const values = input && typeof input === "object" && !Array.isArray(input) ? input : {};
+    const page = await studioPage(kit, c, s, model, {
+      values: values as Record<string, unknown>,
+      raw: field(c.form, "input").trim() === "" ? readStudioForm(model, c.form).raw : {},
+      refusal: err,
+    });
+    return htmlResponse(page, httpStatus(err.code), errorHeaders(err));
+  }
 }
 
 async function runPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {

@@ -13,11 +13,11 @@ import type { AppContext } from "../server/context.ts";
 import { type FieldErrors, fieldOfParam, renderStudioFields } from "../studio/form.ts";
 import { type StudioEstimateDeps, type StudioHistoryDeps, studioEstimate } from "../studio/service.ts";
 import { studioSnippets } from "../studio/snippets.ts";
-import { formatMoney } from "./format.ts";
+import { formatMoney, UNIT_LABEL } from "./format.ts";
 import type { AccountSession, ConsoleKit, ConsoleKitDeps, KitFor, PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { type ChatViewDeps, chatView } from "./studio-chat-view.ts";
-import { estimateBox, UNIT_LABEL } from "./studio-estimate.ts";
+import { estimateBox } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
@@ -102,6 +102,18 @@ export interface StudioState {
   /** Field texts that could not be read, kept as typed. */
   raw?: Record<string, string>;
   errors?: FieldErrors;
+  /** Why the run was refused (402, a rejected field...): shown above the form, next to its field too. */
+  refusal?: DomainError;
+}
+
+/** A refused run's message; a 402 links the billing page, where money is added. */
+function refusalNotice(err: DomainError | undefined): SafeHtml | null {
+  if (!err) return null;
+  const billing =
+    err.code === "insufficient_balance"
+      ? html` <a href="/console/billing">Add money on the billing page</a>, then run again: your input is kept.`
+      : null;
+  return html`<p class="notice error" role="alert" id="studio-refusal">Not run, nothing was charged: ${err.message}${billing}</p>`;
 }
 
 export /** The estimate of a form's current values, or the reason there is none. */
@@ -120,6 +132,12 @@ async function estimateOf(
   }
 }
 
+/** The estimate box's state when a field could not be read: its first error instead of a price. */
+export function unreadEstimate(errors: FieldErrors | undefined): { estimate: null; error: string } | null {
+  const first = Object.entries(errors ?? {})[0];
+  return first ? { estimate: null, error: `${first[0] || "input"}: ${first[1]}` } : null;
+}
+
 /** A media model's form: its fields, the Estimate, Run. */
 async function mediaForm(
   kit: ConsoleKit<ConsoleKitDeps & StudioEstimateDeps>,
@@ -127,12 +145,20 @@ async function mediaForm(
   model: Model,
   state: StudioState,
 ): Promise<SafeHtml> {
-  const est = await estimateOf(kit, s, model, state.values ?? {});
+  // A field that could not be read (e.g. "abc" in a number) means the form has no price: the reason
+  // shows in the box, as the htmx partial does, not the price of the other fields.
+  const est = unreadEstimate(state.errors) ?? (await estimateOf(kit, s, model, state.values ?? {}));
   const errors: FieldErrors = { ...state.errors };
-  if (est.error && "field" in est && est.field && !errors[est.field]) errors[est.field] = est.error;
-  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run"
+  const field = "field" in est && typeof est.field === "string" ? est.field : "";
+  if (est.error && field && !errors[field]) errors[field] = est.error;
+  const refused = state.refusal ? fieldOfParam(model, state.refusal.param) : "";
+  if (refused && !errors[refused]) errors[refused] = state.refusal!.message;
+  // novalidate: the browser's own check (max="4") would stop htmx's request and the Update estimate
+  // post, leaving the last price on screen; the server's check answers the reason instead.
+  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" novalidate
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
+  ${refusalNotice(state.refusal)}
   <input type="hidden" name="model_id" value="${model.id}">
   ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
   ${await estimateBox(kit.ctx, s, est)}

@@ -55,9 +55,10 @@ export function usageBody(u: Usage, period: Period, by: By): SafeHtml {
   const totals = s.labels.map((_, i) => s.series.reduce((sum, x) => sum + x.values[i]!, 0n));
   const what = by === "model" ? "model" : "key";
   const chart = s.series.length
-    ? html`<div class="chart" data-chart="usage-data" role="img" aria-label="Chart of spend per ${what} per ${period}; the table below has the same figures"></div>
+    ? html`<div class="chart" data-chart="usage-data" role="img" aria-label="Chart of spend in ${c} per ${what} per ${period}; the table below has the same figures"></div>
 ${chartData("usage-data", {
   x: s.labels.map(epochOf),
+  x_label: period === "day" ? "Day" : "Month",
   series: s.series.map((x) => ({ label: x.name || "(no model)", values: x.values })),
   unit: c,
 })}`

@@ -27,18 +27,18 @@ export function receiptHref(e: Pick<WalletEntry, "source" | "ref_id">): string |
 function entryRow(e: WalletEntry, currency: string, receipts: boolean): SafeHtml {
   const receipt = receipts ? receiptHref(e) : null;
   return html`<tr data-entry="${e.id}">
-  <td>${when(e.created_at)}</td>
-  <td>${e.kind}</td>
-  <td>${e.source}</td>
-  <td class="num" data-balance-delta>${signed(e.balance_delta_micro, currency)}</td>
-  <td class="num" data-held-delta>${signed(e.held_delta_micro, currency)}</td>
-  <td class="num" data-balance-after>${money(e.balance_after_micro, currency)}</td>
-  <td class="mono">${e.model_id ?? ""}</td>
-  <td>${e.request_id ? html`<a class="mono" href="/console/requests/${e.request_id}">${e.request_id}</a>` : ""}</td>
-  <td>${e.reason ?? ""}</td>${
+  <td data-label="When" class="when">${when(e.created_at)}</td>
+  <td data-label="Kind">${e.kind}</td>
+  <td data-label="Source">${e.source}</td>
+  <td data-label="Balance change" class="num" data-balance-delta>${signed(e.balance_delta_micro, currency)}</td>
+  <td data-label="Held change" class="num" data-held-delta>${signed(e.held_delta_micro, currency)}</td>
+  <td data-label="Balance after" class="num" data-balance-after>${money(e.balance_after_micro, currency)}</td>
+  <td data-label="Model" class="mono">${e.model_id ?? ""}</td>
+  <td data-label="Request" class="request-id">${e.request_id ? html`<a class="mono" href="/console/requests/${e.request_id}">${e.request_id}</a>` : ""}</td>
+  <td data-label="Reason" class="reason">${e.reason ?? ""}</td>${
     receipts
       ? html`
-  <td>${receipt ? html`<a href="${receipt}">Receipt<span class="visually-hidden"> for ${e.ref_id}</span></a>` : ""}</td>`
+  <td data-label="Receipt">${receipt ? html`<a href="${receipt}">Receipt<span class="visually-hidden"> for ${e.ref_id}</span></a>` : ""}</td>`
       : null
   }
 </tr>`;
@@ -57,7 +57,7 @@ export function entriesTable(
 ): SafeHtml {
   return tableBox(
     label,
-    html`<table id="${id}">
+    html`<table id="${id}" class="stack-rows wallet-table">
 <caption class="visually-hidden">${label}</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Source</th>
 <th scope="col" class="num">Balance change</th><th scope="col" class="num">Held change</th>

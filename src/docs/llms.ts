@@ -2,11 +2,13 @@ import type { Catalog } from "../catalog/catalog.ts";
 import type { Model } from "../catalog/model.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import { ERROR_CODES } from "../http/errors.ts";
+import type { ErrorCode } from "../lib/errors.ts";
 import { formatMicro } from "../lib/money.ts";
 
 type OpenApiPaths = Record<string, Record<string, { summary?: string; security?: unknown[] }>>;
 
-const MEANINGS: Record<string, string> = {
+/** A meaning for every code (typed by ErrorCode: a new code without one does not compile). */
+const MEANINGS: Record<ErrorCode, string> = {
   unknown_model: "model id not in the catalog",
   unpriceable: "the request cannot be priced",
   bad_webhook_url: "the webhook URL is not acceptable (must be public http/https)",
@@ -14,6 +16,9 @@ const MEANINGS: Record<string, string> = {
   use_chat_completions: "a text model was sent to /queue or /run; use /chat/completions",
   validation_error: "input failed validation (see details)",
   unknown_file: "a referenced file is unknown, expired or not yours",
+  invalid_code:
+    "the redeem code is unknown, used, expired or revoked (or already redeemed into this account)",
+  currency_mismatch: "the redeem code is for another currency than the account's",
   unauthorized: "key missing, malformed, unknown, revoked, disabled or expired (the message says which)",
   insufficient_balance: "balance too low; top up at the billing URL",
   key_limit_reached: "the key's monthly spend limit is reached",
@@ -271,7 +276,7 @@ export function buildLlmsTxt(
     "|---|---|---|",
   );
   for (const [code, [status]] of Object.entries(ERROR_CODES))
-    out.push(`| ${status} | ${code} | ${MEANINGS[code] ?? ""} |`);
+    out.push(`| ${status} | ${code} | ${MEANINGS[code as ErrorCode]} |`);
 
   out.push(
     "",

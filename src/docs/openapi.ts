@@ -29,6 +29,8 @@ export function buildOpenApi(app: AnyElysia, publicUrl: string, version: string)
     for (const [method, op] of Object.entries(ops)) fixed[method] = fixOperation(method, path, op);
     paths[path] = fixed;
   }
+  integersAsIntegers(paths);
+  integersAsIntegers(generated.components.schemas);
   return {
     openapi: "3.1.0",
     info: {
@@ -152,6 +154,34 @@ function fixOperation(method: string, path: string, op: Json): Json {
   out.responses = responses;
   if (!out.security) out.security = [];
   return out;
+}
+
+/**
+ * Elysia's t.Integer / t.Numeric reach the document as `anyOf: [{type: "string", format: "integer"},
+ * {type: "integer"}]` (the string branch is its coercion of query text), so the reference UI showed
+ * 92 integer fields as "string or integer" and its examples read `"max": "string"`. Each such union
+ * becomes its number branch, keeping the field's own description and example (in place, recursively).
+ */
+function integersAsIntegers(node: unknown): void {
+  if (!node || typeof node !== "object") return;
+  if (Array.isArray(node)) {
+    for (const item of node) integersAsIntegers(item);
+    return;
+  }
+  const o = node as Json;
+  const union = o.anyOf;
+  if (Array.isArray(union) && union.length === 2) {
+    const [text, num] = union as Json[];
+    const coercion =
+      text?.type === "string" &&
+      (text.format === "integer" || text.format === "numeric") &&
+      (num?.type === "integer" || num?.type === "number");
+    if (coercion) {
+      delete o.anyOf;
+      for (const [k, v] of Object.entries(num!)) if (!(k in o)) o[k] = v;
+    }
+  }
+  for (const v of Object.values(o)) integersAsIntegers(v);
 }
 
 function operationId(method: string, path: string): string {

@@ -56,6 +56,8 @@ export interface Overview {
   /** The same number as GET /v1/account's month_spent_micro. */
   month_spent_micro: bigint;
   keys: KeyFigures[];
+  /** This month's charges without a key (studio runs and chats): with the keys', month_spent_micro. */
+  keyless_spent_micro: bigint;
   /** This month per model, largest first ("" = a charge that named no model). */
   by_model: (SpendLine & { model_id: string })[];
   /** threshold null: no alert set; below: balance < threshold. */
@@ -105,6 +107,8 @@ export async function overview(s: FigureStores, accountId: string): Promise<Over
     byModel.set(r.model_id, m);
   }
   const keys = await keyFigures(s, accountId);
+  let keyless = 0n;
+  for (const r of rows) if (r.key_id === null) keyless += r.spent_micro;
   const threshold = account.alert_threshold_micro ?? null;
   return {
     account_id: account.id,
@@ -116,6 +120,7 @@ export async function overview(s: FigureStores, accountId: string): Promise<Over
     month,
     month_spent_micro: await s.wallet.monthTotal(accountId, month),
     keys,
+    keyless_spent_micro: keyless,
     by_model: [...byModel.values()].sort(bySpend),
     alert: { threshold_micro: threshold, below: threshold !== null && account.balance_micro < threshold },
   };

@@ -31,9 +31,18 @@ export class TwoFactorService extends PeopleServiceBase {
     const person = await this.requirePerson(personId);
     if (person.totp_enabled_at !== null)
       throw new DomainError("conflict", "Two-factor sign-in is already on; turn it off first.");
-    const secret = newTotpSecret();
-    await this.store.setTotpSecret(personId, secret);
+    // A set-up already begun keeps its secret until confirmed or cancelled: leaving the page and
+    // pressing Set up again must not invalidate the account the person already added to their app.
+    const secret = person.totp_secret ?? newTotpSecret();
+    if (person.totp_secret === null) await this.store.setTotpSecret(personId, secret);
     return { secret, otpauthUrl: otpauthUrl(secret, person.email, TOTP_ISSUER) };
+  }
+
+  /** Drops a set-up begun and not confirmed (nothing to do when none is pending, or two-factor is on). */
+  async cancelTwoFactor(personId: string): Promise<void> {
+    const person = await this.requirePerson(personId);
+    if (person.totp_enabled_at === null && person.totp_secret !== null)
+      await this.store.setTotpSecret(personId, null);
   }
 
   /** The secret begun by beginTwoFactor and not yet confirmed (to show the set-up again), or null. */

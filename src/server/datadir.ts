@@ -21,6 +21,8 @@ export interface DataDirPaths {
   previousServerSecret: string;
   adminToken: string;
   files: string;
+  /** The {public_url} the running server answers at (written at each start; read by the CLI). */
+  publicUrl: string;
 }
 
 /**
@@ -40,6 +42,7 @@ export function dataDirPaths(dir: string): DataDirPaths {
     previousServerSecret: join(root, "server.secret.previous"),
     adminToken: join(root, "admin.token"),
     files: join(root, "files"),
+    publicUrl: join(root, "public-url"),
   };
 }
 
@@ -122,4 +125,25 @@ function writeSecretFile(path: string, value: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${value}\n`, { mode: 0o600, flag: "w" });
   renameSync(tmp, path);
+}
+
+/**
+ * Records the {public_url} a starting server answers at, so `gengate user invite` on the same data
+ * dir prints links to it: started with `--port 9000` and no public URL, the CLI (which sees no flag)
+ * printed :8080, the default port, whatever port the server was on.
+ */
+export function writePublicUrlFile(paths: DataDirPaths, url: string): void {
+  const tmp = `${paths.publicUrl}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${url}\n`, { mode: 0o644, flag: "w" });
+  renameSync(tmp, paths.publicUrl);
+}
+
+/** The {public_url} the last start recorded, or null (none, unreadable, or not an http(s) URL). */
+export function readPublicUrlFile(paths: DataDirPaths): string | null {
+  try {
+    const url = readFileSync(paths.publicUrl, "utf8").trim();
+    return /^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(url) && url.length <= 2048 ? url : null;
+  } catch {
+    return null;
+  }
 }

@@ -38,6 +38,26 @@ describe("gengate user", () => {
     await again.stop();
   });
 
+  test("without a configured public URL, links use the address the server really started at (not :8080)", async () => {
+    const s = await startServer();
+    servers.push(s);
+    expect(new URL(s.url).port).not.toBe("8080");
+    const invite = await runGengate([
+      "user",
+      "invite",
+      "--email",
+      "port@example.com",
+      "--json",
+      "--data-dir",
+      s.dataDir,
+    ]);
+    expect(invite.code).toBe(0);
+    const { url } = JSON.parse(invite.stdout) as { url: string };
+    expect(url.startsWith(`${s.url}/console/invite/`)).toBe(true);
+    // The link opens the invite page of that running server.
+    expect((await fetch(url)).status).toBe(200);
+  });
+
   test("invite and reset-password print one-time links while the server runs; --json prints {url}", async () => {
     const s = await startServer();
     servers.push(s);

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { INVALID_CODE_MESSAGE, parseBatchInput, parseExpiry } from "../../src/codes/service.ts";
+import {
+  ALREADY_REDEEMED_MESSAGE,
+  INVALID_CODE_MESSAGE,
+  parseBatchInput,
+  parseExpiry,
+} from "../../src/codes/service.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { codesServices } from "./services.ts";
 
@@ -14,10 +19,22 @@ async function caught(fn: () => unknown): Promise<DomainError> {
 }
 
 describe("redeem codes: errors", () => {
-  test("unknown, used, expired and revoked codes: the same invalid_code, nothing credited", async () => {
+  test("a code this account already used says so, and is not a failed try", async () => {
     const t = await codesServices();
     const used = (await t.batch("1")).codes[0]!;
     await t.codes.redeem(t.account.id, used, t.keyId);
+    const err = await caught(async () => await t.codes.redeem(t.account.id, used, t.keyId));
+    expect(err.code).toBe("invalid_code");
+    expect(err.message).toBe(ALREADY_REDEEMED_MESSAGE);
+    expect(err.param).toBe("code");
+    expect((await t.codes.store.failures(t.account.id, 0)).count).toBe(0);
+  });
+
+  test("unknown, used (by another account), expired and revoked codes: the same invalid_code, nothing credited", async () => {
+    const t = await codesServices();
+    const used = (await t.batch("1")).codes[0]!;
+    const other = await t.ctx.accounts.createAccount("other", "USD");
+    await t.codes.redeem(other.account.id, used, other.keyId);
     const expiring = (await t.batch("1", 1, { expires: "2027-01-15T09:00:00Z" })).codes[0]!;
     const revokedBatch = await t.batch("1");
     await t.codes.revokeBatch(revokedBatch.batch.id);

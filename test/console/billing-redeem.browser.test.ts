@@ -84,7 +84,8 @@ describeBrowser("redeem codes in the console", () => {
     expect(await showsAmount(owner.page, 12_500_000n, "USD")).toBe(true);
     expect(await owner.page.locator("#balance data").getAttribute("value")).toBe("12500000");
 
-    // A used code: the error next to the field, the balance unchanged.
+    // The same code again: it says it was already used (not like a typo), next to the field with the
+    // code kept as typed; the balance unchanged.
     await owner.page.getByLabel("Code", { exact: true }).fill(codes[0]!);
     await Promise.all([
       owner.page.waitForEvent("load"),
@@ -92,8 +93,11 @@ describeBrowser("redeem codes in the console", () => {
     ]);
     await owner.settle();
     await checkPage(owner, "billing page with a redeem error");
-    expect(await owner.page.getByRole("alert").textContent()).toContain("This code is not valid");
+    expect(await owner.page.getByRole("alert").textContent()).toContain(
+      "This code was already redeemed into this account",
+    );
     expect(await owner.page.getByLabel("Code", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+    expect(await owner.page.getByLabel("Code", { exact: true }).inputValue()).toBe(codes[0]!);
     expect(await owner.page.locator("#balance data").getAttribute("value")).toBe("12500000");
 
     // A code from the CLI, redeemed too: 25.00 in all.

@@ -4,7 +4,7 @@
 // promise (docs/console.md "Accessible names").
 import { afterAll, beforeAll, expect } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { formatMoney } from "../../src/console/format.ts";
+import { displayMoney } from "../../src/console/format.ts";
 import {
   axeViolations,
   formatAxe,
@@ -144,17 +144,18 @@ export async function revokeKey(
 
 /**
  * Whether the page's <main> shows the amount `micro`: when the page marks its amounts up with the exact
- * figure (`<data value="N">` or `data-micro="N"`), an element marked N whose text is formatMoney's (the
- * console's one money formatter); otherwise formatMoney's text anywhere in <main>.
+ * figure (`<data value="N">` or `data-micro="N"`), an element marked N whose text is displayMoney's (the
+ * console's one display rule); otherwise that text anywhere in <main>.
  */
 export async function showsAmount(page: Page, micro: bigint, currency: string): Promise<boolean> {
-  const text = (await mainText(page)).includes(formatMoney(micro, currency));
+  const shown = displayMoney(micro, currency).text;
+  const text = (await mainText(page)).includes(shown);
   if ((await page.locator("main [data-micro], main data[value]").count()) === 0) return text;
-  // The page marks its amounts up: the exact figure must be one of them, shown as formatMoney writes it.
+  // The page marks its amounts up: the exact figure must be one of them, shown by the display rule.
   const marked = page.locator(`main [data-micro="${micro}"], main data[value="${micro}"]`);
   if ((await marked.count()) === 0) return false;
   // biome-ignore lint/performance/useDomNodeTextContent: playwright's innerText, on purpose: what is shown
-  return (await marked.first().innerText()).includes(formatMoney(micro, currency));
+  return (await marked.first().innerText()).includes(shown);
 }
 
 /** The text a person sees in the page's <main> (rendered text: hidden elements left out). */

@@ -57,11 +57,10 @@ describe("overview", () => {
     expect(figure(text, "held")).toBe(700_000n);
     expect(figure(text, "available")).toBe(o.balance_micro - 700_000n);
     expect(figure(text, "month-spent")).toBe(1_250_000n + 2_000_001n + 500_000n);
-    // The second key: spent 2.500001 of 10.00 (with 0.70 held), a meter and the text.
+    // The second key: spent 2.500001 of 10.00 (with 0.70 held), a meter and the text: shown as
+    // 2.50 (the one display rule), the exact amount in `value` and the CSV.
     const row = new RegExp(`<tr data-key="${second.keyId}">[\\s\\S]*?</tr>`).exec(text)![0];
-    expect(row).toContain(
-      '<data value="2500001">2.500001 USD</data> of <data value="10000000">10.00 USD</data>',
-    );
+    expect(row).toContain('<data value="2500001">2.50 USD</data> of <data value="10000000">10.00 USD</data>');
     expect(row).toMatch(/<meter min="0" max="10000000" value="3200001"/);
     expect(row).toContain('<data value="6799999">');
     expect(text).toMatch(/<tr data-model="sandbox\/image">[\s\S]*?<data value="1750000">/);
@@ -336,7 +335,7 @@ describe("wallet and billing", () => {
     expect(figure(text, "balance")).toBe(account.balance_micro);
     expect(figure(text, "held")).toBe(account.held_micro);
     expect(figure(text, "available")).toBe(account.balance_micro - account.held_micro);
-    expect(text).toMatch(/<table id="topups">[\s\S]*?welcome/);
+    expect(text).toMatch(/<table id="topups"[^>]*>[\s\S]*?welcome/);
     expect(text).toContain("ask the operator");
     expect(text).not.toMatch(/<button[^>]*>(Pay|Checkout)/);
     // Redeem codes are real (billing-redeem.test.ts): the form posts to its own route.

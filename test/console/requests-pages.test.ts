@@ -117,6 +117,11 @@ describe("request detail", () => {
     expect(p.text).toMatch(/<dt>Quoted<\/dt><dd>0\.01 USD/);
     expect(p.text).toMatch(/<dt>Reserved<\/dt><dd>0\.01 USD/);
     expect(p.text).toMatch(/<dt>Charged<\/dt><dd>0\.01 USD/);
+    // Units counted in words: one image, never "(1 images)"; the speech's seconds in the plural.
+    expect(p.text).toContain('<span class="hint">(1 image)</span>');
+    expect(p.text).not.toMatch(/\((?!1 )\d+ image\)|\(1 images\)/);
+    const sp = await b.page(`/console/requests/${speech}`);
+    expect(sp.text).toMatch(/<span class="hint">\(\d+ seconds\)<\/span>/);
     const img = /<img src="([^"]+)" alt="Output 1 of sandbox\/image"/.exec(p.text);
     expect(img).not.toBeNull();
     const url = new URL(img![1]!.replaceAll("&amp;", "&"));

@@ -20,6 +20,7 @@ function actions(ids: { bob: string; otherSession: string }) {
     },
     { path: "/console/settings/security/two-factor/begin", form: {} },
     { path: "/console/settings/security/two-factor/enable", form: { code: "123456" } },
+    { path: "/console/settings/security/two-factor/cancel", form: {} },
     { path: "/console/settings/security/two-factor/disable", form: { password: PASSWORD } },
     { path: `/console/settings/security/sessions/${ids.otherSession}/revoke`, form: {} },
     { path: "/console/settings/security/sessions/revoke-others", form: {} },

@@ -166,9 +166,27 @@ describe("settings: low-balance alert threshold", () => {
     for (const threshold of ["abc", "-1", "1.0000001", "1e3"]) {
       const res = await b.post("/console/settings/alert-threshold", { threshold });
       expect(res.status).toBe(400);
-      expect(await res.text()).toContain("The alert threshold must be a positive amount");
+      const text = await res.text();
+      expect(text).toContain("The alert threshold must be a positive amount");
+      // What was typed stays in the field, to be corrected.
+      expect(text).toMatch(new RegExp(`name="threshold"[^>]*value="${threshold.replace(".", "\\.")}"`));
       expect(await c.ctx.accounts.getAlertThreshold(c.account.id)).toBe(5_000_000n);
     }
+  });
+
+  test("a refused invite keeps the email and role as typed", async () => {
+    const { b } = await owner();
+    const res = await b.post("/console/settings/members/invite", {
+      email: "carol at example",
+      role: "owner",
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).toContain('role="alert"');
+    expect(text).toContain(
+      'name="email" autocomplete="off" required maxlength="254" value="carol at example"',
+    );
+    expect(text).toContain('<option value="owner" selected>owner</option>');
   });
 });
 
@@ -233,6 +251,11 @@ describe("settings: two-factor", () => {
     expect(svg).toStartWith("<svg ");
     expect(svg).toContain('<path d="M');
     expect(svg).not.toMatch(/style|script|\son\w+=|href/i);
+
+    // Leaving the page and coming back, or pressing Set up again: the same secret until confirmed.
+    expect((await b.page("/console/settings/security")).text).toContain(`id="totp-secret">${secret}</code>`);
+    const begunAgain = await (await b.post("/console/settings/security/two-factor/begin", {})).text();
+    expect(begunAgain).toContain(`id="totp-secret">${secret}</code>`);
 
     // A wrong code: 400, the same set-up shown again, still off.
     const wrong = await b.post("/console/settings/security/two-factor/enable", { code: "000000" });
@@ -301,15 +324,42 @@ describe("settings: two-factor", () => {
   });
 });
 
+const UA_ANDROID_FIREFOX = "Mozilla/5.0 (Android 14; Mobile; rv:133.0) Gecko/133.0 Firefox/133.0";
+
+describe("settings: two-factor set-up, cancelled", () => {
+  test("Cancel set-up drops the pending secret; the next set-up has a new one", async () => {
+    const { c, b } = await owner("/console/settings/security");
+    const first = await (await b.post("/console/settings/security/two-factor/begin", {})).text();
+    const secret = /id="totp-secret">([A-Z2-7]+)<\/code>/.exec(first)![1]!;
+    expect(first).toContain('action="/console/settings/security/two-factor/cancel"');
+    const cancel = await b.post("/console/settings/security/two-factor/cancel", {});
+    expect(cancel.status).toBe(303);
+    expect(cancel.headers.get("location")).toBe("/console/settings/security?done=two-factor-cancelled");
+    const page = (await b.page("/console/settings/security?done=two-factor-cancelled")).text;
+    expect(page).toContain("Two-factor set-up is cancelled");
+    expect(page).toContain("Set up two-factor");
+    expect(page).not.toContain(secret);
+    expect((await c.people.members.findPerson("ann@example.com"))!.totp_secret).toBeNull();
+    const next = await (await b.post("/console/settings/security/two-factor/begin", {})).text();
+    expect(next).not.toContain(`id="totp-secret">${secret}</code>`);
+    // Without the session's CSRF token nothing is cancelled.
+    expect((await b.post("/console/settings/security/two-factor/cancel", {}, { csrf: null })).status).toBe(
+      403,
+    );
+    expect((await c.people.members.findPerson("ann@example.com"))!.totp_secret).not.toBeNull();
+  });
+});
+
 describe("settings: sessions", () => {
   test("the list marks this session and shows browser and address; one session can be ended", async () => {
     const { c, b } = await owner("/console/settings/security");
     const other = await c.people.signIn.signIn(
       { email: "ann@example.com", password: PASSWORD },
-      { ip: "203.0.113.7", userAgent: "Firefox on a phone" },
+      { ip: "203.0.113.7", userAgent: UA_ANDROID_FIREFOX },
     );
     const { text } = await b.page("/console/settings/security");
-    expect(text).toContain("Firefox on a phone");
+    // Readable: browser and system, the raw user agent only in the cell's title.
+    expect(text).toContain(`<td title="${UA_ANDROID_FIREFOX}">Firefox 133 on Android</td>`);
     expect(text).toContain("203.0.113.7");
     expect(text.match(/<strong>This session<\/strong>/g)).toHaveLength(1);
     expect(text).toContain(`/console/settings/security/sessions/${other.session.sessionId}/revoke`);

@@ -184,6 +184,9 @@ describe("the Estimate partial equals POST /v1/estimate", () => {
     const text = await page.text();
     expect(text).toContain('<span class="field-error" id="f-num_images-error">must be a whole number</span>');
     expect(text).toMatch(/name="num_images"[^>]*value="two"/);
+    // ...and the estimate box gives the reason, not the price of the other fields (never stale).
+    expect(estimateOf(text)).toBeNull();
+    expect(text).toContain('<p class="field-error" role="alert">num_images: must be a whole number</p>');
   });
 
   test("an unknown model_id is a 400 page", async () => {

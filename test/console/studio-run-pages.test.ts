@@ -194,6 +194,37 @@ describe("studio run pages", () => {
     expect(await countRows(s.ctx.sql, "jobs")).toBe(0);
   });
 
+  test("a refused run stays on the studio with what was typed and the reason inline (a 402 links billing)", async () => {
+    const s = await studioSetup(15_000n);
+    const b = await ann(s);
+    const poor = await b.post("/console/studio/run", {
+      model_id: "sandbox/image",
+      prompt: "a red fox",
+      num_images: "2",
+    });
+    expect(poor.status).toBe(402);
+    const text = await poor.text();
+    expect(text).toContain('id="studio-form"');
+    expect(text).toContain(">a red fox</textarea>");
+    expect(text).toContain('value="2"');
+    expect(text).toMatch(
+      /id="studio-refusal"[^>]*>Not run, nothing was charged: .*<a href="\/console\/billing">/,
+    );
+    expect(text).not.toContain("That did not work");
+    // An upscale given a web address instead of an upload: refused, the address kept next to its field.
+    const upscale = await b.post("/console/studio/run", {
+      model_id: "sandbox/upscale",
+      image_url: "https://example.com/cat.png",
+    });
+    expect(upscale.status).toBe(400);
+    const up = await upscale.text();
+    expect(up).toMatch(
+      /id="studio-refusal"[^>]*>Not run, nothing was charged: The source image size is unknown/,
+    );
+    expect(up).toContain('value="https://example.com/cat.png"');
+    expect(await countRows(s.ctx.sql, "jobs")).toBe(0);
+  });
+
   test("the per-person cap: a third open run is a 429 page", async () => {
     const s = await studioSetup();
     const b = await ann(s);

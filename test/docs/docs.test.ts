@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildCatalog } from "../../src/catalog/catalog.ts";
+import { ERROR_CODES } from "../../src/lib/error-body.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
 
 type Spec = {
@@ -43,6 +44,23 @@ describe("GET /v1/openapi.json", async () => {
     expect(spec.paths["/v1/models"]!.get!.security).toEqual([]);
   });
 
+  test("integer fields are integers, not 'string or integer' (examples read numbers)", async () => {
+    const spec = (await json(await request("/v1/openapi.json", { key: null }))) as unknown;
+    const loose: string[] = [];
+    const walk = (o: unknown, at: string): void => {
+      if (!o || typeof o !== "object") return;
+      const text = JSON.stringify((o as { anyOf?: unknown }).anyOf ?? null);
+      if (/"format":"(integer|numeric)"/.test(text)) loose.push(at);
+      for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`);
+    };
+    walk(spec, "");
+    expect(loose).toEqual([]);
+    const model = (spec as { paths: Record<string, unknown> }).paths["/v1/models/{model_id}"];
+    expect(JSON.stringify(model)).toContain(
+      '"max":{"description":"Largest duration (s), image count or megapixels per request.","type":"integer"}',
+    );
+  });
+
   test("operation ids are unique identifiers", async () => {
     const spec = await json<Spec>(await request("/v1/openapi.json", { key: null }));
     const ids = Object.values(spec.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
@@ -68,6 +86,16 @@ describe("GET /v1/llms.txt", () => {
     expect(text).toContain("Authorization: Key <API_KEY>");
     expect(text).toContain("| 402 | insufficient_balance |");
     expect(text).toContain("120 per key per minute");
+  });
+
+  test("every error code has a meaning (none of the table's rows is empty)", async () => {
+    const { request } = await makeTestApp();
+    const text = await (await request("/v1/llms.txt", { key: null })).text();
+    const rows = text.split("\n").filter((l) => /^\| \d{3} \| [a-z_]+ \|/.test(l));
+    expect(rows.length).toBe(Object.keys(ERROR_CODES).length);
+    expect(rows.filter((l) => /\|\s*\|$/.test(l))).toEqual([]);
+    expect(text).toContain("| 400 | invalid_code | the redeem code is unknown");
+    expect(text).toContain("| 400 | currency_mismatch | the redeem code is for another currency");
   });
 
   test("follows the live catalog", async () => {

@@ -2,11 +2,12 @@
 // switched on by data-* attributes in the server's markup, and every page works without it:
 //   data-dialog="ID"        on a button: opens <dialog id=ID> (modal) instead of following its form or
 //                           link (e.g. `Revoke` opens the dialog holding the `Revoke key` form)
-//   data-dialog-close       on a button inside a dialog: closes it
+//   data-dialog-close       on a button inside a dialog: closes it (and is what the dialog focuses
+//                           first when it has no field: the safe Cancel, not the destructive button)
 //   data-copy="ID"          on a button (rendered `hidden`): shown, and copies #ID's value or text
 //   data-autosubmit         on a select: submits its form when changed (the account switcher)
 //   data-chart="ID"         on an element: draws a uPlot chart from <script type="application/json"
-//                           id=ID> {"x": [epoch seconds], "series": [{"label", "values": [number]}],
+//                           id=ID> {"x": [epoch seconds], "x_label", "series": [{"label", "values": [number]}],
 //                           "unit": "USD"}
 //   data-run-events="URL"   on an element: follows a studio run's status stream (EventSource, the API's
 //                           status events) and updates its [data-run-status], [data-run-ahead] and
@@ -50,7 +51,13 @@ document.addEventListener("click", (event) => {
     if (dialog && typeof dialog.showModal === "function") {
       event.preventDefault();
       dialog.showModal();
-      const focus = dialog.querySelector("[autofocus], button, input");
+      // The safe choice first: a field to fill in, else Cancel; never the destructive button, which
+      // showModal's own first-focusable rule picked (`Revoke key`: Enter revoked at once).
+      const focus =
+        dialog.querySelector("[autofocus]") ||
+        dialog.querySelector("input:not([type=hidden]), textarea, select") ||
+        dialog.querySelector("[data-dialog-close]") ||
+        dialog.querySelector("button");
       if (focus) focus.focus();
     }
     return;
@@ -130,8 +137,17 @@ async function uploadInto(input) {
 }
 
 function formatTick(value, unit) {
-  const text = Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(2);
+  // Below 1, the value's own digits (0.005, 0.015): two decimals printed both as "0.01".
+  const a = Math.abs(value);
+  const text =
+    a >= 100 ? value.toFixed(0) : a >= 1 || a === 0 ? value.toFixed(2) : String(Number(value.toFixed(6)));
   return unit ? `${text} ${unit}` : text;
+}
+
+/** An x value (epoch seconds, UTC) as the usage table writes it: "2026-11-05", or "2026-11" by month. */
+function xText(seconds, label) {
+  const iso = new Date(seconds * 1000).toISOString();
+  return label === "Month" ? iso.slice(0, 7) : iso.slice(0, 10);
 }
 
 const PALETTE = ["#2563eb", "#d97706", "#059669", "#dc2626", "#7c3aed", "#0891b2"];
@@ -156,7 +172,12 @@ function drawChart(holder) {
       width: width(),
       height: 240,
       series: [
-        {},
+        {
+          // The x series' legend: "Day 2026-11-05" under the cursor, a hint when none (uPlot's default
+          // read "Time: --").
+          label: String(data.x_label || "Day"),
+          value: (_u, v) => (v == null ? "point at the chart" : xText(v, data.x_label)),
+        },
         ...data.series.map((s, i) => ({
           label: String(s.label),
           stroke: PALETTE[i % PALETTE.length],
@@ -164,7 +185,16 @@ function drawChart(holder) {
           value: (_u, v) => (v == null ? "-" : formatTick(v, data.unit)),
         })),
       ],
-      axes: [axis, { ...axis, size: 70, values: (_u, ticks) => ticks.map((v) => formatTick(v, "")) }],
+      axes: [
+        axis,
+        // The y axis names its unit (the account's currency).
+        {
+          ...axis,
+          size: 70,
+          label: data.unit ? String(data.unit) : undefined,
+          values: (_u, ticks) => ticks.map((v) => formatTick(v, "")),
+        },
+      ],
     },
     [data.x, ...data.series.map((s) => s.values)],
     holder,
