@@ -91,11 +91,15 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     mkdirSync(paths.files, { recursive: true, mode: 0o700 });
     const blobs = openBlobBackend(settings.storage, paths.root, { atStart: true });
     const publicUrl = publicUrlOf(settings, server.port ?? settings.port);
-    try {
-      writePublicUrlFile(paths, publicUrl);
-    } catch (err) {
-      // Only the CLI's links read it (they fall back to the configured address): not worth failing a start.
-      log("warn", "could not record the public URL in the data dir", errorFields(err));
+    // SQLite only: on PostgreSQL an instance's data dir holds no state of its own (docs/scale-out.md),
+    // and several instances would each record their own port; the CLI takes --public-url there.
+    if ((settings.database ?? { kind: "sqlite" }).kind === "sqlite") {
+      try {
+        writePublicUrlFile(paths, publicUrl);
+      } catch (err) {
+        // Only the CLI's links read it (they fall back to the configured address): not worth failing a start.
+        log("warn", "could not record the public URL in the data dir", errorFields(err));
+      }
     }
     const database = await openSql(settings.database ?? { kind: "sqlite" }, paths.database);
     // The data dir's files on SQLite; rows every instance shares on PostgreSQL (shared-secrets.ts).
