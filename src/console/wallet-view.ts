@@ -59,11 +59,18 @@ const KIND_TEXT: Record<string, string> = {
   adjustment: "Adjustment",
 };
 
-/** One ledger entry under its row: its id, kind, time, both deltas and the balance after it. */
+/**
+ * One ledger entry under its row: its id, kind, time, the deltas it made (a hold moves only the held
+ * amount, a charge both, a release only the held amount) and the balance after it.
+ */
 function entryItem(e: WalletEntry, cur: string): SafeHtml {
-  const held = e.held_delta_micro === 0n ? null : html`, held ${signed(e.held_delta_micro, cur)}`;
+  const moves = [
+    e.balance_delta_micro === 0n ? null : html`balance ${signed(e.balance_delta_micro, cur)}`,
+    e.held_delta_micro === 0n ? null : html`held ${signed(e.held_delta_micro, cur)}`,
+  ].filter((x) => x !== null);
+  const what = moves.length === 2 ? html`${moves[0]}, ${moves[1]}` : (moves[0] ?? html`no change`);
   return html`<li data-entry="${e.id}"><span class="mono">#${e.id}</span> ${KIND_TEXT[e.kind] ?? e.kind}
-  ${when(e.created_at)}: balance ${signed(e.balance_delta_micro, cur)}${held}; balance after
+  ${when(e.created_at)}: ${what}; balance after
   <span data-entry-balance-after>${money(e.balance_after_micro, cur)}</span></li>`;
 }
 
