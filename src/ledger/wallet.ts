@@ -179,27 +179,16 @@ export class Wallet extends SqlStore {
     accountId: string,
     o: { limit: number; before?: bigint | null; source?: WalletSource | null },
   ): Promise<{ rows: StatementEntryRow[]; next: bigint | null }> {
-    const before = o.before ?? 2n ** 62n;
-    // Credits only: the small credits index, as list() reads them (no hold to look up).
+    // Credits only: list() reads them from the small credits index; they have no hold.
     if (o.source === "ADMIN" || o.source === "TOPUP") {
-      const { rows, next } = page(
-        await this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1),
-        o.limit,
-      );
-      return {
-        rows: rows.map((r) => ({
-          ...r,
-          hold_status: null,
-          held_micro: null,
-          charged_micro: null,
-          started_at: null,
-        })),
-        next,
-      };
+      const { rows, next } = await this.list(accountId, o);
+      const noHold = { hold_status: null, held_micro: null, charged_micro: null, started_at: null };
+      return { rows: rows.map((r) => ({ ...r, ...noHold })), next };
     }
-    const rows = await this.s.statement.all(accountId, before, o.source ?? "", o.limit + 1);
-    const shown = rows.slice(0, o.limit);
-    return { rows: shown, next: rows.length > o.limit ? shown[shown.length - 1]!.id : null };
+    return page(
+      await this.s.statement.all(accountId, o.before ?? 2n ** 62n, o.source ?? "", o.limit + 1),
+      o.limit,
+    );
   }
 
   /**
@@ -311,7 +300,7 @@ function monthRange(month: string): [number, number] {
   return [Date.UTC(y, m - 1, 1) / 1000, Date.UTC(y, m, 1) / 1000];
 }
 
-function page(rows: EntryRow[], limit: number): { rows: EntryRow[]; next: bigint | null } {
+function page<R extends { id: bigint }>(rows: R[], limit: number): { rows: R[]; next: bigint | null } {
   const shown = rows.slice(0, limit);
   return { rows: shown, next: rows.length > limit ? shown[shown.length - 1]!.id : null };
 }

@@ -1,36 +1,13 @@
-// The wallet's statement store and service: the page query walks the account's entries backwards
-// from the cursor and looks holds up by their key (its plan, and how many entries a page reads at a
-// large history), the job entries come from migration 021's index, a job that ends between two pages
-// is not shown twice, and bad arguments are the contract's 400s.
+// The wallet's statement store and service: a page at a large history costs what the first page
+// costs (its query plans are in test/db/console-read-indexes.test.ts), a job that ends between two
+// pages is not shown twice, and bad arguments are the contract's 400s.
 import { describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/db/database.ts";
-import { jsonList } from "../../src/db/store.ts";
 import { walletStatement } from "../../src/ledger/statement.ts";
-import { WALLET_SQL, Wallet } from "../../src/ledger/wallet.ts";
+import { Wallet } from "../../src/ledger/wallet.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { newAccount, openLedger } from "./ledger-helpers.ts";
-
-describe("statement query plans (SQLite)", () => {
-  const db = openDatabase(":memory:");
-  migrate(db);
-  const plan = (sql: string, ...args: (string | number | bigint)[]) =>
-    (db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[])
-      .map((r) => r.detail)
-      .join(" / ");
-
-  test("a page walks the account's entries from the cursor down and each hold by its key", () => {
-    const p = plan(WALLET_SQL.statement, "a", 9n, "", 10);
-    expect(p).toContain("USING INDEX ledger_entries_account (account_id=? AND id<?)");
-    expect(p).toContain("USING INDEX sqlite_autoindex_holds_1 (id=?)");
-    expect(p).not.toContain("TEMP B-TREE");
-  });
-
-  test("a page's job entries come from ledger_entries_hold (migration 021)", () => {
-    const p = plan(WALLET_SQL.jobEntries(jsonList(sqlOf(db))), '["h1"]');
-    expect(p).toContain("USING INDEX ledger_entries_hold (hold_id=?)");
-  });
-});
 
 describe("statement reads", () => {
   test("a page at 3,000 jobs reads its own rows: the first and an old page cost about the same", async () => {
