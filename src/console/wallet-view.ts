@@ -36,7 +36,9 @@ function amountCell(r: StatementRow, cur: string): SafeHtml {
     return html`${money(r.held_micro, cur)} held<span class="hint">running, not spent yet</span>`;
   }
   const main = r.charged_micro ? signed(r.amount_micro, cur) : html`Nothing charged`;
-  return html`${main}<span class="hint">held ${money(r.held_micro, cur)}, released ${money(r.released_micro ?? 0n, cur)}</span>`;
+  const released = r.released_micro ?? 0n;
+  const rest = released > 0n ? html`released ${money(released, cur)}` : html`none released`;
+  return html`${main}<span class="hint">held ${money(r.held_micro, cur)}, ${rest}</span>`;
 }
 
 /** A top-up's cause as people name it. */

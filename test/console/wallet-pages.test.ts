@@ -77,6 +77,7 @@ describe("wallet statement", () => {
     expect(by("req_part")).toContain(
       'held <data value="500000">0.50 USD</data>, released <data value="380000">0.38 USD</data>',
     );
+    expect(by("req_full")).toContain('held <data value="500000">0.50 USD</data>, none released');
     expect(by("req_zero")).toContain("Nothing charged");
     expect(by("req_failed")).toContain("Nothing charged");
     expect(by("req_failed")).toMatch(/>Released<\/span><span class="hint">failed</);
