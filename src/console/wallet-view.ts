@@ -91,6 +91,15 @@ function whatCell(r: StatementRow, cur: string): SafeHtml {
   <ul>${r.entries.map((e) => entryItem(e, cur))}</ul></details>`;
 }
 
+/**
+ * While running jobs hold money, the balance is not what can be spent: the row says what was
+ * available after it (balance after minus everything held then, the ledger's held_after).
+ */
+function available(r: StatementRow, cur: string): SafeHtml | null {
+  if (r.held_after_micro === 0n) return null;
+  return html`<span class="hint">${money(r.balance_after_micro - r.held_after_micro, cur)} available</span>`;
+}
+
 function statementRow(r: StatementRow, cur: string): SafeHtml {
   const why = r.status === "released" && r.reason ? html`<span class="hint">${r.reason}</span>` : null;
   return html`<tr data-row="${r.id}" data-status="${r.status}">
@@ -99,7 +108,7 @@ function statementRow(r: StatementRow, cur: string): SafeHtml {
   <td data-label="Source">${r.source}</td>
   <td data-label="Status" class="state"><span class="status status-${r.status}">${statusText(r)}</span>${why}</td>
   <td data-label="Amount" class="num amount" data-amount="${r.amount_micro}">${amountCell(r, cur)}</td>
-  <td data-label="Balance after" class="num" data-balance-after>${money(r.balance_after_micro, cur)}</td>
+  <td data-label="Balance after" class="num" data-balance-after>${money(r.balance_after_micro, cur)}${available(r, cur)}</td>
 </tr>`;
 }
 

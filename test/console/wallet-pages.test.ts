@@ -74,6 +74,11 @@ describe("wallet statement", () => {
     const by = (what: string) => r.find((x) => x.what === what)!.body;
     expect(by("req_running")).toContain('<data value="250000">0.25 USD</data> held');
     expect(by("req_running")).toContain("not spent yet");
+    // Its row's balance is unchanged (11.38); what can be spent is less by the hold.
+    expect(by("req_running")).toMatch(
+      /data-balance-after><data value="11380000">11.38 USD<\/data><span class="hint"><data value="11130000">11.13 USD<\/data> available/,
+    );
+    expect(by("req_full")).not.toContain("available");
     expect(by("req_part")).toContain(
       'held <data value="500000">0.50 USD</data>, released <data value="380000">0.38 USD</data>',
     );
