@@ -1,7 +1,7 @@
 // The Wallet page as a statement in Chromium (issue 34, defect "the wallet shows three rows per job"):
-// a funded account runs a job that succeeds and one that fails and redeems a code; the wallet shows
-// one row for each job (charged; nothing charged), the redeemed code and the operator's credit as
-// their own rows, and a job's ledger entries when its row is expanded (no script needed: <details>).
+// a funded account runs a job that succeeds, one that fails and one still running, and redeems a code;
+// the wallet shows one row for each job (charged; nothing charged; held, with what is available), the
+// redeemed code and the operator's credit as their own rows, and a job's ledger entries when its row is expanded (no script needed: <details>).
 // Axe at 1280 and 390 px with no serious or critical finding, no sideways scrolling at 390 px, and no
 // request leaving the origin (checkPage).
 import { expect, test } from "bun:test";
@@ -45,10 +45,25 @@ describeBrowser("wallet statement", () => {
     });
     expect(redeemed.status).toBe(200);
 
+    // A job still running (queued, slow): held, not spent.
+    const running = await server.fetch("/v1/queue/sandbox/image", {
+      key,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "slow", num_images: 3, sandbox: { delay_ms: 600_000 } }),
+    });
+    expect(running.status).toBe(202);
+    const runningId = ((await running.json()) as { request_id: string }).request_id;
+
     await g.goto("/console/wallet");
     await g.settle();
     const rows = g.page.locator("#statement tbody tr");
-    expect(await rows.count()).toBe(4); // the credit, two jobs, the code: not 2 + 3 + 2 + 1 entries
+    expect(await rows.count()).toBe(5); // the credit, three jobs, the code: not 1 + 2 + 2 + 1 + 1 entries
+    const held = g.page.locator("tr[data-status=held]");
+    expect(await held.getByRole("link", { name: runningId }).count()).toBe(1);
+    expect(await held.locator("[data-amount]").getAttribute("data-amount")).toBe("0");
+    expect(await held.locator("[data-amount]").textContent()).toContain("0.03 USD held");
+    expect(await held.locator("[data-balance-after]").textContent()).toContain("1.45 USD available");
     const charged = g.page.locator("tr[data-status=charged]");
     const nothing = g.page.locator("tr[data-status=released]");
     expect(await charged.count()).toBe(1);
@@ -62,8 +77,11 @@ describeBrowser("wallet statement", () => {
     expect(await nothing.locator("[data-amount]").textContent()).toContain("Nothing charged");
     expect(await g.page.locator("tr[data-status=topup]").filter({ hasText: "TOPUP" }).count()).toBe(1);
     expect(await g.page.locator("tr[data-status=topup]").filter({ hasText: "ADMIN" }).count()).toBe(1);
-    // The running balance: the newest row's is the balance (1.00 - 0.02 + 0.50).
-    expect(await rows.first().locator("[data-balance-after] data").getAttribute("value")).toBe("1480000");
+    // The running balance: the newest row's is the balance (1.00 - 0.02 + 0.50; the hold spends nothing).
+    expect(await rows.first().getAttribute("data-status")).toBe("held");
+    expect(await rows.first().locator("[data-balance-after] data").first().getAttribute("value")).toBe(
+      "1480000",
+    );
 
     // Expanding the charged job's row shows its ledger entries: the hold and the charge.
     const entries = charged.locator("details.entries li");
@@ -82,12 +100,12 @@ describeBrowser("wallet statement", () => {
     if (SHOTS) await g.page.screenshot({ path: `${SHOTS}/wallet-statement.png`, fullPage: true });
     await checkPage(g, "wallet statement at 1280 px, two rows expanded");
 
-    // The entries view is one click away and has all six entries.
+    // The entries view is one click away and has all seven entries.
     await Promise.all([
       g.page.waitForURL(/\/console\/wallet\/entries$/),
       g.page.getByRole("link", { name: "All ledger entries" }).click(),
     ]);
-    expect(await g.page.locator("#wallet tbody tr").count()).toBe(6);
+    expect(await g.page.locator("#wallet tbody tr").count()).toBe(7);
     await checkPage(g, "wallet entries");
     // The row's request link leads to the request's detail page.
     await g.goto("/console/wallet");
