@@ -78,8 +78,9 @@ export const WALLET_SQL = {
   // ledger_entries_account backwards from the cursor and looks each job entry's hold up by its
   // primary key; a job's hold entry is its last while the hold is open, its charge when nothing was
   // released (charged = held), its release otherwise (release is always written last). A page of
-  // N rows reads at most 3N entries plus the hold entries of jobs still open when later rows
-  // were written. One statement: the entries and the holds are read in the same snapshot.
+  // N rows reads its rows' entries (at most 3N) plus the earlier entries of jobs that ended after
+  // the page's newest row (those running meanwhile: bounded by the in-flight caps). One statement:
+  // the entries and the holds are read in the same snapshot.
   statement: `SELECT e.*, h.status AS hold_status, h.amount_micro AS held_micro, h.charged_micro,
            h.created_at AS started_at
          FROM ledger_entries e LEFT JOIN holds h ON h.id = e.hold_id
