@@ -1,15 +1,19 @@
 /**
- * Wallet (`/console/wallet`): the ledger's entries newest first with the running balance stored
- * with each, their kind and source (API, STUDIO, ADMIN, TOPUP), model, request and reason; a source
- * filter, cursor paging ("Older"), and `/console/wallet.csv`. From walletPage() and walletCsv()
- * (src/ledger/figures.ts).
+ * Wallet (`/console/wallet`): the statement, one row per job (held while it runs, then charged or
+ * released) and per credit, newest first, each job's ledger entries one click away under it
+ * (walletStatement, src/ledger/statement.ts); `/console/wallet/entries`: the ledger's entries
+ * themselves, newest first, with the running balance stored with each, their kind and source (API,
+ * STUDIO, ADMIN, TOPUP), model, request and reason (walletPage); `/console/wallet.csv` (walletCsv,
+ * src/ledger/figures.ts). Both views take a source filter and cursor paging ("Older").
  */
 import { Elysia } from "elysia";
 import { parseWalletSource, type WalletEntry, walletCsv, walletPage } from "../ledger/figures.ts";
-import { WALLET_SOURCES } from "../ledger/wallet.ts";
+import { walletStatement } from "../ledger/statement.ts";
+import { WALLET_SOURCES, type WalletSource } from "../ledger/wallet.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import { type ConsoleKit, requireAccount } from "./kit.ts";
+import { type ConsoleKit, type PageContext, requireAccount } from "./kit.ts";
 import { csvResponse, empty, money, tableBox, when } from "./money-view.ts";
+import { statementTable } from "./wallet-view.ts";
 
 export const WALLET_PAGE_SIZE = 50;
 
@@ -69,42 +73,78 @@ export function entriesTable(
   );
 }
 
-export function walletPages(kit: ConsoleKit) {
-  return new Elysia()
-    .get(
-      "/console/wallet",
-      kit.page(async (c) => {
-        const s = requireAccount(c.session);
-        const source = parseWalletSource(c.url.searchParams.get("source"));
-        const cursor = c.url.searchParams.get("cursor");
-        const page = await walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
-        const q = source ? `source=${source}&` : "";
-        const options = WALLET_SOURCES.map(
-          (x) => html`<option value="${x}"${x === source ? html` selected` : null}>${x}</option>`,
-        );
-        return c.layout({
-          title: "Wallet",
-          active: "wallet",
-          body: html`<h1>Wallet</h1>
-<p>Every movement of the balance, newest first. "Balance after" is the running balance; a hold moves money
-from available to held while a job runs, its charge takes what the job cost and its release returns the rest.</p>
-<form class="filters" method="get" action="/console/wallet">
+/** The source filter and the other view's and the CSV's links, for `path` (either view). */
+function filterForm(path: string, source: WalletSource | null, other: SafeHtml): SafeHtml {
+  const options = WALLET_SOURCES.map(
+    (x) => html`<option value="${x}"${x === source ? html` selected` : null}>${x}</option>`,
+  );
+  return html`<form class="filters" method="get" action="${path}">
   <label for="wallet-source">Source</label>
   <select id="wallet-source" name="source">
     <option value=""${source ? null : html` selected`}>All sources</option>
     ${options}
   </select>
   <button type="submit" class="secondary">Filter</button>
+  ${other}
   <a href="/console/wallet.csv${source ? `?source=${source}` : ""}" download>Download CSV</a>
-</form>
+</form>`;
+}
+
+/** "Newest" (when paged) and "Older" (when there is more) for `path`. */
+function pager(path: string, source: WalletSource | null, cursor: string | null, next: string | null) {
+  const q = source ? `source=${source}&` : "";
+  return html`<p class="pager">${cursor ? html`<a href="${path}${source ? `?source=${source}` : ""}">Newest</a> ` : null}${
+    next ? html`<a href="${path}?${q}cursor=${next}" rel="next">Older</a>` : null
+  }</p>`;
+}
+
+async function statementPage(kit: ConsoleKit, c: PageContext) {
+  const s = requireAccount(c.session);
+  const source = parseWalletSource(c.url.searchParams.get("source"));
+  const cursor = c.url.searchParams.get("cursor");
+  const page = await walletStatement(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
+  const entries = html`<a href="/console/wallet/entries${source ? `?source=${source}` : ""}">All ledger entries</a>`;
+  return c.layout({
+    title: "Wallet",
+    active: "wallet",
+    body: html`<h1>Wallet</h1>
+<p>One row per job and per top-up, newest first. A running job holds its price: it is not spent, and
+the part it does not use comes back when it ends. An ended job shows what it was charged, or "Nothing
+charged" if it failed or was canceled. "Balance after" is the running balance; each row's ledger
+entries are one click away under it, and all of them in the entries view and the CSV.</p>
+${filterForm("/console/wallet", source, entries)}
+${page.rows.length ? statementTable(page.rows, page.currency) : empty("Nothing yet.")}
+${pager("/console/wallet", source, cursor, page.next_cursor)}`,
+  });
+}
+
+async function entriesPage(kit: ConsoleKit, c: PageContext) {
+  const s = requireAccount(c.session);
+  const source = parseWalletSource(c.url.searchParams.get("source"));
+  const cursor = c.url.searchParams.get("cursor");
+  const page = await walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
+  const statement = html`<a href="/console/wallet${source ? `?source=${source}` : ""}">Statement</a>`;
+  return c.layout({
+    title: "Wallet entries",
+    active: "wallet",
+    body: html`<h1>Wallet entries</h1>
+<p>Every movement of the balance, newest first. "Balance after" is the running balance; a hold moves money
+from available to held while a job runs, its charge takes what the job cost and its release returns the rest.</p>
+${filterForm("/console/wallet/entries", source, statement)}
 ${page.entries.length ? entriesTable("wallet", "Wallet entries", page.entries, page.currency) : empty("No entries.")}
-<p class="pager">${cursor ? html`<a href="/console/wallet${source ? `?source=${source}` : ""}">Newest</a> ` : null}${
-            page.next_cursor
-              ? html`<a href="/console/wallet?${q}cursor=${page.next_cursor}" rel="next">Older</a>`
-              : null
-          }</p>`,
-        });
-      }),
+${pager("/console/wallet/entries", source, cursor, page.next_cursor)}`,
+  });
+}
+
+export function walletPages(kit: ConsoleKit) {
+  return new Elysia()
+    .get(
+      "/console/wallet",
+      kit.page(async (c) => await statementPage(kit, c)),
+    )
+    .get(
+      "/console/wallet/entries",
+      kit.page(async (c) => await entriesPage(kit, c)),
     )
     .get(
       "/console/wallet.csv",

@@ -64,7 +64,8 @@ export interface Overview {
   alert: { threshold_micro: bigint | null; below: boolean };
 }
 
-async function requireAccount(s: FigureStores, accountId: string) {
+/** The account, or 404 not_found naming `account_id`. */
+export async function requireAccount(s: Pick<FigureStores, "accounts">, accountId: string) {
   const account = await s.accounts.getAccount(accountId);
   if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
   return account as typeof account & { alert_threshold_micro?: bigint | null };
@@ -381,7 +382,8 @@ export interface WalletQuery {
 
 const CURSOR = /^[1-9][0-9]{0,17}$/;
 
-function walletArgs(q: WalletQuery) {
+/** A wallet query's limit, cursor and source, validated (400 validation_error naming the field). */
+export function walletArgs(q: WalletQuery) {
   const limit = q.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
     throw new DomainError("validation_error", "limit must be an integer from 1 to 100.", { param: "limit" });
@@ -405,7 +407,8 @@ export function parseWalletSource(source: string | null | undefined): WalletSour
   return source as WalletSource;
 }
 
-const entryOf = (e: EntryRow): WalletEntry => ({
+/** A stored entry as the pages show it. */
+export const entryOf = (e: EntryRow): WalletEntry => ({
   id: String(e.id),
   created_at: rfc3339(e.created_at)!,
   kind: e.kind,

@@ -1,5 +1,5 @@
 import type { Sql } from "../db/sql.ts";
-import { SqlStore } from "../db/store.ts";
+import { jsonList, SqlStore } from "../db/store.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Source } from "./ledger.ts";
 
@@ -74,7 +74,42 @@ export const WALLET_SQL = {
   creditsBySource: `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
            AND source = ?3
          ORDER BY id DESC LIMIT ?4`,
+  // The statement: one row per job (at its last entry) and per credit, newest first. Walks
+  // ledger_entries_account backwards from the cursor and looks each job entry's hold up by its
+  // primary key; a job's hold entry is its last while the hold is open, its charge when nothing was
+  // released (charged = held), its release otherwise (release is always written last). A page of
+  // N rows reads its rows' entries (at most 3N) plus the earlier entries of jobs that ended after
+  // the page's newest row (those running meanwhile: bounded by the in-flight caps). One statement:
+  // the entries and the holds are read in the same snapshot.
+  statement: `SELECT e.*, h.status AS hold_status, h.amount_micro AS held_micro, h.charged_micro,
+           h.created_at AS started_at
+         FROM ledger_entries e LEFT JOIN holds h ON h.id = e.hold_id
+         WHERE e.account_id = ?1 AND e.id < ?2 AND (?3 = '' OR e.source = ?3)
+           AND (e.kind IN ('topup', 'adjustment', 'release')
+             OR (e.kind = 'charge' AND h.charged_micro = h.amount_micro)
+             OR (e.kind = 'hold' AND h.status = 'open'))
+         ORDER BY e.id DESC LIMIT ?4`,
+  // A statement page's jobs' entries (at most 3 each), by ledger_entries_hold (migration 021);
+  // `list` is the JSON-array sub-select of the dialect (jsonList). No account term: the holds come
+  // from the account's own rows, and with one SQLite would walk the account's whole history instead.
+  jobEntries: (list: string) => `SELECT * FROM ledger_entries
+         WHERE hold_id IS NOT NULL AND hold_id IN (${list})
+         ORDER BY id`,
 } as const;
+
+/**
+ * A statement row as stored: the entry that ends it (a credit, or a job's last entry so far) and,
+ * for a job, its hold. `id` orders the statement and is its cursor.
+ */
+export interface StatementEntryRow extends EntryRow {
+  hold_status: "open" | "settled" | "released" | null;
+  /** The hold's amount (what the job held while it ran); null for a credit. */
+  held_micro: bigint | null;
+  /** What the job was charged; null while it runs or when it was released. */
+  charged_micro: bigint | null;
+  /** When the job's hold was placed (epoch seconds); null for a credit. */
+  started_at: bigint | null;
+}
 
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
 export class Wallet extends SqlStore {
@@ -93,6 +128,8 @@ export class Wallet extends SqlStore {
     noKeyCharges: this.q<{ model_id: string; spent_micro: bigint; calls: bigint }, [string, number, number]>(
       WALLET_SQL.noKeyCharges,
     ),
+    statement: this.q<StatementEntryRow, [string, bigint, string, number]>(WALLET_SQL.statement),
+    jobEntries: this.q<EntryRow, [string]>(WALLET_SQL.jobEntries(jsonList(this.sql))),
     // Served by ledger_entries_credits (migration 010): the term below is the index's own WHERE.
     credits: this.q<EntryRow, [string, bigint, string, number]>(
       `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
@@ -131,6 +168,37 @@ export class Wallet extends SqlStore {
       return page(await this.s.creditsBySource.all(accountId, before, o.source, o.limit + 1), o.limit);
     }
     return page(await this.s.bySource.all(accountId, before, o.source ?? "", o.limit + 1), o.limit);
+  }
+
+  /**
+   * The statement newest first (docs/money.md "The wallet's statement"): one row per job, at its
+   * last entry, and one per credit; all of them or one source's. `before` is the previous page's
+   * last row id. A job's row moves to the top when it ends (its last entry is then its charge or
+   * release), so paging never shows a row twice; a job that ends while someone pages is at the top.
+   */
+  async statement(
+    accountId: string,
+    o: { limit: number; before?: bigint | null; source?: WalletSource | null },
+  ): Promise<{ rows: StatementEntryRow[]; next: bigint | null }> {
+    // Credits only: list() reads them from the small credits index; they have no hold.
+    if (o.source === "ADMIN" || o.source === "TOPUP") {
+      const { rows, next } = await this.list(accountId, o);
+      const noHold = { hold_status: null, held_micro: null, charged_micro: null, started_at: null };
+      return { rows: rows.map((r) => ({ ...r, ...noHold })), next };
+    }
+    return page(
+      await this.s.statement.all(accountId, o.before ?? 2n ** 62n, o.source ?? "", o.limit + 1),
+      o.limit,
+    );
+  }
+
+  /**
+   * The entries of the jobs held by `holdIds` (hold, charge, release), oldest first. The ids must
+   * come from the account's own statement rows: this reads by hold only.
+   */
+  async jobEntries(holdIds: readonly string[]): Promise<EntryRow[]> {
+    if (holdIds.length === 0) return [];
+    return await this.s.jobEntries.all(JSON.stringify(holdIds));
   }
 
   /** Credits newest first: top-ups (`kind` "topup") or top-ups and operator adjustments (null). */
@@ -233,7 +301,7 @@ function monthRange(month: string): [number, number] {
   return [Date.UTC(y, m - 1, 1) / 1000, Date.UTC(y, m, 1) / 1000];
 }
 
-function page(rows: EntryRow[], limit: number): { rows: EntryRow[]; next: bigint | null } {
+function page<R extends { id: bigint }>(rows: R[], limit: number): { rows: R[]; next: bigint | null } {
   const shown = rows.slice(0, limit);
   return { rows: shown, next: rows.length > limit ? shown[shown.length - 1]!.id : null };
 }

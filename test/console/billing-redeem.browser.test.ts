@@ -124,9 +124,9 @@ describeBrowser("redeem codes in the console", () => {
 
     // The wallet shows both credits labelled TOPUP; the API agrees.
     await visit(owner, "/console/wallet");
-    const topups = owner.page.locator("tr[data-entry]").filter({ hasText: "TOPUP" });
+    const topups = owner.page.locator("tr[data-status=topup]").filter({ hasText: "TOPUP" });
     expect(await topups.count()).toBe(2);
-    expect(await topups.first().locator("[data-balance-delta] data").getAttribute("value")).toBe("12500000");
+    expect(await topups.first().locator("[data-amount]").getAttribute("data-amount")).toBe("12500000");
     expect(await mainText(owner.page)).toContain("redeem code rbatch_");
     const after = await apiAccount(server, person.key!);
     expect(after.account!.balance_micro).toBe("25000000");

@@ -154,7 +154,7 @@ describe("one source of truth, page level (seeded)", () => {
           // The wallet: every page ("Older" links), its charges per month = the API's spend; the
           // first entry's running balance is the balance; the CSV has the same entries.
           const entries: { id: string; month: string; kind: string; delta: bigint; after: bigint }[] = [];
-          let next: string | null = "/console/wallet";
+          let next: string | null = "/console/wallet/entries";
           while (next) {
             const w = await page(next);
             for (const [id, r] of rows(w, "entry")) {
@@ -169,7 +169,7 @@ describe("one source of truth, page level (seeded)", () => {
               });
             }
             next =
-              /href="(\/console\/wallet\?cursor=\d+)" rel="next">Older/
+              /href="(\/console\/wallet\/entries\?cursor=\d+)" rel="next">Older/
                 .exec(w)?.[1]
                 ?.replaceAll("&amp;", "&") ?? null;
           }
@@ -190,6 +190,31 @@ describe("one source of truth, page level (seeded)", () => {
           seen.months = Math.max(seen.months, charges.size);
           for (const [m, v] of charges) expect(BigInt((await spendOf(m)).total_micro)).toBe(v);
           if (i === 1) seen.rubCharges += charges.size;
+
+          // The statement (issue 34), every page: one row per job (one per hold entry) and per
+          // credit, every entry under exactly one row, each row's balance after the older row's
+          // plus its amount, the newest the balance.
+          const statement: { status: string; amount: bigint; after: bigint; entries: string[] }[] = [];
+          let more: string | null = "/console/wallet";
+          while (more) {
+            const w = await page(more);
+            for (const m of w.matchAll(/<tr data-row="\d+" data-status="(\w+)">([\s\S]*?)<\/tr>/g)) {
+              statement.push({
+                status: m[1]!,
+                amount: BigInt(/data-amount="(-?\d+)"/.exec(m[2]!)![1]!),
+                after: BigInt(/data-balance-after><data value="(\d+)">/.exec(m[2]!)![1]!),
+                entries: [...m[2]!.matchAll(/<li data-entry="(\d+)">/g)].map((e) => e[1]!),
+              });
+            }
+            more = /href="(\/console\/wallet\?cursor=\d+)" rel="next">Older/.exec(w)?.[1] ?? null;
+          }
+          expect(statement[0]!.after).toBe(BigInt(account.balance_micro!));
+          for (let j = 0; j + 1 < statement.length; j++) {
+            expect(statement[j + 1]!.after + statement[j]!.amount).toBe(statement[j]!.after);
+          }
+          expect(statement.flatMap((r) => r.entries).sort()).toEqual(entries.map((e) => e.id).sort());
+          const jobs = statement.filter((r) => r.status !== "topup" && r.status !== "adjustment");
+          expect(jobs).toHaveLength(entries.filter((e) => e.kind === "hold").length);
         }
       }),
       { seed: SEED, numRuns: RUNS },

@@ -12,6 +12,7 @@ const PAGES = [
   "/console/usage?by=key&period=month",
   "/console/usage.csv",
   "/console/wallet",
+  "/console/wallet/entries",
   "/console/wallet.csv",
   "/console/billing",
 ];
@@ -171,6 +172,7 @@ describe("escaping", () => {
       "/console/keys",
       "/console/usage?by=key",
       "/console/wallet",
+      "/console/wallet/entries",
       "/console/billing",
     ]) {
       pages.push(b.page(p).then((r) => r.text));

@@ -302,21 +302,21 @@ describe("usage", () => {
 });
 
 describe("wallet and billing", () => {
-  test("wallet: entries newest first with the running balance, a source filter, paging, CSV", async () => {
+  test("wallet entries: newest first with the running balance, a source filter, paging, CSV", async () => {
     const { t, ctx, b } = await seeded();
-    const { text } = await b.page("/console/wallet");
+    const { text } = await b.page("/console/wallet/entries");
     const ids = [...text.matchAll(/<tr data-entry="(\d+)">/g)].map((m) => Number(m[1]));
     expect(ids.length).toBeGreaterThan(5);
     expect([...ids].sort((x, y) => y - x)).toEqual(ids);
     const account = (await ctx.accounts.getAccount(t.account.id))!;
     expect(/data-balance-after><data value="(\d+)">/.exec(text)![1]).toBe(String(account.balance_micro));
-    const admin = await b.page("/console/wallet?source=ADMIN");
+    const admin = await b.page("/console/wallet/entries?source=ADMIN");
     expect([...admin.text.matchAll(/<tr data-entry=/g)]).toHaveLength(1);
-    expect((await b.get("/console/wallet?source=EVIL")).status).toBe(400);
+    expect((await b.get("/console/wallet/entries?source=EVIL")).status).toBe(400);
     // Paging: 60 more entries, so an Older link appears and leads to the rest.
     for (let i = 0; i < 60; i++) await ctx.ledger.topUp(t.account.id, 1n, `n${i}`);
-    const first = await b.page("/console/wallet");
-    const older = /href="(\/console\/wallet\?cursor=\d+)" rel="next">Older/.exec(first.text)![1]!;
+    const first = await b.page("/console/wallet/entries");
+    const older = /href="(\/console\/wallet\/entries\?cursor=\d+)" rel="next">Older/.exec(first.text)![1]!;
     const second = await b.page(older);
     expect(second.status).toBe(200);
     expect(second.text).toContain("Newest");

@@ -1,9 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { migrate, openDatabase } from "../../src/db/database.ts";
+import { jsonList } from "../../src/db/store.ts";
 import { WALLET_SQL } from "../../src/ledger/wallet.ts";
+import { sqlOf } from "../helpers/sql.ts";
 
 /** Migration 010: the console's reads use their indexes (query plans, not timings). */
-describe("console read indexes (migration 010)", () => {
+describe("console read indexes (migrations 010, 015, 021)", () => {
   const db = openDatabase(":memory:");
   migrate(db);
   const plan = (sql: string, ...args: (string | number | bigint)[]) =>
@@ -49,5 +51,16 @@ describe("console read indexes (migration 010)", () => {
       ),
     ).toContain("USING INDEX jobs_by_person (person_id=? AND id<?)");
     expect(plan(WALLET_SQL.noKeyCharges, "a", 0, 1)).toContain("COVERING INDEX ledger_entries_charges");
+  });
+
+  test("migration 021: a statement page walks the account's entries from the cursor, each hold by its key", () => {
+    const p = plan(WALLET_SQL.statement, "a", 9n, "", 10);
+    expect(p).toContain("USING INDEX ledger_entries_account (account_id=? AND id<?)");
+    expect(p).toContain("USING INDEX sqlite_autoindex_holds_1 (id=?)");
+    expect(p).not.toContain("TEMP B-TREE");
+    // The page's job entries: by ledger_entries_hold, not the account's history.
+    expect(plan(WALLET_SQL.jobEntries(jsonList(sqlOf(db))), '["h1"]')).toContain(
+      "USING INDEX ledger_entries_hold (hold_id=?)",
+    );
   });
 });

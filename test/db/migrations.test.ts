@@ -136,6 +136,7 @@ describe("migrations", () => {
       "ledger_entries_account",
       "ledger_entries_charges",
       "ledger_entries_credits",
+      "ledger_entries_hold", // migration 021
       "ledger_entries_topup_ref",
     ]);
 
