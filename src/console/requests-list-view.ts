@@ -165,11 +165,19 @@ ${items.map((r) => html`<template>${requestRow(r, o, true)}</template>`)}`;
 /** A notice after a cancel (from a fixed list: nothing of the URL but a checked id is shown). */
 export type CancelNotice = { kind: "cancelled" | "not-cancellable"; id: string; status: string | null };
 
+/** Why a cancel was refused, by the status the request had by then. */
+const NOT_CANCELLABLE: Readonly<Record<string, string>> = {
+  IN_PROGRESS: "it is already running",
+  COMPLETED: "it has already succeeded",
+  FAILED: "it has already failed",
+  CANCELLED: "it was already cancelled",
+};
+
 export function cancelNotice(n: CancelNotice | null): SafeHtml | null {
   if (!n) return null;
   if (n.kind === "cancelled")
     return html`<div class="notice ok" role="status"><p>Request <span class="mono">${n.id}</span> was cancelled. Nothing was charged: its hold went back to the balance.</p></div>`;
-  return html`<div class="notice error" role="alert"><p>Request <span class="mono">${n.id}</span> was not cancelled: it is ${n.status ? (STATUS_WORDS[n.status] ?? n.status).toLowerCase() : "no longer queued"}. Only a queued request can be cancelled.</p></div>`;
+  return html`<div class="notice error" role="alert"><p>Request <span class="mono">${n.id}</span> was not cancelled: ${NOT_CANCELLABLE[n.status ?? ""] ?? "it is no longer queued"}. Only a queued request can be cancelled.</p></div>`;
 }
 
 /** The list page's body: the filters, the error, the figures, a page of rows, the paging links. */
