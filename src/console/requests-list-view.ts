@@ -6,7 +6,12 @@
 import type { ApiKeyRow } from "../accounts/store.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { JOB_STATUSES } from "../queue/request-filters.ts";
-import type { RequestStats, RequestSummary, RequestTiming } from "../queue/requests.ts";
+import {
+  type RequestStats,
+  type RequestSummary,
+  type RequestTiming,
+  STATS_MAX_DAYS,
+} from "../queue/requests.ts";
 import { durationText, formatMoney } from "./format.ts";
 import { formError } from "./kit.ts";
 import { isoText, STATUS_WORDS, statusBadge } from "./requests-view.ts";
@@ -75,20 +80,32 @@ export function errorRate(failed: number, finished: number): string | null {
   return `${Math.floor(tenths / 10)}.${tenths % 10} %`;
 }
 
+/**
+ * What the figures cover: "Last 31 days" without a From, else the days (UTC, both included), and
+ * when the range was longer, that only its last 31 days are counted.
+ */
+function periodTitle(st: RequestStats): string {
+  const first = st.from.slice(0, 10);
+  const last = new Date(Date.parse(st.until) - 1).toISOString().slice(0, 10);
+  if (!st.ranged) return `Last ${STATS_MAX_DAYS} days`;
+  const days = first === last ? first : `${first} to ${last}`;
+  return `${days} (UTC)${st.clipped ? `: the last ${STATS_MAX_DAYS} days of the range` : ""}`;
+}
+
 /** The figures above the list: requests, error rate (with its counts), latency p50 and p95. */
 export function statsBox(st: RequestStats): SafeHtml {
   const finished = st.completed + st.failed;
   const rate = errorRate(st.failed, finished);
   const latency = (ms: number | null) => (ms === null ? "—" : durationText(ms));
   return html`<section class="request-stats" aria-labelledby="request-stats-title">
-<h2 id="request-stats-title">Period: ${isoText(st.from)} to ${isoText(st.until)}</h2>
+<h2 id="request-stats-title">${periodTitle(st)}</h2>
 <dl class="stats">
   <div><dt>Requests</dt><dd data-stat="requests">${st.total}</dd></div>
   <div><dt>Error rate</dt><dd data-stat="error-rate">${rate ?? "—"} <span class="hint stat-note">${st.failed} failed of ${finished} finished</span></dd></div>
   <div><dt>Latency p50</dt><dd data-stat="p50">${latency(st.p50_ms)}</dd></div>
   <div><dt>Latency p95</dt><dd data-stat="p95">${latency(st.p95_ms)}</dd></div>
 </dl>
-<p class="hint">Over the filters above${st.clipped ? html`, at most the last 31 days of the range` : null}. Finished: succeeded or failed (${st.cancelled} cancelled and ${st.open} still open are not in the rate or the latency). Latency is the Duration, submit to end.</p>
+<p class="hint">From ${isoText(st.from)} to ${isoText(st.until)}, over the filters above (at most ${STATS_MAX_DAYS} days). Finished: succeeded or failed (${st.cancelled} cancelled and ${st.open} still open are not in the rate or the latency). Latency is the Duration, submit to end.</p>
 </section>`;
 }
 

@@ -80,7 +80,7 @@ function priceSection(d: RequestDetail): SafeHtml {
 export function liveFacts(d: RequestSummary, cancel: SafeHtml | null): SafeHtml {
   const t = d.timing;
   return html`<div id="request-live"${t.live ? html` hx-get="/console/requests/${d.id}/live" hx-trigger="every 2s" hx-swap="outerHTML"` : null}>
-<dl class="facts">
+<dl class="facts request-facts">
   <dt>Status</dt><dd>${statusBadge(d.status)}</dd>
   <dt>Duration</dt><dd>${durationText(t.total_ms)}${t.live ? " so far" : null}</dd>
   <dt>Queued</dt><dd>${durationText(t.queued_ms)}</dd>
@@ -102,7 +102,7 @@ export function requestDetailBody(
 <h1>Request <span class="mono">${d.id}</span></h1>
 ${live.notice}
 ${liveFacts(d, live.cancel)}
-<dl class="facts">
+<dl class="facts request-facts">
   <dt>Model</dt><dd class="mono">${d.model_id}</dd>
   <dt>Source</dt><dd>${d.source}</dd>
   <dt>Key</dt><dd>${d.key_name ?? d.key_id ?? "—"}</dd>

@@ -204,7 +204,9 @@ export interface RequestStats extends JobStats {
   /** The instants the figures cover (RFC 3339): start included, end excluded. */
   from: string;
   until: string;
-  /** True when the filter's range was longer than STATS_MAX_DAYS (or open) and only its end is counted. */
+  /** Whether the filter had a From (else the figures are the last STATS_MAX_DAYS days). */
+  ranged: boolean;
+  /** True when the range was longer than STATS_MAX_DAYS (or had no From): only its end is counted. */
   clipped: boolean;
 }
 
@@ -231,6 +233,7 @@ export async function requestStats(
     ...stats,
     from: new Date(startMs).toISOString(),
     until: new Date(endMs).toISOString(),
+    ranged: p.startMs !== null,
     clipped,
   };
 }

@@ -42,7 +42,17 @@ describe("the list as an activity log", () => {
     const p = await b.page(`/console/requests?${day}`);
     expect(p.status).toBe(200);
     expect(rowIds(p.text).length).toBe(9);
-    expect(p.text).toContain("Period: 2026-11-20 00:00:00 UTC to 2026-11-21 00:00:00 UTC");
+    expect(p.text).toContain('<h2 id="request-stats-title">2026-11-20 (UTC)</h2>');
+    expect(p.text).toContain("From 2026-11-20 00:00:00 UTC to 2026-11-21 00:00:00 UTC");
+    const week = await b.page("/console/requests?from=2026-11-14&to=2026-11-20");
+    expect(week.text).toContain('<h2 id="request-stats-title">2026-11-14 to 2026-11-20 (UTC)</h2>');
+    const long = await b.page("/console/requests?from=2026-01-01&to=2026-11-20");
+    expect(long.text).toContain(
+      '<h2 id="request-stats-title">2026-10-21 to 2026-11-20 (UTC): the last 31 days of the range</h2>',
+    );
+    expect(long.text).toContain('<dd data-stat="requests">9</dd>');
+    const open = await b.page("/console/requests");
+    expect(open.text).toContain('<h2 id="request-stats-title">Last 31 days</h2>');
     expect(p.text).toContain('<dd data-stat="requests">9</dd>');
     // 2 failed of 7 finished = 28.571...%; the cancelled and the queued one are in neither.
     expect(p.text).toMatch(/data-stat="error-rate">28\.6 % <span[^>]*>2 failed of 7 finished</);

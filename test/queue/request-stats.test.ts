@@ -66,6 +66,7 @@ describe("requestStats", () => {
       p95_ms: 20000,
       from: "2026-11-20T00:00:00.000Z",
       until: "2026-11-21T00:00:00.000Z",
+      ranged: true,
       clipped: false,
     });
   });
