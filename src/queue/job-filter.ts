@@ -24,15 +24,18 @@ export interface JobFilter {
 }
 
 export function jobFilterSql(f: JobFilter): { where: string; args: (string | number)[] } {
-  // Ids are UUIDv7 text: "" sorts before every id, "~" after.
-  const where = ["account_id = ?", "id > ?", "id < ?"];
-  const args: (string | number)[] = [f.accountId, f.after ?? "", f.before ?? "~"];
+  // Ids are UUIDv7 text: "" sorts before every id, "~" after. One lower and one upper bound on id,
+  // so the index walk is exactly that range: with `id > ''` and `id >= ?` both written, SQLite took
+  // the first as the range's start and walked the account's whole history before the period (83 ms
+  // for a day of 1,000 jobs in 200 days of them; 1 ms with the one bound).
+  const since = f.since && !(f.after && f.after >= f.since) ? f.since : null;
+  const where = ["account_id = ?", since ? "id >= ?" : "id > ?", "id < ?"];
+  const args: (string | number)[] = [f.accountId, since ?? f.after ?? "", f.before ?? "~"];
   const add = (clause: string, value: string | number | null | undefined) => {
     if (value === undefined || value === null || value === "") return;
     where.push(clause);
     args.push(value);
   };
-  add("id >= ?", f.since);
   add("created_at >= ?", f.createdFrom);
   add("created_at < ?", f.createdUntil);
   if (f.kinds && f.kinds.length > 0) {
