@@ -121,9 +121,12 @@ export function durationCell(t: RequestTiming): SafeHtml {
 <span class="hint duration-parts">queued ${durationText(t.queued_ms)}${t.running_ms === null ? null : html`, running ${durationText(t.running_ms)}`}</span>`;
 }
 
-/** `Cancel request`: a one-button POST form (CSRF); `back` is the page to return to. */
+/**
+ * `Cancel request`: a one-button POST form (CSRF); `back` is the page to return to. Its name is
+ * exactly `Cancel request` on every row, as `Revoke` is on the keys page: the row says which.
+ */
 export function cancelForm(id: string, csrf: SafeHtml, back: string): SafeHtml {
-  return html`<form class="inline" method="post" action="/console/requests/${id}/cancel">${csrf}<input type="hidden" name="back" value="${back}"><button type="submit" class="secondary" aria-label="Cancel request ${id}">Cancel request</button></form>`;
+  return html`<form class="inline" method="post" action="/console/requests/${id}/cancel">${csrf}<input type="hidden" name="back" value="${back}"><button type="submit" class="secondary">Cancel request</button></form>`;
 }
 
 export interface TableOptions {

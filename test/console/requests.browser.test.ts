@@ -1,7 +1,9 @@
 // The Requests page as an activity log in Chromium, through its own controls, with a slow sandbox
 // job and one worker (`[queue] concurrency = { sandbox = 1 }`): a running job and a queued one behind
 // it show as badges; `Cancel request` on the queued one cancels it (the wallet and the balance show
-// nothing charged for it); the running one's row turns `Succeeded` by itself, without a reload. Axe at
+// nothing charged for it); the running one's row turns `Succeeded` by itself, without a reload. On a
+// request's page the same: `Cancel request`, and a running request's page reloads itself with its
+// image once it succeeded. Axe at
 // 1280 and 390 px with no serious or critical violation, no request off the origin, and no sideways
 // scrolling of the page at 390 px.
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -52,46 +54,45 @@ describeBrowser("the Requests page as an activity log", () => {
     await g.page.setViewportSize(DESKTOP);
   }
 
+  let key = "";
+  const submit = async (delayMs: number) => {
+    const res = await server.fetch("/v1/queue/sandbox/image", {
+      key,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "slow", sandbox: { delay_ms: delayMs } }),
+    });
+    expect(res.status).toBe(202);
+    return ((await res.json()) as { request_id: string }).request_id;
+  };
+  const statusOf = async (id: string) =>
+    ((await (await server.fetch(`/v1/requests/${id}/status`, { key })).json()) as { status: string }).status;
+  const untilRunning = async (id: string) => {
+    for (let i = 0; i < 400 && (await statusOf(id)) !== "IN_PROGRESS"; i++) await Bun.sleep(50);
+    expect(await statusOf(id)).toBe("IN_PROGRESS");
+  };
+
   test("a running and a queued job, Cancel request, and the running row turning Succeeded by itself", async () => {
     const person = await inviteAndSignIn(g, server);
-    const key = person.key!;
+    key = person.key!;
     const { account } = await apiAccount(server, key);
     await credit(server, account!.id, "1");
-    const submit = async (delayMs: number) => {
-      const res = await server.fetch("/v1/queue/sandbox/image", {
-        key,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ prompt: "slow", sandbox: { delay_ms: delayMs } }),
-      });
-      expect(res.status).toBe(202);
-      return ((await res.json()) as { request_id: string }).request_id;
-    };
-    const statusOf = async (id: string) =>
-      ((await (await server.fetch(`/v1/requests/${id}/status`, { key })).json()) as { status: string })
-        .status;
     const running = await submit(12_000);
     const queued = await submit(1_000);
-    for (let i = 0; i < 200 && (await statusOf(running)) !== "IN_PROGRESS"; i++) await Bun.sleep(50);
+    await untilRunning(running);
     expect(await statusOf(queued)).toBe("IN_QUEUE");
 
     await visit(g, "/console/requests");
     const row = (id: string) => g.page.locator(`#request-${id}`);
     expect(await row(running).locator('[data-status="IN_PROGRESS"]').textContent()).toBe("Running");
     expect(await row(queued).locator('[data-status="IN_QUEUE"]').textContent()).toBe("Queued");
-    expect(
-      await row(running)
-        .getByRole("button", { name: /^Cancel request/ })
-        .count(),
-    ).toBe(0);
+    expect(await row(running).getByRole("button", { name: "Cancel request", exact: true }).count()).toBe(0);
     await bothWidths("requests with a running and a queued job");
 
     // Cancel the queued one: back on the list, which says so; its row is Cancelled.
     await Promise.all([
       g.page.waitForURL(/notice=cancelled/),
-      row(queued)
-        .getByRole("button", { name: /^Cancel request/ })
-        .click(),
+      row(queued).getByRole("button", { name: "Cancel request", exact: true }).click(),
     ]);
     await g.settle();
     expect(await g.page.getByRole("status").textContent()).toContain("was cancelled. Nothing was charged");
@@ -131,5 +132,31 @@ describeBrowser("the Requests page as an activity log", () => {
       expect(text.trim()).not.toMatch(/^[-−]/);
     const { account: after } = await apiAccount(server, key);
     expect(after!.balance_micro).toBe(String(1_000_000 - 10_000));
+  }, 120_000);
+  test("a request's page: Cancel request on a queued one; a running one reloads itself once it succeeds", async () => {
+    const running = await submit(6_000);
+    const queued = await submit(1_000);
+    await untilRunning(running);
+    await visit(g, `/console/requests/${queued}`);
+    await Promise.all([
+      g.page.waitForURL(/notice=cancelled/),
+      g.page.getByRole("button", { name: "Cancel request", exact: true }).click(),
+    ]);
+    await g.settle();
+    expect(await g.page.locator("#request-live .status").textContent()).toBe("Cancelled");
+    expect(await g.page.getByText("Nothing was charged").count()).toBeGreaterThan(0);
+    expect(await statusOf(queued)).toBe("CANCELLED");
+    await checkPage(g, "a request cancelled from its page");
+
+    // The running one's page: its status and durations refresh, then the page reloads by itself
+    // once it succeeded, and shows the image.
+    await visit(g, `/console/requests/${running}`);
+    expect(await g.page.locator("#request-live .status").textContent()).toBe("Running");
+    await bothWidths("a running request");
+    await g.page.getByRole("img", { name: "Output 1 of sandbox/image" }).waitFor({ timeout: 30_000 });
+    await g.settle();
+    expect(await g.page.locator("#request-live .status").textContent()).toBe("Succeeded");
+    expect(await g.page.locator("#request-live[hx-trigger]").count()).toBe(0);
+    await checkPage(g, "a request that succeeded while watched");
   }, 120_000);
 });
