@@ -81,8 +81,8 @@ export function errorRate(failed: number, finished: number): string | null {
 }
 
 /**
- * What the figures cover: "Last 31 days" without a From, else the days (UTC, both included), and
- * when the range was longer, that only its last 31 days are counted.
+ * What the figures cover: "Last 31 days" without dates, else the days (UTC, both included), and
+ * when the range was longer (or had no From), that only its last 31 days are counted.
  */
 function periodTitle(st: RequestStats): string {
   const first = st.from.slice(0, 10);

@@ -204,7 +204,7 @@ export interface RequestStats extends JobStats {
   /** The instants the figures cover (RFC 3339): start included, end excluded. */
   from: string;
   until: string;
-  /** Whether the filter had a From (else the figures are the last STATS_MAX_DAYS days). */
+  /** Whether the filter had a From or a To (else the figures are the last STATS_MAX_DAYS days to now). */
   ranged: boolean;
   /** True when the range was longer than STATS_MAX_DAYS (or had no From): only its end is counted. */
   clipped: boolean;
@@ -233,7 +233,7 @@ export async function requestStats(
     ...stats,
     from: new Date(startMs).toISOString(),
     until: new Date(endMs).toISOString(),
-    ranged: p.startMs !== null,
+    ranged: p.startMs !== null || p.endMs !== null,
     clipped,
   };
 }

@@ -51,6 +51,10 @@ describe("the list as an activity log", () => {
       '<h2 id="request-stats-title">2026-10-21 to 2026-11-20 (UTC): the last 31 days of the range</h2>',
     );
     expect(long.text).toContain('<dd data-stat="requests">9</dd>');
+    const toOnly = await b.page("/console/requests?to=2026-11-20");
+    expect(toOnly.text).toContain(
+      '<h2 id="request-stats-title">2026-10-21 to 2026-11-20 (UTC): the last 31 days of the range</h2>',
+    );
     const open = await b.page("/console/requests");
     expect(open.text).toContain('<h2 id="request-stats-title">Last 31 days</h2>');
     expect(p.text).toContain('<dd data-stat="requests">9</dd>');
