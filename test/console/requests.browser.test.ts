@@ -88,6 +88,10 @@ describeBrowser("the Requests page as an activity log", () => {
     expect(await row(queued).locator('[data-status="IN_QUEUE"]').textContent()).toBe("Queued");
     expect(await row(running).getByRole("button", { name: "Cancel request", exact: true }).count()).toBe(0);
     await bothWidths("requests with a running and a queued job");
+    // Every badge's colours in dark mode too (axe's contrast check).
+    await g.page.emulateMedia({ colorScheme: "dark" });
+    await checkPage(g, "requests in dark mode");
+    await g.page.emulateMedia({ colorScheme: "light" });
 
     // Cancel the queued one: back on the list, which says so; its row is Cancelled.
     await Promise.all([
