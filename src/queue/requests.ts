@@ -58,6 +58,8 @@ export interface RequestTiming {
 
 export interface RequestSummary {
   id: string;
+  /** The account the request belongs to (an operator's list across accounts names it). */
+  account_id: string;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -150,6 +152,7 @@ async function summaries(
   return await Promise.all(
     jobs.map(async (job) => ({
       id: job.id,
+      account_id: job.account_id,
       created_at: iso(job.created_at)!,
       started_at: iso(job.started_at),
       completed_at: iso(job.completed_at),
@@ -325,6 +328,7 @@ export async function requestDetail(
     : [];
   return {
     id: job.id,
+    account_id: job.account_id,
     created_at: iso(job.created_at)!,
     started_at: iso(job.started_at),
     completed_at: iso(job.completed_at),
