@@ -19,6 +19,7 @@ import type { Provider } from "../providers/types.ts";
 import { JobEvents } from "../queue/events.ts";
 import { JobLogStore } from "../queue/job-log-store.ts";
 import type { JobRow } from "../queue/job-row.ts";
+import { JobStatsStore } from "../queue/job-stats-store.ts";
 import { JobStore } from "../queue/job-store.ts";
 import {
   listItemView,
@@ -139,6 +140,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     jobs,
     jobOutputs,
     jobLogs,
+    jobStats: new JobStatsStore(sql),
     blobs,
     outputs,
     files,

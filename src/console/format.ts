@@ -88,3 +88,20 @@ export function describeUserAgent(ua: string | null): string {
   if (!browser) return system ? `A browser on ${system}` : "Unknown browser";
   return system ? `${browser} on ${system}` : browser;
 }
+
+/**
+ * A duration as people read it, cut toward zero: 850 -> "850 ms", 1400 -> "1.4 s", 12_300 ->
+ * "12 s", 125_000 -> "2 min 5 s", 3_780_000 -> "1 h 3 min", 187_200_000 -> "2 d 4 h".
+ */
+export function durationText(ms: number): string {
+  const v = Math.max(0, Math.floor(ms));
+  if (v < 1000) return `${v} ms`;
+  if (v < 10_000) return `${Math.floor(v / 100) / 10} s`;
+  const s = Math.floor(v / 1000);
+  const two = (big: number, bigUnit: string, small: number, smallUnit: string) =>
+    small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`;
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return two(Math.floor(s / 60), "min", s % 60, "s");
+  if (s < 86_400) return two(Math.floor(s / 3600), "h", Math.floor((s % 3600) / 60), "min");
+  return two(Math.floor(s / 86_400), "d", Math.floor((s % 86_400) / 3600), "h");
+}

@@ -1,60 +1,91 @@
 /**
  * Requests: every job of the account (API and studio), newest first, filtered by key, model,
- * status and source, with cursor paging; and one request's detail (input, timeline, price, outputs
- * with fresh signed links and previews, error). Thin: reads listRequests / requestDetail
- * (src/queue/requests.ts), which scope every query to the session's account.
+ * status, source, date range and exact id, with cursor paging and the figures over the filter; and
+ * one request's detail (input, timeline, price, outputs with fresh signed links and previews,
+ * error). Thin: reads listRequests / requestStats / findRequest / requestDetail (src/queue/requests.ts),
+ * which scope every query to the session's account. The live refresh and `Cancel request` are
+ * requests-live-pages.ts.
  */
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import type { SafeHtml } from "../lib/html.ts";
-import { listRequests, type RequestFilters, requestDetail } from "../queue/requests.ts";
-import { type ConsoleKit, htmlResponse, type PageContext, requireAccount } from "./kit.ts";
-import { type Filters, filterForm, requestDetailBody, requestsBody } from "./requests-view.ts";
+import { findRequest, listRequests, requestDetail, requestStats } from "../queue/requests.ts";
+import { type ConsoleKit, htmlResponse, type PageContext, redirect, requireAccount } from "./kit.ts";
+import { csrfField } from "./layout.ts";
+import { cancelForm, cancelNotice, filterForm, NO_FILTERS, requestsBody } from "./requests-list-view.ts";
+import { requestsLivePages } from "./requests-live-pages.ts";
+import { filtersOf, noticeOf } from "./requests-shared.ts";
+import { requestDetailBody } from "./requests-view.ts";
 
 const PAGE_SIZE = 50;
 
-function filtersOf(url: URL): Filters {
-  const get = (n: string) => (url.searchParams.get(n) ?? "").trim().slice(0, 300);
-  return { key: get("key"), model: get("model"), status: get("status"), source: get("source") };
+/** A refused filter: its message for the page, and the status (400 bad value, 404 unknown id). */
+function refused(err: unknown): { message: string; status: number } {
+  if (err instanceof DomainError && err.code === "validation_error")
+    return { message: `${err.message} Choose the filters again.`, status: 400 };
+  if (err instanceof DomainError && err.code === "not_found") return { message: err.message, status: 404 };
+  throw err;
 }
 
 async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   const s = requireAccount(c.session);
   const f = filtersOf(c.url);
   const cursor = (c.url.searchParams.get("cursor") ?? "").trim() || null;
-  const filters: RequestFilters = {
-    limit: PAGE_SIZE,
-    cursor,
-    keyId: f.key || null,
-    modelId: f.model || null,
-    status: f.status || null,
-    source: f.source || null,
-  };
-  let error: string | null = null;
+  let error: { message: string; status: number } | null = null;
   let page: Awaited<ReturnType<typeof listRequests>> | null = null;
+  let stats: Awaited<ReturnType<typeof requestStats>> | null = null;
   try {
-    page = await listRequests(kit.ctx, s.accountId, filters);
+    // An exact id goes straight to its page; another account's id is "not found", like an unknown one.
+    if (f.id) return redirect(`/console/requests/${await findRequest(kit.ctx, s.accountId, f.id)}`);
+    const filters = {
+      cursor,
+      keyId: f.key || null,
+      modelId: f.model || null,
+      status: f.status || null,
+      source: f.source || null,
+      from: f.from || null,
+      to: f.to || null,
+    };
+    [page, stats] = await Promise.all([
+      listRequests(kit.ctx, s.accountId, { ...filters, limit: PAGE_SIZE }),
+      requestStats(kit.ctx, s.accountId, filters),
+    ]);
   } catch (err) {
-    if (!(err instanceof DomainError) || err.code !== "validation_error") throw err;
-    error = `${err.message} Choose the filters again.`;
+    error = refused(err);
   }
-  const shownFilters = error ? { key: "", model: "", status: "", source: "" } : f;
+  // A refused id keeps what was typed (to correct it); other refused filters start again.
+  const shown = error ? { ...NO_FILTERS, id: error.status === 404 ? f.id : "" } : f;
   const models = kit.ctx.catalog.models.map((m) => m.id);
-  if (shownFilters.model && !models.includes(shownFilters.model)) models.unshift(shownFilters.model);
-  const form = filterForm(await kit.ctx.accounts.listKeys(s.accountId), models, shownFilters);
-  const body = requestsBody(form, f, cursor, page, error);
-  return htmlResponse(await c.layout({ title: "Requests", active: "requests", body }), error ? 400 : 200);
+  if (shown.model && !models.includes(shown.model)) models.unshift(shown.model);
+  const body = requestsBody({
+    form: filterForm(await kit.ctx.accounts.listKeys(s.accountId), models, shown),
+    filters: f,
+    cursor,
+    page,
+    stats,
+    error: error?.message ?? null,
+    notice: noticeOf(c.url),
+    csrf: csrfField(s),
+    back: c.url.pathname + c.url.search,
+  });
+  return htmlResponse(await c.layout({ title: "Requests", active: "requests", body }), error?.status ?? 200);
 }
 
 async function detailPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
   const d = await requestDetail(kit.ctx, s.accountId, c.params.id ?? "");
-  const body = requestDetailBody(kit, d);
+  const notice = noticeOf(c.url);
+  const body = requestDetailBody(kit, d, {
+    cancel: cancelForm(d.id, csrfField(s), `/console/requests/${d.id}`),
+    // The page itself says a request was cancelled; a refused cancel says why.
+    notice: notice?.id === d.id && notice.kind === "not-cancellable" ? cancelNotice(notice) : null,
+  });
   return c.layout({ title: "Request", active: "requests", body });
 }
 
 export function requestsPages(kit: ConsoleKit) {
   return new Elysia()
+    .use(requestsLivePages(kit))
     .get(
       "/console/requests",
       kit.page(async (c) => await listPage(c, kit)),

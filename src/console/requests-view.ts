@@ -1,113 +1,32 @@
 /**
- * The requests pages' HTML (requests-pages.ts): the filter form, the list's rows, one request's
- * facts, price, outputs (previews, also the studio's) and timeline; times as "YYYY-MM-DD hh:mm:ss UTC".
+ * One request's page (requests-pages.ts): facts, price, outputs (previews, also the studio's) and
+ * timeline; the status badge; times as "YYYY-MM-DD hh:mm:ss UTC". The list is requests-list-view.ts.
  */
-import type { ApiKeyRow } from "../accounts/store.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import {
-  JOB_STATUSES,
-  type RequestDetail,
-  type RequestPrice,
-  type RequestSummary,
-} from "../queue/requests.ts";
-import { formatMoney, unitsText } from "./format.ts";
-import { type ConsoleKit, formError } from "./kit.ts";
+import type { RequestDetail, RequestSummary } from "../queue/requests.ts";
+import { durationText, formatMoney, unitsText } from "./format.ts";
+import type { ConsoleKit } from "./kit.ts";
 
 /** "2026-11-23T15:04:05.123Z" -> "2026-11-23 15:04:05 UTC". */
 export function isoText(iso: string | null): string {
   return iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : "";
 }
 
+/** What each status reads as on a badge (the API's status stays in `data-status`). */
+export const STATUS_WORDS: Readonly<Record<string, string>> = {
+  IN_QUEUE: "Queued",
+  IN_PROGRESS: "Running",
+  COMPLETED: "Succeeded",
+  FAILED: "Failed",
+  CANCELLED: "Cancelled",
+};
+
+/**
+ * A status as a badge: its word in text (never colour alone), a colour and a mark of its own
+ * (console.css `.status-*`, AA contrast in light and dark).
+ */
 export function statusBadge(status: string): SafeHtml {
-  return html`<span class="status status-${status.toLowerCase()}">${status}</span>`;
-}
-
-function priceText(p: RequestPrice): string {
-  if (p.charged_micro !== null) return formatMoney(p.charged_micro, p.currency);
-  if (p.reserved_micro !== null) return `${formatMoney(p.reserved_micro, p.currency)} held`;
-  return "";
-}
-
-export interface Filters {
-  key: string;
-  model: string;
-  status: string;
-  source: string;
-}
-
-export function query(f: Filters, cursor?: string | null): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
-  if (cursor) q.set("cursor", cursor);
-  const s = q.toString();
-  return s ? `?${s}` : "";
-}
-
-function option(value: string, label: string, current: string): SafeHtml {
-  return html`<option value="${value}"${value === current ? html` selected` : null}>${label}</option>`;
-}
-
-export function filterForm(keys: ApiKeyRow[], models: string[], f: Filters): SafeHtml {
-  return html`<form class="filters" method="get" action="/console/requests">
-  <label>Key <select name="key">
-    ${option("", "All keys", f.key)}
-    ${keys.map((k) => option(k.id, `${k.name} (${k.prefix}…)${k.revoked_at !== null ? " revoked" : ""}`, f.key))}
-  </select></label>
-  <label>Model <select name="model">
-    ${option("", "All models", f.model)}
-    ${models.map((m) => option(m, m, f.model))}
-  </select></label>
-  <label>Status <select name="status">
-    ${option("", "Any status", f.status)}
-    ${JOB_STATUSES.map((s) => option(s, s, f.status))}
-  </select></label>
-  <label>Source <select name="source">
-    ${option("", "API and studio", f.source)}
-    ${option("API", "API", f.source)}
-    ${option("STUDIO", "Studio", f.source)}
-  </select></label>
-  <button type="submit">Filter</button>
-  ${f.key || f.model || f.status || f.source ? html`<a href="/console/requests">Clear filters</a>` : null}
-</form>`;
-}
-
-function requestRows(items: RequestSummary[]): SafeHtml {
-  if (items.length === 0) return html`<p>No requests match.</p>`;
-  return html`<div class="table-wrap"><table class="stack-rows">
-<thead><tr><th scope="col">Created</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Source</th><th scope="col">Key</th><th scope="col" class="num">Price</th></tr></thead>
-<tbody>
-${items.map(
-  (r) => html`<tr>
-  <td data-label="Created"><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
-  <td data-label="Model" class="mono">${r.model_id}</td>
-  <td data-label="Status">${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>
-  <td data-label="Source">${r.source}</td>
-  <td data-label="Key">${r.key_name ?? (r.key_id ? r.key_id : "—")}</td>
-  <td data-label="Price" class="num">${priceText(r.price)}</td>
-</tr>`,
-)}
-</tbody></table></div>`;
-}
-
-/** The list page's body: the filters (empty after an error), the error, a page of rows, the paging links. */
-export function requestsBody(
-  form: SafeHtml,
-  f: Filters,
-  cursor: string | null,
-  page: { items: RequestSummary[]; next_cursor: string | null } | null,
-  error: string | null,
-): SafeHtml {
-  return html`<h1>Requests</h1>
-<p class="hint">Every request of this account, from the API and the studio, newest first.</p>
-${form}
-${formError(error)}
-${page ? requestRows(page.items) : null}
-${
-  page?.next_cursor
-    ? html`<p><a class="button secondary" href="/console/requests${query(f, page.next_cursor)}">Older</a></p>`
-    : null
-}
-${cursor && !error ? html`<p><a href="/console/requests${query(f)}">Newest</a></p>` : null}`;
+  return html`<span class="status status-${status.toLowerCase()}" data-status="${status}">${STATUS_WORDS[status] ?? status}</span>`;
 }
 
 function json(value: unknown): string {
@@ -153,18 +72,42 @@ function priceSection(d: RequestDetail): SafeHtml {
 </dl>`;
 }
 
+/**
+ * The facts that change while a request is open: status, durations, `Cancel request` while queued.
+ * While it is live, htmx re-reads them every 2 s (`/console/requests/<id>/live`); the answer for a
+ * request that reached its final state reloads the page (HX-Refresh), which then shows the outputs.
+ */
+export function liveFacts(d: RequestSummary, cancel: SafeHtml | null): SafeHtml {
+  const t = d.timing;
+  return html`<div id="request-live"${t.live ? html` hx-get="/console/requests/${d.id}/live" hx-trigger="every 2s" hx-swap="outerHTML"` : null}>
+<dl class="facts request-facts">
+  <dt>Status</dt><dd>${statusBadge(d.status)}</dd>
+  <dt>Duration</dt><dd>${durationText(t.total_ms)}${t.live ? " so far" : null}</dd>
+  <dt>Queued</dt><dd>${durationText(t.queued_ms)}</dd>
+  <dt>Running</dt><dd>${t.running_ms === null ? "Not started" : durationText(t.running_ms)}</dd>
+</dl>
+${d.status === "IN_QUEUE" ? cancel : null}
+</div>`;
+}
+
 /** One request's page body: facts, the failure, the price, outputs with previews, input, timeline. */
-export function requestDetailBody(kit: Pick<ConsoleKit, "origin">, d: RequestDetail): SafeHtml {
+export function requestDetailBody(
+  kit: Pick<ConsoleKit, "origin">,
+  d: RequestDetail,
+  live: { cancel: SafeHtml | null; notice: SafeHtml | null },
+): SafeHtml {
   const nothingCharged = d.price.charged_micro === 0n;
   const failed = d.status === "FAILED" || d.status === "CANCELLED";
   return html`<p><a href="/console/requests">← All requests</a></p>
 <h1>Request <span class="mono">${d.id}</span></h1>
-<dl class="facts">
+${live.notice}
+${liveFacts(d, live.cancel)}
+<dl class="facts request-facts">
   <dt>Model</dt><dd class="mono">${d.model_id}</dd>
-  <dt>Status</dt><dd>${statusBadge(d.status)}</dd>
   <dt>Source</dt><dd>${d.source}</dd>
   <dt>Key</dt><dd>${d.key_name ?? d.key_id ?? "—"}</dd>
   <dt>Created</dt><dd>${isoText(d.created_at)}</dd>
+  ${d.started_at ? html`<dt>Started</dt><dd>${isoText(d.started_at)}</dd>` : null}
   ${d.completed_at ? html`<dt>Finished</dt><dd>${isoText(d.completed_at)}</dd>` : null}
   <dt>Attempts</dt><dd>${d.attempts}</dd>
 </dl>

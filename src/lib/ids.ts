@@ -46,3 +46,15 @@ export const ID_PATTERN = /^[a-z]{2,8}_[0-9A-Za-z]{8,64}$/;
 
 /** A request id: a UUID in its lowercase canonical form (jobs get UUIDv7 ids). */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The smallest UUIDv7 of the millisecond `ms` (its 48-bit time prefix, then zeros): every UUIDv7
+ * made at or after `ms` sorts at or after it, every one made before sorts before. Jobs get UUIDv7
+ * ids, so a time range of jobs is a range of ids, which the (account_id, id) index serves.
+ */
+export function uuidV7Floor(ms: number): string {
+  const h = Math.min(Math.max(0, Math.floor(ms)), 2 ** 48 - 1)
+    .toString(16)
+    .padStart(12, "0");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-0000-0000-000000000000`;
+}

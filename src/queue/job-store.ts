@@ -3,6 +3,7 @@ import { forUpdate, jsonList, SqlStore } from "../db/store.ts";
 import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
+import { type JobFilter, jobFilterSql } from "./job-filter.ts";
 import type { JobRow, JobStatus, LeaseFence, NewJob } from "./job-row.ts";
 import { LiveQueueIndex } from "./queue-index.ts";
 
@@ -533,45 +534,29 @@ export class JobStore extends SqlStore {
   }
 
   /**
-   * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job.
-   * Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
+   * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job (or a
+   * period's end). Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
+   * The filters are jobFilterSql's (job-filter.ts), which JobStatsStore counts with.
    */
   async list(
     accountId: string,
-    o: {
+    o: Omit<JobFilter, "accountId" | "after" | "before"> & {
       limit: number;
       before: string | null;
-      status?: string;
-      modelId?: string;
-      keyId?: string;
-      source?: "API" | "STUDIO";
-      /** Only jobs of these kinds (the OpenAI videos door: video and avatar). */
-      kinds?: readonly string[];
       /** "asc": oldest first, and `before` is then the id the page starts after. */
       order?: "asc" | "desc";
     },
   ): Promise<JobRow[]> {
     const asc = o.order === "asc";
-    // Ids are UUIDv7 text: "" sorts before every id, "~" after.
-    const where = ["account_id = ?", asc ? "id > ?" : "id < ?"];
-    const args: (string | number)[] = [accountId, o.before ?? (asc ? "" : "~")];
-    if (o.kinds && o.kinds.length > 0) {
-      where.push(`kind IN (${o.kinds.map(() => "?").join(", ")})`);
-      args.push(...o.kinds);
-    }
-    const filter = (column: string, value: string | undefined) => {
-      if (!value) return;
-      where.push(`${column} = ?`);
-      args.push(value);
-    };
-    filter("status", o.status);
-    filter("model_id", o.modelId);
-    filter("key_id", o.keyId);
-    filter("source", o.source);
-    args.push(o.limit);
+    const { where, args } = jobFilterSql({
+      ...o,
+      accountId,
+      before: asc ? null : o.before,
+      after: asc ? o.before : null,
+    });
     return await this.q<JobRow, (string | number)[]>(
-      `SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
-    ).all(...args);
+      `SELECT * FROM jobs WHERE ${where} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
+    ).all(...args, o.limit);
   }
 
   /** When the key last opened a job (a request or a chat call), epoch ms; null if never. */

@@ -14,8 +14,11 @@ export interface OwnershipDeps {
   jobs: Pick<JobStore, "getOwned" | "get" | "cancel" | "list">;
 }
 
+/** Whose requests: a key's account (the API) or the account a console person is looking at. */
+export type Owner = Pick<Principal, "accountId">;
+
 /** A request id from the path: malformed is 400, another account's or unknown is 404. */
-export async function ownedJob(deps: OwnershipDeps, principal: Principal, id: string): Promise<JobRow> {
+export async function ownedJob(deps: OwnershipDeps, principal: Owner, id: string): Promise<JobRow> {
   if (!UUID.test(id))
     throw new DomainError("validation_error", "request_id must be a UUID.", { param: "request_id" });
   const job = await deps.jobs.getOwned(id, principal.accountId);
@@ -39,10 +42,11 @@ export async function completedJob(deps: OwnershipDeps, principal: Principal, id
 /**
  * Cancels an owned request if it is still IN_QUEUE (the hold is released in the same transaction,
  * JobStore.cancel); otherwise says what it is now, for the caller to answer in its own words.
+ * Every door's cancel and the console's `Cancel request` call it.
  */
 export async function tryCancel(
   deps: OwnershipDeps,
-  principal: Principal,
+  principal: Owner,
   id: string,
 ): Promise<{ job: JobRow; cancelled: true } | { job: JobRow; cancelled: false; now: JobRow }> {
   const job = await ownedJob(deps, principal, id);

@@ -2,11 +2,22 @@ import type { AccountStore, Currency } from "../accounts/store.ts";
 import type { JobOutputStore } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { DomainError } from "../lib/errors.ts";
-import { ID_PATTERN, UUID_PATTERN } from "../lib/ids.ts";
+import { UUID_PATTERN } from "../lib/ids.ts";
 import type { QueueServices } from "../server/context.ts";
 import type { JobLogStore } from "./job-log-store.ts";
 import type { JobRow, JobStatus } from "./job-row.ts";
+import type { JobStats, JobStatsStore } from "./job-stats-store.ts";
 import type { JobStore } from "./job-store.ts";
+import {
+  bad,
+  checkedCursor,
+  checkedFilters,
+  checkedRequestId,
+  earlierBound,
+  periodBounds,
+  periodOf,
+  type RequestFilters,
+} from "./request-filters.ts";
 
 /**
  * The console's requests: every job of an account (API and studio, media and chat), newest first,
@@ -23,25 +34,6 @@ export interface RequestStores {
   views: QueueServices["views"];
 }
 
-export const JOB_STATUSES: readonly JobStatus[] = [
-  "IN_QUEUE",
-  "IN_PROGRESS",
-  "COMPLETED",
-  "FAILED",
-  "CANCELLED",
-];
-
-export interface RequestFilters {
-  /** 1..100, default 50. */
-  limit?: number;
-  /** next_cursor of the previous page. */
-  cursor?: string | null;
-  keyId?: string | null;
-  modelId?: string | null;
-  status?: string | null;
-  source?: string | null;
-}
-
 export interface RequestPrice {
   currency: Currency;
   /** The quote, in micro-USD (prices are quoted in USD). */
@@ -52,10 +44,26 @@ export interface RequestPrice {
   charged_micro: bigint | null;
 }
 
+/** How long a request took: submit to end (or to now while it is open), and its two parts. */
+export interface RequestTiming {
+  /** Submit to end, or to now for a live request. */
+  total_ms: number;
+  /** Submit to its first start (or to its end or now, never started). */
+  queued_ms: number;
+  /** First start to end (or to now); null when it never started. */
+  running_ms: number | null;
+  /** IN_QUEUE or IN_PROGRESS: the figures grow. */
+  live: boolean;
+}
+
 export interface RequestSummary {
   id: string;
+  /** The account the request belongs to (an operator's list across accounts names it). */
+  account_id: string;
   created_at: string;
+  started_at: string | null;
   completed_at: string | null;
+  timing: RequestTiming;
   status: JobStatus;
   model_id: string;
   kind: string;
@@ -74,8 +82,21 @@ export interface RequestPage {
 
 const iso = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
-function bad(param: string, message: string): never {
-  throw new DomainError("validation_error", message, { param });
+/** A job's durations at `now` (epoch ms); never negative (clocks of several instances may differ). */
+export function timingOf(
+  job: Pick<JobRow, "status" | "created_at" | "started_at" | "completed_at">,
+  now: number,
+) {
+  const end = job.completed_at === null ? now : Number(job.completed_at);
+  const created = Number(job.created_at);
+  const started = job.started_at === null ? null : Number(job.started_at);
+  const span = (a: number, b: number) => Math.max(0, b - a);
+  return {
+    total_ms: span(created, end),
+    queued_ms: span(created, started ?? end),
+    running_ms: started === null ? null : span(started, end),
+    live: job.status === "IN_QUEUE" || job.status === "IN_PROGRESS",
+  } satisfies RequestTiming;
 }
 
 async function priceOf(s: Pick<RequestStores, "ledger">, job: JobRow): Promise<RequestPrice> {
@@ -98,46 +119,125 @@ export async function listRequests(
   s: RequestStores,
   accountId: string,
   f: RequestFilters = {},
+  now = Date.now(),
 ): Promise<RequestPage> {
   const limit = f.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     bad("limit", "limit must be an integer from 1 to 100.");
-  if (f.cursor && !UUID_PATTERN.test(f.cursor))
-    bad("cursor", "cursor must be the next_cursor of a previous page.");
-  if (f.keyId && !(ID_PATTERN.test(f.keyId) && f.keyId.startsWith("key_")))
-    bad("key_id", "key_id must be a key id.");
-  if (f.modelId && f.modelId.length > 200) bad("model_id", "model_id is too long.");
-  if (f.status && !(JOB_STATUSES as readonly string[]).includes(f.status))
-    bad("status", `status must be one of ${JOB_STATUSES.join(", ")}.`);
-  if (f.source && f.source !== "API" && f.source !== "STUDIO") bad("source", "source must be API or STUDIO.");
-
+  const cursor = checkedCursor(f.cursor);
+  const filters = checkedFilters(f);
+  const bounds = periodBounds(periodOf(f));
   const rows = await s.jobs.list(accountId, {
+    ...filters,
+    ...bounds,
     limit: limit + 1,
-    before: f.cursor || null,
-    status: f.status || undefined,
-    modelId: f.modelId || undefined,
-    keyId: f.keyId || undefined,
-    source: (f.source || undefined) as "API" | "STUDIO" | undefined,
+    before: earlierBound(cursor, bounds.before),
   });
   const page = rows.slice(0, limit);
-  const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
   return {
-    items: await Promise.all(
-      page.map(async (job) => ({
-        id: job.id,
-        created_at: iso(job.created_at)!,
-        completed_at: iso(job.completed_at),
-        status: job.status,
-        model_id: job.model_id,
-        kind: job.kind,
-        source: job.source,
-        key_id: job.key_id,
-        key_name: job.key_id === null ? null : (names.get(job.key_id) ?? null),
-        error_code: job.error_code,
-        price: await priceOf(s, job),
-      })),
-    ),
+    items: await summaries(s, accountId, page, now),
     next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
+  };
+}
+
+/** Jobs as list rows: the key's name, the price and the durations at `now`. */
+async function summaries(
+  s: RequestStores,
+  accountId: string,
+  jobs: JobRow[],
+  now: number,
+): Promise<RequestSummary[]> {
+  if (jobs.length === 0) return [];
+  const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
+  return await Promise.all(
+    jobs.map(async (job) => ({
+      id: job.id,
+      account_id: job.account_id,
+      created_at: iso(job.created_at)!,
+      started_at: iso(job.started_at),
+      completed_at: iso(job.completed_at),
+      timing: timingOf(job, now),
+      status: job.status,
+      model_id: job.model_id,
+      kind: job.kind,
+      source: job.source,
+      key_id: job.key_id,
+      key_name: job.key_id === null ? null : (names.get(job.key_id) ?? null),
+      error_code: job.error_code,
+      price: await priceOf(s, job),
+    })),
+  );
+}
+
+/**
+ * The rows of these requests as they are now, for the list's live refresh: only the account's
+ * (another account's id or an unknown one is simply left out), at most 100, in the order given.
+ */
+export async function requestRows(
+  s: RequestStores,
+  accountId: string,
+  ids: readonly string[],
+  now = Date.now(),
+): Promise<RequestSummary[]> {
+  if (ids.length > 100) bad("ids", "At most 100 requests are refreshed at once.");
+  const jobs: JobRow[] = [];
+  for (const id of new Set(ids)) {
+    const job = UUID_PATTERN.test(id) ? await s.jobs.getOwned(id, accountId) : null;
+    if (job) jobs.push(job);
+  }
+  return await summaries(s, accountId, jobs, now);
+}
+
+/** A request id typed into the filter: the account's request's id; malformed 400, another's or unknown 404. */
+export async function findRequest(
+  s: Pick<RequestStores, "jobs">,
+  accountId: string,
+  id: string,
+): Promise<string> {
+  const v = checkedRequestId(id);
+  const job = await s.jobs.getOwned(v, accountId);
+  if (!job) throw new DomainError("not_found", `No request ${v} in this account.`, { param: "request_id" });
+  return job.id;
+}
+
+/** The longest period the figures above the list cover, and the one they cover without a From. */
+export const STATS_MAX_DAYS = 31;
+
+export interface RequestStats extends JobStats {
+  /** The instants the figures cover (RFC 3339): start included, end excluded. */
+  from: string;
+  until: string;
+  /** Whether the filter had a From or a To (else the figures are the last STATS_MAX_DAYS days to now). */
+  ranged: boolean;
+  /** True when the range was longer than STATS_MAX_DAYS (or had no From): only its end is counted. */
+  clipped: boolean;
+}
+
+/**
+ * The figures over the list's filter (every filter but the cursor): how many requests, failures
+ * among finished ones, and latency. The period is the filter's date range, at most its last
+ * STATS_MAX_DAYS days (the last STATS_MAX_DAYS days to now without a range), so the query reads a
+ * bounded range of the index whatever the account's history.
+ */
+export async function requestStats(
+  s: { jobStats: Pick<JobStatsStore, "stats"> },
+  accountId: string,
+  f: RequestFilters = {},
+  now = Date.now(),
+): Promise<RequestStats> {
+  const filters = checkedFilters(f);
+  const p = periodOf(f);
+  const endMs = p.endMs ?? now;
+  const earliest = endMs - STATS_MAX_DAYS * 86_400_000;
+  const clipped = p.startMs === null || p.startMs < earliest;
+  const startMs = clipped ? earliest : p.startMs!;
+  const stats = await s.jobStats.stats({ accountId, ...filters, ...periodBounds({ startMs, endMs }) });
+  return {
+    ...stats,
+    from: new Date(startMs).toISOString(),
+    until: new Date(endMs).toISOString(),
+    ranged: p.startMs !== null || p.endMs !== null,
+    clipped,
   };
 }
 
@@ -162,7 +262,6 @@ export interface RequestOutput {
 
 export interface RequestDetail extends RequestSummary {
   input: unknown;
-  started_at: string | null;
   attempts: number;
   error: { code: string; message: string } | null;
   price: RequestPrice & {
@@ -229,9 +328,11 @@ export async function requestDetail(
     : [];
   return {
     id: job.id,
+    account_id: job.account_id,
     created_at: iso(job.created_at)!,
     started_at: iso(job.started_at),
     completed_at: iso(job.completed_at),
+    timing: timingOf(job, Date.now()),
     status: job.status,
     model_id: job.model_id,
     kind: job.kind,

@@ -34,6 +34,7 @@ import type { Provider } from "../providers/types.ts";
 import type { JobEvents } from "../queue/events.ts";
 import type { JobLogStore } from "../queue/job-log-store.ts";
 import type { JobRow } from "../queue/job-row.ts";
+import type { JobStatsStore } from "../queue/job-stats-store.ts";
 import type { JobStore } from "../queue/job-store.ts";
 import type { listItemView, queuedRequestView, recordView, statusView } from "../queue/views.ts";
 import type { WebhookOutbox } from "../webhooks/outbox.ts";
@@ -90,6 +91,8 @@ export interface QueueServices {
   jobOutputs: JobOutputStore;
   /** A job's log lines. */
   jobLogs: JobLogStore;
+  /** Counts and latency over a filter of an account's jobs (the console's requests figures). */
+  jobStats: JobStatsStore;
   /** Where stored bytes live (local directory or S3). */
   blobs: BlobBackend;
   /** Output bytes written to and read from the blob store. */

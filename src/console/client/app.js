@@ -206,12 +206,22 @@ function drawChart(holder) {
   });
 }
 
+// The words of the server's status badges (statusBadge, src/console/requests-view.ts).
+const STATUS_WORDS = {
+  IN_QUEUE: "Queued",
+  IN_PROGRESS: "Running",
+  COMPLETED: "Succeeded",
+  FAILED: "Failed",
+  CANCELLED: "Cancelled",
+};
+
 function setStatus(holder, status) {
   const cell = holder.querySelector("[data-run-status]");
   if (!cell) return;
   const badge = document.createElement("span");
   badge.className = `status status-${String(status).toLowerCase()}`;
-  badge.textContent = String(status);
+  badge.dataset.status = String(status);
+  badge.textContent = STATUS_WORDS[status] ?? String(status);
   cell.replaceChildren(badge);
 }
 

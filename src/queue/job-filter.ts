@@ -1,0 +1,50 @@
+/**
+ * The WHERE clause of an account's jobs under the console's and the API's list filters, written once
+ * for the pages of jobs (JobStore.list) and the figures over them (JobStatsStore): the same rows are
+ * listed and counted. Always scoped to one account; the id range comes first so the walk is a range
+ * of the (account_id, id) index (or (key_id, id) when filtered by key), whatever the other filters.
+ */
+export interface JobFilter {
+  accountId: string;
+  /** Ids after this one (exclusive), for oldest-first pages. */
+  after?: string | null;
+  /** Ids before this one (exclusive): the previous page's last id, or a period's end. */
+  before?: string | null;
+  /** Ids from this one on (inclusive): a period's start (uuidV7Floor). */
+  since?: string | null;
+  /** Exact creation bounds, epoch ms: from included, until excluded (a period to the millisecond). */
+  createdFrom?: number | null;
+  createdUntil?: number | null;
+  status?: string;
+  modelId?: string;
+  keyId?: string;
+  source?: "API" | "STUDIO";
+  /** Only jobs of these kinds (the OpenAI videos door: video and avatar). */
+  kinds?: readonly string[];
+}
+
+export function jobFilterSql(f: JobFilter): { where: string; args: (string | number)[] } {
+  // Ids are UUIDv7 text: "" sorts before every id, "~" after. One lower and one upper bound on id,
+  // so the index walk is exactly that range: with `id > ''` and `id >= ?` both written, SQLite took
+  // the first as the range's start and walked the account's whole history before the period (83 ms
+  // for a day of 1,000 jobs in 200 days of them; 1 ms with the one bound).
+  const since = f.since && !(f.after && f.after >= f.since) ? f.since : null;
+  const where = ["account_id = ?", since ? "id >= ?" : "id > ?", "id < ?"];
+  const args: (string | number)[] = [f.accountId, since ?? f.after ?? "", f.before ?? "~"];
+  const add = (clause: string, value: string | number | null | undefined) => {
+    if (value === undefined || value === null || value === "") return;
+    where.push(clause);
+    args.push(value);
+  };
+  add("created_at >= ?", f.createdFrom);
+  add("created_at < ?", f.createdUntil);
+  if (f.kinds && f.kinds.length > 0) {
+    where.push(`kind IN (${f.kinds.map(() => "?").join(", ")})`);
+    args.push(...f.kinds);
+  }
+  add("status = ?", f.status);
+  add("model_id = ?", f.modelId);
+  add("key_id = ?", f.keyId);
+  add("source = ?", f.source);
+  return { where: where.join(" AND "), args };
+}
