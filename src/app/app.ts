@@ -25,6 +25,7 @@ import { openaiMediaRoutes } from "../openai/media-http.ts";
 import { orderAdminRoutes } from "../payments/admin-http.ts";
 import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
+import { cogWebhookRoutes } from "../providers/cog-webhook-http.ts";
 import { falAliasRoutes } from "../queue/fal-http.ts";
 import { falStreamRoutes } from "../queue/fal-stream-http.ts";
 import { queueRoutes } from "../queue/http.ts";
@@ -118,6 +119,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))
     .use(paymentRoutes(ctx))
+    .use(cogWebhookRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(docsRoutes(ctx, () => self!))
     .use(frontDoorRoutes(ctx, consoleMounted))
