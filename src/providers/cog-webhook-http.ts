@@ -21,15 +21,25 @@ export const COG_WEBHOOK_MAX = Math.ceil((DATA_URL_MAX_BYTES * 4) / 3) + 1024 * 
 
 const Received = t.Object({ received: t.Literal(true) }, { title: "CogWebhookReceived" });
 
-export function cogWebhookRoutes(ctx: Pick<AppContext, "cogWebhooks">) {
+type Ctx = Pick<AppContext, "cogWebhooks">;
+
+/** The token is checked before the body is read: a forged webhook costs no read of its body. */
+async function cogWebhook(
+  ctx: Ctx,
+  request: Request,
+  params: { provider: string; job_id: string },
+  token: string | undefined,
+) {
+  ctx.cogWebhooks.authorize(params.provider, params.job_id, token);
+  const body = parseClientJson(await readCapped(request, COG_WEBHOOK_MAX));
+  await ctx.cogWebhooks.receive(params.provider, params.job_id, body);
+  return { received: true as const };
+}
+
+export function cogWebhookRoutes(ctx: Ctx) {
   return new Elysia({ detail: { tags: ["Providers"], security: [] } }).post(
     "/providers/cog/:provider/:job_id",
-    async function cogWebhook({ request, params, query }) {
-      ctx.cogWebhooks.authorize(params.provider, params.job_id, query.token);
-      const body = parseClientJson(await readCapped(request, COG_WEBHOOK_MAX));
-      await ctx.cogWebhooks.receive(params.provider, params.job_id, body);
-      return { received: true as const };
-    },
+    async ({ request, params, query }) => await cogWebhook(ctx, request, params, query.token),
     {
       parse: "none",
       params: t.Object({ provider: t.String({ maxLength: 64 }), job_id: t.String({ maxLength: 80 }) }),

@@ -1,6 +1,5 @@
 import type { LinkSigner } from "../../files/signing.ts";
 import { DomainError } from "../../lib/errors.ts";
-import { ID_PATTERN } from "../../lib/ids.ts";
 import type { UpstreamCallbackStore } from "../callback-store.ts";
 import type { ProviderCallback } from "../types.ts";
 
@@ -21,6 +20,8 @@ const PURPOSE = "cog webhook";
 const POLL_MS = 1000;
 /** A provider name as the config allows it in a URL path, bounded. */
 const PROVIDER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** A job's request id (a UUID), bounded loosely: the token decides. */
+const JOB_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
 export interface CogWebhookDeps {
   store: UpstreamCallbackStore;
@@ -69,7 +70,7 @@ export class CogWebhooks {
       !token ||
       token.length > 64 ||
       !PROVIDER_NAME.test(provider) ||
-      !ID_PATTERN.test(jobId) ||
+      !JOB_ID.test(jobId) ||
       !this.d.signer.verifyFor(PURPOSE, signed(provider, jobId), token)
     ) {
       throw new DomainError("forbidden", "This webhook URL is not valid.");

@@ -1,0 +1,113 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { pollUntil } from "../../helpers/api.ts";
+import { finalJob, submitQueued } from "../../helpers/context.ts";
+import { cogGateway } from "./helpers.ts";
+
+const g = await cogGateway();
+afterAll(async () => await g.stop());
+
+describe("cog provider", () => {
+  test("a job completes through cog's webhook: a data: URL image, charged once, one prediction", async () => {
+    const id = await submitQueued(g.t, "box/img", { prompt: "a fox" });
+    const job = await finalJob(g.t.ctx, id);
+    expect(job.status).toBe("COMPLETED");
+    expect(job.upstream_id).toBe(id); // the prediction id is the request id
+    expect(g.cog.started().filter((p) => p === id)).toEqual([id]);
+    // Only the final event was asked for (webhook_events_filter), and it was delivered once.
+    expect(g.cog.delivered(id)).toEqual(["completed"]);
+    expect((await g.recorded(id))?.provider).toBe("box");
+    expect(await g.money(id)).toEqual({ status: "settled", charged: 3000n, chargeEntries: 1 });
+    const out = await g.t.request(`/v1/requests/${id}/response`);
+    const body = (await out.json()) as { images: { url: string; content_type: string; width: number }[] };
+    expect(body.images).toHaveLength(1);
+    expect(body.images[0]!.content_type).toBe("image/png");
+    expect(body.images[0]!.width).toBe(16);
+    // The cog server's log lines are the job's (as Replicate's are).
+    const logs = (await g.t.ctx.jobLogs.list(id)).map((l) => l.message);
+    expect(logs).toContain(`cog prediction ${id} created`);
+    expect(logs).toContain("done");
+  });
+
+  test("409 busy with another prediction backs off and then completes, started once", async () => {
+    g.cog.hold();
+    expect(await g.cog.occupy("other_client_1")).toBe(202);
+    const id = await submitQueued(g.t, "box/img", { prompt: "a cat" });
+    await pollUntil(
+      async () => (await g.t.ctx.jobLogs.list(id)).map((l) => l.message),
+      (lines) => lines.some((l) => l.startsWith("upstream busy: retrying")),
+      10_000,
+    );
+    expect((await g.t.ctx.jobs.get(id))!.status).toBe("IN_QUEUE"); // requeued, not failed
+    expect(g.cog.started()).not.toContain(id);
+    g.cog.release(); // the other prediction ends; the retry gets the slot
+    const job = await finalJob(g.t.ctx, id);
+    expect(job.status).toBe("COMPLETED");
+    expect(g.cog.started().filter((p) => p === id)).toEqual([id]);
+    expect(await g.money(id)).toEqual({ status: "settled", charged: 3000n, chargeEntries: 1 });
+  });
+
+  test("the job's time limit cancels the cog prediction and releases the hold", async () => {
+    g.cog.hold();
+    try {
+      const id = await submitQueued(g.t, "box/slow", { prompt: "slow" });
+      const job = await finalJob(g.t.ctx, id);
+      expect(job.status).toBe("FAILED");
+      expect(job.error_message).toContain("time limit");
+      expect(g.cog.cancels()).toContain(id);
+      expect(g.cog.running()).not.toContain(id);
+      expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+    } finally {
+      g.cog.release();
+    }
+  });
+
+  test("a synchronous cog answer (200, no webhook) completes the job too", async () => {
+    // A server that ignored Prefer: respond-async answers the final prediction at once.
+    const { createCogProvider } = await import("../../../src/providers/cog/provider.ts");
+    const sync = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        Response.json({
+          id: "01a21e28-0000-7000-8000-000000000001",
+          status: "succeeded",
+          output: [
+            `data:image/png;base64,${Buffer.from((require("../media-fixtures.ts") as typeof import("../media-fixtures.ts")).png(8, 8)).toString("base64")}`,
+          ],
+        }),
+    });
+    try {
+      const model = g.t.ctx.catalog.get("box/img")!;
+      const ids: string[] = [];
+      const result = await createCogProvider("box", {
+        type: "cog",
+        baseUrl: `http://127.0.0.1:${sync.port}`,
+        apiKey: null,
+        timeoutMs: 2000,
+        concurrency: 1,
+        pollIntervalMs: 0,
+        workflows: {},
+      }).run({
+        id: "01a21e28-0000-7000-8000-000000000001",
+        model,
+        input: { prompt: "x" },
+        attempt: 1,
+        upstreamId: null,
+        signal: new AbortController().signal,
+        log: () => {},
+        setUpstreamId: async (id) => void ids.push(id),
+        callback: {
+          url: () => "http://gengate.test/x",
+          recorded: async () => null,
+          wait: () => new Promise(() => {}),
+        },
+        readInput: () => Promise.reject(new Error("unused")),
+      });
+      expect(ids).toEqual(["01a21e28-0000-7000-8000-000000000001"]);
+      expect(result.outputs).toHaveLength(1);
+      expect(result.outputs[0]!.contentType).toBe("image/png");
+    } finally {
+      sync.stop(true);
+    }
+  });
+});
