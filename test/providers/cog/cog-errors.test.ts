@@ -1,0 +1,106 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { finalJob, logLines, submitQueued } from "../../helpers/context.ts";
+import { cogGateway } from "./helpers.ts";
+
+const g = await cogGateway();
+// A cog server that cannot be reached: nothing listens on this port.
+const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+const closedUrl = `http://127.0.0.1:${closed.port}`;
+closed.stop(true);
+const down = await cogGateway({ baseUrl: closedUrl });
+afterAll(async () => {
+  await g.stop();
+  await down.stop();
+});
+
+describe("cog provider errors", () => {
+  test("422 (the model's input validation) fails the job and releases the hold, no upstream words", async () => {
+    const id = await submitQueued(g.t, "box/img", { not_prompt: "x" });
+    const job = await finalJob(g.t.ctx, id);
+    expect(job.status).toBe("FAILED");
+    expect(job.error_message).toBe("cog refused the prediction's input.");
+    expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+    expect(g.cog.started()).not.toContain(id);
+    // cog's own words are in the operator's log, under the request id.
+    const line = logLines.find((l) => l.includes('"upstream error"') && l.includes(id));
+    expect(line).toContain("Field required");
+    expect(line).toContain('"status":422');
+  });
+
+  test("a failed prediction fails the job with our message; the model's error stays in the log", async () => {
+    const id = await submitQueued(g.t, "box/img", {
+      prompt: "x",
+      fail: "CUDA out of memory at /srv/private/model.py",
+    });
+    const job = await finalJob(g.t.ctx, id);
+    expect(job.status).toBe("FAILED");
+    expect(job.error_message).toBe(`The cog prediction ${id} failed.`);
+    expect(job.error_message).not.toContain("CUDA");
+    expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+    expect(g.cog.started().filter((p) => p === id)).toHaveLength(1);
+  });
+
+  test("an output that is no media fails the job, nothing charged", async () => {
+    const id = await submitQueued(g.t, "box/img", {
+      prompt: "x",
+      mock_output: `data:image/png;base64,${Buffer.from("not a png at all").toString("base64")}`,
+    });
+    const job = await finalJob(g.t.ctx, id);
+    expect(job.status).toBe("FAILED");
+    expect(job.error_message).toBe("cog's output #1 is a data: URL that holds no known image format.");
+    expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+  });
+
+  test("a cog server that cannot be reached: the job fails and is released, never sent twice", async () => {
+    const id = await submitQueued(down.t, "box/img", { prompt: "x" });
+    const job = await finalJob(down.t.ctx, id);
+    expect(job.status).toBe("FAILED");
+    expect(job.error_message).toBe(
+      "cog's answer to the create was lost; not retried, since the prediction may be running.",
+    );
+    expect(job.upstream_id).toBeNull();
+    expect(await down.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+  });
+
+  test("a resumed job whose prediction is gone and left no webhook fails at its time limit, never PUT again", async () => {
+    // As after a restart: the job holds its prediction id, cog no longer knows it, nothing was recorded.
+    g.cog.hold();
+    try {
+      const id = await submitQueued(g.t, "box/slow", { prompt: "lost" });
+      const job = await finalJob(g.t.ctx, id);
+      expect(job.status).toBe("FAILED");
+      const starts = g.cog.started().filter((p) => p === id).length;
+      expect(starts).toBe(1);
+      // A provider run resumed with the upstream id: it waits for the record and sends nothing.
+      const { createCogProvider } = await import("../../../src/providers/cog/provider.ts");
+      const controller = new AbortController();
+      const before = g.cog.started().length;
+      const run = createCogProvider("box", {
+        type: "cog",
+        baseUrl: g.cog.url,
+        apiKey: null,
+        timeoutMs: 2000,
+        concurrency: 1,
+        pollIntervalMs: 0,
+        workflows: {},
+      }).run({
+        id: "01a21e28-0000-7000-8000-00000000dead",
+        model: g.t.ctx.catalog.get("box/img")!,
+        input: { prompt: "x" },
+        attempt: 2,
+        upstreamId: "01a21e28-0000-7000-8000-00000000dead",
+        signal: controller.signal,
+        log: () => {},
+        setUpstreamId: async () => {},
+        callback: g.t.ctx.cogWebhooks.forJob("box", "01a21e28-0000-7000-8000-00000000dead"),
+        readInput: () => Promise.reject(new Error("unused")),
+      });
+      await Bun.sleep(300);
+      controller.abort(new Error("time limit"));
+      await expect(run).rejects.toThrow("time limit");
+      expect(g.cog.started().length).toBe(before);
+    } finally {
+      g.cog.release();
+    }
+  });
+});
