@@ -1,16 +1,14 @@
 import type { ProviderSettings } from "../../config/schema.ts";
-import { stripTrailingSlashes } from "../../lib/url.ts";
 import { LogForwarder } from "../replicate/logs.ts";
 import { mapOutput, mediaKindOf } from "../replicate/outputs.ts";
+import { PredictionsProvider } from "../replicate/predictions-base.ts";
 import type { Provider, ProviderCallback, ProviderJob, ProviderResult } from "../types.ts";
-import { ProviderError, type ProviderErrorOptions, ShutdownError } from "../types.ts";
+import { ProviderError, ShutdownError } from "../types.ts";
 import { mapInput, upstreamJson } from "../upstream-client.ts";
 import { COG_FINAL_STATUSES } from "./webhooks.ts";
 
 type MediaKind = "image" | "video" | "audio";
 
-/** A cancel is a courtesy on the way out: it must not hold up a shutdown or a failing job. */
-const CANCEL_TIMEOUT_MS = 3000;
 /**
  * The webhook events asked for: the final one only. cog sends `start`, `output` and `logs` too by
  * default (coglet routes.rs `default_webhook_events_filter`); nothing of the gateway reads them.
@@ -30,22 +28,7 @@ export function createCogProvider(name: string, cfg: ProviderSettings): Provider
   return new CogProvider(name, cfg);
 }
 
-class CogProvider implements Provider {
-  private readonly base: string;
-  private readonly secret: string | null;
-
-  constructor(
-    readonly name: string,
-    private readonly cfg: ProviderSettings,
-  ) {
-    this.base = stripTrailingSlashes(cfg.baseUrl);
-    this.secret = cfg.apiKey;
-  }
-
-  resumable(job: { upstreamId: string | null }): boolean {
-    return typeof job.upstreamId === "string" && job.upstreamId.length > 0;
-  }
-
+class CogProvider extends PredictionsProvider {
   async run(job: ProviderJob): Promise<ProviderResult> {
     job.signal.throwIfAborted();
     const kind = mediaKindOf(job.model.kind);
@@ -163,40 +146,6 @@ class CogProvider implements Provider {
     if (p.status === "canceled") throw this.fail(`The cog prediction ${id} was canceled.`);
     throw this.fail(`cog sent an unknown status for prediction ${id}.`, {
       detail: `status ${String(p.status)}`,
-    });
-  }
-
-  /** POST /predictions/{id}/cancel. Best effort, never throws (200 when found, 404 when not running). */
-  private async cancel(id: string): Promise<void> {
-    try {
-      await upstreamJson(
-        `${this.base}/predictions/${encodeURIComponent(id)}/cancel`,
-        { method: "POST", headers: this.headers(false) },
-        {
-          timeoutMs: Math.min(this.cfg.timeoutMs, CANCEL_TIMEOUT_MS),
-          signal: new AbortController().signal,
-          secret: this.secret,
-        },
-      );
-    } catch {
-      // ignored: the prediction may be over already, or the server unreachable
-    }
-  }
-
-  private headers(json: boolean): Record<string, string> {
-    return {
-      accept: "application/json",
-      ...(json ? { "content-type": "application/json" } : {}),
-      // cog itself takes no key; one set in the config goes to a proxy in front of it.
-      ...(this.secret ? { authorization: `Bearer ${this.secret}` } : {}),
-    };
-  }
-
-  private fail(message: string, from: Pick<ProviderErrorOptions, "status" | "detail"> = {}): ProviderError {
-    return new ProviderError("failed", message, {
-      ...(from.status !== undefined ? { status: from.status } : {}),
-      detail: from.detail ?? null,
-      secret: this.secret,
     });
   }
 }

@@ -74,18 +74,24 @@ async function money(s: TestServer, key: string) {
   };
 }
 
+/** A job that cog accepted and holds, then kill -9 of the gateway. */
+async function acceptedThenKilled() {
+  const g = await gateway();
+  cog.hold();
+  const id = await submit(g.first);
+  await pollUntil(
+    async () => cog.started(),
+    (ids) => ids.includes(id),
+  );
+  await Bun.sleep(300); // the upstream id is recorded right after cog's 202
+  g.first.proc.kill("SIGKILL");
+  await g.first.proc.exited;
+  return { g, id };
+}
+
 describe("cog: a restart in the middle of a job", () => {
   test("kill -9 after cog accepted the job and before it answered: resumed, completed once, charged once", async () => {
-    const g = await gateway();
-    cog.hold();
-    const id = await submit(g.first);
-    await pollUntil(
-      async () => cog.started(),
-      (ids) => ids.includes(id),
-    );
-    await Bun.sleep(300); // the upstream id is recorded right after cog's 202
-    g.first.proc.kill("SIGKILL");
-    await g.first.proc.exited;
+    const { g, id } = await acceptedThenKilled();
 
     const second = await g.start();
     cog.release(); // cog ends the prediction now and posts its webhook to the restarted gateway
@@ -97,16 +103,7 @@ describe("cog: a restart in the middle of a job", () => {
   });
 
   test("the final webhook comes while gengate is down: cog retries it, the restarted gateway completes the job once", async () => {
-    const g = await gateway();
-    cog.hold();
-    const id = await submit(g.first);
-    await pollUntil(
-      async () => cog.started(),
-      (ids) => ids.includes(id),
-    );
-    await Bun.sleep(300);
-    g.first.proc.kill("SIGKILL");
-    await g.first.proc.exited;
+    const { g, id } = await acceptedThenKilled();
     cog.release();
     // The prediction ends while nobody listens: its final webhook fails and is retried.
     await pollUntil(

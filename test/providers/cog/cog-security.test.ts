@@ -12,7 +12,7 @@ async function post(
   provider: string,
   jobId: string,
   token: string | null,
-  body: BodyInit,
+  body: string | ReadableStream<Uint8Array>,
   headers: Record<string, string> = {},
 ) {
   const q = token === null ? "" : `?token=${encodeURIComponent(token)}`;
@@ -61,7 +61,7 @@ describe("cog webhook security", () => {
         c.enqueue(chunk);
       },
     });
-    expect((await post("box", id, stream)).status).toBe(403); // no token: not one byte read...
+    expect((await post("box", id, null, stream)).status).toBe(403); // no token: not one byte read...
     expect(sent).toBeLessThanOrEqual(chunk.length * 2);
     const stream2 = new ReadableStream<Uint8Array>({
       pull(c) {

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { pollUntil } from "../../helpers/api.ts";
 import { finalJob, submitQueued } from "../../helpers/context.ts";
-import { cogGateway } from "./helpers.ts";
+import { png } from "../media-fixtures.ts";
+import { cogGateway, runCogDirect } from "./helpers.ts";
 
 const g = await cogGateway();
 afterAll(async () => await g.stop());
@@ -63,47 +64,26 @@ describe("cog provider", () => {
 
   test("a synchronous cog answer (200, no webhook) completes the job too", async () => {
     // A server that ignored Prefer: respond-async answers the final prediction at once.
-    const { createCogProvider } = await import("../../../src/providers/cog/provider.ts");
+    const id = "01a21e28-0000-7000-8000-000000000001";
+    const image = `data:image/png;base64,${Buffer.from(png(8, 8)).toString("base64")}`;
     const sync = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
-      fetch: () =>
-        Response.json({
-          id: "01a21e28-0000-7000-8000-000000000001",
-          status: "succeeded",
-          output: [
-            `data:image/png;base64,${Buffer.from((require("../media-fixtures.ts") as typeof import("../media-fixtures.ts")).png(8, 8)).toString("base64")}`,
-          ],
-        }),
+      fetch: () => Response.json({ id, status: "succeeded", output: [image] }),
     });
     try {
-      const model = g.t.ctx.catalog.get("box/img")!;
-      const ids: string[] = [];
-      const result = await createCogProvider("box", {
-        type: "cog",
+      const { run, recordedIds: ids } = runCogDirect({
         baseUrl: `http://127.0.0.1:${sync.port}`,
-        apiKey: null,
-        timeoutMs: 2000,
-        concurrency: 1,
-        pollIntervalMs: 0,
-        workflows: {},
-      }).run({
-        id: "01a21e28-0000-7000-8000-000000000001",
-        model,
-        input: { prompt: "x" },
-        attempt: 1,
-        upstreamId: null,
-        signal: new AbortController().signal,
-        log: () => {},
-        setUpstreamId: async (id) => void ids.push(id),
+        model: g.t.ctx.catalog.get("box/img")!,
+        id,
         callback: {
           url: () => "http://gengate.test/x",
           recorded: async () => null,
           wait: () => new Promise(() => {}),
         },
-        readInput: () => Promise.reject(new Error("unused")),
       });
-      expect(ids).toEqual(["01a21e28-0000-7000-8000-000000000001"]);
+      const result = await run;
+      expect(ids).toEqual([id]);
       expect(result.outputs).toHaveLength(1);
       expect(result.outputs[0]!.contentType).toBe("image/png");
     } finally {

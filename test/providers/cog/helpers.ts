@@ -1,3 +1,6 @@
+import type { Model } from "../../../src/catalog/model.ts";
+import { createCogProvider } from "../../../src/providers/cog/provider.ts";
+import type { ProviderCallback } from "../../../src/providers/types.ts";
 import { makeTestApp, testWorkerPool } from "../../helpers/context.ts";
 import { type StandInCog, startStandInCog } from "./stand-in-cog.ts";
 
@@ -74,4 +77,40 @@ export async function cogGateway(o: { cog?: Parameters<typeof startStandInCog>[0
       cog.stop();
     },
   };
+}
+
+/**
+ * The cog adapter run on its own (no worker) against `baseUrl` for one job: `upstreamId` set is a
+ * resumed job. Returns the run's promise, the ids it recorded and its abort controller.
+ */
+export function runCogDirect(o: {
+  baseUrl: string;
+  model: Model;
+  id: string;
+  upstreamId?: string | null;
+  callback: ProviderCallback;
+}) {
+  const controller = new AbortController();
+  const recordedIds: string[] = [];
+  const run = createCogProvider("box", {
+    type: "cog",
+    baseUrl: o.baseUrl,
+    apiKey: null,
+    timeoutMs: 2000,
+    concurrency: 1,
+    pollIntervalMs: 0,
+    workflows: {},
+  }).run({
+    id: o.id,
+    model: o.model,
+    input: { prompt: "x" },
+    attempt: o.upstreamId ? 2 : 1,
+    upstreamId: o.upstreamId ?? null,
+    signal: controller.signal,
+    log: () => {},
+    setUpstreamId: async (id) => void recordedIds.push(id),
+    callback: o.callback,
+    readInput: () => Promise.reject(new Error("the cog provider reads no input file")),
+  });
+  return { run, recordedIds, controller };
 }
