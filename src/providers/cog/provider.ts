@@ -43,12 +43,42 @@ class CogProvider extends PredictionsProvider {
       if (job.upstreamId !== id) throw this.fail("The stored cog prediction id is not this job's.");
       job.log(`resuming cog prediction ${id}: waiting for its webhook`);
     } else {
+      await this.checkHealth(job);
       const early = await this.create(job, id, callback);
       await job.setUpstreamId(id); // durable before waiting, so a restart resumes it
       job.log(`cog prediction ${id} created`);
       if (early) return this.finish(job, id, early, kind);
     }
     return this.finish(job, id, await this.waitFinal(job, id, callback), kind);
+  }
+
+  /**
+   * `GET /health-check` before the create (routes.rs `health_check`). A server that cannot be reached
+   * has received nothing, so the job goes back to the queue ("capacity", back-off) instead of failing
+   * as a lost create must; BUSY (every slot taken) and STARTING (setup running) back off without a
+   * PUT; SETUP_FAILED and DEFUNCT (unusable until the server restarts) fail the job. READY,
+   * UNHEALTHY, UNKNOWN and a server without the route go on to the create, whose answer decides.
+   */
+  private async checkHealth(job: ProviderJob): Promise<void> {
+    let status: unknown;
+    try {
+      const answer = await upstreamJson(
+        `${this.base}/health-check`,
+        { method: "GET", headers: this.headers(false) },
+        { timeoutMs: this.cfg.timeoutMs, signal: job.signal, secret: this.secret },
+      );
+      status = (answer.body as { status?: unknown } | null)?.status;
+    } catch (err) {
+      if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
+      if (err.kind === "capacity") throw err.restated("capacity", "The cog server is unavailable.");
+      return; // another answer (an older server without the route): the create decides
+    }
+    if (status === "BUSY" || status === "STARTING") {
+      throw new ProviderError("capacity", "The cog server is busy.", { detail: `health-check ${status}` });
+    }
+    if (status === "SETUP_FAILED" || status === "DEFUNCT") {
+      throw this.fail("The cog server cannot run predictions.", { detail: `health-check ${status}` });
+    }
   }
 
   /**

@@ -1,11 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { pollUntil } from "../../helpers/api.ts";
 import { finalJob, logLines, submitQueued } from "../../helpers/context.ts";
 import { cogGateway, runCogDirect } from "./helpers.ts";
+import { startStandInCog } from "./stand-in-cog.ts";
 
 const g = await cogGateway();
 // A cog server that cannot be reached: nothing listens on this port.
 const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-const closedUrl = `http://127.0.0.1:${closed.port}`;
+const closedPort = closed.port!;
+const closedUrl = `http://127.0.0.1:${closedPort}`;
 closed.stop(true);
 const down = await cogGateway({ baseUrl: closedUrl });
 afterAll(async () => {
@@ -51,15 +54,68 @@ describe("cog provider errors", () => {
     expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
   });
 
-  test("a cog server that cannot be reached: the job fails and is released, never sent twice", async () => {
+  test("a cog server that cannot be reached received nothing: the job waits in the queue, then runs once", async () => {
     const id = await submitQueued(down.t, "box/img", { prompt: "x" });
-    const job = await finalJob(down.t.ctx, id);
-    expect(job.status).toBe("FAILED");
-    expect(job.error_message).toBe(
-      "cog's answer to the create was lost; not retried, since the prediction may be running.",
+    await pollUntil(
+      async () => (await down.t.ctx.jobLogs.list(id)).map((l) => l.message),
+      (lines) => lines.some((l) => l.startsWith("upstream busy: retrying")),
+      10_000,
     );
-    expect(job.upstream_id).toBeNull();
-    expect(await down.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+    expect((await down.t.ctx.jobs.get(id))!.upstream_id).toBeNull();
+    const late = startStandInCog({ port: closedPort, webhookOrigin: down.gatewayUrl });
+    try {
+      const job = await finalJob(down.t.ctx, id);
+      expect(job.status).toBe("COMPLETED");
+      expect(late.started()).toEqual([id]);
+      expect(await down.money(id)).toEqual({ status: "settled", charged: 3000n, chargeEntries: 1 });
+    } finally {
+      late.stop();
+    }
+  });
+
+  test("a server whose setup failed fails the job without a PUT", async () => {
+    g.cog.health = "SETUP_FAILED";
+    try {
+      const creates = g.cog.creates();
+      const id = await submitQueued(g.t, "box/img", { prompt: "x" });
+      const job = await finalJob(g.t.ctx, id);
+      expect(job.status).toBe("FAILED");
+      expect(job.error_message).toBe("The cog server cannot run predictions.");
+      expect(g.cog.creates()).toBe(creates);
+      expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
+    } finally {
+      g.cog.health = null;
+    }
+  });
+
+  test("a create whose answer is lost fails the job and is never sent again", async () => {
+    // The server took the PUT and dropped the connection: the prediction may run; a resend could run it twice.
+    let puts = 0;
+    const dropper = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req, server) => {
+        if (req.method === "GET") return Response.json({ status: "READY" });
+        puts++;
+        server.timeout(req, 1);
+        return new Promise<Response>(() => {});
+      },
+    });
+    try {
+      const { run, recordedIds } = runCogDirect({
+        baseUrl: `http://127.0.0.1:${dropper.port}`,
+        model: g.t.ctx.catalog.get("box/img")!,
+        id: "01a21e28-0000-7000-8000-0000000000d1",
+        callback: g.t.ctx.cogWebhooks.forJob("box", "01a21e28-0000-7000-8000-0000000000d1"),
+      });
+      await expect(run).rejects.toThrow(
+        "cog's answer to the create was lost; not retried, since the prediction may be running.",
+      );
+      expect(puts).toBe(1);
+      expect(recordedIds).toEqual([]);
+    } finally {
+      dropper.stop(true);
+    }
   });
 
   test("a resumed job whose prediction is gone and left no webhook is never PUT again; its time limit cancels", async () => {

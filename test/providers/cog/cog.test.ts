@@ -7,6 +7,15 @@ import { cogGateway, runCogDirect } from "./helpers.ts";
 const g = await cogGateway();
 afterAll(async () => await g.stop());
 
+/** Until the job's log says it went back to the queue for a busy upstream. */
+async function busyRetry(id: string) {
+  await pollUntil(
+    async () => (await g.t.ctx.jobLogs.list(id)).map((l) => l.message),
+    (lines) => lines.some((l) => l.startsWith("upstream busy: retrying")),
+    10_000,
+  );
+}
+
 describe("cog provider", () => {
   test("a job completes through cog's webhook: a data: URL image, charged once, one prediction", async () => {
     const id = await submitQueued(g.t, "box/img", { prompt: "a fox" });
@@ -32,19 +41,34 @@ describe("cog provider", () => {
   test("409 busy with another prediction backs off and then completes, started once", async () => {
     g.cog.hold();
     expect(await g.cog.occupy("other_client_1")).toBe(202);
-    const id = await submitQueued(g.t, "box/img", { prompt: "a cat" });
-    await pollUntil(
-      async () => (await g.t.ctx.jobLogs.list(id)).map((l) => l.message),
-      (lines) => lines.some((l) => l.startsWith("upstream busy: retrying")),
-      10_000,
-    );
-    expect((await g.t.ctx.jobs.get(id))!.status).toBe("IN_QUEUE"); // requeued, not failed
-    expect(g.cog.started()).not.toContain(id);
-    g.cog.release(); // the other prediction ends; the retry gets the slot
-    const job = await finalJob(g.t.ctx, id);
-    expect(job.status).toBe("COMPLETED");
+    g.cog.health = "READY"; // the slot was taken between the health check and the PUT
+    try {
+      const creates = g.cog.creates();
+      const id = await submitQueued(g.t, "box/img", { prompt: "a cat" });
+      await busyRetry(id);
+      expect(g.cog.creates()).toBeGreaterThan(creates); // the PUT itself was answered 409
+      expect((await g.t.ctx.jobs.get(id))!.status).toBe("IN_QUEUE"); // requeued, not failed
+      expect(g.cog.started()).not.toContain(id);
+      g.cog.release(); // the other prediction ends; the retry gets the slot
+      const job = await finalJob(g.t.ctx, id);
+      expect(job.status).toBe("COMPLETED");
+      expect(g.cog.started().filter((p) => p === id)).toEqual([id]);
+      expect(await g.money(id)).toEqual({ status: "settled", charged: 3000n, chargeEntries: 1 });
+    } finally {
+      g.cog.health = null;
+    }
+  });
+
+  test("a BUSY health check backs off without sending the PUT", async () => {
+    g.cog.hold();
+    expect(await g.cog.occupy("other_client_2")).toBe(202);
+    const creates = g.cog.creates();
+    const id = await submitQueued(g.t, "box/img", { prompt: "a dog" });
+    await busyRetry(id);
+    expect(g.cog.creates()).toBe(creates);
+    g.cog.release();
+    expect((await finalJob(g.t.ctx, id)).status).toBe("COMPLETED");
     expect(g.cog.started().filter((p) => p === id)).toEqual([id]);
-    expect(await g.money(id)).toEqual({ status: "settled", charged: 3000n, chargeEntries: 1 });
   });
 
   test("the job's time limit cancels the cog prediction and releases the hold", async () => {

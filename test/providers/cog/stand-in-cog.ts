@@ -11,7 +11,8 @@ import { png } from "../media-fixtures.ts";
  *   slots busy", "status": "failed"}` (`CreatePredictionError::AtCapacity`), `Prefer: respond-async`
  *   202 `{id, status: "starting"}`, else it answers when done (200).
  * - no GET of a prediction; `POST /predictions/{id}/cancel` 200 `{}` when running, 404 `{}` when not
- *   (`cancel_prediction`); `GET /health-check` READY or BUSY (`health_check`).
+ *   (`cancel_prediction`); `GET /health-check` READY, or BUSY when every slot runs (`health_check`,
+ *   `HealthCheckResponse::from_snapshot`), or what a test sets (`health`: STARTING, SETUP_FAILED...).
  * - a prediction is forgotten as it ends (`remove_prediction` right after `predict`), so a PUT of a
  *   finished id starts it again: `started()` counts every start.
  * - webhooks (webhook.rs): `webhook_events_filter` (default start, output, logs, completed); `start`
@@ -34,6 +35,10 @@ export interface StandInCog {
   /** Events delivered (2xx) per prediction id. */
   delivered(id: string): string[];
   running(): string[];
+  /** PUT and POST creates received, whatever they answered. */
+  creates(): number;
+  /** What GET /health-check answers instead of READY/BUSY (null: the truth). */
+  health: string | null;
   /** Predictions started from now on wait for release(). */
   hold(): void;
   release(): void;
@@ -62,6 +67,7 @@ export function startStandInCog(
     backoffMs?: number;
     maxRetries?: number;
     webhookOrigin?: () => string;
+    port?: number;
   } = {},
 ): StandInCog {
   const slots = o.slots ?? 1;
@@ -76,6 +82,7 @@ export function startStandInCog(
   let held = false;
   const waiting: (() => void)[] = [];
   let stopped = false;
+  let creates = 0;
 
   const json = (body: unknown, status = 200) =>
     new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -185,6 +192,7 @@ export function startStandInCog(
   }
 
   async function create(req: Request, id: string | null): Promise<Response> {
+    creates++;
     const body = (await req.json().catch(() => ({}))) as {
       id?: string;
       input?: Record<string, unknown>;
@@ -225,12 +233,15 @@ export function startStandInCog(
   }
 
   const server = Bun.serve({
-    port: 0,
+    port: o.port ?? 0,
     hostname: "127.0.0.1",
     async fetch(req) {
       const path = new URL(req.url).pathname;
       if (req.method === "GET" && path === "/health-check")
-        return json({ status: running.size >= slots ? "BUSY" : "READY", version: { coglet: "stand-in" } });
+        return json({
+          status: self.health ?? (running.size >= slots ? "BUSY" : "READY"),
+          version: { coglet: "stand-in" },
+        });
       if (req.method === "POST" && path === "/predictions") return await create(req, null);
       const put = /^\/predictions\/([^/]+)$/.exec(path);
       if (put && req.method === "PUT") return await create(req, decodeURIComponent(put[1]!));
@@ -247,8 +258,10 @@ export function startStandInCog(
     },
   });
 
-  return {
+  const self: StandInCog = {
     url: `http://127.0.0.1:${server.port}`,
+    creates: () => creates,
+    health: null,
     port: server.port!,
     started: () => [...started],
     cancels: () => [...cancels],
@@ -275,4 +288,5 @@ export function startStandInCog(
       server.stop(true);
     },
   };
+  return self;
 }
