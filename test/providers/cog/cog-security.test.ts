@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { LinkSigner } from "../../../src/files/signing.ts";
 import { COG_WEBHOOK_MAX } from "../../../src/providers/cog-webhook-http.ts";
 import { pollUntil } from "../../helpers/api.ts";
 import { finalJob, submitQueued } from "../../helpers/context.ts";
@@ -107,5 +108,16 @@ describe("cog webhook security", () => {
       /^http:\/\/gengate\.test\/providers\/cog\/box\/01a21e28-0000-7000-8000-000000000001\?token=[A-Za-z0-9_-]{43}$/,
     );
     expect(g.t.ctx.cogWebhooks.url("box", "01a21e28-0000-7000-8000-000000000001")).toBe(url); // stable across restarts
+  });
+  test("tokens follow the link secret's rotation: the previous secret verifies, a dropped one does not", () => {
+    const before = new LinkSigner(["secret-one"]);
+    const token = before.signFor("cog webhook", "box\njob");
+    expect(new LinkSigner(["secret-two", "secret-one"]).verifyFor("cog webhook", "box\njob", token)).toBe(
+      true,
+    );
+    expect(new LinkSigner(["secret-two"]).verifyFor("cog webhook", "box\njob", token)).toBe(false);
+    // Another purpose or text under the same secret is another token.
+    expect(before.verifyFor("other purpose", "box\njob", token)).toBe(false);
+    expect(before.verifyFor("cog webhook", "box\nother", token)).toBe(false);
   });
 });
