@@ -25,6 +25,7 @@ import { openaiMediaRoutes } from "../openai/media-http.ts";
 import { orderAdminRoutes } from "../payments/admin-http.ts";
 import { paymentRoutes } from "../payments/http.ts";
 import { estimateRoutes } from "../pricing/http.ts";
+import { cogWebhookRoutes } from "../providers/cog-webhook-http.ts";
 import { falAliasRoutes } from "../queue/fal-http.ts";
 import { falStreamRoutes } from "../queue/fal-stream-http.ts";
 import { queueRoutes } from "../queue/http.ts";
@@ -56,8 +57,9 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     })
     // JSON bodies are read with a size cap (Bun's own limit would answer a bare 413).
     .onParse({ as: "global" }, ({ request, contentType, path }) => {
-      // Payment notifications are verified over their raw bytes: src/payments/http.ts reads them.
-      if (path.startsWith("/payments/")) return null;
+      // Payment notifications are verified over their raw bytes: src/payments/http.ts reads them. A
+      // cog webhook's token is checked before its body (up to 86 MiB) is read: cog-webhook-http.ts.
+      if (path.startsWith("/payments/") || path.startsWith("/providers/")) return null;
       if (contentType === "application/json" || contentType?.startsWith("application/json;"))
         return parseJsonCapped(request);
       // Any other body is left unread: uploads stream it themselves; JSON routes then see no body
@@ -118,6 +120,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
     .use(codeAdminRoutes(ctx))
     .use(orderAdminRoutes(ctx))
     .use(paymentRoutes(ctx))
+    .use(cogWebhookRoutes(ctx))
     .use(metricsRoutes(ctx))
     .use(docsRoutes(ctx, () => self!))
     .use(frontDoorRoutes(ctx, consoleMounted))

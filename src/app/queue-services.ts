@@ -13,7 +13,9 @@ import { IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { HoldRow, Ledger } from "../ledger/ledger.ts";
 import { writeRateLimiter } from "../limits/rate-limit.ts";
 import { Metrics } from "../metrics/metrics.ts";
+import { UpstreamCallbackStore } from "../providers/callback-store.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
+import { CogWebhooks } from "../providers/cog/webhooks.ts";
 import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
 import { JobEvents } from "../queue/events.ts";
@@ -157,5 +159,10 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     checkWebhookUrl: (raw: string) => checkWebhookUrl(raw, o.webhookPolicy()),
     /** How a provider reads an input file (ProviderJob.readInput, src/files/input-reader.ts). */
     readInput: inputReader({ publicUrl: o.publicUrl, signer, files, blobs, policy: o.webhookPolicy }),
+    cogWebhooks: new CogWebhooks({
+      store: new UpstreamCallbackStore(sql),
+      signer,
+      publicUrl: () => o.publicUrl,
+    }),
   };
 }

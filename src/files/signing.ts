@@ -10,6 +10,7 @@ export const LINK_TTL_SECONDS = 24 * 3600;
  */
 export class LinkSigner {
   private keys: Buffer[] = [];
+  private secrets: string[] = [];
 
   /** The first secret signs; all of them verify (the previous one stays valid after a rotation). */
   constructor(secrets: string[]) {
@@ -19,7 +20,27 @@ export class LinkSigner {
   /** Swaps the secrets in place (after `gengate secret rotate` and a reload). */
   setSecrets(secrets: string[]): void {
     if (secrets.length === 0) throw new Error("LinkSigner needs at least one secret");
+    this.secrets = [...secrets];
     this.keys = secrets.map((s) => createHmac("sha256", s).update("gengate output links v1").digest());
+  }
+
+  /**
+   * A MAC of `text` for another use than links (an upstream's webhook token, `purpose` naming it):
+   * keyed with its own key derived from the same secrets, so a link signature never stands for a
+   * token nor the reverse, and `gengate secret rotate` covers both (the previous secret verifies).
+   */
+  signFor(purpose: string, text: string): string {
+    return purposeMac(this.secrets[0]!, purpose, text);
+  }
+
+  verifyFor(purpose: string, text: string, sig: string): boolean {
+    const given = Buffer.from(sig, "base64url");
+    if (given.length !== 32) return false;
+    let ok = false;
+    for (const secret of this.secrets) {
+      ok = timingSafeEqual(Buffer.from(purposeMac(secret, purpose, text), "base64url"), given) || ok;
+    }
+    return ok;
   }
 
   sign(requestId: string, index: number, exp: number): string {
@@ -36,6 +57,11 @@ export class LinkSigner {
     }
     return ok;
   }
+}
+
+function purposeMac(secret: string, purpose: string, text: string): string {
+  const key = createHmac("sha256", secret).update(`gengate ${purpose} v1`).digest();
+  return createHmac("sha256", key).update(text).digest("base64url");
 }
 
 function mac(key: Buffer, requestId: string, index: number, exp: number): string {

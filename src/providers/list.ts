@@ -1,3 +1,4 @@
+import { cogProvider } from "./cog/descriptor.ts";
 import { comfyuiProvider } from "./comfyui/descriptor.ts";
 import type { ProviderDescriptor } from "./descriptor.ts";
 import { falProvider } from "./fal/descriptor.ts";
@@ -16,6 +17,7 @@ export const PROVIDER_TYPES: readonly ProviderDescriptor[] = [
   falProvider,
   replicateProvider,
   comfyuiProvider,
+  cogProvider,
 ];
 
 /** The descriptor of a provider type, or undefined. */

@@ -25,6 +25,20 @@ export interface ProviderResult {
   extra?: Record<string, unknown>;
 }
 
+/**
+ * Where an upstream that answers by webhook (cog) posts its final answer about one job, and how the
+ * adapter waits for it. The answer is recorded durably by whichever instance receives it
+ * (src/providers/cog/webhooks.ts), so a worker on another instance, or after a restart, reads it.
+ */
+export interface ProviderCallback {
+  /** The signed URL the upstream posts to (its token covers the provider and the job). */
+  url(): string;
+  /** The final answer recorded for this job, or null while there is none. */
+  recorded(): Promise<unknown>;
+  /** Resolves with the final answer once one is recorded; rejects with `signal.reason` on abort. */
+  wait(signal: AbortSignal): Promise<unknown>;
+}
+
 export interface ProviderJob {
   id: string;
   model: Model;
@@ -45,6 +59,8 @@ export interface ProviderJob {
   priorLogs?(): Promise<string[]>;
   /** Appends a line to the job's logs (written in the background, in order; never throws). */
   log(message: string): void;
+  /** The job's webhook from its upstream, for providers that answer by webhook (cog). */
+  callback?: ProviderCallback;
   /** Record the upstream's id as soon as it is known (durably, before waiting on it). */
   setUpstreamId(id: string): Promise<void>;
   /**

@@ -7,7 +7,7 @@ import { errorFields, log } from "../lib/log.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
 import { parseQuote } from "../pricing/quote.ts";
 import { bytesSource, type Measured, measureMedia } from "../providers/measure.ts";
-import type { MediaOutput, Provider, ProviderJob } from "../providers/types.ts";
+import type { MediaOutput, Provider, ProviderCallback, ProviderJob } from "../providers/types.ts";
 import { logProviderFailure, ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
 import type { JobLogStore } from "./job-log-store.ts";
@@ -36,6 +36,8 @@ export interface WorkerPoolOptions {
   ) => Promise<{ width: number; height: number } | null>;
   /** Reads an input file for a provider (ProviderJob.readInput): src/files/input-reader.ts. */
   readInput: InputReader;
+  /** The webhook of a job's upstream (ProviderJob.callback: cog), where it answers by webhook. */
+  callbacks?: { forJob(provider: string, jobId: string): ProviderCallback };
   leaseMs?: number;
   owner?: string;
 }
@@ -234,6 +236,7 @@ export class WorkerPool {
           .catch((err) => log("warn", "job log write failed", { job_id: job.id, ...errorFields(err) }));
       },
       setUpstreamId: async (id) => await jobs.setUpstreamId(job.id, id),
+      ...(this.o.callbacks ? { callback: this.o.callbacks.forJob(job.provider, job.id) } : {}),
       readInput: (value, o) => this.o.readInput(value, job.account_id, { ...o, signal, requestId: job.id }),
       inputImageSize: async (field) => {
         const value = stored[field];

@@ -30,6 +30,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { PaymentService } from "../payments/service.ts";
 import type { People } from "../people/service.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
+import type { CogWebhooks } from "../providers/cog/webhooks.ts";
 import type { Provider } from "../providers/types.ts";
 import type { JobEvents } from "../queue/events.ts";
 import type { JobLogStore } from "../queue/job-log-store.ts";
@@ -122,6 +123,8 @@ export interface QueueServices {
   checkWebhookUrl(raw: string): Promise<URL>;
   /** How a provider reads an input file (ProviderJob.readInput, src/files/input-reader.ts). */
   readInput: InputReader;
+  /** cog servers' webhooks: signed URLs, the durable final answers, the workers' waits. */
+  cogWebhooks: CogWebhooks;
 }
 
 /**

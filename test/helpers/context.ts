@@ -151,6 +151,7 @@ export function testWorkerPool(ctx: AppContext, options: Partial<WorkerPoolOptio
     outputTtlMs: () => 60_000,
     prepareInput: (i) => i,
     readInput: ctx.readInput,
+    callbacks: ctx.cogWebhooks,
     ...options,
   });
   pool.start();

@@ -25,7 +25,13 @@ describe("the provider list", () => {
     const types = PROVIDER_TYPES.map((d) => d.type);
     expect(new Set(types).size).toBe(types.length);
     expect(PROVIDER_TYPES.filter((d) => d.builtIn).map((d) => d.type)).toEqual(["sandbox"]);
-    expect(CONFIGURABLE_TYPES.map((d) => d.type).sort()).toEqual(["comfyui", "fal", "openai", "replicate"]);
+    expect(CONFIGURABLE_TYPES.map((d) => d.type).sort()).toEqual([
+      "cog",
+      "comfyui",
+      "fal",
+      "openai",
+      "replicate",
+    ]);
     expect(providerType("nope")).toBeUndefined();
   });
 

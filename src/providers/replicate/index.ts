@@ -1,11 +1,11 @@
 import type { ProviderSettings } from "../../config/schema.ts";
-import { stripTrailingSlashes } from "../../lib/url.ts";
 import { PriorLines, sleep } from "../common.ts";
 import type { Provider, ProviderJob, ProviderResult } from "../types.ts";
-import { ProviderError, type ProviderErrorOptions, ShutdownError } from "../types.ts";
+import { ProviderError, ShutdownError } from "../types.ts";
 import { mapInput, upstreamJson } from "../upstream-client.ts";
 import { LogForwarder } from "./logs.ts";
 import { mapOutput, mediaKindOf } from "./outputs.ts";
+import { PredictionsProvider } from "./predictions-base.ts";
 import { parseUpstreamModel } from "./target.ts";
 
 /** One prediction as Replicate answers it (create, get, cancel). Only the fields the gateway reads. */
@@ -17,8 +17,6 @@ interface Prediction {
   logs: unknown;
 }
 
-/** A cancel is a courtesy on the way out: it must not hold up a shutdown or a failing job. */
-const CANCEL_TIMEOUT_MS = 3000;
 /** Longest wait between polls while Replicate answers 429/503 (or cannot be reached). */
 const MAX_POLL_BACKOFF_MS = 60_000;
 /** Consecutive 5xx / non-JSON poll answers tolerated before the job is failed. */
@@ -38,22 +36,7 @@ export function createReplicateProvider(name: string, cfg: ProviderSettings): Pr
   return new ReplicateProvider(name, cfg);
 }
 
-class ReplicateProvider implements Provider {
-  private readonly base: string;
-  private readonly secret: string | null;
-
-  constructor(
-    readonly name: string,
-    private readonly cfg: ProviderSettings,
-  ) {
-    this.base = stripTrailingSlashes(cfg.baseUrl);
-    this.secret = cfg.apiKey;
-  }
-
-  resumable(job: { upstreamId: string | null }): boolean {
-    return typeof job.upstreamId === "string" && job.upstreamId.length > 0;
-  }
-
+class ReplicateProvider extends PredictionsProvider {
   async run(job: ProviderJob): Promise<ProviderResult> {
     job.signal.throwIfAborted();
     const kind = mediaKindOf(job.model.kind);
@@ -240,40 +223,6 @@ class ReplicateProvider implements Provider {
       throw this.fail(`Replicate's prediction ${id} succeeded but its output holds no media URL.`);
     }
     return Object.keys(extra).length > 0 ? { outputs, extra } : { outputs };
-  }
-
-  /** Best effort, never throws: a short timeout of its own (job.signal may already be aborted). */
-  private async cancel(id: string): Promise<void> {
-    try {
-      await upstreamJson(
-        `${this.base}/predictions/${encodeURIComponent(id)}/cancel`,
-        { method: "POST", headers: this.headers(false) },
-        {
-          timeoutMs: Math.min(this.cfg.timeoutMs, CANCEL_TIMEOUT_MS),
-          signal: new AbortController().signal,
-          secret: this.secret,
-        },
-      );
-    } catch {
-      // ignored: the prediction may already be over, or Replicate unreachable
-    }
-  }
-
-  private headers(json: boolean): Record<string, string> {
-    return {
-      accept: "application/json",
-      ...(json ? { "content-type": "application/json" } : {}),
-      ...(this.secret ? { authorization: `Bearer ${this.secret}` } : {}),
-    };
-  }
-
-  /** A "failed" error with our message; `from` carries what the upstream said (status, detail) for the log. */
-  private fail(message: string, from: Pick<ProviderErrorOptions, "status" | "detail"> = {}): ProviderError {
-    return new ProviderError("failed", message, {
-      ...(from.status !== undefined ? { status: from.status } : {}),
-      detail: from.detail ?? null,
-      secret: this.secret,
-    });
   }
 }
 

@@ -72,17 +72,19 @@ function withoutUrls(output: unknown, depth = 0): unknown {
 const RESERVED = new Set(["images", "video", "audio", "output"]);
 
 /**
- * Maps a Replicate `output` of any shape to media (by URL, downloaded by the worker) and the non-URL
+ * Maps a Replicate `output` of any shape (a cog server's too: the same model containers; `who`
+ * names the upstream in messages) to media (by URL, downloaded by the worker) and the non-URL
  * values to `extra`: an object output's fields are passed through at the top level (a field named
  * like the template's own keys goes under `output`); any other shape goes under `output`.
  */
 export function mapOutput(
   output: unknown,
   kind: MediaKind,
+  who = "Replicate",
 ): { outputs: MediaOutput[]; extra: Record<string, unknown> } {
   const outputs = collectUrls(output).map((url, i) =>
     /^data:/i.test(url)
-      ? inlineOutput(url, i, kind)
+      ? inlineOutput(url, i, kind, who)
       : { kind, contentType: guessContentType(url, kind), url },
   );
   const rest = withoutUrls(output);
@@ -107,9 +109,9 @@ export function mapOutput(
  * decodeDataUrl). Its type is read from the bytes, not from the URL's claim; bytes that are no media
  * gengate knows fail the job (nothing is charged) rather than being stored under a made-up type.
  */
-function inlineOutput(url: string, index: number, kind: MediaKind): MediaOutput {
+function inlineOutput(url: string, index: number, kind: MediaKind, who: string): MediaOutput {
   const decoded = decodeDataUrl(url);
-  const which = `Replicate's output #${index + 1}`;
+  const which = `${who}'s output #${index + 1}`;
   if (!decoded.ok) {
     throw new ProviderError(
       "failed",
