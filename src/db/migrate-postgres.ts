@@ -7,6 +7,7 @@ import m017 from "./migrations-pg/017_write_rate.sql" with { type: "text" };
 import m018 from "./migrations-pg/018_shared_secrets.sql" with { type: "text" };
 import m019 from "./migrations-pg/019_webhook_body.sql" with { type: "text" };
 import m020 from "./migrations-pg/020_key_controls.sql" with { type: "text" };
+import m021 from "./migrations-pg/021_operators.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
 /**
@@ -22,6 +23,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 18, name: "shared secrets", sql: m018 },
   { version: 19, name: "webhook body", sql: m019 },
   { version: 20, name: "key controls", sql: m020 },
+  { version: 21, name: "operators: disabled accounts and people", sql: m021 },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -18,6 +18,7 @@ import m017 from "./migrations/017_write_rate.sql" with { type: "text" };
 import m018 from "./migrations/018_shared_secrets.sql" with { type: "text" };
 import m019 from "./migrations/019_webhook_body.sql" with { type: "text" };
 import m020 from "./migrations/020_key_controls.sql" with { type: "text" };
+import m021 from "./migrations/021_operators.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -50,6 +51,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 18, name: "shared secrets", sql: m018 },
   { version: 19, name: "webhook body", sql: m019 },
   { version: 20, name: "key controls", sql: m020 },
+  { version: 21, name: "operators: disabled accounts and people", sql: m021 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
