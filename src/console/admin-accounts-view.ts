@@ -18,7 +18,7 @@ function accountRows(rows: Account[]): SafeHtml {
 <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col" class="num">Balance</th><th scope="col" class="num">Held</th><th scope="col" class="num">Available</th></tr></thead>
 <tbody>${rows.map(
     (a) => html`<tr>
-  <td><a href="/console/admin/accounts/${a.id}">${a.name}</a></td>
+  <td><a href="/console/admin/accounts/${a.id}">${a.name}</a>${a.disabled_at !== null ? html` <span class="hint">(disabled)</span>` : null}</td>
   <td class="mono">${a.id}</td>
   <td class="num">${formatMoney(a.balance_micro, a.currency)}</td>
   <td class="num">${formatMoney(a.held_micro, a.currency)}</td>
@@ -28,8 +28,9 @@ function accountRows(rows: Account[]): SafeHtml {
 }
 
 /** The accounts list: the search form, a page of accounts, the next page's link. */
-export function accountsBody(q: string, rows: Account[], next: string | null): SafeHtml {
+export function accountsBody(q: string, rows: Account[], next: string | null, create: SafeHtml): SafeHtml {
   return html`<h1>Accounts</h1>
+${create}
 <form class="filters" method="get" action="/console/admin" role="search">
   <label>Search <input type="search" name="q" value="${q}" maxlength="200" placeholder="Name or account id"></label>
   <button type="submit">Search</button>

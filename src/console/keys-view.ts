@@ -48,7 +48,7 @@ function controlFields(p: string, f: KeyForm): SafeHtml {
 }
 
 /** A key's state as the table says it. */
-function stateOf(row: ApiKeyRow): string {
+export function stateOf(row: ApiKeyRow): string {
   if (row.revoked_at !== null) return "revoked";
   if (row.disabled_at !== null) return "disabled";
   if (row.expires_at !== null && Number(row.expires_at) <= nowSeconds()) return "expired";
