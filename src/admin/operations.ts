@@ -134,10 +134,12 @@ export async function disableAccount(
   s: AccountStateDeps,
   accountId: string,
   reason: string | null | undefined,
+  /** The operator's own console session, kept (it falls back to another account, or to none). */
+  exceptSessionId: string | null = null,
 ) {
   const text = requireReason(reason, "Disabling an account");
   const account = await s.accounts.setAccountDisabled(accountId, text);
-  await s.people.sessions.endAccountSessions(accountId);
+  await s.people.sessions.endAccountSessions(accountId, exceptSessionId);
   return adminAccountView(account);
 }
 

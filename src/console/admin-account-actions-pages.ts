@@ -77,7 +77,7 @@ async function setDisabled(c: ActionContext, kit: ConsoleKit, disable: boolean):
   }
   const reason = field(c.form, "reason");
   try {
-    await disableAccount(kit.ctx, id, reason);
+    await disableAccount(kit.ctx, id, reason, c.session.sessionId);
   } catch (err) {
     const s = shown(err);
     if (!s) throw err;

@@ -71,14 +71,25 @@ export function filterForm(keys: ApiKeyRow[], models: string[], f: Filters): Saf
 </form>`;
 }
 
-function requestRows(items: RequestSummary[]): SafeHtml {
+/** The operator's list across accounts (admin-requests-pages.ts): rows link there and name their account. */
+export interface AcrossAccounts {
+  /** Where the list and each request's page live ("/console/admin/requests"). */
+  base: string;
+  title: string;
+  intro: string;
+}
+
+type Row = RequestSummary & { account_id?: string; account_name?: string };
+
+function requestRows(items: Row[], across?: AcrossAccounts): SafeHtml {
   if (items.length === 0) return html`<p>No requests match.</p>`;
   return html`<div class="table-wrap"><table class="stack-rows">
-<thead><tr><th scope="col">Created</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Source</th><th scope="col">Key</th><th scope="col" class="num">Price</th></tr></thead>
+<thead><tr><th scope="col">Created</th>${across ? html`<th scope="col">Account</th>` : null}<th scope="col">Model</th><th scope="col">Status</th><th scope="col">Source</th><th scope="col">Key</th><th scope="col" class="num">Price</th></tr></thead>
 <tbody>
 ${items.map(
   (r) => html`<tr>
-  <td data-label="Created"><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
+  <td data-label="Created"><a href="${across?.base ?? "/console/requests"}/${r.id}">${isoText(r.created_at)}</a></td>
+  ${across ? html`<td data-label="Account"><a href="/console/admin/accounts/${r.account_id}">${r.account_name}</a></td>` : null}
   <td data-label="Model" class="mono">${r.model_id}</td>
   <td data-label="Status">${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>
   <td data-label="Source">${r.source}</td>
@@ -94,20 +105,22 @@ export function requestsBody(
   form: SafeHtml,
   f: Filters,
   cursor: string | null,
-  page: { items: RequestSummary[]; next_cursor: string | null } | null,
+  page: { items: Row[]; next_cursor: string | null } | null,
   error: string | null,
+  across?: AcrossAccounts,
 ): SafeHtml {
-  return html`<h1>Requests</h1>
-<p class="hint">Every request of this account, from the API and the studio, newest first.</p>
+  const base = across?.base ?? "/console/requests";
+  return html`<h1>${across?.title ?? "Requests"}</h1>
+<p class="hint">${across?.intro ?? "Every request of this account, from the API and the studio, newest first."}</p>
 ${form}
 ${formError(error)}
-${page ? requestRows(page.items) : null}
+${page ? requestRows(page.items, across) : null}
 ${
   page?.next_cursor
-    ? html`<p><a class="button secondary" href="/console/requests${query(f, page.next_cursor)}">Older</a></p>`
+    ? html`<p><a class="button secondary" href="${base}${query(f, page.next_cursor)}">Older</a></p>`
     : null
 }
-${cursor && !error ? html`<p><a href="/console/requests${query(f)}">Newest</a></p>` : null}`;
+${cursor && !error ? html`<p><a href="${base}${query(f)}">Newest</a></p>` : null}`;
 }
 
 function json(value: unknown): string {
@@ -154,12 +167,18 @@ function priceSection(d: RequestDetail): SafeHtml {
 }
 
 /** One request's page body: facts, the failure, the price, outputs with previews, input, timeline. */
-export function requestDetailBody(kit: Pick<ConsoleKit, "origin">, d: RequestDetail): SafeHtml {
+export function requestDetailBody(
+  kit: Pick<ConsoleKit, "origin">,
+  d: RequestDetail,
+  /** The operator's view of any account's request: the account, and the way back to all accounts'. */
+  account?: { id: string; name: string },
+): SafeHtml {
   const nothingCharged = d.price.charged_micro === 0n;
   const failed = d.status === "FAILED" || d.status === "CANCELLED";
-  return html`<p><a href="/console/requests">← All requests</a></p>
+  return html`<p><a href="${account ? "/console/admin/requests" : "/console/requests"}">← All requests</a></p>
 <h1>Request <span class="mono">${d.id}</span></h1>
 <dl class="facts">
+  ${account ? html`<dt>Account</dt><dd><a href="/console/admin/accounts/${account.id}">${account.name}</a></dd>` : null}
   <dt>Model</dt><dd class="mono">${d.model_id}</dd>
   <dt>Status</dt><dd>${statusBadge(d.status)}</dd>
   <dt>Source</dt><dd>${d.source}</dd>

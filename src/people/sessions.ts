@@ -110,8 +110,8 @@ export class SessionService extends PeopleServiceBase {
    * Ends every session looking at the account (an operator disabled it): their next console
    * request is signed out. Resolving a session also never lands on a disabled account.
    */
-  async endAccountSessions(accountId: string): Promise<number> {
-    return await this.store.revokeSessionsViewing(accountId, this.seconds());
+  async endAccountSessions(accountId: string, exceptSessionId: string | null = null): Promise<number> {
+    return await this.store.revokeSessionsViewing(accountId, this.seconds(), exceptSessionId);
   }
 
   /** Points the session at another account of the person; another account is 404. */

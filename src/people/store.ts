@@ -467,12 +467,11 @@ export class PeopleStore extends SqlStore {
   }
 
   /** Revokes every live session looking at the account (an operator disabled it); returns how many. */
-  async revokeSessionsViewing(accountId: string, now: number): Promise<number> {
+  async revokeSessionsViewing(accountId: string, now: number, exceptId: string | null): Promise<number> {
     return (
-      await this.q("UPDATE sessions SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL").run(
-        now,
-        accountId,
-      )
+      await this.q(
+        "UPDATE sessions SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL AND id != ?",
+      ).run(now, accountId, exceptId ?? "")
     ).changes;
   }
 

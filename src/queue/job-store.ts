@@ -534,13 +534,17 @@ export class JobStore extends SqlStore {
 
   /**
    * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job.
-   * Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
+   * Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account; across
+   * accounts the primary key, or jobs_by_model (migration 021) by model.
    */
   async list(
-    accountId: string,
+    /** null: every account (the operator's Requests page; the primary key's order). */
+    accountId: string | null,
     o: {
       limit: number;
       before: string | null;
+      /** The smallest id listed (UUIDv7 text: a date range is an id range). */
+      after?: string;
       status?: string;
       modelId?: string;
       keyId?: string;
@@ -553,17 +557,19 @@ export class JobStore extends SqlStore {
   ): Promise<JobRow[]> {
     const asc = o.order === "asc";
     // Ids are UUIDv7 text: "" sorts before every id, "~" after.
-    const where = ["account_id = ?", asc ? "id > ?" : "id < ?"];
-    const args: (string | number)[] = [accountId, o.before ?? (asc ? "" : "~")];
+    const where = [asc ? "id > ?" : "id < ?"];
+    const args: (string | number)[] = [o.before ?? (asc ? "" : "~")];
+    const filter = (column: string, value: string | null | undefined, op = "=") => {
+      if (!value) return;
+      where.push(`${column} ${op} ?`);
+      args.push(value);
+    };
+    filter("account_id", accountId);
+    filter("id", o.after, ">=");
     if (o.kinds && o.kinds.length > 0) {
       where.push(`kind IN (${o.kinds.map(() => "?").join(", ")})`);
       args.push(...o.kinds);
     }
-    const filter = (column: string, value: string | undefined) => {
-      if (!value) return;
-      where.push(`${column} = ?`);
-      args.push(value);
-    };
     filter("status", o.status);
     filter("model_id", o.modelId);
     filter("key_id", o.keyId);

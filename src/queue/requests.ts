@@ -99,17 +99,7 @@ export async function listRequests(
   accountId: string,
   f: RequestFilters = {},
 ): Promise<RequestPage> {
-  const limit = f.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-    bad("limit", "limit must be an integer from 1 to 100.");
-  if (f.cursor && !UUID_PATTERN.test(f.cursor))
-    bad("cursor", "cursor must be the next_cursor of a previous page.");
-  if (f.keyId && !(ID_PATTERN.test(f.keyId) && f.keyId.startsWith("key_")))
-    bad("key_id", "key_id must be a key id.");
-  if (f.modelId && f.modelId.length > 200) bad("model_id", "model_id is too long.");
-  if (f.status && !(JOB_STATUSES as readonly string[]).includes(f.status))
-    bad("status", `status must be one of ${JOB_STATUSES.join(", ")}.`);
-  if (f.source && f.source !== "API" && f.source !== "STUDIO") bad("source", "source must be API or STUDIO.");
+  const limit = checkRequestFilters(f);
 
   const rows = await s.jobs.list(accountId, {
     limit: limit + 1,
@@ -123,22 +113,49 @@ export async function listRequests(
   const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
   return {
     items: await Promise.all(
-      page.map(async (job) => ({
-        id: job.id,
-        created_at: iso(job.created_at)!,
-        completed_at: iso(job.completed_at),
-        status: job.status,
-        model_id: job.model_id,
-        kind: job.kind,
-        source: job.source,
-        key_id: job.key_id,
-        key_name: job.key_id === null ? null : (names.get(job.key_id) ?? null),
-        error_code: job.error_code,
-        price: await priceOf(s, job),
-      })),
+      page.map(
+        async (job) => await summaryOf(s, job, job.key_id === null ? null : (names.get(job.key_id) ?? null)),
+      ),
     ),
     next_cursor: rows.length > limit ? page[page.length - 1]!.id : null,
   };
+}
+
+/** A job as a row of a requests list (the account's, and the operator's across accounts). */
+export async function summaryOf(
+  s: Pick<RequestStores, "ledger">,
+  job: JobRow,
+  keyName: string | null,
+): Promise<RequestSummary> {
+  return {
+    id: job.id,
+    created_at: iso(job.created_at)!,
+    completed_at: iso(job.completed_at),
+    status: job.status,
+    model_id: job.model_id,
+    kind: job.kind,
+    source: job.source,
+    key_id: job.key_id,
+    key_name: keyName,
+    error_code: job.error_code,
+    price: await priceOf(s, job),
+  };
+}
+
+/** The filters' bounds (the account's list and the operator's): bad values are 400; the page size. */
+export function checkRequestFilters(f: RequestFilters): number {
+  const limit = f.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    bad("limit", "limit must be an integer from 1 to 100.");
+  if (f.cursor && !UUID_PATTERN.test(f.cursor))
+    bad("cursor", "cursor must be the next_cursor of a previous page.");
+  if (f.keyId && !(ID_PATTERN.test(f.keyId) && f.keyId.startsWith("key_")))
+    bad("key_id", "key_id must be a key id.");
+  if (f.modelId && f.modelId.length > 200) bad("model_id", "model_id is too long.");
+  if (f.status && !(JOB_STATUSES as readonly string[]).includes(f.status))
+    bad("status", `status must be one of ${JOB_STATUSES.join(", ")}.`);
+  if (f.source && f.source !== "API" && f.source !== "STUDIO") bad("source", "source must be API or STUDIO.");
+  return limit;
 }
 
 /** One step of a request's life, in time order. */
