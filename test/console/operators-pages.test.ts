@@ -42,7 +42,7 @@ const inviteOf = (text: string) => /id="invite-link"[^>]*value="([^"]+)"/.exec(t
 
 describe("Create account", () => {
   test("redirects to the new account, shows its Default key and the owner's invite once", async () => {
-    const { c, op, estimate } = await setup();
+    const { c, op } = await setup();
     const res = await op.post("/console/admin/accounts", {
       name: "Acme",
       currency: "RUB",
