@@ -151,11 +151,17 @@ export class SessionService extends PeopleServiceBase {
 
   /** The session's notice of this kind, cleared as it is read; null when none, another kind or stale. */
   async takeFlash<T>(sessionId: string, kind: string): Promise<T | null> {
+    const flash = await this.takeFlashEntry<T>(sessionId);
+    return flash && flash.kind === kind ? flash.data : null;
+  }
+
+  /** The session's notice whatever its kind (a page that shows several kinds), cleared as it is read. */
+  async takeFlashEntry<T>(sessionId: string): Promise<{ kind: string; data: T } | null> {
     const text = await this.store.takeSessionFlash(sessionId);
     if (text === null) return null;
     const flash = JSON.parse(text) as { kind: string; at: number; data: T };
-    if (flash.kind !== kind || this.seconds() - flash.at > FLASH_SECONDS) return null;
-    return flash.data;
+    if (this.seconds() - flash.at > FLASH_SECONDS) return null;
+    return { kind: flash.kind, data: flash.data };
   }
 
   /** Revokes one of the person's sessions; another person's session id is 404. */
