@@ -41,9 +41,10 @@ export function createAccountForm(
   ${csrfField(session)}
   ${formError(f.error)}
   <label>Name <input name="name" required maxlength="100" value="${f.name}" autocomplete="off"></label>
-  <label>Currency <select name="currency">
+  <label for="new-currency">Currency</label>
+  <select id="new-currency" name="currency">
     ${["USD", "RUB"].map((c) => html`<option value="${c}"${c === currency ? html` selected` : null}>${c}</option>`)}
-  </select></label>
+  </select>
   <label for="owner-email">Owner's email</label>
   <span class="hint" id="owner-email-hint">Optional: an invite link (7 days) that makes this person the account's owner.</span>
   <input id="owner-email" name="email" type="email" maxlength="254" value="${f.email}" autocomplete="off" aria-describedby="owner-email-hint">

@@ -10,21 +10,25 @@ import { notice } from "./admin-view.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import { formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
+import { tableBox } from "./money-view.ts";
 import { isoText } from "./requests-view.ts";
 
 function accountRows(rows: Account[]): SafeHtml {
   if (rows.length === 0) return html`<p>No accounts match.</p>`;
-  return html`<div class="table-wrap"><table>
+  return tableBox(
+    "Accounts",
+    html`<table>
 <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col" class="num">Balance</th><th scope="col" class="num">Held</th><th scope="col" class="num">Available</th></tr></thead>
 <tbody>${rows.map(
-    (a) => html`<tr>
+      (a) => html`<tr>
   <td><a href="/console/admin/accounts/${a.id}">${a.name}</a>${a.disabled_at !== null ? html` <span class="hint">(disabled)</span>` : null}</td>
   <td class="mono">${a.id}</td>
   <td class="num">${formatMoney(a.balance_micro, a.currency)}</td>
   <td class="num">${formatMoney(a.held_micro, a.currency)}</td>
   <td class="num">${formatMoney(a.balance_micro - a.held_micro, a.currency)}</td>
 </tr>`,
-  )}</tbody></table></div>`;
+    )}</tbody></table>`,
+  );
 }
 
 /** The accounts list: the search form, a page of accounts, the next page's link. */
@@ -99,12 +103,15 @@ ${
 <h2>Latest wallet entries</h2>
 ${
   entries.length
-    ? html`<div class="table-wrap"><table>
+    ? tableBox(
+        "Latest wallet entries",
+        html`<table>
 <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Source</th><th scope="col" class="num">Amount</th><th scope="col">Reason</th></tr></thead>
 <tbody>${entries.map(
-        (e) => html`<tr><td>${isoText(e.created_at)}</td><td>${e.kind}</td><td>${e.label}</td>
+          (e) => html`<tr><td>${isoText(e.created_at)}</td><td>${e.kind}</td><td>${e.label}</td>
 <td class="num">${formatMoney(BigInt(e.balance_delta_micro), cur)}</td><td>${e.reason ?? ""}</td></tr>`,
-      )}</tbody></table></div>`
+        )}</tbody></table>`,
+      )
     : html`<p>No entries yet.</p>`
 }`;
 }

@@ -10,6 +10,7 @@ import { notice } from "./admin-view.ts";
 import { formatTime } from "./format.ts";
 import { formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
+import { tableBox } from "./money-view.ts";
 
 export interface PeopleState {
   /** A link just made (invite or reset), shown once. */
@@ -83,10 +84,12 @@ ${formError(state.resetError)}
 ${formError(state.personError)}
 ${
   people.length
-    ? html`<div class="table-wrap"><table>
+    ? tableBox(
+        "People",
+        html`<table>
 <thead><tr><th scope="col">Email</th><th scope="col">Accounts</th><th scope="col">Operator</th><th scope="col">Two-factor</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
 <tbody>${people.map(
-        (p) => html`<tr>
+          (p) => html`<tr>
   <td>${p.email}${p.hasPassword ? null : html` <span class="hint">(invited)</span>`}${p.disabledAt !== null ? html` <span class="hint">(disabled: ${p.disabledReason ?? ""})</span>` : null}</td>
   <td>${p.memberships.length ? p.memberships.map((m, i) => html`${i ? ", " : null}<a href="/console/admin/accounts/${m.accountId}">${nameOf(m.accountId)}</a> (${m.role})`) : "—"}</td>
   <td>${p.operator ? "yes" : "no"}</td>
@@ -99,7 +102,8 @@ ${
   </form>
   ${personSwitch(session, p)}</td>
 </tr>`,
-      )}</tbody></table></div>`
+        )}</tbody></table>`,
+      )
     : html`<p>No people yet.</p>`
 }
 ${next ? html`<p><a class="button secondary" href="/console/admin/people?after=${next}">Next</a></p>` : null}
@@ -107,10 +111,12 @@ ${next ? html`<p><a class="button secondary" href="/console/admin/people?after=$
 <h2>Invites</h2>
 ${
   invites.length
-    ? html`<div class="table-wrap"><table>
+    ? tableBox(
+        "Invites",
+        html`<table>
 <thead><tr><th scope="col">Email</th><th scope="col">Into</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
 <tbody>${invites.map(
-        (i) => html`<tr>
+          (i) => html`<tr>
   <td>${i.email ?? "anyone with the link"}</td>
   <td>${nameOf(i.accountId)}</td>
   <td>${i.role}${i.operator ? ", operator" : null}</td>
@@ -125,7 +131,8 @@ ${
       : null
   }</td>
 </tr>`,
-      )}</tbody></table></div>`
+        )}</tbody></table>`,
+      )
     : html`<p>No invites.</p>`
 }`;
 }
