@@ -10,7 +10,7 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import { formatTime } from "./format.ts";
-import { stateOf as keyStateOf } from "./keys-view.ts";
+import { stateOf as keyStateOf, revokeControl } from "./keys-view.ts";
 import { formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 import { money, tableBox, when } from "./money-view.ts";
@@ -90,22 +90,6 @@ function limitsText(row: ApiKeyRow, k: KeyFigures, currency: string): SafeHtml {
   return html`${parts.map((p, i) => html`${i ? html`<br>` : null}${p}`)}`;
 }
 
-function revokeControl(session: ConsoleSession, accountId: string, k: KeyFigures): SafeHtml {
-  const path = `/console/admin/accounts/${accountId}/keys/${k.key_id}/revoke`;
-  return html`<form method="get" action="${path}" class="inline">
-    <button type="submit" class="danger" data-dialog="revoke-${k.key_id}" aria-label="Revoke ${k.name}">Revoke</button>
-  </form>
-  <dialog id="revoke-${k.key_id}" aria-labelledby="revoke-${k.key_id}-title">
-    <h2 id="revoke-${k.key_id}-title">Revoke ${k.name}?</h2>
-    <p>Requests with this key (<span class="mono">${k.prefix}…</span>) are refused from the next one on. This cannot be undone.</p>
-    <form method="post" action="${path}">
-      ${csrfField(session)}
-      <button type="submit" class="danger">Revoke key</button>
-      <button type="button" class="secondary" data-dialog-close>Cancel</button>
-    </form>
-  </dialog>`;
-}
-
 /** The account's keys: name, prefix, state, limits, spend, last used, and `Revoke` on live ones. */
 export function keysSection(
   session: ConsoleSession,
@@ -131,7 +115,7 @@ ${tableBox(
   <td data-label="Limits">${limitsText(row, k, account.currency)}</td>
   <td data-label="Spent this month" class="num">${money(k.spent_micro, account.currency)}</td>
   <td data-label="Last used">${when(k.last_used_at)}</td>
-  <td data-label="Actions">${row.revoked_at === null ? revokeControl(session, account.id, k) : null}</td>
+  <td data-label="Actions">${row.revoked_at === null ? revokeControl(session, k, `/console/admin/accounts/${account.id}/keys/${k.key_id}/revoke`, `Revoke ${k.name}`) : null}</td>
 </tr>`;
   })}</tbody></table>`,
 )}`;

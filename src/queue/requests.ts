@@ -210,7 +210,6 @@ export async function requestDetail(
   const record = await s.views.record(job);
   const hold = await s.ledger.getHold(job.hold_id);
   const quote = JSON.parse(job.quote) as { unit?: string; units?: string };
-  const price = await priceOf(s, job);
   const key = job.key_id
     ? (await s.accounts.listKeys(accountId)).find((k) => k.id === job.key_id)
     : undefined;
@@ -244,23 +243,15 @@ export async function requestDetail(
         expires_at: iso(o.expires_at)!,
       }))
     : [];
+  const summary = await summaryOf(s, job, key?.name ?? null);
   return {
-    id: job.id,
-    created_at: iso(job.created_at)!,
+    ...summary,
     started_at: iso(job.started_at),
-    completed_at: iso(job.completed_at),
-    status: job.status,
-    model_id: job.model_id,
-    kind: job.kind,
-    source: job.source,
-    key_id: job.key_id,
-    key_name: key?.name ?? null,
-    error_code: job.error_code,
     error: record.error,
     attempts: Number(job.attempt),
     input: record.input,
     price: {
-      ...price,
+      ...summary.price,
       unit: quote.unit ?? null,
       units: quote.units ?? null,
       actual_units: job.actual_units,
