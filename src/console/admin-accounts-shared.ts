@@ -56,7 +56,6 @@ export async function accountsList(
 /** What an account's page shows besides its figures: refusals kept as typed, secrets shown once. */
 export interface AccountPageState extends MoneyFormState {
   disable?: { reason: string; error: string | null };
-  keyError?: string | null;
   created?: CreatedAccount | null;
 }
 
@@ -73,10 +72,12 @@ export async function accountDetail(
     id,
   );
   const figures = await keyFigures(kit.ctx, id);
+  const disable = disableSection(c.session, account, state.disable ?? { reason: "", error: null });
+  // A disabled account says so under its name (why, since when, Enable); the form to disable is last.
+  const disabled = account.disabled_at !== null;
   const body = html`${state.created ? createdSection(state.created) : null}
-${accountDetailBody(c.session, account, keys, members, entries, state)}
-${state.keyError ? html`<p class="notice error" role="alert">${state.keyError}</p>` : null}
+${accountDetailBody(c.session, account, keys, members, entries, state, disabled ? disable : null)}
 ${keysSection(c.session, account, figures, keys)}
-${disableSection(c.session, account, state.disable ?? { reason: "", error: null })}`;
+${disabled ? null : disable}`;
   return adminPage(c, account.name, "/console/admin", body, status);
 }

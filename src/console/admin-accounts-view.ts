@@ -58,6 +58,8 @@ export function accountDetailBody(
   members: { email: string; role: string }[],
   entries: EntryView[],
   state: MoneyFormState,
+  /** Shown under the heading (a disabled account's state and its Enable button). */
+  banner: SafeHtml | null = null,
 ): SafeHtml {
   const cur = a.currency;
   const credit = state.credit ?? { amount: "", reason: "", error: null };
@@ -66,6 +68,7 @@ export function accountDetailBody(
 <h1 class="wrap-anywhere">${a.name}</h1>
 <p class="mono">${a.id}</p>
 ${notice(state.done ?? null)}
+${banner}
 <div class="cards">
   <div class="card"><h2>Balance</h2><p class="figure">${formatMoney(a.balance_micro, cur)}</p></div>
   <div class="card"><h2>Held</h2><p class="figure">${formatMoney(a.held_micro, cur)}</p></div>
