@@ -28,6 +28,10 @@ export interface Account {
   alert_url: string | null;
   /** 1: the next fall below the threshold alerts; 0: it alerted, waiting for a credit above it. */
   alert_armed: bigint;
+  /** When an operator disabled the account (its keys 401, its sessions ended); null: enabled. */
+  disabled_at: bigint | null;
+  /** The operator's reason, kept while disabled (shown to operators only). */
+  disabled_reason: string | null;
 }
 
 export interface ApiKeyRow {
@@ -67,6 +71,8 @@ export interface Principal {
   /** Epoch seconds after which the key is refused; null: never (checked per request: requirePrincipal). */
   expiresAt: bigint | null;
   disabled: boolean;
+  /** The key's account was disabled by an operator (401 before any other check). */
+  accountDisabled: boolean;
   /** Model ids and `prefix*` patterns the key may use; null: every model (src/jobs/models.ts). */
   allowedModels: readonly string[] | null;
   /** Client addresses the key may be used from, parsed once when cached; null: anywhere. */
@@ -124,7 +130,11 @@ function listOf(column: string | null): string[] | null {
 /** Account and key SQL, prepared once per database (the query cache holds only 20 statements). */
 export class AccountStore extends SqlStore {
   protected override s = {
-    byHash: this.q<ApiKeyRow, [Uint8Array]>("SELECT * FROM api_keys WHERE hash = ?"),
+    // The account's disabled_at comes with the key: disabling an account is a key change (scope "keys").
+    byHash: this.q<ApiKeyRow & { account_disabled_at: bigint | null }, [Uint8Array]>(
+      `SELECT k.*, a.disabled_at AS account_disabled_at FROM api_keys k JOIN accounts a ON a.id = k.account_id
+         WHERE k.hash = ?`,
+    ),
     insertAccount: this.q(
       "INSERT INTO accounts (id, name, currency, balance_micro, held_micro, created_at) VALUES (?, ?, ?, 0, 0, ?)",
     ),
@@ -290,6 +300,31 @@ export class AccountStore extends SqlStore {
     ).all(text, like, limit);
   }
 
+  /**
+   * An operator disables (a reason, 1 to 500 characters, checked by the caller) or enables (null)
+   * the account. A key change (scope "keys"): every instance drops its cached keys, so the
+   * account's keys are refused from the next request on. Disabling twice keeps the first time and
+   * the new reason. Unknown ids are 404.
+   */
+  async setAccountDisabled(accountId: string, reason: string | null): Promise<Account> {
+    return await this.keysChange(async (self) => {
+      const result =
+        reason === null
+          ? await self
+              .q("UPDATE accounts SET disabled_at = NULL, disabled_reason = NULL WHERE id = ?")
+              .run(accountId)
+          : await self
+              .q(
+                "UPDATE accounts SET disabled_at = coalesce(disabled_at, ?), disabled_reason = ? WHERE id = ?",
+              )
+              .run(nowSeconds(), reason, accountId);
+      const changed = result.changes;
+      if (changed === 0)
+        throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
+      return (await self.getAccount(accountId))!;
+    });
+  }
+
   async listKeys(accountId: string): Promise<ApiKeyRow[]> {
     return await this.q<ApiKeyRow, [string]>(
       // Keys created in the same second: insertion order on SQLite; PostgreSQL has no rowid: key ids
@@ -401,7 +436,7 @@ export class AccountStore extends SqlStore {
     const generation = this.cacheState.generation;
     const row = await this.s.byHash.get(digest);
     if (!row || !digestsEqual(row.hash, digest) || row.revoked_at !== null) return null;
-    const principal = this.principalOf(row);
+    const principal = { ...this.principalOf(row), accountDisabled: row.account_disabled_at !== null };
     if (generation !== this.cacheState.generation) return principal;
     if (this.principals.size >= 10_000) this.principals.clear();
     this.principals.set(cacheKey, { principal, until: Date.now() + PRINCIPAL_CACHE_MS });
@@ -458,7 +493,7 @@ export class AccountStore extends SqlStore {
     this.principals.clear();
   }
 
-  private principalOf(row: ApiKeyRow): Principal {
+  private principalOf(row: ApiKeyRow): Omit<Principal, "accountDisabled"> {
     return {
       keyId: row.id,
       keyPrefix: row.prefix,

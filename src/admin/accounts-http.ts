@@ -2,8 +2,16 @@ import { Elysia, t } from "elysia";
 import { AccountSchema, KeySchema } from "../accounts/schemas.ts";
 import { DecimalInput, decimalFromInput, idCursor, PagingQuery, paging } from "../http/inputs.ts";
 import { errors } from "../http/schemas.ts";
-import { createAccountWithKey, listAccountsPage, type OperatorDeps, showAccount } from "./operations.ts";
-import { ACCOUNT_ID, AccountId, AdminAccount, PageOf } from "./schemas.ts";
+import {
+  type AccountStateDeps,
+  createAccountWithKey,
+  disableAccount,
+  enableAccount,
+  listAccountsPage,
+  type OperatorDeps,
+  showAccount,
+} from "./operations.ts";
+import { ACCOUNT_ID, AccountDisabledFields, AccountId, AdminAccount, PageOf, ReasonBody } from "./schemas.ts";
 
 const CreateAccountBody = t.Object(
   {
@@ -14,8 +22,8 @@ const CreateAccountBody = t.Object(
   { additionalProperties: false },
 );
 
-/** /admin/v1/accounts: list, create (with its Default key) and show accounts. */
-export function adminAccountRoutes(s: OperatorDeps) {
+/** /admin/v1/accounts: list, create (with its Default key), show, disable and enable accounts. */
+export function adminAccountRoutes(s: OperatorDeps & AccountStateDeps) {
   async function list({ query }: { query: { limit?: string; cursor?: string } }) {
     const { limit, cursor } = paging(query, idCursor(ACCOUNT_ID));
     return await listAccountsPage(s, limit, cursor);
@@ -33,6 +41,14 @@ export function adminAccountRoutes(s: OperatorDeps) {
 
   async function show({ params }: { params: { id: string } }) {
     return await showAccount(s, params.id);
+  }
+
+  async function disable({ params, body }: { params: { id: string }; body: { reason: string } }) {
+    return await disableAccount(s, params.id, body.reason);
+  }
+
+  async function enable({ params }: { params: { id: string } }) {
+    return await enableAccount(s, params.id);
   }
 
   return new Elysia()
@@ -59,8 +75,27 @@ export function adminAccountRoutes(s: OperatorDeps) {
         description: "Balance, held, this month's spend and its keys (revoked ones included).",
       },
       response: {
-        200: t.Composite([AccountSchema, t.Object({ keys: t.Array(KeySchema) })]),
+        200: t.Composite([AccountSchema, t.Object({ ...AccountDisabledFields, keys: t.Array(KeySchema) })]),
         ...errors(400, 401, 404),
       },
+    })
+    .post("/accounts/:id/disable", disable, {
+      params: AccountId,
+      body: ReasonBody,
+      detail: {
+        summary: "Disable an account",
+        description:
+          "With a required reason (1 to 500 characters). From the next request on, on every instance, the account's keys are 401 unauthorized (the message says the account is disabled) and its console sessions end; its people cannot switch to it and its studio cannot run. Jobs already opened run to their end (their money is held). Disabling a disabled account keeps its time and takes the new reason.",
+      },
+      response: { 200: AdminAccount, ...errors(400, 401, 404) },
+    })
+    .post("/accounts/:id/enable", enable, {
+      params: AccountId,
+      detail: {
+        summary: "Enable an account",
+        description:
+          "Its keys work again from the next request on. Enabling an enabled account changes nothing.",
+      },
+      response: { 200: AdminAccount, ...errors(400, 401, 404) },
     });
 }

@@ -1,4 +1,5 @@
 import {
+  type Account,
   type AccountStore,
   accountView,
   type Currency,
@@ -10,6 +11,7 @@ import { withMonthSpend } from "../accounts/summary.ts";
 import { fxView, isFxCurrency } from "../fx/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { keysetPage } from "../lib/keyset-page.ts";
+import { rfc3339 } from "../lib/time.ts";
 import { parseRate } from "../pricing/fx.ts";
 import type { Services } from "../server/context.ts";
 
@@ -20,10 +22,15 @@ import type { Services } from "../server/context.ts";
  */
 export type OperatorDeps = Pick<Services, "sql" | "accounts" | "ledger" | "wallet" | "fx">;
 
+/** An account as the operator sees it: the client's view, and whether (and why) it is disabled. */
+export function adminAccountView(a: Account) {
+  return { ...accountView(a), disabled_at: rfc3339(a.disabled_at), disabled_reason: a.disabled_reason };
+}
+
 /** One page of accounts, oldest first, as the operator lists them. */
 export async function listAccountsPage(s: OperatorDeps, limit: number, after: string | null) {
   const { page, next_cursor } = keysetPage(await s.accounts.listAccounts(limit + 1, after), limit);
-  return { data: page.map(accountView), next_cursor };
+  return { data: page.map(adminAccountView), next_cursor };
 }
 
 export async function createAccountWithKey(
@@ -36,7 +43,7 @@ export async function createAccountWithKey(
     if (input.creditMicro && input.creditMicro > 0n)
       await s.ledger.in(tx).topUp(created.account.id, input.creditMicro, "initial credit");
     return {
-      account: accountView((await accounts.getAccount(created.account.id))!),
+      account: adminAccountView((await accounts.getAccount(created.account.id))!),
       key_id: created.keyId,
       key: created.key,
     };
@@ -46,7 +53,7 @@ export async function createAccountWithKey(
 /** An operator's credit (ADMIN): every one records its reason (docs/api.md "Money", docs/billing.md). */
 export async function creditAccount(s: OperatorDeps, accountId: string, amountMicro: bigint, reason: string) {
   await s.ledger.topUp(accountId, amountMicro, requireReason(reason, "A credit"));
-  return accountView((await s.accounts.getAccount(accountId))!);
+  return adminAccountView((await s.accounts.getAccount(accountId))!);
 }
 
 /** The reason of an operator's money change: required for adjustments (and console credits), 500 chars. */
@@ -62,7 +69,7 @@ export function requireReason(reason: string | null | undefined, what = "An adju
 
 export async function adjustAccount(s: OperatorDeps, accountId: string, deltaMicro: bigint, reason: string) {
   await s.ledger.adjust(accountId, deltaMicro, requireReason(reason));
-  return accountView((await s.accounts.getAccount(accountId))!);
+  return adminAccountView((await s.accounts.getAccount(accountId))!);
 }
 
 export async function createKeyFor(
@@ -84,6 +91,8 @@ export async function showAccount(s: OperatorDeps, accountId: string) {
   const account = await requireAccount(s, accountId);
   return {
     ...(await withMonthSpend(s, account)),
+    disabled_at: rfc3339(account.disabled_at),
+    disabled_reason: account.disabled_reason,
     keys: (await s.accounts.listKeys(account.id)).map(keyView),
   };
 }
@@ -108,6 +117,35 @@ export async function updateKeyAsOperator(s: OperatorDeps, keyId: string, change
   if (!found) throw new DomainError("not_found", `No key ${keyId}.`, { param: "key_id" });
   const key = await s.accounts.updateKey(found.account_id, keyId, changes);
   return { ...keyView(key), account_id: key.account_id };
+}
+
+/** What disabling an account touches: its keys (the key cache, every instance) and its sessions. */
+export type AccountStateDeps = Pick<Services, "accounts"> & {
+  people: { sessions: Pick<Services["people"]["sessions"], "endAccountSessions"> };
+};
+
+/**
+ * An operator disables an account (admin API, CLI, console), with a required reason: its keys are
+ * 401 from the next request on, on every instance (a key change: AccountStore.setAccountDisabled),
+ * and every console session looking at it ends. Its open jobs run to their end (their money is
+ * held; docs/console.md "Disabling"). Unknown ids are 404.
+ */
+export async function disableAccount(
+  s: AccountStateDeps,
+  accountId: string,
+  reason: string | null | undefined,
+  /** The operator's own console session, kept (it falls back to another account, or to none). */
+  exceptSessionId: string | null = null,
+) {
+  const text = requireReason(reason, "Disabling an account");
+  const account = await s.accounts.setAccountDisabled(accountId, text);
+  await s.people.sessions.endAccountSessions(accountId, exceptSessionId);
+  return adminAccountView(account);
+}
+
+/** Enables a disabled account again: its keys work from the next request on. */
+export async function enableAccount(s: AccountStateDeps, accountId: string) {
+  return adminAccountView(await s.accounts.setAccountDisabled(accountId, null));
 }
 
 /** `currency` as given: only RUB has a rate (USD is the unit), anything else is 400 naming it. */

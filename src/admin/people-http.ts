@@ -8,6 +8,7 @@ import {
   listPeoplePage,
   passwordResetByOperator,
   revokeInviteByOperator,
+  setPersonDisabledByOperator,
 } from "./people.ts";
 import {
   ACCOUNT_ID,
@@ -17,6 +18,7 @@ import {
   PageOf,
   PERSON_ID,
   PersonSchema,
+  ReasonBody,
   RoleSchema,
 } from "./schemas.ts";
 
@@ -29,6 +31,7 @@ const InviteBody = t.Object(
   },
   { additionalProperties: false },
 );
+const PersonIdParams = t.Object({ id: t.String({ pattern: PERSON_ID.source }) });
 type PageRequest = { query: { limit?: string; cursor?: string } };
 
 /** Console people as the operator manages them: invites, reset links, people and invites listed. */
@@ -60,6 +63,14 @@ export function adminPeopleRoutes(deps: AdminPeopleDeps) {
 
   async function revokeInvite({ params }: { params: { id: string } }) {
     return await revokeInviteByOperator(deps, params.id);
+  }
+
+  async function disablePerson({ params, body }: { params: { id: string }; body: { reason: string } }) {
+    return await setPersonDisabledByOperator(deps, params.id, { reason: body.reason });
+  }
+
+  async function enablePerson({ params }: { params: { id: string } }) {
+    return await setPersonDisabledByOperator(deps, params.id, null);
   }
 
   return new Elysia()
@@ -109,5 +120,20 @@ export function adminPeopleRoutes(deps: AdminPeopleDeps) {
         description: "An unused invite stops working at once; a used or unknown one is 404.",
       },
       response: { 200: InviteSchema, ...errors(400, 401, 404) },
+    })
+    .post("/people/:id/disable", disablePerson, {
+      params: PersonIdParams,
+      body: ReasonBody,
+      detail: {
+        summary: "Disable a person",
+        description:
+          "With a required reason (1 to 500 characters). The person cannot sign in (the answer of a failed sign-in) and every session of theirs ends at once, in every account. Their accounts and keys keep working (disable an account for that).",
+      },
+      response: { 200: PersonSchema, ...errors(400, 401, 404) },
+    })
+    .post("/people/:id/enable", enablePerson, {
+      params: PersonIdParams,
+      detail: { summary: "Enable a person", description: "They may sign in again." },
+      response: { 200: PersonSchema, ...errors(400, 401, 404) },
     });
 }

@@ -4,6 +4,7 @@ import { rfc3339 } from "../lib/time.ts";
 import type { InviteService, InviteView } from "../people/invites.ts";
 import type { MemberService, PersonView } from "../people/members.ts";
 import type { ResetService } from "../people/resets.ts";
+import { requireReason } from "./operations.ts";
 
 /**
  * The operator's side of console people (/admin/v1/users, /people, /invites): the people services'
@@ -13,7 +14,7 @@ export interface AdminPeopleDeps {
   people: {
     invites: Pick<InviteService, "createInvite" | "listInvites" | "revokeInvite" | "getInvite">;
     resets: Pick<ResetService, "requestPasswordReset">;
-    members: Pick<MemberService, "listPeople">;
+    members: Pick<MemberService, "listPeople" | "setDisabled">;
   };
 }
 
@@ -27,6 +28,7 @@ export function personView(p: PersonView) {
     has_password: p.hasPassword,
     created_at: rfc3339(p.createdAt)!,
     disabled_at: rfc3339(p.disabledAt),
+    disabled_reason: p.disabledReason,
     memberships: p.memberships.map((m) => ({ account_id: m.accountId, role: m.role })),
   };
 }
@@ -85,4 +87,18 @@ export async function listInvitesPage(deps: AdminPeopleDeps, limit: number, afte
 export async function revokeInviteByOperator(deps: AdminPeopleDeps, id: string) {
   await deps.people.invites.revokeInvite(id);
   return inviteView((await deps.people.invites.getInvite(id))!);
+}
+
+/**
+ * An operator disables a person (with a required reason) or enables them again: a disabled person
+ * cannot sign in (the failed sign-in answer) and every session of theirs ends at once, in every
+ * account. Their accounts and keys are untouched (an account has its own switch).
+ */
+export async function setPersonDisabledByOperator(
+  deps: AdminPeopleDeps,
+  personId: string,
+  disable: { reason: string | null | undefined } | null,
+) {
+  const reason = disable === null ? null : requireReason(disable.reason, "Disabling a person");
+  return personView(await deps.people.members.setDisabled(personId, reason));
 }

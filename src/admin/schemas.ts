@@ -3,7 +3,16 @@ import { AccountSchema, KeySchema } from "../accounts/schemas.ts";
 import { MicroString } from "../http/schemas.ts";
 
 /** Schemas and id shapes of the operator API (/admin/v1), shared by its route groups. */
-export const AdminAccount = t.Omit(AccountSchema, ["month", "month_spent_micro"]);
+const Nullable = <S extends Awaited<ReturnType<typeof t.String>>>(s: S) => t.Union([s, t.Null()]);
+/** Whether (and why) an operator disabled the account: its keys are refused (401) while it is. */
+export const AccountDisabledFields = {
+  disabled_at: Nullable(t.String({ description: "When an operator disabled the account; null: enabled." })),
+  disabled_reason: Nullable(t.String({ description: "The operator's reason (operators only)." })),
+};
+export const AdminAccount = t.Composite([
+  t.Omit(AccountSchema, ["month", "month_spent_micro"]),
+  t.Object(AccountDisabledFields),
+]);
 export const FxSchema = t.Object(
   {
     currency: t.String(),
@@ -21,7 +30,6 @@ export const KeyId = t.Object({ id: t.String({ pattern: "^key_[0-9A-Za-z]{8,64}$
 export const AdminKey = t.Composite([KeySchema, t.Object({ account_id: t.String() })], {
   title: "AdminApiKey",
 });
-const Nullable = <S extends Awaited<ReturnType<typeof t.String>>>(s: S) => t.Union([s, t.Null()]);
 export const RoleSchema = t.Union([t.Literal("owner"), t.Literal("member")]);
 export const PersonSchema = t.Object(
   {
@@ -33,6 +41,7 @@ export const PersonSchema = t.Object(
     has_password: t.Boolean({ description: "false until the person has accepted an invite." }),
     created_at: t.String(),
     disabled_at: Nullable(t.String()),
+    disabled_reason: Nullable(t.String({ description: "The operator's reason while disabled." })),
     memberships: t.Array(t.Object({ account_id: t.String(), role: RoleSchema })),
   },
   { title: "Person" },
@@ -63,3 +72,9 @@ export const InviteSchema = t.Object(
 /** A listing's answer: one page of `item` and the cursor of the next (null on the last page). */
 export const PageOf = <S extends Parameters<typeof t.Array>[0]>(item: S) =>
   t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()]) });
+
+/** An operator's reason (disabling an account or a person): 1 to 500 characters, checked by requireReason. */
+export const ReasonBody = t.Object(
+  { reason: t.String({ maxLength: 2000, description: "Why (1 to 500 characters once trimmed)." }) },
+  { additionalProperties: false },
+);

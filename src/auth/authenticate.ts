@@ -84,12 +84,19 @@ export async function requirePrincipal(ctx: KeyAuthDeps, request: Request): Prom
 }
 
 /**
- * The key's own controls, once per request before anything else runs: disabled or past its
+ * The key's own controls, once per request before anything else runs: its account disabled by an
+ * operator, the key disabled or past its
  * expiry is 401 (the message says which, so its owner knows what to change), a client address
  * outside `allowed_cidrs` 403 address_not_allowed. An unknown address (no socket peer) is outside
  * every list: a key limited to addresses is never used from an address nobody could check.
  */
 function checkKeyControls(p: Principal, address: () => string | null): void {
+  // The operator's switch first: enabling the key would not help its owner.
+  if (p.accountDisabled)
+    throw new DomainError(
+      "unauthorized",
+      "This API key's account is disabled by the operator; contact the operator of this server.",
+    );
   if (p.disabled)
     throw new DomainError("unauthorized", "This API key is disabled; enable it on the console's Keys page.");
   if (p.expiresAt !== null && BigInt(nowSeconds()) >= p.expiresAt)

@@ -31,6 +31,8 @@ Usage:
   gengate account adjust ACCOUNT_ID AMOUNT --reason TEXT   (signed; never below what jobs hold)
   gengate account list
   gengate account show ACCOUNT_ID      (balance, this month's spend and keys)
+  gengate account disable ACCOUNT_ID --reason TEXT   (its keys 401, its sessions end; enable to undo)
+  gengate account enable ACCOUNT_ID
   gengate key create --account ACCOUNT_ID [--name N] [--monthly-limit AMOUNT] [--manage]
                   [--expires TIME] [--models ID,PREFIX*,...] [--cidrs CIDR,...]
   gengate key update KEY_ID [--name N] [--monthly-limit AMOUNT|none] [--expires TIME|never]
@@ -48,6 +50,8 @@ Usage:
   gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
                                        (one-time console link, 7 days; no --account: a new account)
   gengate user reset-password --email E   (one-time password reset link, 1 hour)
+  gengate user disable --email E --reason TEXT   (cannot sign in; every session ends)
+  gengate user enable --email E
   gengate secret rotate                (new link-signing secret; old links stay valid until they expire)
   gengate secret admin-token           (new admin token, printed once; the old one stops working)
   gengate backup FILE                  (database, files and secrets in one tar; .tar.gz/.tgz: gzip)

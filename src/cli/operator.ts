@@ -6,6 +6,8 @@ import {
   createAccountWithKey,
   createKeyFor,
   creditAccount,
+  disableAccount,
+  enableAccount,
   listAccountKeys,
   requireAccount,
   requireReason,
@@ -179,7 +181,36 @@ export async function accountCommand(argv: string[]): Promise<number> {
     );
     return 0;
   }
-  throw new UsageError("usage: gengate account create|credit|adjust|list|show ...");
+  if (sub === "disable" || sub === "enable") return await accountSwitch(sub, rest);
+  throw new UsageError("usage: gengate account create|credit|adjust|list|show|disable|enable ...");
+}
+
+/**
+ * `gengate account disable ACCOUNT_ID --reason TEXT` / `enable ACCOUNT_ID`: the admin API's
+ * disableAccount / enableAccount; running servers refuse the account's keys within 1 s (the key
+ * change is announced like `key revoke`'s).
+ */
+async function accountSwitch(sub: "disable" | "enable", rest: string[]): Promise<number> {
+  const { flags, positionals } = parseArgs(rest, { values: ["reason", "data-dir"], booleans: ["json"] });
+  if (positionals.length !== 1 || (sub === "disable" && flags.reason === undefined))
+    throw new UsageError(
+      sub === "disable"
+        ? "usage: gengate account disable ACCOUNT_ID --reason TEXT"
+        : "usage: gengate account enable ACCOUNT_ID",
+    );
+  const id = positionals[0]!;
+  const reason = sub === "disable" ? requireReason(flags.reason, "Disabling an account") : null;
+  const a = await withServices(flags["data-dir"], async (s) =>
+    reason === null ? await enableAccount(s, id) : await disableAccount(s, id, reason),
+  );
+  print(
+    flags.json === "true",
+    a,
+    a.disabled_at
+      ? `account ${a.id} (${a.name}) disabled since ${a.disabled_at}: its keys are refused (401) and its sessions ended`
+      : `account ${a.id} (${a.name}) enabled: its keys work again`,
+  );
+  return 0;
 }
 
 type KeyView = Awaited<ReturnType<typeof listAccountKeys>>[number];

@@ -1,3 +1,5 @@
+import { requireReason } from "../admin/operations.ts";
+import { setPersonDisabledByOperator } from "../admin/people.ts";
 import { readConfigFile, resolveServerSettings, smtpFrom } from "../config/load.ts";
 import { DomainError } from "../lib/errors.ts";
 import { rfc3339 } from "../lib/time.ts";
@@ -7,7 +9,9 @@ import { parseArgs, UsageError } from "./args.ts";
 import { withServices } from "./operator.ts";
 
 const USER_USAGE = `usage: gengate user invite --email E [--account ACCOUNT_ID] [--role owner|member] [--operator]
-       gengate user reset-password --email E`;
+       gengate user reset-password --email E
+       gengate user disable --email E --reason TEXT
+       gengate user enable --email E`;
 
 /**
  * `gengate user invite|reset-password`: one-time console links for the operator to hand over
@@ -17,6 +21,7 @@ const USER_USAGE = `usage: gengate user invite --email E [--account ACCOUNT_ID] 
  */
 export async function userCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  if (sub === "disable" || sub === "enable") return await userSwitch(sub, rest);
   if (sub !== "invite" && sub !== "reset-password") throw new UsageError(USER_USAGE);
   const { flags, positionals } = parseArgs(rest, {
     values: ["email", "account", "role", "data-dir", "config", "public-url"],
@@ -87,4 +92,32 @@ export async function userCommand(argv: string[]): Promise<number> {
 
 function mailedLine(mailed: boolean): string {
   return mailed ? "Also queued for email ([smtp]); the running server sends it.\n" : "";
+}
+
+/**
+ * `gengate user disable --email E --reason TEXT` / `enable --email E`: the admin API's
+ * setPersonDisabledByOperator. A disabled person cannot sign in and their sessions end at once.
+ */
+async function userSwitch(sub: "disable" | "enable", rest: string[]): Promise<number> {
+  const { flags, positionals } = parseArgs(rest, {
+    values: ["email", "reason", "data-dir"],
+    booleans: ["json"],
+  });
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  if (!flags.email || (sub === "disable" && flags.reason === undefined)) throw new UsageError(USER_USAGE);
+  const email = flags.email.trim().toLowerCase();
+  const reason = sub === "disable" ? requireReason(flags.reason, "Disabling a person") : null;
+  const person = await withServices(flags["data-dir"], async (s) => {
+    const found = await s.people.members.findPerson(email);
+    if (!found) throw new DomainError("not_found", `no person with email ${email}`);
+    return await setPersonDisabledByOperator(s, found.id, reason === null ? null : { reason });
+  });
+  process.stdout.write(
+    flags.json === "true"
+      ? `${JSON.stringify(person)}\n`
+      : person.disabled_at
+        ? `${person.email} disabled since ${person.disabled_at}: cannot sign in; every session ended\n`
+        : `${person.email} enabled: may sign in again\n`,
+  );
+  return 0;
 }

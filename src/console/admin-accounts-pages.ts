@@ -4,8 +4,6 @@
  * (src/admin/operations.ts); reads through src/admin/directory.ts. HTML in admin-accounts-view.ts.
  */
 import { Elysia } from "elysia";
-import type { Account } from "../accounts/store.ts";
-import { accountOverview } from "../admin/directory.ts";
 import {
   creditAccount,
   adjustAccount as doAdjust,
@@ -13,10 +11,10 @@ import {
   requireReason,
 } from "../admin/operations.ts";
 import { decimalFromInput } from "../http/inputs.ts";
-import { DomainError } from "../lib/errors.ts";
 import { formatMicro } from "../lib/money.ts";
-import { accountDetailBody, accountsBody, type MoneyFormState } from "./admin-accounts-view.ts";
-import { ACCOUNT_ID, adminPage, LIST_SIZE, shown } from "./admin-view.ts";
+import type { CreatedAccount } from "./admin-account-sections-view.ts";
+import { accountDetail, accountIdParam, accountsList, NEW_ACCOUNT } from "./admin-accounts-shared.ts";
+import { shown } from "./admin-view.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -26,55 +24,26 @@ import {
   requireOperator,
 } from "./kit.ts";
 
-async function accountsPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
-  requireOperator(c.session);
-  const q = (c.url.searchParams.get("q") ?? "").trim().slice(0, 200);
-  const after = c.url.searchParams.get("after") ?? "";
-  let rows: Account[];
-  let next: string | null = null;
-  if (q) {
-    rows = await kit.ctx.accounts.searchAccounts(q, LIST_SIZE);
-  } else {
-    const cursor = ACCOUNT_ID.test(after) ? after : null;
-    const got = await kit.ctx.accounts.listAccounts(LIST_SIZE + 1, cursor);
-    rows = got.slice(0, LIST_SIZE);
-    if (got.length > LIST_SIZE) next = rows[rows.length - 1]!.id;
-  }
-  const body = accountsBody(q, rows, next);
-  return adminPage(c, "Accounts", "/console/admin", body);
-}
-
-function accountIdParam(c: PageContext): string {
-  const id = c.params.id ?? "";
-  if (!ACCOUNT_ID.test(id)) throw new DomainError("not_found", `No account ${id}.`);
-  return id;
-}
-
-async function accountDetail(
-  c: PageContext,
-  kit: ConsoleKit,
-  state: MoneyFormState = {},
-  status = 200,
-): Promise<Response> {
-  requireOperator(c.session);
-  const {
-    account: a,
-    keys,
-    members,
-    entries,
-  } = await accountOverview(
-    { accounts: kit.ctx.accounts, wallet: kit.ctx.wallet, people: kit.people },
-    accountIdParam(c),
-  );
-  const body = accountDetailBody(c.session, a, keys, members, entries, state);
-  return adminPage(c, a.name, "/console/admin", body, status);
-}
+/** Fixed notices of the account actions' redirects (nothing of the URL is echoed). */
+const DONE: Record<string, string> = {
+  created: "The account was created. Its Default key was shown once.",
+  disabled: "The account is disabled: its keys are refused and its sessions ended.",
+  enabled: "The account is enabled again: its keys work.",
+  revoked: "The key is revoked: requests with it are refused.",
+};
 
 async function accountPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
+  requireOperator(c.session);
   const done = (c.url.searchParams.get("done") ?? "").slice(0, 200);
+  const created = await kit.people.sessions.takeFlash<CreatedAccount>(c.session.sessionId, NEW_ACCOUNT);
   // Only our own redirect's wording is shown back.
   return await accountDetail(c, kit, {
-    done: /^(Credited|Adjusted by) -?[0-9.]+ [A-Z]{3}\.$/.test(done) ? done : null,
+    created,
+    done: /^(Credited|Adjusted by) -?[0-9.]+ [A-Z]{3}\.$/.test(done)
+      ? done
+      : done === "created" && created
+        ? null
+        : (DONE[done] ?? null),
   });
 }
 
@@ -110,7 +79,7 @@ export function adminAccountsPages(kit: ConsoleKit) {
   return new Elysia()
     .get(
       "/console/admin",
-      kit.page((c) => accountsPage(c, kit)),
+      kit.page((c) => accountsList(c, kit)),
     )
     .get(
       "/console/admin/accounts/:id",

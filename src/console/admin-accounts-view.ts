@@ -10,26 +10,31 @@ import { notice } from "./admin-view.ts";
 import { formatMoney, formatTime } from "./format.ts";
 import { formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
+import { tableBox } from "./money-view.ts";
 import { isoText } from "./requests-view.ts";
 
 function accountRows(rows: Account[]): SafeHtml {
   if (rows.length === 0) return html`<p>No accounts match.</p>`;
-  return html`<div class="table-wrap"><table>
+  return tableBox(
+    "Accounts",
+    html`<table>
 <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col" class="num">Balance</th><th scope="col" class="num">Held</th><th scope="col" class="num">Available</th></tr></thead>
 <tbody>${rows.map(
-    (a) => html`<tr>
-  <td><a href="/console/admin/accounts/${a.id}">${a.name}</a></td>
+      (a) => html`<tr>
+  <td><a href="/console/admin/accounts/${a.id}">${a.name}</a>${a.disabled_at !== null ? html` <span class="hint">(disabled)</span>` : null}</td>
   <td class="mono">${a.id}</td>
   <td class="num">${formatMoney(a.balance_micro, a.currency)}</td>
   <td class="num">${formatMoney(a.held_micro, a.currency)}</td>
   <td class="num">${formatMoney(a.balance_micro - a.held_micro, a.currency)}</td>
 </tr>`,
-  )}</tbody></table></div>`;
+    )}</tbody></table>`,
+  );
 }
 
 /** The accounts list: the search form, a page of accounts, the next page's link. */
-export function accountsBody(q: string, rows: Account[], next: string | null): SafeHtml {
+export function accountsBody(q: string, rows: Account[], next: string | null, create: SafeHtml): SafeHtml {
   return html`<h1>Accounts</h1>
+${create}
 <form class="filters" method="get" action="/console/admin" role="search">
   <label>Search <input type="search" name="q" value="${q}" maxlength="200" placeholder="Name or account id"></label>
   <button type="submit">Search</button>
@@ -53,6 +58,8 @@ export function accountDetailBody(
   members: { email: string; role: string }[],
   entries: EntryView[],
   state: MoneyFormState,
+  /** Shown under the heading (a disabled account's state and its Enable button). */
+  banner: SafeHtml | null = null,
 ): SafeHtml {
   const cur = a.currency;
   const credit = state.credit ?? { amount: "", reason: "", error: null };
@@ -61,6 +68,7 @@ export function accountDetailBody(
 <h1 class="wrap-anywhere">${a.name}</h1>
 <p class="mono">${a.id}</p>
 ${notice(state.done ?? null)}
+${banner}
 <div class="cards">
   <div class="card"><h2>Balance</h2><p class="figure">${formatMoney(a.balance_micro, cur)}</p></div>
   <div class="card"><h2>Held</h2><p class="figure">${formatMoney(a.held_micro, cur)}</p></div>
@@ -98,12 +106,15 @@ ${
 <h2>Latest wallet entries</h2>
 ${
   entries.length
-    ? html`<div class="table-wrap"><table>
+    ? tableBox(
+        "Latest wallet entries",
+        html`<table>
 <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Source</th><th scope="col" class="num">Amount</th><th scope="col">Reason</th></tr></thead>
 <tbody>${entries.map(
-        (e) => html`<tr><td>${isoText(e.created_at)}</td><td>${e.kind}</td><td>${e.label}</td>
+          (e) => html`<tr><td>${isoText(e.created_at)}</td><td>${e.kind}</td><td>${e.label}</td>
 <td class="num">${formatMoney(BigInt(e.balance_delta_micro), cur)}</td><td>${e.reason ?? ""}</td></tr>`,
-      )}</tbody></table></div>`
+        )}</tbody></table>`,
+      )
     : html`<p>No entries yet.</p>`
 }`;
 }

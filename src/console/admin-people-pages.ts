@@ -1,10 +1,13 @@
 /**
  * The operator's people and invites (/console/admin/people): invite a person (into an account or a
- * new one), revoke an invite, make a password-reset link; links are shown once. Through the people
+ * new one), revoke an invite, make a password-reset link (links are shown once); disable a person
+ * (a required reason) or enable them again. Through the people
  * services (src/people/); the page's reads through src/admin/directory.ts. HTML in admin-people-view.ts.
  */
 import { Elysia } from "elysia";
 import { peopleDirectory } from "../admin/directory.ts";
+import { setPersonDisabledByOperator } from "../admin/people.ts";
+import { PERSON_ID } from "../admin/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { Role } from "../people/types.ts";
 import { type PeopleState, peopleBody } from "./admin-people-view.ts";
@@ -43,6 +46,8 @@ async function peoplePage(
 /** The flash kind of an operator's new invite link (post/redirect/get, src/people/sessions.ts). */
 const NEW_INVITE = "operator-invite";
 const DONE: Record<string, string> = {
+  disabled: "The person is disabled: they cannot sign in and every session of theirs ended.",
+  enabled: "The person is enabled: they may sign in again.",
   revoked: "The invite is revoked.",
   invited: "The invite link was created. It was shown once and cannot be shown again.",
 };
@@ -110,6 +115,23 @@ async function resetLink(c: ActionContext, kit: ConsoleKit): Promise<Response> {
   });
 }
 
+/** Disable (a required reason) or enable a person, through the admin API's operation; never oneself. */
+async function setPersonDisabled(c: ActionContext, kit: ConsoleKit, disable: boolean): Promise<Response> {
+  requireOperator(c.session);
+  const id = c.params.id ?? "";
+  if (!PERSON_ID.test(id)) throw new DomainError("not_found", "No such person.");
+  try {
+    if (disable && id === c.session.personId)
+      throw new DomainError("conflict", "You cannot disable yourself; another operator can.");
+    await setPersonDisabledByOperator(kit.ctx, id, disable ? { reason: field(c.form, "reason") } : null);
+  } catch (err) {
+    const s = shown(err);
+    if (!s) throw err;
+    return peoplePage(c, kit, { personError: s.message }, s.status);
+  }
+  return redirect(`/console/admin/people?done=${disable ? "disabled" : "enabled"}`);
+}
+
 export function adminPeoplePages(kit: ConsoleKit) {
   return new Elysia()
     .get(
@@ -127,5 +149,13 @@ export function adminPeoplePages(kit: ConsoleKit) {
     .post(
       "/console/admin/reset",
       kit.action((c) => resetLink(c, kit)),
+    )
+    .post(
+      "/console/admin/people/:id/disable",
+      kit.action((c) => setPersonDisabled(c, kit, true)),
+    )
+    .post(
+      "/console/admin/people/:id/enable",
+      kit.action((c) => setPersonDisabled(c, kit, false)),
     );
 }

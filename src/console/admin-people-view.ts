@@ -10,12 +10,15 @@ import { notice } from "./admin-view.ts";
 import { formatTime } from "./format.ts";
 import { formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
+import { tableBox } from "./money-view.ts";
 
 export interface PeopleState {
   /** A link just made (invite or reset), shown once. */
   link?: { label: string; url: string; expires: string } | null;
   inviteError?: string | null;
   resetError?: string | null;
+  /** A refused disable (no reason, oneself). */
+  personError?: string | null;
   invite?: { email: string; account: string; role: string; operator: boolean };
   done?: string | null;
 }
@@ -26,6 +29,22 @@ export interface PeopleDirectory {
   invites: InviteView[];
   /** Account id -> name, for every account the people and invites name. */
   names: Map<string, string>;
+}
+
+/** `Enable` for a disabled person; else `Disable`, which asks for the required reason (no script needed). */
+function personSwitch(session: ConsoleSession, p: PersonView): SafeHtml | null {
+  if (p.id === session.personId) return null;
+  if (p.disabledAt !== null)
+    return html`<form method="post" action="/console/admin/people/${p.id}/enable">
+    ${csrfField(session)}
+    <button type="submit" class="secondary" aria-label="Enable ${p.email}">Enable</button>
+  </form>`;
+  return html`<details class="person-disable"><summary aria-label="Disable ${p.email}">Disable</summary>
+  <form method="post" action="/console/admin/people/${p.id}/disable" class="stack">
+    ${csrfField(session)}
+    <label>Reason <input name="reason" required maxlength="500" autocomplete="off"></label>
+    <button type="submit" class="danger" aria-label="Disable person ${p.email}">Disable person</button>
+  </form></details>`;
 }
 
 export function peopleBody(session: ConsoleSession, d: PeopleDirectory, state: PeopleState): SafeHtml {
@@ -62,13 +81,16 @@ ${link}
 
 <h2>People</h2>
 ${formError(state.resetError)}
+${formError(state.personError)}
 ${
   people.length
-    ? html`<div class="table-wrap"><table>
+    ? tableBox(
+        "People",
+        html`<table>
 <thead><tr><th scope="col">Email</th><th scope="col">Accounts</th><th scope="col">Operator</th><th scope="col">Two-factor</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
 <tbody>${people.map(
-        (p) => html`<tr>
-  <td>${p.email}${p.hasPassword ? null : html` <span class="hint">(invited)</span>`}${p.disabledAt !== null ? html` <span class="hint">(disabled)</span>` : null}</td>
+          (p) => html`<tr>
+  <td>${p.email}${p.hasPassword ? null : html` <span class="hint">(invited)</span>`}${p.disabledAt !== null ? html` <span class="hint">(disabled: ${p.disabledReason ?? ""})</span>` : null}</td>
   <td>${p.memberships.length ? p.memberships.map((m, i) => html`${i ? ", " : null}<a href="/console/admin/accounts/${m.accountId}">${nameOf(m.accountId)}</a> (${m.role})`) : "—"}</td>
   <td>${p.operator ? "yes" : "no"}</td>
   <td>${p.twoFactor ? "on" : "off"}</td>
@@ -77,9 +99,11 @@ ${
     ${csrfField(session)}
     <input type="hidden" name="email" value="${p.email}">
     <button type="submit" class="secondary" aria-label="Password reset link for ${p.email}">Reset link</button>
-  </form></td>
+  </form>
+  ${personSwitch(session, p)}</td>
 </tr>`,
-      )}</tbody></table></div>`
+        )}</tbody></table>`,
+      )
     : html`<p>No people yet.</p>`
 }
 ${next ? html`<p><a class="button secondary" href="/console/admin/people?after=${next}">Next</a></p>` : null}
@@ -87,10 +111,12 @@ ${next ? html`<p><a class="button secondary" href="/console/admin/people?after=$
 <h2>Invites</h2>
 ${
   invites.length
-    ? html`<div class="table-wrap"><table>
+    ? tableBox(
+        "Invites",
+        html`<table>
 <thead><tr><th scope="col">Email</th><th scope="col">Into</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead>
 <tbody>${invites.map(
-        (i) => html`<tr>
+          (i) => html`<tr>
   <td>${i.email ?? "anyone with the link"}</td>
   <td>${nameOf(i.accountId)}</td>
   <td>${i.role}${i.operator ? ", operator" : null}</td>
@@ -105,7 +131,8 @@ ${
       : null
   }</td>
 </tr>`,
-      )}</tbody></table></div>`
+        )}</tbody></table>`,
+      )
     : html`<p>No invites.</p>`
 }`;
 }

@@ -8,6 +8,7 @@ import { htmlResponse, type PageContext } from "./kit.ts";
 
 const SECTIONS = [
   { href: "/console/admin", label: "Accounts" },
+  { href: "/console/admin/requests", label: "Requests" },
   { href: "/console/admin/people", label: "People and invites" },
   { href: "/console/admin/providers", label: "Providers" },
   { href: "/console/admin/fx", label: "Exchange rates" },

@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
-import { newKeyPage, shownMessage, signupMode, signupPage, statusOf, withCookie } from "./auth-views.ts";
+import { shownMessage, signupMode, signupPage, statusOf, welcomeRedirect } from "./auth-views.ts";
 import {
   type ConsoleKit,
   field,
@@ -37,11 +37,7 @@ async function signUp(kit: ConsoleKit, c: PublicActionContext) {
       },
       c.client,
     );
-    return withCookie(
-      kit,
-      htmlResponse(await newKeyPage(kit, made.session, made.key, "Your account is ready")),
-      made.session,
-    );
+    return await welcomeRedirect(kit, made.session, { key: made.key, heading: "Your account is ready" });
   } catch (err) {
     const message = shownMessage(err);
     if (message === null) throw err;

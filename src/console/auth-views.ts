@@ -1,14 +1,14 @@
 /**
  * What the signed-out pages share (auth-*-pages.ts): their HTML (sign-in with the two-factor step,
- * sign-up, invite, reset, "forgot password", the new key shown once), the session cookie on
+ * sign-up, invite, reset, "forgot password", the welcome page with the new key shown once), the session cookie on
  * success, and how a people service's refusal is shown.
  */
 import { httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import type { NewSession } from "../people/types.ts";
+import type { ConsoleSession, NewSession } from "../people/types.ts";
 import { PASSWORD_MIN_LENGTH } from "../people/types.ts";
-import { formError, type KitFor, type PublicPageContext } from "./kit.ts";
+import { formError, type KitFor, type PublicPageContext, redirect } from "./kit.ts";
 import { layout } from "./layout.ts";
 import { sessionCookie } from "./security.ts";
 
@@ -84,25 +84,49 @@ ${s.signupOpen ? html`<p>No account yet? <a href="/console/signup">Sign up</a></
 }
 
 /** The page that shows a new key once (after sign-up, or an invite that made an account). */
-export async function newKeyPage(
+/** Where a new account's Default key is shown once after sign-up or an accepted invite (post/redirect/get). */
+export const WELCOME_PATH = "/console/welcome";
+/** The session flash kind holding that key until the welcome page reads it. */
+export const WELCOME_KEY = "welcome-key";
+export type WelcomeFlash = { key: string; heading: "Welcome to gengate" | "Your account is ready" };
+
+/**
+ * The answer to a sign-up or an invite that made an account: the new session keeps the key as its
+ * one-time flash and the browser goes to the welcome page (303, with the cookie), so reloading that
+ * page repeats nothing and shows the key no more.
+ */
+export async function welcomeRedirect(
   kit: KitFor,
   created: NewSession,
-  key: string,
-  heading: string,
+  flash: WelcomeFlash,
+): Promise<Response> {
+  await kit.people.sessions.setFlash(created.session.sessionId, WELCOME_KEY, flash);
+  return withCookie(kit, redirect(WELCOME_PATH), created);
+}
+
+/** The welcome page: the Default key once, or (reloaded) that it was shown. */
+export async function welcomePage(
+  kit: KitFor,
+  session: ConsoleSession,
+  flash: WelcomeFlash | null,
 ): Promise<SafeHtml> {
-  return await kit.layoutFor(created.session, {
-    title: heading,
-    active: null,
-    body: html`<h1>${heading}</h1>
-<p class="notice warn" role="status">This is your account's Default API key. Copy it now: it is shown only once, and
+  const heading = flash?.heading ?? "Welcome to gengate";
+  const shown = flash
+    ? html`<p class="notice warn" role="status">This is your account's Default API key. Copy it now: it is shown only once, and
 cannot be shown again (you can always create another on the Keys page).</p>
 <div class="stack">
   <label for="new-key">New key</label>
   <div class="copy-row">
-    <input id="new-key" type="text" readonly value="${key}" autocomplete="off" spellcheck="false">
+    <input id="new-key" type="text" readonly value="${flash.key}" autocomplete="off" spellcheck="false">
     <button type="button" class="secondary" data-copy="new-key" hidden>Copy</button>
   </div>
-</div>
+</div>`
+    : html`<p class="notice" role="status">Your Default key was shown once and cannot be shown again. You can create another on the <a href="/console/keys">Keys</a> page.</p>`;
+  return await kit.layoutFor(session, {
+    title: heading,
+    active: null,
+    body: html`<h1>${heading}</h1>
+${shown}
 <p><a class="button" href="/console">Continue to Overview</a></p>`,
   });
 }

@@ -48,11 +48,36 @@ function controlFields(p: string, f: KeyForm): SafeHtml {
 }
 
 /** A key's state as the table says it. */
-function stateOf(row: ApiKeyRow): string {
+export function stateOf(row: ApiKeyRow): string {
   if (row.revoked_at !== null) return "revoked";
   if (row.disabled_at !== null) return "disabled";
   if (row.expires_at !== null && Number(row.expires_at) <= nowSeconds()) return "expired";
   return "active";
+}
+
+/**
+ * `Revoke` and its confirmation `Revoke key`: a GET form to `path` (the confirmation page without
+ * JavaScript) whose button opens the dialog that POSTs to `path`. The Keys page's rows and the
+ * operator's account page (`label`: the button's accessible name there, `Revoke <key name>`).
+ */
+export function revokeControl(
+  s: Pick<AccountSession, "csrfToken">,
+  k: Pick<KeyFigures, "key_id" | "name" | "prefix">,
+  path: string,
+  label?: string,
+): SafeHtml {
+  return html`<form method="get" action="${path}" class="inline">
+    <button type="submit" class="danger" data-dialog="revoke-${k.key_id}"${label ? html` aria-label="${label}"` : null}>Revoke</button>
+  </form>
+  <dialog id="revoke-${k.key_id}" aria-labelledby="revoke-${k.key_id}-title">
+    <h2 id="revoke-${k.key_id}-title">Revoke ${k.name}?</h2>
+    <p>Requests with this key (<span class="mono">${k.prefix}…</span>) are refused from the next one on. This cannot be undone.</p>
+    <form method="post" action="${path}">
+      ${csrfField(s)}
+      <button type="submit" class="danger">Revoke key</button>
+      <button type="button" class="secondary" data-dialog-close>Cancel</button>
+    </form>
+  </dialog>`;
 }
 
 function keyRow(s: AccountSession, k: KeyFigures, row: ApiKeyRow, currency: string): SafeHtml {
@@ -64,18 +89,7 @@ function keyRow(s: AccountSession, k: KeyFigures, row: ApiKeyRow, currency: stri
     ${csrfField(s)}
     <button type="submit" class="secondary">${row.disabled_at === null ? "Disable" : "Enable"}</button>
   </form>
-  <form method="get" action="/console/keys/${k.key_id}/revoke" class="inline">
-    <button type="submit" class="danger" data-dialog="revoke-${k.key_id}">Revoke</button>
-  </form>
-  <dialog id="revoke-${k.key_id}" aria-labelledby="revoke-${k.key_id}-title">
-    <h2 id="revoke-${k.key_id}-title">Revoke ${k.name}?</h2>
-    <p>Requests with this key (<span class="mono">${k.prefix}…</span>) are refused from the next one on. This cannot be undone.</p>
-    <form method="post" action="/console/keys/${k.key_id}/revoke">
-      ${csrfField(s)}
-      <button type="submit" class="danger">Revoke key</button>
-      <button type="button" class="secondary" data-dialog-close>Cancel</button>
-    </form>
-  </dialog>`
+  ${revokeControl(s, k, `/console/keys/${k.key_id}/revoke`)}`
       : null;
   return html`<tr data-key="${k.key_id}">
   <th scope="row">${k.name}${row.can_manage === 1n ? html` <span class="hint">(manage)</span>` : null}</th>

@@ -101,7 +101,7 @@ export function requireAccount(session: ConsoleSession): AccountSession {
   if (session.accountId === null || session.role === null) {
     throw new DomainError(
       "forbidden",
-      "You are not a member of any account. Ask an owner or the operator for an invite.",
+      "You are not a member of any account in use (an operator may have disabled yours). Ask an owner or the operator for an invite.",
     );
   }
   return session as AccountSession;

@@ -113,6 +113,9 @@ ${page.session ? header(page.session, page.accounts ?? [], page.active ?? null) 
 <main id="main"${page.narrow ? html` class="narrow"` : null}>
 ${page.body}
 </main>
+<footer class="site-footer">
+<nav aria-label="Developer links"><ul><li><a href="/docs">API docs</a></li><li><a href="/v1/llms.txt">llms.txt</a></li></ul></nav>
+</footer>
 </body>
 </html>
 `;

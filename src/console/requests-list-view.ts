@@ -135,14 +135,16 @@ export interface TableOptions {
   /** The page a cancel returns to. */
   back: string;
   /** Show an Account column, naming each row's account (the operators' list). */
-  account?: (r: RequestSummary) => string;
+  account?: (r: RequestSummary) => SafeHtml | string;
+  /** Where each request's page lives (default /console/requests; the operators' list: its own). */
+  base?: string;
 }
 
 /** One row (its id lets the live refresh replace it in place). */
 export function requestRow(r: RequestSummary, o: TableOptions, oob = false): SafeHtml {
   const cancel = o.csrf && r.status === "IN_QUEUE" ? cancelForm(r.id, o.csrf, o.back) : null;
   return html`<tr id="request-${r.id}"${oob ? html` hx-swap-oob="true"` : null}${r.timing.live ? html` data-live` : null}>
-  <td data-label="Created"><a href="/console/requests/${r.id}">${isoText(r.created_at)}</a></td>
+  <td data-label="Created"><a href="${o.base ?? "/console/requests"}/${r.id}">${isoText(r.created_at)}</a></td>
   ${o.account ? html`<td data-label="Account">${o.account(r)}</td>` : null}
   <td data-label="Model" class="mono">${r.model_id}</td>
   <td data-label="Status">${statusBadge(r.status)}${r.error_code ? html` <span class="hint">${r.error_code}</span>` : null}</td>

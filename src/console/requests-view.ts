@@ -77,9 +77,9 @@ function priceSection(d: RequestDetail): SafeHtml {
  * While it is live, htmx re-reads them every 2 s (`/console/requests/<id>/live`); the answer for a
  * request that reached its final state reloads the page (HX-Refresh), which then shows the outputs.
  */
-export function liveFacts(d: RequestSummary, cancel: SafeHtml | null): SafeHtml {
+export function liveFacts(d: RequestSummary, cancel: SafeHtml | null, poll = true): SafeHtml {
   const t = d.timing;
-  return html`<div id="request-live"${t.live ? html` hx-get="/console/requests/${d.id}/live" hx-trigger="every 2s" hx-swap="outerHTML"` : null}>
+  return html`<div id="request-live"${t.live && poll ? html` hx-get="/console/requests/${d.id}/live" hx-trigger="every 2s" hx-swap="outerHTML"` : null}>
 <dl class="facts request-facts">
   <dt>Status</dt><dd>${statusBadge(d.status)}</dd>
   <dt>Duration</dt><dd>${durationText(t.total_ms)}${t.live ? " so far" : null}</dd>
@@ -95,14 +95,21 @@ export function requestDetailBody(
   kit: Pick<ConsoleKit, "origin">,
   d: RequestDetail,
   live: { cancel: SafeHtml | null; notice: SafeHtml | null },
+  /**
+   * The operator's view of any account's request (admin-requests-pages.ts): the account is named,
+   * the way back leads to all accounts' requests, and the facts do not poll (the live route is the
+   * account's own).
+   */
+  account?: { id: string; name: string },
 ): SafeHtml {
   const nothingCharged = d.price.charged_micro === 0n;
   const failed = d.status === "FAILED" || d.status === "CANCELLED";
-  return html`<p><a href="/console/requests">← All requests</a></p>
+  return html`<p><a href="${account ? "/console/admin/requests" : "/console/requests"}">← All requests</a></p>
 <h1>Request <span class="mono">${d.id}</span></h1>
 ${live.notice}
-${liveFacts(d, live.cancel)}
+${liveFacts(d, live.cancel, !account)}
 <dl class="facts request-facts">
+  ${account ? html`<dt>Account</dt><dd><a href="/console/admin/accounts/${account.id}">${account.name}</a></dd>` : null}
   <dt>Model</dt><dd class="mono">${d.model_id}</dd>
   <dt>Source</dt><dd>${d.source}</dd>
   <dt>Key</dt><dd>${d.key_name ?? d.key_id ?? "—"}</dd>

@@ -2,14 +2,15 @@
  * The account settings that are not members (owners only): the webhook signing secret (reveal,
  * rotate after a confirmation) and the low-balance alert (threshold, alert URL; src/alerts/).
  * Thin: parse the form, call the store (WebhookSecretStore, AccountStore, LowBalanceAlerts), then
- * redirect (303) or render the account page with the secret shown once.
+ * redirect (303) or render the account page with the secret shown once (revealed: the POST's answer;
+ * rotated: after the redirect, from the session's flash).
  */
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import { parseDecimalToMicro } from "../lib/money.ts";
 import { type ActionContext, type ConsoleKit, field, htmlResponse, redirect, requireOwner } from "./kit.ts";
 import { accountError, accountPage, rotateForm } from "./settings-account-view.ts";
-import { ACCOUNT_PATH } from "./settings-shared.ts";
+import { ACCOUNT_PATH, ROTATED_SECRET } from "./settings-shared.ts";
 
 async function revealSecret(kit: ConsoleKit, c: ActionContext) {
   const s = requireOwner(c.session);
@@ -23,9 +24,11 @@ async function rotateSecret(kit: ConsoleKit, c: ActionContext) {
   if (field(c.form, "confirm") !== "yes") {
     return c.layout({ title: "Rotate the webhook secret", active: "settings", body: rotateForm(s) });
   }
-  return await accountPage(kit, c, {
-    secret: { value: await kit.ctx.webhookSecrets.rotate(s.accountId), rotated: true },
-  });
+  // Post/redirect/get: the new secret waits in the session's flash for the page the redirect
+  // leads to, so reloading that page rotates nothing and shows the secret no more.
+  const value = await kit.ctx.webhookSecrets.rotate(s.accountId);
+  await kit.people.sessions.setFlash(s.sessionId, ROTATED_SECRET, { value });
+  return redirect(`${ACCOUNT_PATH}?done=rotated`);
 }
 
 async function setAlertThreshold(kit: ConsoleKit, c: ActionContext) {

@@ -17,16 +17,22 @@ import {
   requireOwner,
 } from "./kit.ts";
 import { type AccountState, accountError, accountPage, removeForm } from "./settings-account-view.ts";
-import { ACCOUNT_PATH, idParam, roleField } from "./settings-shared.ts";
+import { ACCOUNT_PATH, idParam, NEW_INVITE, ROTATED_SECRET, roleField } from "./settings-shared.ts";
 
-/** The flash kind of a new invite link (src/people/sessions.ts setFlash). */
-const NEW_INVITE = "new-invite";
 type InviteShown = NonNullable<AccountState["invite"]>;
 
 async function showAccount(kit: ConsoleKit, c: PageContext) {
-  const invite = await kit.people.sessions.takeFlash<InviteShown>(c.session.sessionId, NEW_INVITE);
-  // The link itself replaces the "was shown once" notice of a reload.
-  return await accountPage(kit, c, invite ? { invite, notice: html`` } : {});
+  // One flash a session: a new invite link (invite) or a rotated webhook secret (rotate).
+  const flash = await kit.people.sessions.takeFlashEntry<unknown>(c.session.sessionId);
+  // The link or the secret itself replaces the "was shown once" notice of a reload.
+  if (flash?.kind === NEW_INVITE)
+    return await accountPage(kit, c, { invite: flash.data as InviteShown, notice: html`` });
+  if (flash?.kind === ROTATED_SECRET)
+    return await accountPage(kit, c, {
+      secret: { value: (flash.data as { value: string }).value, rotated: true },
+      notice: html``,
+    });
+  return await accountPage(kit, c, {});
 }
 
 /** A one-time invite link into this account, shown once (and mailed with [smtp]). */

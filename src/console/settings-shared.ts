@@ -14,6 +14,8 @@ export const DONE: Record<string, string> = {
   removed: "The member is removed from this account.",
   threshold: "The alert threshold is saved.",
   "alert-url": "The alert URL is saved.",
+  rotated:
+    "The webhook secret is rotated. The new secret was shown once; the old one keeps signing for 24 hours.",
   password: "Your password is changed. Your other sessions are signed out; this one stays signed in.",
   "two-factor-off": "Two-factor sign-in is off. Your recovery codes no longer work.",
   "two-factor-cancelled":
@@ -60,3 +62,7 @@ export function shownOnce(id: string, label: string, value: string): SafeHtml {
   </div>
 </div>`;
 }
+
+/** Flash kinds of the account settings page (post/redirect/get): a new invite link, a rotated secret. */
+export const NEW_INVITE = "new-invite";
+export const ROTATED_SECRET = "rotated-webhook-secret";

@@ -20,6 +20,7 @@ import m019 from "./migrations/019_webhook_body.sql" with { type: "text" };
 import m020 from "./migrations/020_key_controls.sql" with { type: "text" };
 import m021 from "./migrations/021_wallet_statement.sql" with { type: "text" };
 import m022 from "./migrations/022_upstream_callbacks.sql" with { type: "text" };
+import m023 from "./migrations/023_operators.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -54,6 +55,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 20, name: "key controls", sql: m020 },
   { version: 21, name: "wallet statement", sql: m021 },
   { version: 22, name: "upstream callbacks", sql: m022 },
+  { version: 23, name: "operators: disabled accounts and people", sql: m023 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -9,7 +9,8 @@ const DESCRIPTION = `Prepaid HTTP API for generation models (video, image, avata
 Authenticate with \`Authorization: Key <API_KEY>\` (\`Bearer <API_KEY>\` also works, for OpenAI SDKs).
 Money is integer micro-units carried as decimal strings (1 USD = 1,000,000 micro-USD).
 Every error is \`{"error": {"code", "message", "type", "param"?, "details"?, "request_id"?}}\`.
-A guide for people and LLMs is at /v1/llms.txt.`;
+A guide for people and LLMs is at [/v1/llms.txt](/v1/llms.txt).
+Keys, usage, requests, the wallet and the studio: [the web console](/console).`;
 
 /**
  * Builds the OpenAPI 3.1 document from the app's real route table (so it cannot drift from the

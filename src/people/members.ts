@@ -21,6 +21,8 @@ export interface PersonView {
   hasPassword: boolean;
   createdAt: number;
   disabledAt: number | null;
+  /** The operator's reason while disabled, else null. */
+  disabledReason: string | null;
   memberships: { accountId: string; role: Role }[];
 }
 
@@ -92,7 +94,16 @@ export class MemberService extends PeopleServiceBase {
   }
 
   async listPeople(options: { limit?: number; after?: string | null } = {}): Promise<PersonView[]> {
-    const rows = await this.store.listPeople(options.limit ?? 100, options.after ?? null);
+    return await this.viewsOf(await this.store.listPeople(options.limit ?? 100, options.after ?? null));
+  }
+
+  /** One person as the operator lists them, or 404. */
+  async getPerson(personId: string): Promise<PersonView> {
+    const [view] = await this.viewsOf([await this.requirePerson(personId)]);
+    return view!;
+  }
+
+  private async viewsOf(rows: PersonRow[]): Promise<PersonView[]> {
     const memberships = await this.store.membershipsByPeople(rows.map((p) => p.id));
     return rows.map((p) => ({
       id: p.id,
@@ -102,10 +113,25 @@ export class MemberService extends PeopleServiceBase {
       hasPassword: p.password_hash !== null,
       createdAt: Number(p.created_at),
       disabledAt: p.disabled_at === null ? null : Number(p.disabled_at),
+      disabledReason: p.disabled_reason,
       memberships: memberships
         .filter((m) => m.person_id === p.id)
         .map((m) => ({ accountId: m.account_id, role: m.role })),
     }));
+  }
+
+  /**
+   * An operator disables a person (`reason`, already checked) or enables them (null). Disabling
+   * ends every session of theirs in the same transaction, in every account; sign-in refuses them
+   * like a wrong password (no enumeration). Unknown ids are 404.
+   */
+  async setDisabled(personId: string, reason: string | null): Promise<PersonView> {
+    return await this.atomic(async (self) => {
+      if (!(await self.store.setPersonDisabled(personId, reason, self.seconds())))
+        throw new DomainError("not_found", "No such person.", { param: "person_id" });
+      if (reason !== null) await self.store.revokeSessionsOf(personId, self.seconds(), null);
+      return await self.getPerson(personId);
+    });
   }
 
   /** A person by email (operator commands), or null. */

@@ -35,10 +35,11 @@ export class SessionService extends PeopleServiceBase {
   private async consoleSession(row: SessionRow, person: PersonRow): Promise<ConsoleSession> {
     let accountId = row.account_id;
     let role: Role | null = null;
-    const m = accountId ? await this.store.membership(accountId, person.id) : null;
+    const m = accountId ? await this.store.liveMembership(accountId, person.id) : null;
     if (m) role = m.role;
     else {
-      // Removed from the account being looked at: fall back to the first account left, if any.
+      // Removed from the account being looked at, or an operator disabled it: fall back to the
+      // first (enabled) account left, if any.
       const first = (await this.store.accountsOf(person.id))[0];
       accountId = first?.account_id ?? null;
       role = first?.role ?? null;
@@ -105,10 +106,18 @@ export class SessionService extends PeopleServiceBase {
     return await this.store.revokeSessionsOf(personId, this.seconds(), exceptSessionId ?? null);
   }
 
+  /**
+   * Ends every session looking at the account (an operator disabled it): their next console
+   * request is signed out. Resolving a session also never lands on a disabled account.
+   */
+  async endAccountSessions(accountId: string, exceptSessionId: string | null = null): Promise<number> {
+    return await this.store.revokeSessionsViewing(accountId, this.seconds(), exceptSessionId);
+  }
+
   /** Points the session at another account of the person; another account is 404. */
   async switchAccount(sessionId: string, personId: string, accountId: string): Promise<ConsoleSession> {
     return await this.atomic(async (self) => {
-      if (!(await self.store.membership(accountId, personId)))
+      if (!(await self.store.liveMembership(accountId, personId)))
         throw new DomainError("not_found", "No such account.", { param: "account_id" });
       if (!(await self.store.setSessionAccount(sessionId, personId, accountId)))
         throw new DomainError("not_found", "No such session.", { param: "session_id" });
@@ -142,11 +151,17 @@ export class SessionService extends PeopleServiceBase {
 
   /** The session's notice of this kind, cleared as it is read; null when none, another kind or stale. */
   async takeFlash<T>(sessionId: string, kind: string): Promise<T | null> {
+    const flash = await this.takeFlashEntry<T>(sessionId);
+    return flash && flash.kind === kind ? flash.data : null;
+  }
+
+  /** The session's notice whatever its kind (a page that shows several kinds), cleared as it is read. */
+  async takeFlashEntry<T>(sessionId: string): Promise<{ kind: string; data: T } | null> {
     const text = await this.store.takeSessionFlash(sessionId);
     if (text === null) return null;
     const flash = JSON.parse(text) as { kind: string; at: number; data: T };
-    if (flash.kind !== kind || this.seconds() - flash.at > FLASH_SECONDS) return null;
-    return flash.data;
+    if (this.seconds() - flash.at > FLASH_SECONDS) return null;
+    return { kind: flash.kind, data: flash.data };
   }
 
   /** Revokes one of the person's sessions; another person's session id is 404. */

@@ -20,6 +20,8 @@ export interface PersonRow {
   created_at: bigint;
   password_changed_at: bigint | null;
   disabled_at: bigint | null;
+  /** The operator's reason for disabling (migration 023), kept while disabled. */
+  disabled_reason: string | null;
 }
 
 export interface MembershipRow {
@@ -191,12 +193,36 @@ export class PeopleStore extends SqlStore {
     );
   }
 
-  /** The person's accounts, oldest membership first. */
+  /** The person's accounts, oldest membership first; an account an operator disabled is left out. */
   async accountsOf(personId: string): Promise<AccountMembershipRow[]> {
     return await this.q<AccountMembershipRow, [string]>(
       `SELECT m.*, a.name, a.currency FROM memberships m JOIN accounts a ON a.id = m.account_id
-         WHERE m.person_id = ? ORDER BY m.created_at, ${this.tie("m")}`,
+         WHERE m.person_id = ? AND a.disabled_at IS NULL ORDER BY m.created_at, ${this.tie("m")}`,
     ).all(personId);
+  }
+
+  /** The membership, if its account is not disabled: what a session may look at. */
+  async liveMembership(accountId: string, personId: string): Promise<MembershipRow | null> {
+    return await this.q<MembershipRow, [string, string]>(
+      `SELECT m.* FROM memberships m JOIN accounts a ON a.id = m.account_id
+         WHERE m.account_id = ? AND m.person_id = ? AND a.disabled_at IS NULL`,
+    ).get(accountId, personId);
+  }
+
+  /**
+   * An operator disables (with a reason) or enables (null) a person. Disabling twice keeps the
+   * first time and the new reason. False: no such person.
+   */
+  async setPersonDisabled(personId: string, reason: string | null, now: number): Promise<boolean> {
+    const result =
+      reason === null
+        ? await this.q("UPDATE people SET disabled_at = NULL, disabled_reason = NULL WHERE id = ?").run(
+            personId,
+          )
+        : await this.q(
+            "UPDATE people SET disabled_at = coalesce(disabled_at, ?), disabled_reason = ? WHERE id = ?",
+          ).run(now, reason, personId);
+    return result.changes === 1;
   }
 
   async membersOf(accountId: string): Promise<MemberRow[]> {
@@ -437,6 +463,15 @@ export class PeopleStore extends SqlStore {
       await this.q(
         "UPDATE sessions SET revoked_at = ? WHERE person_id = ? AND revoked_at IS NULL AND id != ?",
       ).run(now, personId, exceptId ?? "")
+    ).changes;
+  }
+
+  /** Revokes every live session looking at the account (an operator disabled it); returns how many. */
+  async revokeSessionsViewing(accountId: string, now: number, exceptId: string | null): Promise<number> {
+    return (
+      await this.q(
+        "UPDATE sessions SET revoked_at = ? WHERE account_id = ? AND revoked_at IS NULL AND id != ?",
+      ).run(now, accountId, exceptId ?? "")
     ).changes;
   }
 

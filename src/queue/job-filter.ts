@@ -1,11 +1,13 @@
 /**
  * The WHERE clause of an account's jobs under the console's and the API's list filters, written once
  * for the pages of jobs (JobStore.list) and the figures over them (JobStatsStore): the same rows are
- * listed and counted. Always scoped to one account; the id range comes first so the walk is a range
- * of the (account_id, id) index (or (key_id, id) when filtered by key), whatever the other filters.
+ * listed and counted. Scoped to one account (null: every account, the operator's list); the id range
+ * comes first so the walk is a range of the (account_id, id) index (or (key_id, id) when filtered by
+ * key, or the primary key across accounts), whatever the other filters.
  */
 export interface JobFilter {
-  accountId: string;
+  /** null: every account (the operator's Requests page). */
+  accountId: string | null;
   /** Ids after this one (exclusive), for oldest-first pages. */
   after?: string | null;
   /** Ids before this one (exclusive): the previous page's last id, or a period's end. */
@@ -29,8 +31,12 @@ export function jobFilterSql(f: JobFilter): { where: string; args: (string | num
   // the first as the range's start and walked the account's whole history before the period (83 ms
   // for a day of 1,000 jobs in 200 days of them; 1 ms with the one bound).
   const since = f.since && !(f.after && f.after >= f.since) ? f.since : null;
-  const where = ["account_id = ?", since ? "id >= ?" : "id > ?", "id < ?"];
-  const args: (string | number)[] = [f.accountId, since ?? f.after ?? "", f.before ?? "~"];
+  const where = [since ? "id >= ?" : "id > ?", "id < ?"];
+  const args: (string | number)[] = [since ?? f.after ?? "", f.before ?? "~"];
+  if (f.accountId !== null) {
+    where.unshift("account_id = ?");
+    args.unshift(f.accountId);
+  }
   const add = (clause: string, value: string | number | null | undefined) => {
     if (value === undefined || value === null || value === "") return;
     where.push(clause);

@@ -535,11 +535,14 @@ export class JobStore extends SqlStore {
 
   /**
    * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job (or a
-   * period's end). Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account.
-   * The filters are jobFilterSql's (job-filter.ts), which JobStatsStore counts with.
+   * period's end). Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account;
+   * across accounts (accountId null: the operator's Requests page) the primary key, or jobs_by_model
+   * (migration 023) by model. The filters are jobFilterSql's (job-filter.ts), which JobStatsStore
+   * counts with.
    */
   async list(
-    accountId: string,
+    /** null: every account. */
+    accountId: string | null,
     o: Omit<JobFilter, "accountId" | "after" | "before"> & {
       limit: number;
       before: string | null;

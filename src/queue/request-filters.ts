@@ -110,6 +110,13 @@ export function earlierBound(a: string | null | undefined, b: string | null | un
   return a < b ? a : b;
 }
 
+/** A page's size: 1..100, default 50 (400 otherwise). */
+export function checkedLimit(limit: number | undefined): number {
+  const v = limit ?? 50;
+  if (!Number.isInteger(v) || v < 1 || v > 100) bad("limit", "limit must be an integer from 1 to 100.");
+  return v;
+}
+
 /** The cursor, checked: the next_cursor of a previous page (a request id). */
 export function checkedCursor(cursor: string | null | undefined): string | null {
   if (cursor && !UUID_PATTERN.test(cursor))

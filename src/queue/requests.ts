@@ -12,6 +12,7 @@ import {
   bad,
   checkedCursor,
   checkedFilters,
+  checkedLimit,
   checkedRequestId,
   earlierBound,
   periodBounds,
@@ -121,9 +122,7 @@ export async function listRequests(
   f: RequestFilters = {},
   now = Date.now(),
 ): Promise<RequestPage> {
-  const limit = f.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-    bad("limit", "limit must be an integer from 1 to 100.");
+  const limit = checkedLimit(f.limit);
   const cursor = checkedCursor(f.cursor);
   const filters = checkedFilters(f);
   const bounds = periodBounds(periodOf(f));
@@ -140,7 +139,32 @@ export async function listRequests(
   };
 }
 
-/** Jobs as list rows: the key's name, the price and the durations at `now`. */
+/** A job as a row of a requests list (the account's, and the operator's across accounts), at `now`. */
+export async function summaryOf(
+  s: Pick<RequestStores, "ledger">,
+  job: JobRow,
+  keyName: string | null,
+  now = Date.now(),
+): Promise<RequestSummary> {
+  return {
+    id: job.id,
+    account_id: job.account_id,
+    created_at: iso(job.created_at)!,
+    started_at: iso(job.started_at),
+    completed_at: iso(job.completed_at),
+    timing: timingOf(job, now),
+    status: job.status,
+    model_id: job.model_id,
+    kind: job.kind,
+    source: job.source,
+    key_id: job.key_id,
+    key_name: keyName,
+    error_code: job.error_code,
+    price: await priceOf(s, job),
+  };
+}
+
+/** An account's jobs as list rows: the key's name, the price and the durations at `now`. */
 async function summaries(
   s: RequestStores,
   accountId: string,
@@ -150,22 +174,7 @@ async function summaries(
   if (jobs.length === 0) return [];
   const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
   return await Promise.all(
-    jobs.map(async (job) => ({
-      id: job.id,
-      account_id: job.account_id,
-      created_at: iso(job.created_at)!,
-      started_at: iso(job.started_at),
-      completed_at: iso(job.completed_at),
-      timing: timingOf(job, now),
-      status: job.status,
-      model_id: job.model_id,
-      kind: job.kind,
-      source: job.source,
-      key_id: job.key_id,
-      key_name: job.key_id === null ? null : (names.get(job.key_id) ?? null),
-      error_code: job.error_code,
-      price: await priceOf(s, job),
-    })),
+    jobs.map((job) => summaryOf(s, job, job.key_id === null ? null : (names.get(job.key_id) ?? null), now)),
   );
 }
 
@@ -292,7 +301,6 @@ export async function requestDetail(
   const record = await s.views.record(job);
   const hold = await s.ledger.getHold(job.hold_id);
   const quote = JSON.parse(job.quote) as { unit?: string; units?: string };
-  const price = await priceOf(s, job);
   const key = job.key_id
     ? (await s.accounts.listKeys(accountId)).find((k) => k.id === job.key_id)
     : undefined;
@@ -326,25 +334,14 @@ export async function requestDetail(
         expires_at: iso(o.expires_at)!,
       }))
     : [];
+  const summary = await summaryOf(s, job, key?.name ?? null);
   return {
-    id: job.id,
-    account_id: job.account_id,
-    created_at: iso(job.created_at)!,
-    started_at: iso(job.started_at),
-    completed_at: iso(job.completed_at),
-    timing: timingOf(job, Date.now()),
-    status: job.status,
-    model_id: job.model_id,
-    kind: job.kind,
-    source: job.source,
-    key_id: job.key_id,
-    key_name: key?.name ?? null,
-    error_code: job.error_code,
+    ...summary,
     error: record.error,
     attempts: Number(job.attempt),
     input: record.input,
     price: {
-      ...price,
+      ...summary.price,
       unit: quote.unit ?? null,
       units: quote.units ?? null,
       actual_units: job.actual_units,

@@ -93,15 +93,24 @@ describe("sign-up", () => {
     expect(page.text).not.toContain("Invite code");
     expect(page.text).toContain('<button type="submit">Sign up</button>');
     const res = await b.post("/console/signup", { email: "new@example.com", password: PASSWORD });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("cache-control")).toBe("no-store");
-    const text = await res.text();
+    // Post/redirect/get: the key waits in the new session's flash for the welcome page.
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/welcome");
+    expect(await res.text()).not.toContain("new-key");
+    const welcome = await b.page("/console/welcome");
+    expect(welcome.res.headers.get("cache-control")).toBe("no-store");
+    const text = welcome.text;
     const key = /<input id="new-key" type="text" readonly value="([^"]+)"/.exec(text)?.[1];
     expect(key).toBeDefined();
     expect(text).toContain('<label for="new-key">New key</label>');
     expect(text).toContain('data-copy="new-key"');
     expect(text).toContain("shown only once");
     expect(text).toContain('href="/console">Continue to Overview</a>');
+    // Reloading shows the key no more and creates nothing.
+    const reload = await b.page("/console/welcome");
+    expect(reload.status).toBe(200);
+    expect(reload.text).not.toContain('id="new-key"');
+    expect(reload.text).toContain("was shown once");
     // The key works against the API, and the browser is signed in to the new account.
     const api = await c.request("/v1/account", { key: key! });
     expect(api.status).toBe(200);
@@ -133,8 +142,8 @@ describe("sign-up", () => {
       password: PASSWORD,
       invite: tokenOf(url),
     });
-    expect(res.status).toBe(200);
-    expect(await res.text()).toContain("New key");
+    expect(res.status).toBe(303);
+    expect((await b.page(res.headers.get("location")!)).text).toContain("New key");
     const bad = await c
       .browser()
       .post("/console/signup", { email: "z@example.com", password: PASSWORD, invite: "nope" });
@@ -176,6 +185,27 @@ describe("invites", () => {
     expect(s?.role).toBe("member");
     // Used once.
     expect((await c.browser().get(`/console/invite/${tokenOf(url)}`)).status).toBe(404);
+  });
+
+  test("an invite that makes an account: 303 to the welcome page, its Default key once; a reload repeats nothing", async () => {
+    const c = await consoleApp();
+    const { url } = await c.people.invites.createInvite({ email: "neo@example.com" });
+    const b = c.browser();
+    await b.page(`/console/invite/${tokenOf(url)}`);
+    const res = await b.post(`/console/invite/${tokenOf(url)}`, { password: PASSWORD });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/welcome");
+    const welcome = await b.page("/console/welcome");
+    expect(welcome.text).toContain("Welcome to gengate");
+    const key = /<input id="new-key" type="text" readonly value="([^"]+)"/.exec(welcome.text)![1]!;
+    expect((await c.request("/v1/account", { key })).status).toBe(200);
+    const reload = await b.page("/console/welcome");
+    expect(reload.text).not.toContain(key);
+    expect(reload.text).toContain("was shown once");
+    const person = (await c.people.members.findPerson("neo@example.com"))!;
+    expect((await c.people.members.accountsOf(person.id)).length).toBe(1);
+    // Signed out, the welcome page is the sign-in page.
+    expect((await c.browser().get("/console/welcome")).status).toBe(303);
   });
 
   test("an invite without an email (the first-start owner invite) asks for it", async () => {

@@ -15,9 +15,23 @@ const PAGES = [
   "/console/admin/providers",
   "/console/admin/fx",
   "/console/admin/mail",
+  "/console/admin/requests",
+  "/console/admin/requests?model=sandbox/image",
+  "/console/admin/requests/01900000-0000-7000-8000-000000000000",
+  "/console/admin/accounts/acct_0000000000000000/keys/key_00000000000000000000/revoke",
 ];
 const ADMIN_PAGES = PAGES.filter((p) => p.startsWith("/console/admin"));
-const ADMIN_ACTIONS = (accountId: string): [string, Record<string, string>][] => [
+const ADMIN_ACTIONS = (
+  accountId: string,
+  keyId = "key_00000000000000000000",
+  personId = "person_0000000000000000",
+): [string, Record<string, string>][] => [
+  ["/console/admin/accounts", { name: "New Co", currency: "USD", email: "boss@example.com" }],
+  [`/console/admin/accounts/${accountId}/disable`, { reason: "abuse" }],
+  [`/console/admin/accounts/${accountId}/enable`, {}],
+  [`/console/admin/accounts/${accountId}/keys/${keyId}/revoke`, {}],
+  [`/console/admin/people/${personId}/disable`, { reason: "abuse" }],
+  [`/console/admin/people/${personId}/enable`, {}],
   [`/console/admin/accounts/${accountId}/credit`, { amount: "5", reason: "gift" }],
   [`/console/admin/accounts/${accountId}/adjust`, { amount: "5", reason: "gift" }],
   ["/console/admin/invites", { email: "x@example.com", role: "owner", operator: "1" }],
@@ -25,6 +39,11 @@ const ADMIN_ACTIONS = (accountId: string): [string, Record<string, string>][] =>
   ["/console/admin/reset", { email: "op@example.com" }],
   ["/console/admin/fx", { currency: "RUB", rate: "1" }],
 ];
+
+/** A real person id for the person actions (member@example.com), so a refusal is not a 404. */
+async function memberId(c: Awaited<ReturnType<typeof consoleApp>>): Promise<string> {
+  return (await c.people.members.findPerson("member@example.com"))!.id;
+}
 
 async function setup() {
   const c = await consoleApp();
@@ -54,6 +73,10 @@ async function setup() {
     invites: (await c.people.invites.listInvites()).length,
     resets: await countRows(c.ctx.sql, "password_resets"),
     fx: await c.ctx.fx.list(),
+    accounts: (await c.ctx.accounts.listAccounts(100, null)).map((a) => [a.id, a.disabled_at]),
+    keys: (await c.ctx.accounts.listKeys(c.account.id)).map((k) => [k.id, k.revoked_at]),
+    people: (await c.people.members.listPeople()).map((p) => [p.id, p.disabledAt]),
+    sessions: await countRows(c.ctx.sql, "sessions WHERE revoked_at IS NULL"),
   });
   return { c, signed, submit, snapshot };
 }
@@ -68,7 +91,7 @@ describe("access", () => {
       expect(res.headers.get("location")).toStartWith("/console/login");
     }
     const before = await snapshot();
-    for (const [path, form] of ADMIN_ACTIONS(c.account.id)) {
+    for (const [path, form] of ADMIN_ACTIONS(c.account.id, c.keyId, await memberId(c))) {
       const res = await guest.post(path, form, { csrf: null });
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toBe("/console/login");
@@ -89,7 +112,7 @@ describe("access", () => {
         expect(p.text).toContain("Only an operator");
       }
       const before = await snapshot();
-      for (const [path, form] of ADMIN_ACTIONS(c.account.id)) {
+      for (const [path, form] of ADMIN_ACTIONS(c.account.id, c.keyId, await memberId(c))) {
         const res = await b.post(path, form);
         expect(res.status).toBe(403);
         expect(await res.text()).not.toContain('id="new-link"');
@@ -133,7 +156,7 @@ describe("CSRF and Origin on the operator's actions", () => {
     const { c, signed, snapshot } = await setup();
     const b = await signed("op@example.com");
     const before = await snapshot();
-    for (const [path, form] of ADMIN_ACTIONS(c.account.id)) {
+    for (const [path, form] of ADMIN_ACTIONS(c.account.id, c.keyId, await memberId(c))) {
       const other = `${b.csrf!.slice(0, -1)}${b.csrf!.endsWith("A") ? "B" : "A"}`; // one character off
       for (const csrf of [null, "", other]) {
         const res = await b.post(path, form, { csrf });

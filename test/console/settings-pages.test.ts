@@ -128,8 +128,11 @@ describe("settings: webhook signing secret", () => {
     expect(await ask.text()).toContain("Rotate the webhook secret?");
     expect(await c.ctx.webhookSecrets.get(c.account.id)).toBe(before);
     const res = await b.post("/console/settings/webhook-secret/rotate", { confirm: "yes" });
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    // Post/redirect/get: the new secret is shown once by the page the redirect leads to.
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/settings?done=rotated");
+    expect(await res.text()).not.toContain("whsec_");
+    const { text } = await b.page("/console/settings?done=rotated");
     expect(text).toContain("The secret is rotated.");
     const shown = /<input id="webhook-secret" type="text" readonly value="(whsec_[^"]+)"/.exec(text)![1]!;
     expect(shown).not.toBe(before);
@@ -137,6 +140,11 @@ describe("settings: webhook signing secret", () => {
     expect(api.secret).toBe(shown);
     // The old secret keeps signing during the overlap, as after the API's rotation.
     expect(await c.ctx.webhookSecrets.signingSecrets(c.account.id)).toEqual([shown, before]);
+    // Reloading rotates nothing and shows the secret no more.
+    const reload = await b.page("/console/settings?done=rotated");
+    expect(reload.text).not.toContain("whsec_");
+    expect(reload.text).toContain("The new secret was shown once");
+    expect(await c.ctx.webhookSecrets.get(c.account.id)).toBe(shown);
   });
 });
 

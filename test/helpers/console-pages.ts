@@ -303,6 +303,26 @@ export const PAGES: PageEntry[] = [
     },
   },
   {
+    name: "admin-requests",
+    title: "Operator: requests across accounts",
+    path: "/console/admin/requests",
+    as: "operator",
+    setup: async (g, server) => {
+      await runJobAs(g, server, { prompt: "an operator's view", num_images: 1, width: 64, height: 64 });
+      await g.goto("/console/admin/requests");
+    },
+  },
+  {
+    name: "admin-account-create",
+    title: "Operator: Create account (the form open)",
+    path: "/console/admin",
+    as: "operator",
+    setup: async (g) => {
+      await g.page.getByText("Create account", { exact: true }).first().click();
+      await g.page.getByRole("form", { name: "Create account" }).waitFor();
+    },
+  },
+  {
     name: "admin-people",
     title: "Operator: people and invites",
     path: "/console/admin/people",

@@ -106,6 +106,7 @@ describe("invites", () => {
         hasPassword: true,
         createdAt: f.clock.seconds(),
         disabledAt: null,
+        disabledReason: null,
         memberships: [{ accountId: ann.accountId, role: "owner" }],
       },
     ]);
