@@ -106,7 +106,7 @@ describe("Cancel request: CSRF, Origin, session, role", () => {
     expect(removed.status).toBe(303);
     const res = await leaving.post(`/console/requests/${id}/cancel`, {});
     expect(res.status).toBe(403);
-    expect(await res.text()).toContain("You are not a member of any account.");
+    expect(await res.text()).toContain("You are not a member of any account");
     expect(await statusOf(id)).toBe("IN_QUEUE");
     expect((await leaving.page("/console/requests")).status).toBe(403);
     expect((await leaving.page(`/console/requests/live?ids=${id}`)).status).toBe(403);
