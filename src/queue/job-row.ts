@@ -32,6 +32,8 @@ export interface JobRow {
   deadline_at: bigint;
   output: string | null;
   actual_units: string | null;
+  /** What the job cost upstream, micro-USD (migration 024): set at settlement; null = unknown. */
+  cost_usd_micro: bigint | null;
   error_code: string | null;
   error_message: string | null;
   created_at: bigint;

@@ -296,6 +296,7 @@ export class JobStore extends SqlStore {
       deadline_at: BigInt(j.deadlineAt),
       output: null,
       actual_units: null,
+      cost_usd_micro: null,
       error_code: null,
       error_message: null,
       created_at: BigInt(j.createdAt),
