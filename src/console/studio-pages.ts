@@ -12,6 +12,10 @@
  * `Run` (src/console/studio-chat-pages.ts), and every page ends with the person's run history
  * (src/console/studio-history.ts).
  *
+ * `?from=<run id>` (`Edit and run again` on a finished run) opens the run's model with the run's own
+ * input filled in (files as their file ids or URLs) and its result beside the form; another account's
+ * run is a 404 page.
+ *
  * Without JavaScript every part still works: the select's `Choose` button, `Update estimate`
  * (the same route, answering the whole page) and `Run`; only the file upload needs the script.
  */
@@ -24,6 +28,7 @@ import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { AppContext } from "../server/context.ts";
 import { readStudioForm } from "../studio/form.ts";
+import { studioRunDetail } from "../studio/run-detail.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -61,6 +66,16 @@ function postedModel(kit: ConsoleKit, form: Form): Model {
 
 async function showStudio(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
+  const from = c.url.searchParams.get("from");
+  if (from) {
+    // `Edit and run again`: the run's model with the run's own input (the account's runs only).
+    const { detail } = await studioRunDetail(kit.ctx, s.accountId, from);
+    const values = detail.input && typeof detail.input === "object" && !Array.isArray(detail.input);
+    return await studioPage(kit, c, s, chosenModel(kit.ctx, detail.model_id), {
+      values: values ? (detail.input as Record<string, unknown>) : {},
+      from: detail,
+    });
+  }
   return await studioPage(kit, c, s, chosenModel(kit.ctx, c.url.searchParams.get("model")));
 }
 

@@ -9,6 +9,7 @@ import { httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { AccountEstimate } from "../pricing/account-estimate.ts";
+import type { RequestDetail } from "../queue/requests.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FieldErrors, fieldOfParam, renderStudioFields } from "../studio/form.ts";
 import { type StudioEstimateDeps, type StudioHistoryDeps, studioEstimate } from "../studio/service.ts";
@@ -16,7 +17,8 @@ import { studioSnippets } from "../studio/snippets.ts";
 import { formatMoney, UNIT_LABEL } from "./format.ts";
 import type { AccountSession, ConsoleKit, ConsoleKitDeps, KitFor, PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { type ChatViewDeps, chatView } from "./studio-chat-view.ts";
+import { preview } from "./requests-view.ts";
+import { type ChatState, type ChatViewDeps, chatView } from "./studio-chat-view.ts";
 import { estimateBox } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
@@ -104,6 +106,25 @@ export interface StudioState {
   errors?: FieldErrors;
   /** Why the run was refused (402, a rejected field...): shown above the form, next to its field too. */
   refusal?: DomainError;
+  /** The run being edited (`Edit and run again`): its result stays in view beside the form. */
+  from?: RequestDetail;
+  /** A text model's chat form as it was sent (a refused message comes back with it). */
+  chat?: ChatState;
+}
+
+/**
+ * The right-hand column of the playground: the result of the run being edited, or where a run's
+ * progress and result will show (the run's page puts them in this place).
+ */
+function resultPanel(kit: Pick<ConsoleKit, "origin">, from: RequestDetail | undefined): SafeHtml {
+  const body = from
+    ? html`<p class="hint">The run you are editing (<a href="/console/studio/runs/${from.id}">${from.status.toLowerCase()}</a>); run again to see the new result.</p>
+${from.outputs.length ? html`<div class="outputs">${from.outputs.map((o) => preview(kit, o, from.model_id))}</div>` : null}`
+    : html`<p class="hint">Run the model: its progress shows here while it runs, then the result in place (images, video, audio) with download links.</p>`;
+  return html`<section id="studio-result" class="playground-result" aria-labelledby="studio-result-title">
+<h2 id="studio-result-title">Result</h2>
+${body}
+</section>`;
 }
 
 /** A refused run's message; a 402 links the billing page, where money is added. */
@@ -199,7 +220,14 @@ export async function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
-${model.kind === "text" ? await chatView(kit.ctx, s, model.id) : await mediaForm(kit, s, model, state)}
+${
+  model.kind === "text"
+    ? await chatView(kit.ctx, s, model, state.chat)
+    : html`<div class="playground">
+<div class="playground-form">${await mediaForm(kit, s, model, state)}</div>
+${resultPanel(kit, state.from)}
+</div>`
+}
 ${codeSection(kit, model, values)}
 ${await studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });

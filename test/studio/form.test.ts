@@ -14,13 +14,15 @@ const catalog = buildCatalog();
 
 describe("studio form: every sandbox model", () => {
   for (const model of catalog.models) {
-    test(`${model.id}: renders every input field, labelled by its name, and round-trips`, async () => {
+    test(`${model.id}: renders every input field, labelled readably (never the raw name), and round-trips`, async () => {
       const input = sampleInput(model);
       await validateModelInput(model, input); // the sample is a valid API input
       const markup = renderStudioFields(model, { values: input }).value;
       for (const f of studioFields(model)) {
         const id = fieldId(f.name);
-        expect(markup).toContain(`<label for="${id}">${f.name}</label>`);
+        expect(markup).toContain(`<label for="${id}">${f.label}</label>`);
+        expect(f.label).not.toContain("_");
+        expect(f.label).not.toBe(f.name);
         expect(markup).toMatch(new RegExp(`id="${id}" name="${f.name.replace(".", "\\.")}"`));
       }
       const parsed = await parseStudioForm(model, formOf(markup));
@@ -45,7 +47,7 @@ describe("studio form: every sandbox model", () => {
     expect(video).toContain(
       '<input id="f-image_url-file" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"',
     );
-    expect(video).toContain("<legend>sandbox</legend>");
+    expect(video).toContain("<legend>Sandbox</legend>");
     const image = renderStudioFields(catalog.get("sandbox/image")!).value;
     expect(image).toMatch(/name="num_images" type="number"[^>]* min="1" max="4"/);
   });
