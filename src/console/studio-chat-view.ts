@@ -18,7 +18,7 @@ import {
   MAX_SYSTEM_CHARS,
   TEMPERATURE_MAX,
 } from "./studio-chat-form.ts";
-import { estimateBox } from "./studio-estimate.ts";
+import { estimateBox, refusalNotice } from "./studio-estimate.ts";
 
 /** What the chat view reads: the model and the account's estimate (studioChatEstimate). */
 export type ChatViewDeps = StudioEstimateDeps & ModelDeps;
@@ -56,16 +56,6 @@ export interface ChatState {
 }
 
 const EMPTY_PARAMS: ChatParamsText = { system: "", temperature: "", max_tokens: "" };
-
-/** A refused message's notice; a 402 links the billing page. */
-function chatRefusal(err: DomainError | undefined): SafeHtml | null {
-  if (!err) return null;
-  const billing =
-    err.code === "insufficient_balance"
-      ? html` <a href="/console/billing">Add money on the billing page</a>, then send again: your message is kept.`
-      : null;
-  return html`<p class="notice error" role="alert" id="studio-refusal">Not sent, nothing was charged: ${err.message}${billing}</p>`;
-}
 
 /** Attributes that refresh the Estimate as a field changes (htmx, the whole chat form). */
 const ESTIMATE_ON_INPUT = html`hx-post="/console/studio/chat/estimate" hx-trigger="input changed delay:400ms" hx-include="closest form" hx-target="#studio-estimate-box" hx-swap="outerHTML"`;
@@ -123,7 +113,7 @@ export async function chatView(
 <div class="playground-form">
 <form id="studio-chat-form" class="stack studio-form" method="post" action="/console/studio/chat" novalidate data-chat-form>
   ${csrfField(s)}
-  ${chatRefusal(state?.refusal)}
+  ${refusalNotice(state?.refusal, "Not sent", "send again: your message is kept")}
   <input type="hidden" name="model_id" value="${model.id}">
   <input type="hidden" name="messages" value="${state?.messages ?? "[]"}" data-chat-history>
   ${chatParams(model, p, state?.refusal)}

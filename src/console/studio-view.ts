@@ -19,7 +19,7 @@ import type { AccountSession, ConsoleKit, ConsoleKitDeps, KitFor, PageContext } 
 import { csrfField } from "./layout.ts";
 import { preview } from "./requests-view.ts";
 import { type ChatState, type ChatViewDeps, chatView } from "./studio-chat-view.ts";
-import { estimateBox } from "./studio-estimate.ts";
+import { estimateBox, refusalNotice } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
@@ -127,16 +127,6 @@ ${body}
 </section>`;
 }
 
-/** A refused run's message; a 402 links the billing page, where money is added. */
-function refusalNotice(err: DomainError | undefined): SafeHtml | null {
-  if (!err) return null;
-  const billing =
-    err.code === "insufficient_balance"
-      ? html` <a href="/console/billing">Add money on the billing page</a>, then run again: your input is kept.`
-      : null;
-  return html`<p class="notice error" role="alert" id="studio-refusal">Not run, nothing was charged: ${err.message}${billing}</p>`;
-}
-
 export /** The estimate of a form's current values, or the reason there is none. */
 async function estimateOf(
   kit: ConsoleKit<ConsoleKitDeps & StudioEstimateDeps>,
@@ -179,7 +169,7 @@ async function mediaForm(
   return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" novalidate
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
-  ${refusalNotice(state.refusal)}
+  ${refusalNotice(state.refusal, "Not run", "run again: your input is kept")}
   <input type="hidden" name="model_id" value="${model.id}">
   ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
   ${await estimateBox(kit.ctx, s, est)}
