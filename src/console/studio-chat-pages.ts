@@ -18,7 +18,7 @@
 import { Elysia } from "elysia";
 import { errorHeaders, errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { SafeHtml } from "../lib/html.ts";
+import { html, type SafeHtml } from "../lib/html.ts";
 import { type ChatCostDeps, chargedFor, conversationCost } from "../studio/chat-cost.ts";
 import { studioChat } from "../studio/service.ts";
 import {
@@ -33,7 +33,7 @@ import {
 import { chatBodyOfForm, chatParamsText, conversationOf } from "./studio-chat-form.ts";
 import { type ChatState, chatEstimateBox, costEventText, replyBody } from "./studio-chat-view.ts";
 import { estimateBox } from "./studio-estimate.ts";
-import { studioPage } from "./studio-view.ts";
+import { codeSection, studioPage } from "./studio-view.ts";
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
@@ -83,15 +83,22 @@ function contextOf(kit: ConsoleKit, modelId: string): number | null {
 async function estimateChat(c: ActionContext, kit: ConsoleKit): Promise<Response> {
   const s = requireAccount(c.session);
   const modelId = field(c.form, "model_id").trim();
+  const model = kit.ctx.catalog.get(modelId);
   let body: Record<string, unknown> | null;
   try {
-    // Only what is being typed is estimated: the conversation alone has been answered already.
-    body = field(c.form, "message").trim() === "" ? null : chatBodyOfForm(c.form, contextOf(kit, modelId));
+    // What the chat would send: the system prompt, the conversation, the typed message, parameters.
+    body = chatBodyOfForm(c.form, model?.context ?? null);
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     return htmlResponse(await estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }));
   }
-  return htmlResponse(await chatEstimateBox(kit.ctx, s, modelId, body));
+  // Only what is being typed is estimated: the conversation alone has been answered already. The
+  // code section follows out of band, the call as the chat would make it.
+  const typed = field(c.form, "message").trim() !== "";
+  const box = await chatEstimateBox(kit.ctx, s, modelId, typed ? body : null);
+  return htmlResponse(
+    html`${box}${model?.kind === "text" ? codeSection(kit, model, body ?? {}, true) : null}`,
+  );
 }
 
 async function sendChat(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | Response> {

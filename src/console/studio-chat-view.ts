@@ -75,7 +75,7 @@ function chatParams(model: Model, p: ChatParamsText, refusal: DomainError | unde
   <div class="field">
     <label for="studio-chat-temperature">Temperature</label>
     <span class="hint" id="studio-chat-temperature-hint">0 to ${TEMPERATURE_MAX}; lower is more predictable. Empty: the model's default.</span>
-    <input id="studio-chat-temperature" name="temperature" type="number" inputmode="decimal" min="0" max="${TEMPERATURE_MAX}" step="0.1" value="${p.temperature}"${err("temperature")}>
+    <input id="studio-chat-temperature" name="temperature" type="number" inputmode="decimal" min="0" max="${TEMPERATURE_MAX}" step="0.1" value="${p.temperature}"${err("temperature")} ${ESTIMATE_ON_INPUT}>
   </div>
   <div class="field">
     <label for="studio-chat-max_tokens">Max tokens</label>

@@ -198,6 +198,42 @@ describe("studio playground: chat", () => {
     expect(body.max_tokens ?? body.max_completion_tokens).toBe(64);
   });
 
+  test("the chat's code follows the form: its system prompt, conversation, message and parameters (htmx, out of band)", async () => {
+    const s = await setup();
+    const b = await ann(s);
+    const page = await b.page("/console/studio?model=mock/ok");
+    expect(curlBody(page.text)).toEqual({
+      model: "mock/ok",
+      messages: [{ role: "user", content: "Hello!" }],
+    });
+    const res = await b.post("/console/studio/chat/estimate", {
+      model_id: "mock/ok",
+      system: "Answer like a pirate.",
+      temperature: "0.7",
+      max_tokens: "128",
+      messages: JSON.stringify([
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Ahoy." },
+      ]),
+      message: "Where is the treasure?",
+    });
+    const text = await res.text();
+    expect(text).toContain(
+      '<section id="studio-code" aria-labelledby="studio-code-title" hx-swap-oob="true">',
+    );
+    expect(curlBody(text)).toEqual({
+      model: "mock/ok",
+      messages: [
+        { role: "system", content: "Answer like a pirate." },
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Ahoy." },
+        { role: "user", content: "Where is the treasure?" },
+      ],
+      temperature: 0.7,
+      max_tokens: 128,
+    });
+  });
+
   test("the Estimate counts the system prompt and holds max_tokens", async () => {
     const s = await setup();
     const b = await ann(s);
