@@ -261,6 +261,10 @@ function moreTextSnippets(model: Model, base: string, body: ChatSnippetBody): Sn
     .map((m) => m.content)
     .join("\n\n");
   const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
+  const apart: [string, number | string | undefined][] = [
+    ["system", system || undefined],
+    ["temperature", body.temperature],
+  ];
   const anthropicJs = `// npm install @anthropic-ai/sdk
 import Anthropic from "@anthropic-ai/sdk";
 
@@ -272,14 +276,7 @@ const client = new Anthropic({
 const message = await client.messages.create({
   model: ${JSON.stringify(model.id)},
   max_tokens: ${body.max_tokens ?? 1024},
-${optionLines(
-  [
-    ["system", system || undefined],
-    ["temperature", body.temperature],
-  ],
-  "  ",
-  false,
-)}  messages: ${json(turns).replaceAll("\n", "\n  ")},
+${optionLines(apart, "  ", false)}  messages: ${json(turns).replaceAll("\n", "\n  ")},
 });
 for (const block of message.content) if (block.type === "text") console.log(block.text);
 `;
@@ -294,14 +291,7 @@ client = anthropic.Anthropic(
 message = client.messages.create(
     model=${JSON.stringify(model.id)},
     max_tokens=${body.max_tokens ?? 1024},
-${optionLines(
-  [
-    ["system", system || undefined],
-    ["temperature", body.temperature],
-  ],
-  "    ",
-  true,
-)}    messages=${pythonLiteral(turns, 4)},
+${optionLines(apart, "    ", true)}    messages=${pythonLiteral(turns, 4)},
 )
 for block in message.content:
     if block.type == "text":
@@ -318,14 +308,7 @@ const openai = createOpenAI({
 
 const { text, usage } = await generateText({
   model: openai(${JSON.stringify(model.id)}), // OpenAI's Responses API
-${optionLines(
-  [
-    ["system", system || undefined],
-    ["temperature", body.temperature],
-  ],
-  "  ",
-  false,
-)}  messages: ${json(turns).replaceAll("\n", "\n  ")},
+${optionLines(apart, "  ", false)}  messages: ${json(turns).replaceAll("\n", "\n  ")},
 });
 console.log(text, usage);
 `;
