@@ -181,12 +181,15 @@ export function inputEntries(
   input: Record<string, unknown>,
 ): { name: string; label: string; text: string }[] {
   const fields = model ? studioFields(model) : [];
+  const groups = model ? propertiesOf(model.input_schema) : {};
   const out: { name: string; label: string; text: string }[] = [];
   const seen = new Set<string>();
   for (const f of fields) {
     seen.add(f.path[0]);
     const text = textOf(f, valueAt(input, f.path));
-    if (text !== "") out.push({ name: f.name, label: f.label, text });
+    // A nested field names its group, as its fieldset's legend does on the form: "Sandbox: Delay ms".
+    const label = f.path.length === 2 ? `${labelOf(f.path[0], groups[f.path[0]])}: ${f.label}` : f.label;
+    if (text !== "") out.push({ name: f.name, label, text });
   }
   for (const [name, v] of Object.entries(input)) {
     if (seen.has(name) || v === undefined || v === null) continue;
