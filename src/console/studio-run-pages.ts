@@ -15,7 +15,7 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import { statusStream } from "../queue/status-stream.ts";
 import { parseStudioForm, readStudioForm } from "../studio/form.ts";
 import { studioRunDetail } from "../studio/run-detail.ts";
-import { studioRun, studioRunOf } from "../studio/service.ts";
+import { studioFormUploads, studioRun, studioRunOf } from "../studio/service.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -65,14 +65,16 @@ async function startRun(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | R
       throw new DomainError("unknown_model", `Model "${modelId.slice(0, 200)}" is not in the catalog.`, {
         param: "model_id",
       });
+    // Files chosen without the script come in the form's body: stored first, their ids in their fields.
+    const refused = await studioFormUploads(kit.ctx, s.accountId, model, c.form);
     const read = readStudioForm(model, c.form);
     const parsed = await parseStudioForm(model, c.form);
-    if (!parsed.ok)
+    if (!parsed.ok || Object.keys(refused).length > 0)
       return htmlResponse(
         await studioPage(kit, c, s, model, {
           values: parsed.input,
           raw: read.raw,
-          errors: parsed.errors,
+          errors: { ...(parsed.ok ? {} : parsed.errors), ...refused },
         }),
         400,
       );

@@ -166,7 +166,8 @@ async function mediaForm(
   if (refused && !errors[refused]) errors[refused] = state.refusal!.message;
   // novalidate: the browser's own check (max="4") would stop htmx's request and the Update estimate
   // post, leaving the last price on screen; the server's check answers the reason instead.
-  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" novalidate
+  // multipart: without the script, a URL field's chosen file goes with the form (studioFormUploads).
+  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" enctype="multipart/form-data" novalidate
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
   ${refusalNotice(state.refusal, "Not run", "run again: your input is kept")}

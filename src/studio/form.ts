@@ -198,6 +198,15 @@ export function inputEntries(
   return out;
 }
 
+/**
+ * The name of a URL field's file input (`upload:image_url`): sent only without the script, in the
+ * form's multipart body (app.js uploads the file itself and drops the name), and stored by
+ * studioFormUploads before the form is read.
+ */
+export function uploadFieldName(name: string): string {
+  return `upload:${name}`;
+}
+
 /** Element ids of a field: `f-sandbox-fail`; names are schema keys, so they are sanitised. */
 export function fieldId(name: string): string {
   return `f-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
@@ -267,10 +276,11 @@ function renderField(f: StudioField, o: RenderOptions): SafeHtml {
       break;
     case "url":
       // The drop zone (app.js `data-drop-zone`): drag a file onto it or pick one; a preview, then
-      // the upload into the text field. Without the script the plain file input shows.
+      // the upload into the text field. Without the script the plain file input goes with the
+      // form (multipart) and is stored when it is run or estimated (studioFormUploads).
       control = html`<input id="${id}" name="${f.name}" type="text" inputmode="url" autocomplete="off" spellcheck="false"${num("maxLength") !== null ? html` maxlength="${num("maxLength")}"` : null} value="${value}"${aria}>
 <div class="drop-zone" data-drop-zone><label class="hint" for="${id}-file">Upload a file for ${f.label}</label>
-<input id="${id}-file" type="file" accept="image/*,video/*,audio/*" data-upload="${id}" data-upload-status="${id}-upload" data-upload-preview="${id}-preview">
+<input id="${id}-file" name="${uploadFieldName(f.name)}" type="file" accept="image/*,video/*,audio/*" data-upload="${id}" data-upload-status="${id}-upload" data-upload-preview="${id}-preview">
 <p class="hint drop-hint" data-drop-hint hidden>or drop a file here</p>
 <div class="upload-preview" id="${id}-preview"></div></div>
 <span class="hint" id="${id}-upload" role="status"></span>`;

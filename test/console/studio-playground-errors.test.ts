@@ -45,6 +45,32 @@ describe("studio playground: Edit and run again, refused", () => {
   });
 });
 
+describe("studio playground: a file refused without the script", () => {
+  test("a file that is not an allowed media type: 400, the files store's reason next to its field, nothing opened", async () => {
+    const s = await setup();
+    const b = await ann(s);
+    await b.page("/console/studio?model=sandbox/upscale");
+    const form = new FormData();
+    form.set("csrf", b.csrf!);
+    form.set("model_id", "sandbox/upscale");
+    form.set(
+      "upload:image_url",
+      new File(["#!/bin/sh\necho hi\n"], "run.sh", { type: "text/x-shellscript" }),
+    );
+    const res = await s.handle("/console/studio/run", {
+      method: "POST",
+      body: form,
+      headers: { cookie: `gengate_session=${b.cookie}`, origin: "http://gengate.test" },
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).toMatch(/<input id="f-image_url" name="image_url"[^>]* aria-invalid="true"/);
+    expect(text).toContain('<span class="field-error" id="f-image_url-error">');
+    expect(await countRows(s.ctx.sql, "jobs")).toBe(0);
+    expect(await countRows(s.ctx.sql, "files")).toBe(0);
+  });
+});
+
 describe("studio playground: chat parameters out of bounds", () => {
   const cases: [string, Record<string, string>, string][] = [
     ["temperature above 2", { temperature: "3" }, "temperature must be a number from 0 to 2."],

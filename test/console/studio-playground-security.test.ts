@@ -5,10 +5,12 @@
  * text are escaped.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { encodePng } from "../../src/providers/sandbox/media/index.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import { countRows } from "../helpers/backend.ts";
 import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 import { studioSetup } from "../studio/helpers.ts";
+import { ORIGIN } from "./helpers.ts";
 
 const mock = startMockOpenAI();
 afterAll(() => mock.stop());
@@ -81,6 +83,36 @@ describe("studio playground: Edit and run again is the account's own", () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toStartWith("/console/login?next=");
+  });
+});
+
+describe("studio playground: files sent without the script", () => {
+  test("a multipart run with a file needs our Origin and the CSRF token; refused, nothing is stored or opened", async () => {
+    const s = await setup();
+    const b = await s.signedIn("ann@example.com");
+    await b.page("/console/studio?model=sandbox/upscale");
+    const post = (csrf: string | null, origin: string) => {
+      const form = new FormData();
+      if (csrf) form.set("csrf", csrf);
+      form.set("model_id", "sandbox/upscale");
+      form.set("upload:image_url", new File([encodePng(64, 64, 1)], "a.png", { type: "image/png" }));
+      return s.handle("/console/studio/run", {
+        method: "POST",
+        body: form,
+        headers: { cookie: `gengate_session=${b.cookie}`, origin },
+      });
+    };
+    expect((await post(null, ORIGIN)).status).toBe(403);
+    expect((await post("wrong", ORIGIN)).status).toBe(403);
+    expect((await post(b.csrf, "https://evil.example")).status).toBe(403);
+    expect(await countRows(s.ctx.sql, "files")).toBe(0);
+    expect(await countRows(s.ctx.sql, "jobs")).toBe(0);
+    // With both, the file is the session's account's (no key), whoever else exists.
+    expect((await post(b.csrf, ORIGIN)).status).toBe(303);
+    const rows = await s.ctx.sql.all<{ account_id: string; key_id: string | null }>(
+      "SELECT account_id, key_id FROM files",
+    );
+    expect(rows).toEqual([{ account_id: s.account.id, key_id: null }]);
   });
 });
 

@@ -162,6 +162,62 @@ describe("studio playground: Edit and run again", () => {
   });
 });
 
+/** The studio form posted as a browser without the script posts it: multipart, with its files. */
+function postMultipart(
+  s: Setup,
+  b: Awaited<ReturnType<typeof ann>>,
+  path: string,
+  fields: Record<string, string | File>,
+): Promise<Response> {
+  const form = new FormData();
+  form.set("csrf", b.csrf!);
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  return s.handle(path, {
+    method: "POST",
+    body: form,
+    headers: { cookie: `gengate_session=${b.cookie}`, origin: "http://gengate.test" },
+  });
+}
+
+describe("studio playground: files without the script", () => {
+  test("the form is multipart: a chosen file is stored with Run (a file of the account) and its id is the input", async () => {
+    const s = await setup();
+    const b = await ann(s);
+    const page = await b.page("/console/studio?model=sandbox/upscale");
+    expect(page.text).toContain('enctype="multipart/form-data"');
+    expect(page.text).toContain('name="upload:image_url" type="file"');
+    const res = await postMultipart(s, b, "/console/studio/run", {
+      model_id: "sandbox/upscale",
+      image_url: "",
+      scale: "2",
+      "upload:image_url": new File([encodePng(64, 48, 2)], "photo.png", { type: "image/png" }),
+    });
+    expect(res.status).toBe(303);
+    const job = (await s.ctx.jobs.get(runIdOf(res)))!;
+    const input = JSON.parse(job.input) as { image_url: string; scale: number };
+    expect(input.image_url).toMatch(/^file_/);
+    expect(input.scale).toBe(2);
+    const file = (await s.ctx.files.getLive(input.image_url, s.account.id))!;
+    expect([file.content_type, file.key_id]).toEqual(["image/png", null]);
+  });
+
+  test("Update estimate without the script stores the file and keeps its id in the field", async () => {
+    const s = await setup();
+    const b = await ann(s);
+    await b.page("/console/studio?model=sandbox/upscale");
+    const res = await postMultipart(s, b, "/console/studio/estimate", {
+      model_id: "sandbox/upscale",
+      "upload:image_url": new File([encodePng(200, 100, 2)], "photo.png", { type: "image/png" }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const id = /<input id="f-image_url" name="image_url"[^>]* value="(file_[0-9A-Za-z]+)"/.exec(text)?.[1];
+    expect(id).toBeDefined();
+    // Priced from the stored file's measured size, as /v1/estimate prices a file id.
+    expect(text).toContain("megapixel");
+  });
+});
+
 describe("studio playground: chat", () => {
   test("the system prompt and the parameters reach the upstream with the conversation", async () => {
     const s = await setup();

@@ -141,6 +141,8 @@ function showPreview(input, file) {
 function dropZone(zone) {
   const input = zone.querySelector("input[type=file][data-upload]");
   if (!input) return;
+  // The script uploads the file itself: the form (and htmx's estimate requests) no longer carries it.
+  input.removeAttribute("name");
   const hint = zone.querySelector("[data-drop-hint]");
   if (hint) hint.hidden = false;
   zone.addEventListener("dragover", (event) => {
