@@ -23,8 +23,13 @@ const SHOTS = process.env.CONSOLE_SHOTS_DIR;
 
 /** The two boxes sit side by side: `left` ends before `right` starts, and they share some height. */
 async function sideBySide(left: Locator, right: Locator): Promise<string> {
-  const a = (await left.boundingBox())!;
-  const b = (await right.boundingBox())!;
+  // A run page swaps its <main> when the run ends (app.js); a box read during the swap is null.
+  let [a, b] = [await left.boundingBox(), await right.boundingBox()];
+  for (let i = 0; i < 20 && (!a || !b); i++) {
+    await Bun.sleep(100);
+    [a, b] = [await left.boundingBox(), await right.boundingBox()];
+  }
+  if (!a || !b) return `no box: left ${JSON.stringify(a)} right ${JSON.stringify(b)}`;
   const beside = a.x + a.width <= b.x + 1 && b.y < a.y + a.height && a.y < b.y + b.height;
   return beside ? "side by side" : `left ${JSON.stringify(a)} right ${JSON.stringify(b)}`;
 }

@@ -48,7 +48,7 @@ describe("studio form: every sandbox model", () => {
     expect(video).toMatch(/<input id="f-sandbox-fail" name="sandbox.fail" type="checkbox" value="true"/);
     expect(video).toMatch(/<textarea id="f-prompt" name="prompt" rows="3" maxlength="8000"/);
     expect(video).toContain(
-      '<input id="f-image_url-file" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"',
+      '<input id="f-image_url-file" name="upload:image_url" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"',
     );
     expect(video).toContain("<legend>Sandbox</legend>");
     const image = renderStudioFields(catalog.get("sandbox/image")!).value;
