@@ -19,7 +19,7 @@ import { Elysia } from "elysia";
 import { errorHeaders, errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
-import { type ChatCostDeps, chargedFor, conversationCost } from "../studio/chat-cost.ts";
+import { type ChatCostDeps, chargedFor } from "../studio/chat-cost.ts";
 import { studioChat } from "../studio/service.ts";
 import {
   type AccountSession,
@@ -31,49 +31,12 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { chatBodyOfForm, chatParamsText, conversationOf } from "./studio-chat-form.ts";
-import { type ChatState, chatEstimateBox, costEventText, replyBody } from "./studio-chat-view.ts";
+import { withCost } from "./studio-chat-stream.ts";
+import { type ChatState, chatEstimateBox, replyBody } from "./studio-chat-view.ts";
 import { estimateBox } from "./studio-estimate.ts";
 import { codeSection, studioPage } from "./studio-view.ts";
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
-
-/** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
-async function costEvent(
-  ctx: ChatCostDeps,
-  s: AccountSession,
-  id: string,
-  earlier: string[],
-): Promise<string> {
-  return costEventText(id, await conversationCost(ctx, s, id, earlier));
-}
-
-/** Passes the API's SSE through; when it ends, adds the cost event of the reply it carried. */
-function withCost(
-  ctx: ChatCostDeps,
-  s: AccountSession,
-  body: ReadableStream<Uint8Array>,
-  earlier: string[],
-): ReadableStream<Uint8Array> {
-  const dec = new TextDecoder();
-  const enc = new TextEncoder();
-  let head = "";
-  let id: string | null = null;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (id === null && head.length < 4096) {
-          head += dec.decode(chunk, { stream: true });
-          id = /"id":"chatcmpl-([0-9a-f-]{36})"/.exec(head)?.[1] ?? null;
-        }
-        controller.enqueue(chunk);
-      },
-      async flush(controller) {
-        // The API's stream settles the call before it ends, so the ledger has the charge now.
-        if (id) controller.enqueue(enc.encode(await costEvent(ctx, s, id, earlier)));
-      },
-    }),
-  );
-}
 
 /** The context of the posted text model (bounds max_tokens), null when unknown or unbounded. */
 function contextOf(kit: ConsoleKit, modelId: string): number | null {
