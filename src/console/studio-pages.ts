@@ -9,9 +9,9 @@
  * Content-Type, the session's CSRF token) stores it through the files store's own upload checks
  * (receiveUpload: allowed types, magic bytes, size limit, free disk) as a file of the account, and
  * answers its file_id, which app.js puts in the field; without the script the form goes as multipart
- * with the file, stored the same way when it is run or its estimate updated (studioFormUploads). A text model gets the chat view instead of
- * `Run` (src/console/studio-chat-pages.ts), and every page ends with the person's run history
- * (src/console/studio-history.ts).
+ * with the file, stored the same way when it is run or its estimate updated (studioFormUploads). A
+ * text model gets the chat view instead of `Run` (src/console/studio-chat-pages.ts), and every page
+ * ends with the person's run history (src/console/studio-history.ts).
  *
  * `?from=<run id>` (`Edit and run again` on a finished run) opens the run's model with the run's own
  * input filled in (files as their file ids or URLs) and its result beside the form; another account's
