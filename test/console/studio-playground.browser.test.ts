@@ -190,6 +190,38 @@ describeBrowser("the studio as a playground", () => {
     await checkPage(g, "studio, a file dropped");
   }, 120_000);
 
+  test("without JavaScript the plain file input still works: Run stores the chosen file and runs with its id", async () => {
+    const { g } = session;
+    const context = await g.context.browser()!.newContext({
+      javaScriptEnabled: false,
+      storageState: await g.context.storageState(),
+    });
+    const elsewhere: string[] = [];
+    context.on("request", (r) => {
+      if (new URL(r.url()).origin !== g.origin) elsewhere.push(r.url());
+    });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${g.origin}/console/studio?model=sandbox/upscale`);
+      // No script: no drop hint, the plain file input.
+      expect(await page.getByText("or drop a file here").isVisible()).toBe(false);
+      await page.getByLabel("Upload a file for Image URL", { exact: true }).setInputFiles({
+        name: "plain.png",
+        mimeType: "image/png",
+        buffer: Buffer.from(encodePng(64, 64, 4)),
+      });
+      await Promise.all([
+        page.waitForURL(/\/console\/studio\/runs\/[0-9a-f-]{36}$/),
+        page.getByRole("button", { name: "Run", exact: true }).click(),
+      ]);
+      const stored = page.locator(".run-input dd").filter({ hasText: /^file_/ });
+      expect(await stored.count()).toBe(1);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
   test("chat: a system prompt and parameters go with the message; a refused one keeps what was typed", async () => {
     const { server, g } = session;
     await g.goto("/console/studio?model=sandbox/chat");
