@@ -50,17 +50,9 @@ describe("studio playground: a file refused without the script", () => {
     const s = await setup();
     const b = await ann(s);
     await b.page("/console/studio?model=sandbox/upscale");
-    const form = new FormData();
-    form.set("csrf", b.csrf!);
-    form.set("model_id", "sandbox/upscale");
-    form.set(
-      "upload:image_url",
-      new File(["#!/bin/sh\necho hi\n"], "run.sh", { type: "text/x-shellscript" }),
-    );
-    const res = await s.handle("/console/studio/run", {
-      method: "POST",
-      body: form,
-      headers: { cookie: `gengate_session=${b.cookie}`, origin: "http://gengate.test" },
+    const res = await b.postMultipart("/console/studio/run", {
+      model_id: "sandbox/upscale",
+      "upload:image_url": new File(["#!/bin/sh\necho hi\n"], "run.sh", { type: "text/x-shellscript" }),
     });
     expect(res.status).toBe(400);
     const text = await res.text();

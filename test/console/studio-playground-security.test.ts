@@ -91,17 +91,15 @@ describe("studio playground: files sent without the script", () => {
     const s = await setup();
     const b = await s.signedIn("ann@example.com");
     await b.page("/console/studio?model=sandbox/upscale");
-    const post = (csrf: string | null, origin: string) => {
-      const form = new FormData();
-      if (csrf) form.set("csrf", csrf);
-      form.set("model_id", "sandbox/upscale");
-      form.set("upload:image_url", new File([encodePng(64, 64, 1)], "a.png", { type: "image/png" }));
-      return s.handle("/console/studio/run", {
-        method: "POST",
-        body: form,
-        headers: { cookie: `gengate_session=${b.cookie}`, origin },
-      });
-    };
+    const post = (csrf: string | null, origin: string) =>
+      b.postMultipart(
+        "/console/studio/run",
+        {
+          model_id: "sandbox/upscale",
+          "upload:image_url": new File([encodePng(64, 64, 1)], "a.png", { type: "image/png" }),
+        },
+        { csrf, origin },
+      );
     expect((await post(null, ORIGIN)).status).toBe(403);
     expect((await post("wrong", ORIGIN)).status).toBe(403);
     expect((await post(b.csrf, "https://evil.example")).status).toBe(403);

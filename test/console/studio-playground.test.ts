@@ -162,23 +162,6 @@ describe("studio playground: Edit and run again", () => {
   });
 });
 
-/** The studio form posted as a browser without the script posts it: multipart, with its files. */
-function postMultipart(
-  s: Setup,
-  b: Awaited<ReturnType<typeof ann>>,
-  path: string,
-  fields: Record<string, string | File>,
-): Promise<Response> {
-  const form = new FormData();
-  form.set("csrf", b.csrf!);
-  for (const [k, v] of Object.entries(fields)) form.set(k, v);
-  return s.handle(path, {
-    method: "POST",
-    body: form,
-    headers: { cookie: `gengate_session=${b.cookie}`, origin: "http://gengate.test" },
-  });
-}
-
 describe("studio playground: files without the script", () => {
   test("the form is multipart: a chosen file is stored with Run (a file of the account) and its id is the input", async () => {
     const s = await setup();
@@ -186,7 +169,7 @@ describe("studio playground: files without the script", () => {
     const page = await b.page("/console/studio?model=sandbox/upscale");
     expect(page.text).toContain('enctype="multipart/form-data"');
     expect(page.text).toContain('name="upload:image_url" type="file"');
-    const res = await postMultipart(s, b, "/console/studio/run", {
+    const res = await b.postMultipart("/console/studio/run", {
       model_id: "sandbox/upscale",
       image_url: "",
       scale: "2",
@@ -205,7 +188,7 @@ describe("studio playground: files without the script", () => {
     const s = await setup();
     const b = await ann(s);
     await b.page("/console/studio?model=sandbox/upscale");
-    const res = await postMultipart(s, b, "/console/studio/estimate", {
+    const res = await b.postMultipart("/console/studio/estimate", {
       model_id: "sandbox/upscale",
       "upload:image_url": new File([encodePng(200, 100, 2)], "photo.png", { type: "image/png" }),
     });
