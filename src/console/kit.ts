@@ -73,7 +73,7 @@ type Result = SafeHtml | Response;
 type Handler<C> = (c: C) => Result | Promise<Result>;
 
 /** A string field of a form ("" when absent or a file). */
-export function field(form: Form, name: string): string {
+export function field(form: { get(name: string): unknown }, name: string): string {
   const v = form.get(name);
   return typeof v === "string" ? v : "";
 }

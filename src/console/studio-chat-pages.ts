@@ -11,13 +11,15 @@
  * read from the ledger (the request's settled hold; `total`: the same for this reply and the
  * conversation's earlier ones of this person), never computed in the browser. client/app.js's
  * `data-chat` shows the reply as it streams, then these figures. An error before the reply is the
- * API's JSON error body with its status.
+ * API's JSON error body with its status; without script, the studio page again with everything typed
+ * kept and the reason above the form. The form's `system` prompt goes first in the messages, its
+ * `temperature` and `max_tokens` with the call (studio-chat-form.ts bounds them as the API does).
  */
 import { Elysia } from "elysia";
-import { errorResponse } from "../http/errors.ts";
+import { errorHeaders, errorResponse, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { SafeHtml } from "../lib/html.ts";
-import { type ChatCostDeps, chargedFor, conversationCost } from "../studio/chat-cost.ts";
+import { html, type SafeHtml } from "../lib/html.ts";
+import { type ChatCostDeps, chargedFor } from "../studio/chat-cost.ts";
 import { studioChat } from "../studio/service.ts";
 import {
   type AccountSession,
@@ -28,93 +30,81 @@ import {
   type PageContext,
   requireAccount,
 } from "./kit.ts";
-import { conversationOf, conversationOfForm } from "./studio-chat-form.ts";
-import { chatEstimateBox, costEventText, replyBody } from "./studio-chat-view.ts";
+import { chatBodyOfForm, chatParamsText, conversationOf } from "./studio-chat-form.ts";
+import { withCost } from "./studio-chat-stream.ts";
+import { type ChatState, chatEstimateBox, replyBody } from "./studio-chat-view.ts";
 import { estimateBox } from "./studio-estimate.ts";
+import { codeSection, studioPage } from "./studio-view.ts";
 
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
-/** The `cost` event: this reply's charge and the conversation's total, from the ledger. */
-async function costEvent(
-  ctx: ChatCostDeps,
-  s: AccountSession,
-  id: string,
-  earlier: string[],
-): Promise<string> {
-  return costEventText(id, await conversationCost(ctx, s, id, earlier));
-}
-
-/** Passes the API's SSE through; when it ends, adds the cost event of the reply it carried. */
-function withCost(
-  ctx: ChatCostDeps,
-  s: AccountSession,
-  body: ReadableStream<Uint8Array>,
-  earlier: string[],
-): ReadableStream<Uint8Array> {
-  const dec = new TextDecoder();
-  const enc = new TextEncoder();
-  let head = "";
-  let id: string | null = null;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (id === null && head.length < 4096) {
-          head += dec.decode(chunk, { stream: true });
-          id = /"id":"chatcmpl-([0-9a-f-]{36})"/.exec(head)?.[1] ?? null;
-        }
-        controller.enqueue(chunk);
-      },
-      async flush(controller) {
-        // The API's stream settles the call before it ends, so the ledger has the charge now.
-        if (id) controller.enqueue(enc.encode(await costEvent(ctx, s, id, earlier)));
-      },
-    }),
-  );
+/** The context of the posted text model (bounds max_tokens), null when unknown or unbounded. */
+function contextOf(kit: ConsoleKit, modelId: string): number | null {
+  return kit.ctx.catalog.get(modelId)?.context ?? null;
 }
 
 async function estimateChat(c: ActionContext, kit: ConsoleKit): Promise<Response> {
   const s = requireAccount(c.session);
   const modelId = field(c.form, "model_id").trim();
-  let messages: unknown | null;
+  const model = kit.ctx.catalog.get(modelId);
+  let body: Record<string, unknown> | null;
   try {
-    // Only what is being typed is estimated: the conversation alone has been answered already.
-    messages = field(c.form, "message").trim() === "" ? null : conversationOfForm(c.form);
+    // What the chat would send: the system prompt, the conversation, the typed message, parameters.
+    body = chatBodyOfForm(c.form, model?.context ?? null);
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     return htmlResponse(await estimateBox(kit.ctx, s, { form: "studio-chat-form", error: err.message }));
   }
-  return htmlResponse(await chatEstimateBox(kit.ctx, s, modelId, messages));
+  // Only what is being typed is estimated: the conversation alone has been answered already. The
+  // code section follows out of band, the call as the chat would make it.
+  const typed = field(c.form, "message").trim() !== "";
+  const box = await chatEstimateBox(kit.ctx, s, modelId, typed ? body : null);
+  return htmlResponse(
+    html`${box}${model?.kind === "text" ? codeSection(kit, model, body ?? {}, true) : null}`,
+  );
 }
 
 async function sendChat(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | Response> {
   const s = requireAccount(c.session);
   // app.js asks for the stream; the page's form without script gets a page with the reply.
   const streamed = (c.request.headers.get("accept") ?? "").includes("text/event-stream");
+  const modelId = field(c.form, "model_id").trim();
   try {
-    const modelId = field(c.form, "model_id").trim();
     if (!modelId) throw new DomainError("validation_error", "Choose a model.", { param: "model_id" });
-    const messages = conversationOfForm(c.form);
-    if (messages === null)
-      throw new DomainError("validation_error", "Write a message.", { param: "message" });
+    const body = chatBodyOfForm(c.form, contextOf(kit, modelId));
+    if (body === null) throw new DomainError("validation_error", "Write a message.", { param: "message" });
     const earlier = conversationOf(field(c.form, "conversation"));
     const answer = await studioChat(
       kit.ctx,
       s,
       modelId,
-      { messages, stream: streamed },
+      { ...body, stream: streamed },
       AbortSignal.any([c.request.signal, kit.ctx.shutdownSignal]),
     );
     if (!streamed) {
       if (answer.kind !== "json") throw new Error(`studio chat answered ${answer.kind}, not JSON`);
-      return await replyPage(kit.ctx, c, s, modelId, messages, answer.body);
+      return await replyPage(kit.ctx, c, s, modelId, body.messages, answer.body);
     }
     if (answer.kind !== "stream") throw new Error(`studio chat answered ${answer.kind}, not a stream`);
     return new Response(withCost(kit.ctx, s, answer.body, earlier), { headers: SSE_HEADERS });
   } catch (err) {
-    // The script shows the message: the API's JSON error (validation, 402, 429...). Without
-    // script the console's error page says it.
-    if (streamed && err instanceof DomainError) return errorResponse(err);
-    throw err;
+    if (!(err instanceof DomainError) || httpStatus(err.code) >= 500) throw err;
+    // The script shows the message: the API's JSON error (validation, 402, 429...).
+    if (streamed) return errorResponse(err);
+    // Without script: the studio again, everything typed kept and the reason above the form.
+    const model = kit.ctx.catalog.get(modelId);
+    if (model?.kind !== "text") throw err;
+    const chat: ChatState = {
+      params: chatParamsText(c.form),
+      message: field(c.form, "message"),
+      messages: field(c.form, "messages") || "[]",
+      refusal: err,
+    };
+    return htmlResponse(
+      await studioPage(kit, c, s, model, { chat }),
+      httpStatus(err.code),
+      errorHeaders(err),
+    );
   }
 }
 

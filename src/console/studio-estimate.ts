@@ -1,8 +1,10 @@
 /**
  * The studio's estimate box (issue 17): the exact price in an element labelled `Estimate` (what
  * POST /v1/estimate answers for the account: src/pricing/account-estimate.ts) with the available
- * balance beside it. The media form and the chat both show it.
+ * balance beside it. The media form and the chat both show it, and the notice of a refused run or
+ * message above them (a 402 links Billing).
  */
+import type { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { AccountEstimate } from "../pricing/account-estimate.ts";
 import type { AppContext } from "../server/context.ts";
@@ -52,4 +54,17 @@ export async function estimateBox(
   ${state.error ? html`<p class="field-error" role="alert">${state.error}</p>` : null}
   ${short ? html`<p class="notice warn">The balance does not cover this run: <a href="/console/billing">top up</a>.</p>` : null}
 </div>`;
+}
+
+/**
+ * Why a run or a chat message was refused, above its form (`#studio-refusal`); a 402 links the
+ * billing page, where money is added. `not`: "Not run" / "Not sent"; `again`: what to do after.
+ */
+export function refusalNotice(err: DomainError | undefined, not: string, again: string): SafeHtml | null {
+  if (!err) return null;
+  const billing =
+    err.code === "insufficient_balance"
+      ? html` <a href="/console/billing">Add money on the billing page</a>, then ${again}.`
+      : null;
+  return html`<p class="notice error" role="alert" id="studio-refusal">${not}, nothing was charged: ${err.message}${billing}</p>`;
 }

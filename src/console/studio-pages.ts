@@ -8,12 +8,17 @@
  * snippets.ts). URL fields take a file: `POST /console/studio/upload` (raw bytes, the file's
  * Content-Type, the session's CSRF token) stores it through the files store's own upload checks
  * (receiveUpload: allowed types, magic bytes, size limit, free disk) as a file of the account, and
- * answers its file_id, which app.js puts in the field. A text model gets the chat view instead of
- * `Run` (src/console/studio-chat-pages.ts), and every page ends with the person's run history
- * (src/console/studio-history.ts).
+ * answers its file_id, which app.js puts in the field; without the script the form goes as multipart
+ * with the file, stored the same way when it is run or its estimate updated (studioFormUploads). A
+ * text model gets the chat view instead of `Run` (src/console/studio-chat-pages.ts), and every page
+ * ends with the person's run history (src/console/studio-history.ts).
+ *
+ * `?from=<run id>` (`Edit and run again` on a finished run) opens the run's model with the run's own
+ * input filled in (files as their file ids or URLs) and its result beside the form; another account's
+ * run is a 404 page.
  *
  * Without JavaScript every part still works: the select's `Choose` button, `Update estimate`
- * (the same route, answering the whole page) and `Run`; only the file upload needs the script.
+ * (the same route, answering the whole page) and `Run`, the file inputs too (multipart, above).
  */
 import { Elysia } from "elysia";
 import type { Model } from "../catalog/model.ts";
@@ -24,6 +29,8 @@ import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { AppContext } from "../server/context.ts";
 import { readStudioForm } from "../studio/form.ts";
+import { studioRunDetail } from "../studio/run-detail.ts";
+import { studioFormUploads } from "../studio/service.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -61,14 +68,28 @@ function postedModel(kit: ConsoleKit, form: Form): Model {
 
 async function showStudio(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
+  const from = c.url.searchParams.get("from");
+  if (from) {
+    // `Edit and run again`: the run's model with the run's own input (the account's runs only).
+    const { detail } = await studioRunDetail(kit.ctx, s.accountId, from);
+    const values = detail.input && typeof detail.input === "object" && !Array.isArray(detail.input);
+    return await studioPage(kit, c, s, chosenModel(kit.ctx, detail.model_id), {
+      values: values ? (detail.input as Record<string, unknown>) : {},
+      from: detail,
+    });
+  }
   return await studioPage(kit, c, s, chosenModel(kit.ctx, c.url.searchParams.get("model")));
 }
 
 async function updateEstimate(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | Response> {
   const s = requireAccount(c.session);
   const model = postedModel(kit, c.form);
+  // Without the script, `Update estimate` also stores the files chosen (their ids then stay in
+  // their fields); htmx's requests carry none (app.js uploads them itself).
+  const refused = isHtmx(c.request) ? {} : await studioFormUploads(kit.ctx, s.accountId, model, c.form);
   const { input, errors, raw } = readStudioForm(model, c.form);
-  if (!isHtmx(c.request)) return studioPage(kit, c, s, model, { values: input, errors, raw });
+  if (!isHtmx(c.request))
+    return studioPage(kit, c, s, model, { values: input, errors: { ...errors, ...refused }, raw });
   // htmx: the estimate box, and the code section out of band (both from the same input).
   const est = unreadEstimate(errors) ?? (await estimateOf(kit, s, model, input));
   return htmlResponse(html`${await estimateBox(kit.ctx, s, est)}${codeSection(kit, model, input, true)}`);

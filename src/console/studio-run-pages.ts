@@ -11,11 +11,11 @@
 import { Elysia } from "elysia";
 import { errorHeaders, httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
-import type { SafeHtml } from "../lib/html.ts";
+import { html, type SafeHtml } from "../lib/html.ts";
 import { statusStream } from "../queue/status-stream.ts";
 import { parseStudioForm, readStudioForm } from "../studio/form.ts";
 import { studioRunDetail } from "../studio/run-detail.ts";
-import { studioRun, studioRunOf } from "../studio/service.ts";
+import { studioFormUploads, studioRun, studioRunOf } from "../studio/service.ts";
 import {
   type ActionContext,
   type ConsoleKit,
@@ -26,7 +26,7 @@ import {
   requireAccount,
 } from "./kit.ts";
 import { runBody } from "./studio-run-view.ts";
-import { studioPage } from "./studio-view.ts";
+import { codeSection, studioPage } from "./studio-view.ts";
 
 /** At most this much JSON is read from the `input` field (the API's own limits apply after). */
 const MAX_INPUT_CHARS = 256 * 1024;
@@ -65,14 +65,16 @@ async function startRun(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | R
       throw new DomainError("unknown_model", `Model "${modelId.slice(0, 200)}" is not in the catalog.`, {
         param: "model_id",
       });
+    // Files chosen without the script come in the form's body: stored first, their ids in their fields.
+    const refused = await studioFormUploads(kit.ctx, s.accountId, model, c.form);
     const read = readStudioForm(model, c.form);
     const parsed = await parseStudioForm(model, c.form);
-    if (!parsed.ok)
+    if (!parsed.ok || Object.keys(refused).length > 0)
       return htmlResponse(
         await studioPage(kit, c, s, model, {
           values: parsed.input,
           raw: read.raw,
-          errors: parsed.errors,
+          errors: { ...(parsed.ok ? {} : parsed.errors), ...refused },
         }),
         400,
       );
@@ -99,7 +101,18 @@ async function startRun(c: ActionContext, kit: ConsoleKit): Promise<SafeHtml | R
 async function runPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
   const { detail, ahead } = await studioRunDetail(kit.ctx, s.accountId, c.params.id ?? "");
-  return c.layout({ title: "Studio run", active: "studio", body: runBody(kit, detail, ahead) });
+  const model = kit.ctx.catalog.get(detail.model_id) ?? null;
+  const input = detail.input && typeof detail.input === "object" && !Array.isArray(detail.input);
+  // The snippets are this run's own input, not the form's defaults.
+  const code =
+    model && model.kind !== "text" && input
+      ? codeSection(kit, model, detail.input as Record<string, unknown>)
+      : null;
+  return c.layout({
+    title: "Studio run",
+    active: "studio",
+    body: html`${runBody(kit, detail, model, ahead)}${code}`,
+  });
 }
 
 async function runEvents(c: PageContext, kit: ConsoleKit): Promise<Response> {

@@ -9,6 +9,7 @@ import { httpStatus } from "../http/errors.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import type { AccountEstimate } from "../pricing/account-estimate.ts";
+import type { RequestDetail } from "../queue/requests.ts";
 import type { AppContext } from "../server/context.ts";
 import { type FieldErrors, fieldOfParam, renderStudioFields } from "../studio/form.ts";
 import { type StudioEstimateDeps, type StudioHistoryDeps, studioEstimate } from "../studio/service.ts";
@@ -16,8 +17,9 @@ import { studioSnippets } from "../studio/snippets.ts";
 import { formatMoney, UNIT_LABEL } from "./format.ts";
 import type { AccountSession, ConsoleKit, ConsoleKitDeps, KitFor, PageContext } from "./kit.ts";
 import { csrfField } from "./layout.ts";
-import { type ChatViewDeps, chatView } from "./studio-chat-view.ts";
-import { estimateBox } from "./studio-estimate.ts";
+import { preview } from "./requests-view.ts";
+import { type ChatState, type ChatViewDeps, chatView } from "./studio-chat-view.ts";
+import { estimateBox, refusalNotice } from "./studio-estimate.ts";
 import { studioHistory } from "./studio-history.ts";
 
 /** What `POST /v1/estimate` answers, as the studio shows it (one function: src/pricing/account-estimate.ts). */
@@ -104,16 +106,25 @@ export interface StudioState {
   errors?: FieldErrors;
   /** Why the run was refused (402, a rejected field...): shown above the form, next to its field too. */
   refusal?: DomainError;
+  /** The run being edited (`Edit and run again`): its result stays in view beside the form. */
+  from?: RequestDetail;
+  /** A text model's chat form as it was sent (a refused message comes back with it). */
+  chat?: ChatState;
 }
 
-/** A refused run's message; a 402 links the billing page, where money is added. */
-function refusalNotice(err: DomainError | undefined): SafeHtml | null {
-  if (!err) return null;
-  const billing =
-    err.code === "insufficient_balance"
-      ? html` <a href="/console/billing">Add money on the billing page</a>, then run again: your input is kept.`
-      : null;
-  return html`<p class="notice error" role="alert" id="studio-refusal">Not run, nothing was charged: ${err.message}${billing}</p>`;
+/**
+ * The right-hand column of the playground: the result of the run being edited, or where a run's
+ * progress and result will show (the run's page puts them in this place).
+ */
+function resultPanel(kit: Pick<ConsoleKit, "origin">, from: RequestDetail | undefined): SafeHtml {
+  const body = from
+    ? html`<p class="hint">The run you are editing (<a href="/console/studio/runs/${from.id}">${from.status.toLowerCase()}</a>); run again to see the new result.</p>
+${from.outputs.length ? html`<div class="outputs">${from.outputs.map((o) => preview(kit, o, from.model_id))}</div>` : null}`
+    : html`<p class="hint">Run the model: its progress shows here while it runs, then the result in place (images, video, audio) with download links.</p>`;
+  return html`<section id="studio-result" class="playground-result" aria-labelledby="studio-result-title">
+<h2 id="studio-result-title">Result</h2>
+${body}
+</section>`;
 }
 
 export /** The estimate of a form's current values, or the reason there is none. */
@@ -155,10 +166,11 @@ async function mediaForm(
   if (refused && !errors[refused]) errors[refused] = state.refusal!.message;
   // novalidate: the browser's own check (max="4") would stop htmx's request and the Update estimate
   // post, leaving the last price on screen; the server's check answers the reason instead.
-  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" novalidate
+  // multipart: without the script, a URL field's chosen file goes with the form (studioFormUploads).
+  return html`<form id="studio-form" class="stack studio-form" method="post" action="/console/studio/run" enctype="multipart/form-data" novalidate
   hx-post="/console/studio/estimate" hx-trigger="input changed delay:400ms, change" hx-target="#studio-estimate-box" hx-swap="outerHTML">
   ${csrfField(s)}
-  ${refusalNotice(state.refusal)}
+  ${refusalNotice(state.refusal, "Not run", "run again: your input is kept")}
   <input type="hidden" name="model_id" value="${model.id}">
   ${renderStudioFields(model, { values: state.values ?? {}, raw: state.raw, errors })}
   ${await estimateBox(kit.ctx, s, est)}
@@ -199,7 +211,14 @@ export async function studioPage(
 <a href="/console/wallet">wallet</a> and the <a href="/console/requests">requests</a>.</p>
 ${modelPicker(kit.ctx, model)}
 ${model.description ? html`<p class="hint">${model.description}</p>` : null}
-${model.kind === "text" ? await chatView(kit.ctx, s, model.id) : await mediaForm(kit, s, model, state)}
+${
+  model.kind === "text"
+    ? await chatView(kit.ctx, s, model, state.chat)
+    : html`<div class="playground">
+<div class="playground-form">${await mediaForm(kit, s, model, state)}</div>
+${resultPanel(kit, state.from)}
+</div>`
+}
 ${codeSection(kit, model, values)}
 ${await studioHistory(kit, s, c.url.searchParams.get("runs_before"), model.id)}`,
   });

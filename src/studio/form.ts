@@ -4,7 +4,9 @@
  * Ajv schema a submit enforces); this file only turns form text into typed values.
  *
  * Field names are the input's names (`num_images`); a nested object's fields are `parent.child`
- * (`sandbox.fail`). Each field is labelled exactly by that name (docs/console.md, "Accessible names").
+ * (`sandbox.fail`). Each field is labelled by its schema `title`, else by its name made readable
+ * (`num_images` -> "Num images", `image_url` -> "Image URL"; docs/console.md, "Accessible names"),
+ * and its `description`, bounds and default are a hint tied to the control by aria-describedby.
  *
  *   enum                 -> <select> (first option empty: the field is omitted)
  *   integer / number     -> <input type=number> with the schema's min, max and step
@@ -38,8 +40,10 @@ type Schema = Record<string, unknown>;
 
 /** One renderable field of a model's form. */
 export interface StudioField {
-  /** The form field's name and its label: `prompt`, `sandbox.fail`. */
+  /** The form field's name (the input's): `prompt`, `sandbox.fail`. */
   name: string;
+  /** What the field is labelled: its schema's title, else its own name made readable. */
+  label: string;
   /** The path in the input object. */
   path: [string] | [string, string];
   schema: Schema;
@@ -57,6 +61,33 @@ function propertiesOf(schema: unknown): Record<string, Schema> {
 function requiredOf(schema: unknown): Set<string> {
   const r = (schema as Schema | null)?.required;
   return new Set(Array.isArray(r) ? r.filter((x): x is string => typeof x === "string") : []);
+}
+
+/** Words spelled otherwise in a label: `image_url` -> "Image URL". */
+const ACRONYMS: Record<string, string> = { url: "URL", uri: "URI", id: "ID", fps: "FPS", cfg: "CFG" };
+/** A title longer than this is cut: an operator's schema is not a place for paragraphs. */
+const MAX_LABEL = 80;
+
+/**
+ * An input name as a person reads it: `num_images` -> "Num images", `delayMs` -> "Delay ms",
+ * `image_url` -> "Image URL". Never the raw snake_case (issue 34: labels read like an internal tool).
+ */
+export function humanName(name: string): string {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[\s_.-]+/)
+    .filter(Boolean)
+    .map((w) => ACRONYMS[w.toLowerCase()] ?? w.toLowerCase());
+  if (words.length === 0) return name;
+  const first = words[0]!;
+  words[0] = first === first.toUpperCase() ? first : first[0]!.toUpperCase() + first.slice(1);
+  return words.join(" ");
+}
+
+/** A schema's label: its `title` (trimmed, at most MAX_LABEL characters), else `name` made readable. */
+export function labelOf(name: string, s: Schema | undefined): string {
+  const title = typeof s?.title === "string" ? s.title.trim() : "";
+  return title ? title.slice(0, MAX_LABEL) : humanName(name);
 }
 
 function typeOf(s: Schema): string | null {
@@ -97,6 +128,7 @@ export function studioFields(model: Model): StudioField[] {
         const childControl = controlOf(child, cs);
         out.push({
           name: `${name}.${child}`,
+          label: labelOf(child, cs),
           path: [name, child],
           schema: cs,
           required: required.has(name) && innerRequired.has(child),
@@ -105,7 +137,14 @@ export function studioFields(model: Model): StudioField[] {
       }
       continue;
     }
-    out.push({ name, path: [name], schema: s, required: required.has(name), control: controlOf(name, s) });
+    out.push({
+      name,
+      label: labelOf(name, s),
+      path: [name],
+      schema: s,
+      required: required.has(name),
+      control: controlOf(name, s),
+    });
   }
   return out;
 }
@@ -131,6 +170,41 @@ function textOf(f: StudioField, v: unknown): string {
   if (f.control === "json") return JSON.stringify(v, null, 2);
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
+}
+
+/**
+ * A run's input as the form would show it: each filled field's label, name and text, in the form's
+ * order (the run page's "Input"); fields the model's schema no longer has come last, by name.
+ */
+export function inputEntries(
+  model: Model | null,
+  input: Record<string, unknown>,
+): { name: string; label: string; text: string }[] {
+  const fields = model ? studioFields(model) : [];
+  const groups = model ? propertiesOf(model.input_schema) : {};
+  const out: { name: string; label: string; text: string }[] = [];
+  const seen = new Set<string>();
+  for (const f of fields) {
+    seen.add(f.path[0]);
+    const text = textOf(f, valueAt(input, f.path));
+    // A nested field names its group, as its fieldset's legend does on the form: "Sandbox: Delay ms".
+    const label = f.path.length === 2 ? `${labelOf(f.path[0], groups[f.path[0]])}: ${f.label}` : f.label;
+    if (text !== "") out.push({ name: f.name, label, text });
+  }
+  for (const [name, v] of Object.entries(input)) {
+    if (seen.has(name) || v === undefined || v === null) continue;
+    out.push({ name, label: humanName(name), text: typeof v === "string" ? v : JSON.stringify(v) });
+  }
+  return out;
+}
+
+/**
+ * The name of a URL field's file input (`upload:image_url`): sent only without the script, in the
+ * form's multipart body (app.js uploads the file itself and drops the name), and stored by
+ * studioFormUploads before the form is read.
+ */
+export function uploadFieldName(name: string): string {
+  return `upload:${name}`;
 }
 
 /** Element ids of a field: `f-sandbox-fail`; names are schema keys, so they are sanitised. */
@@ -166,7 +240,7 @@ export interface RenderOptions {
   errors?: FieldErrors;
 }
 
-/** One field: label (exactly its name), hint, control, error. */
+/** One field: label (its title, else its readable name), hint, control, error. */
 function renderField(f: StudioField, o: RenderOptions): SafeHtml {
   const id = fieldId(f.name);
   const error = o.errors?.[f.name];
@@ -201,9 +275,14 @@ function renderField(f: StudioField, o: RenderOptions): SafeHtml {
       control = html`<textarea id="${id}" name="${f.name}" rows="${f.control === "json" ? 4 : 3}"${num("maxLength") !== null && f.control === "textarea" ? html` maxlength="${num("maxLength")}"` : null}${aria}>${value}</textarea>`;
       break;
     case "url":
+      // The drop zone (app.js `data-drop-zone`): drag a file onto it or pick one; a preview, then
+      // the upload into the text field. Without the script the plain file input goes with the
+      // form (multipart) and is stored when it is run or estimated (studioFormUploads).
       control = html`<input id="${id}" name="${f.name}" type="text" inputmode="url" autocomplete="off" spellcheck="false"${num("maxLength") !== null ? html` maxlength="${num("maxLength")}"` : null} value="${value}"${aria}>
-<span class="upload-row"><label class="hint" for="${id}-file">Upload a file for ${f.name}</label>
-<input id="${id}-file" type="file" accept="image/*,video/*,audio/*" data-upload="${id}" data-upload-status="${id}-upload"></span>
+<div class="drop-zone" data-drop-zone><label class="hint" for="${id}-file">Upload a file for ${f.label}</label>
+<input id="${id}-file" name="${uploadFieldName(f.name)}" type="file" accept="image/*,video/*,audio/*" data-upload="${id}" data-upload-status="${id}-upload" data-upload-preview="${id}-preview">
+<p class="hint drop-hint" data-drop-hint hidden>or drop a file here</p>
+<div class="upload-preview" id="${id}-preview"></div></div>
 <span class="hint" id="${id}-upload" role="status"></span>`;
       break;
     default:
@@ -211,7 +290,7 @@ function renderField(f: StudioField, o: RenderOptions): SafeHtml {
   }
   const wrap = f.control === "checkbox" ? "field check-field" : "field";
   return html`<div class="${wrap}">
-<label for="${id}">${f.name}</label>
+<label for="${id}">${f.label}</label>
 ${hint ? html`<span class="hint" id="${id}-hint">${hint}</span>` : null}
 ${control}
 ${error ? html`<span class="field-error" id="${id}-error">${error}</span>` : null}
@@ -237,8 +316,9 @@ export function renderStudioFields(model: Model, o: RenderOptions = {}): SafeHtm
       i++;
     }
     i--;
-    const desc = propertiesOf(model.input_schema)[group]?.description;
-    parts.push(html`<fieldset class="field-group"><legend>${group}</legend>
+    const groupSchema = propertiesOf(model.input_schema)[group];
+    const desc = groupSchema?.description;
+    parts.push(html`<fieldset class="field-group"><legend>${labelOf(group, groupSchema)}</legend>
 ${typeof desc === "string" ? html`<p class="hint">${desc}</p>` : null}
 ${members.map((m) => renderField(m, o))}
 ${o.errors?.[group] ? html`<span class="field-error">${o.errors[group]}</span>` : null}

@@ -7,8 +7,10 @@
  */
 
 import { EVERY_MODEL } from "../catalog/access.ts";
+import type { Model } from "../catalog/model.ts";
 import { type ChatAnswer, type ChatDeps, chatQuote, completeChat } from "../chat/service.ts";
 import { parseChatBody } from "../chat/validate.ts";
+import { createAccountUpload, type UploadDeps } from "../files/uploads.ts";
 import { type MediaJobDeps, prepareMediaJob } from "../jobs/media.ts";
 import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
 import { type OpenerDeps, type OpenJobDeps, openJob, studioOpener } from "../jobs/open.ts";
@@ -18,6 +20,7 @@ import { type AccountEstimate, accountEstimate } from "../pricing/account-estima
 import type { JobRow } from "../queue/job-row.ts";
 import type { JobStore } from "../queue/job-store.ts";
 import type { AppContext, JobViews } from "../server/context.ts";
+import { type FieldErrors, studioFields, uploadFieldName } from "./form.ts";
 
 /** The person and the account a studio action is for (a console session looking at an account). */
 export interface StudioSession {
@@ -177,4 +180,46 @@ export async function studioRunOf(
   const job = UUID_PATTERN.test(id) ? await ctx.jobs.getOwned(id, accountId) : null;
   if (!job) throw new DomainError("not_found", `No studio run ${id}.`, { param: "request_id" });
   return job;
+}
+
+/** A form whose fields can be read and replaced (the console's FormData). */
+export interface MutableForm {
+  get(name: string): unknown;
+  set(name: string, value: string): void;
+}
+
+/**
+ * The files a studio form carried without the script (the `upload:<field>` parts of its multipart
+ * body): each stored as the script's upload stores it (createAccountUpload: allowed type, magic
+ * bytes, `upload_max_bytes`, free disk; a file of the account, no key) and its file id put in its
+ * URL field. An empty file input is skipped. A refused file is an error of its field (the API's
+ * message); the field keeps what it held.
+ */
+export async function studioFormUploads(
+  ctx: UploadDeps,
+  accountId: string,
+  model: Model,
+  form: MutableForm,
+): Promise<FieldErrors> {
+  const errors: FieldErrors = {};
+  for (const f of studioFields(model)) {
+    if (f.control !== "url") continue;
+    const file = form.get(uploadFieldName(f.name));
+    if (!(file instanceof Blob) || file.size === 0) continue;
+    const request = new Request("http://studio.invalid/upload", {
+      method: "POST",
+      body: file,
+      headers: {
+        "content-type": file.type || "application/octet-stream",
+        "content-length": String(file.size),
+      },
+    });
+    try {
+      form.set(f.name, (await createAccountUpload(ctx, accountId, request)).id);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      errors[f.name] = err.message;
+    }
+  }
+  return errors;
 }

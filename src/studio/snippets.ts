@@ -207,11 +207,64 @@ console.log(output);
   return { id: "replicate", title: "JavaScript (replicate)", language: "javascript", text };
 }
 
+/** A chat message as the snippets send it. */
+interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+/**
+ * The chat call a text model's snippets make: the studio chat's own body when it has one (its system
+ * prompt, conversation, typed message, temperature and max_tokens), else one example message.
+ */
+export interface ChatSnippetBody {
+  messages: ChatMessage[];
+  temperature?: number;
+  max_tokens?: number;
+}
+
+/** The chat body of `input` (what chatBodyOfForm makes; only string contents), or the example. */
+function chatBodyOf(input: Record<string, unknown>): ChatSnippetBody {
+  const raw = Array.isArray(input.messages) ? input.messages : [];
+  const messages = raw.filter(
+    (m): m is ChatMessage =>
+      typeof m === "object" && m !== null && typeof m.role === "string" && typeof m.content === "string",
+  );
+  const body: ChatSnippetBody = {
+    messages: messages.length ? messages : [{ role: "user", content: CHAT_EXAMPLE }],
+  };
+  if (typeof input.temperature === "number") body.temperature = input.temperature;
+  if (typeof input.max_tokens === "number") body.max_tokens = input.max_tokens;
+  return body;
+}
+
+/** `key: value,` lines for the optional parameters, in a client's spelling (JS or Python). */
+function optionLines(
+  pairs: [string, number | string | undefined][],
+  indent: string,
+  python: boolean,
+): string {
+  return pairs
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${indent}${k}${python ? "=" : ": "}${JSON.stringify(v)},\n`)
+    .join("");
+}
+
 /**
  * The other text clients: Anthropic's SDKs append /v1/messages to their base URL (so it is the
- * server's root), and the AI SDK's default `openai(id)` model speaks OpenAI's Responses API.
+ * server's root), and the AI SDK's default `openai(id)` model speaks OpenAI's Responses API. Both
+ * take the system prompt apart from the messages.
  */
-function moreTextSnippets(model: Model, base: string): Snippet[] {
+function moreTextSnippets(model: Model, base: string, body: ChatSnippetBody): Snippet[] {
+  const system = body.messages
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map((m) => m.content)
+    .join("\n\n");
+  const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
+  const apart: [string, number | string | undefined][] = [
+    ["system", system || undefined],
+    ["temperature", body.temperature],
+  ];
   const anthropicJs = `// npm install @anthropic-ai/sdk
 import Anthropic from "@anthropic-ai/sdk";
 
@@ -222,8 +275,8 @@ const client = new Anthropic({
 
 const message = await client.messages.create({
   model: ${JSON.stringify(model.id)},
-  max_tokens: 1024,
-  messages: [{ role: "user", content: ${JSON.stringify(CHAT_EXAMPLE)} }],
+  max_tokens: ${body.max_tokens ?? 1024},
+${optionLines(apart, "  ", false)}  messages: ${json(turns).replaceAll("\n", "\n  ")},
 });
 for (const block of message.content) if (block.type === "text") console.log(block.text);
 `;
@@ -237,8 +290,8 @@ client = anthropic.Anthropic(
 
 message = client.messages.create(
     model=${JSON.stringify(model.id)},
-    max_tokens=1024,
-    messages=[{"role": "user", "content": ${JSON.stringify(CHAT_EXAMPLE)}}],
+    max_tokens=${body.max_tokens ?? 1024},
+${optionLines(apart, "    ", true)}    messages=${pythonLiteral(turns, 4)},
 )
 for block in message.content:
     if block.type == "text":
@@ -255,7 +308,7 @@ const openai = createOpenAI({
 
 const { text, usage } = await generateText({
   model: openai(${JSON.stringify(model.id)}), // OpenAI's Responses API
-  prompt: ${JSON.stringify(CHAT_EXAMPLE)},
+${optionLines(apart, "  ", false)}  messages: ${json(turns).replaceAll("\n", "\n  ")},
 });
 console.log(text, usage);
 `;
@@ -271,11 +324,12 @@ console.log(text, usage);
   ];
 }
 
-function textSnippets(model: Model, base: string): Snippets {
-  const request = {
-    model: model.id,
-    messages: [{ role: "user", content: CHAT_EXAMPLE }],
-  };
+function textSnippets(model: Model, base: string, body: ChatSnippetBody): Snippets {
+  const request = { model: model.id, ...body };
+  const options: [string, number | undefined][] = [
+    ["temperature", body.temperature],
+    ["max_tokens", body.max_tokens],
+  ];
   const curl = `curl -sS ${shellQuote(`${base}/v1/chat/completions`)} \\
   -H ${shellQuote(`Authorization: Bearer ${KEY_PLACEHOLDER}`)} \\
   -H 'Content-Type: application/json' \\
@@ -291,8 +345,8 @@ const client = new OpenAI({
 
 const stream = await client.chat.completions.create({
   model: ${JSON.stringify(model.id)},
-  messages: ${JSON.stringify(request.messages)},
-  stream: true,
+  messages: ${json(body.messages).replaceAll("\n", "\n  ")},
+${optionLines(options, "  ", false)}  stream: true,
 });
 for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? "");
 process.stdout.write("\\n");
@@ -307,19 +361,21 @@ client = OpenAI(
 
 stream = client.chat.completions.create(
     model=${JSON.stringify(model.id)},
-    messages=${pythonLiteral(request.messages, 4)},
-    stream=True,
+    messages=${pythonLiteral(body.messages, 4)},
+${optionLines(options, "    ", true)}    stream=True,
 )
 for chunk in stream:
     if chunk.choices:
         print(chunk.choices[0].delta.content or "", end="", flush=True)
 print()
 `;
-  return { curl, javascript, python, more: moreTextSnippets(model, base) };
+  return { curl, javascript, python, more: moreTextSnippets(model, base, body) };
 }
 
 /** The three snippets for a model and its (typed) input, against `publicUrl`. */
 export function studioSnippets(model: Model, input: Record<string, unknown>, publicUrl: string): Snippets {
   const base = publicUrl.replace(/\/+$/, "");
-  return model.kind === "text" ? textSnippets(model, base) : mediaSnippets(model, input, base);
+  return model.kind === "text"
+    ? textSnippets(model, base, chatBodyOf(input))
+    : mediaSnippets(model, input, base);
 }

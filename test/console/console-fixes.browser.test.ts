@@ -25,16 +25,16 @@ describeBrowser("console defects of issue 34", () => {
     const { server, g } = session;
     await inviteAndSignIn(g, server);
     await g.goto("/console/studio?model=sandbox/image");
-    await g.page.getByLabel("prompt", { exact: true }).fill("a red fox in the snow");
-    await g.page.getByLabel("num_images", { exact: true }).fill("2");
+    await g.page.getByLabel("Prompt", { exact: true }).fill("a red fox in the snow");
+    await g.page.getByLabel("Num images", { exact: true }).fill("2");
     const [answer] = await Promise.all([
       g.page.waitForResponse((r) => r.url().endsWith("/console/studio/run")),
       g.page.getByRole("button", { name: "Run", exact: true }).click(),
     ]);
     await g.settle();
     expect(answer.status()).toBe(402);
-    expect(await g.page.getByLabel("prompt", { exact: true }).inputValue()).toBe("a red fox in the snow");
-    expect(await g.page.getByLabel("num_images", { exact: true }).inputValue()).toBe("2");
+    expect(await g.page.getByLabel("Prompt", { exact: true }).inputValue()).toBe("a red fox in the snow");
+    expect(await g.page.getByLabel("Num images", { exact: true }).inputValue()).toBe("2");
     expect(await g.page.getByRole("heading", { level: 1 }).textContent()).toBe("Studio");
     const notice = g.page.locator("#studio-refusal");
     expect(await notice.textContent()).toContain("nothing was charged");
@@ -50,15 +50,15 @@ describeBrowser("console defects of issue 34", () => {
   test("the estimate is never stale: 40 images shows why, by htmx and by Update estimate", async () => {
     const { g } = session;
     await g.goto("/console/studio?model=sandbox/image");
-    await g.page.getByLabel("prompt", { exact: true }).fill("four cats");
+    await g.page.getByLabel("Prompt", { exact: true }).fill("four cats");
     const box = g.page.locator("#studio-estimate-box");
-    await g.page.getByLabel("num_images", { exact: true }).fill("4");
+    await g.page.getByLabel("Num images", { exact: true }).fill("4");
     await g.page
       .getByLabel("Estimate", { exact: true })
       .filter({ hasText: formatMoney(40_000n, "USD") })
       .waitFor({ timeout: 15_000 });
     // htmx: typing 40 (over the max of 4) replaces the price with the reason.
-    await g.page.getByLabel("num_images", { exact: true }).fill("40");
+    await g.page.getByLabel("Num images", { exact: true }).fill("40");
     await box.getByRole("alert").waitFor({ timeout: 15_000 });
     expect(await box.textContent()).not.toContain(formatMoney(40_000n, "USD"));
     expect(await box.getByRole("alert").textContent()).toMatch(/num_images|at most|4/);
@@ -67,7 +67,7 @@ describeBrowser("console defects of issue 34", () => {
     await checkPage(g, "studio, estimate of an invalid form");
     // Without htmx: Update estimate posts the whole form; the page answers with the reason.
     await g.goto("/console/studio?model=sandbox/image");
-    await g.page.getByLabel("num_images", { exact: true }).fill("40");
+    await g.page.getByLabel("Num images", { exact: true }).fill("40");
     await Promise.all([
       g.page.waitForResponse(
         (r) => r.url().endsWith("/console/studio/estimate") && r.request().isNavigationRequest(),
@@ -75,7 +75,7 @@ describeBrowser("console defects of issue 34", () => {
       g.page.getByRole("button", { name: "Update estimate", exact: true }).click(),
     ]);
     await g.settle();
-    expect(await g.page.getByLabel("num_images", { exact: true }).inputValue()).toBe("40");
+    expect(await g.page.getByLabel("Num images", { exact: true }).inputValue()).toBe("40");
     expect(await box.getByRole("alert").count()).toBe(1);
     expect(await box.textContent()).not.toMatch(/\(\d+ images?\)/);
     await checkPage(g, "studio, Update estimate of an invalid form");
@@ -96,8 +96,8 @@ describeBrowser("console defects of issue 34", () => {
       await credit(server, account!.id, "1.00");
       expect((await runImage(server, person.key!, 2)).status).toBe(200);
       await g.goto("/console/studio?model=sandbox/image");
-      await g.page.getByLabel("prompt", { exact: true }).fill("a studio run");
-      await g.page.getByLabel("num_images", { exact: true }).fill("3");
+      await g.page.getByLabel("Prompt", { exact: true }).fill("a studio run");
+      await g.page.getByLabel("Num images", { exact: true }).fill("3");
       await Promise.all([
         g.page.waitForURL(/\/console\/studio\/runs\//),
         g.page.getByRole("button", { name: "Run", exact: true }).click(),

@@ -79,6 +79,24 @@ export class Browser {
     return { status: res.status, text, res };
   }
 
+  /**
+   * Posts a multipart form, files included, as a browser without the script posts the studio's form:
+   * Origin set (null: none), the CSRF token added when known (null: none).
+   */
+  async postMultipart(
+    path: string,
+    fields: Record<string, string | File>,
+    options: { origin?: string | null; csrf?: string | null } = {},
+  ): Promise<Response> {
+    const body = new FormData();
+    const csrf = options.csrf === undefined ? this.csrf : options.csrf;
+    if (csrf && !("csrf" in fields)) body.set("csrf", csrf);
+    for (const [k, v] of Object.entries(fields)) body.set(k, v);
+    const origin = options.origin === undefined ? ORIGIN : options.origin;
+    const extra: Record<string, string> = origin === null ? {} : { origin };
+    return this.remember(await this.handle(path, { method: "POST", body, headers: this.headers(extra) }));
+  }
+
   /** Posts a urlencoded form as our pages do: Origin set, CSRF token added when known. */
   async post(
     path: string,

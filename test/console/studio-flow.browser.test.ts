@@ -85,10 +85,10 @@ describeBrowser("the studio in the browser: estimate, run, media, failure, priva
 
   test("sandbox/image: the Estimate follows num_images and equals /v1/estimate; Run charges exactly it", async () => {
     await g.goto("/console/studio?model=sandbox/image");
-    await g.page.getByLabel("prompt", { exact: true }).fill("a lighthouse at dusk");
-    await g.page.getByLabel("width", { exact: true }).fill("96");
-    await g.page.getByLabel("height", { exact: true }).fill("64");
-    await g.page.getByLabel("num_images", { exact: true }).fill("3");
+    await g.page.getByLabel("Prompt", { exact: true }).fill("a lighthouse at dusk");
+    await g.page.getByLabel("Width", { exact: true }).fill("96");
+    await g.page.getByLabel("Height", { exact: true }).fill("64");
+    await g.page.getByLabel("Num images", { exact: true }).fill("3");
     const input = { prompt: "a lighthouse at dusk", width: 96, height: 64, num_images: 3 };
     const api = await server.fetch("/v1/estimate", {
       method: "POST",
@@ -102,13 +102,13 @@ describeBrowser("the studio in the browser: estimate, run, media, failure, priva
     await shown.filter({ hasText: formatMoney(estimate, "USD") }).waitFor({ timeout: 15_000 });
 
     // An image uploaded into image_url (the files store's checks; its file_id fills the field).
-    await g.page.getByLabel("Upload a file for image_url", { exact: true }).setInputFiles({
+    await g.page.getByLabel("Upload a file for Image URL", { exact: true }).setInputFiles({
       name: "fox.png",
       mimeType: "image/png",
       buffer: Buffer.from(encodePng(96, 64, 3)),
     });
     await g.page.getByText(/^Uploaded fox\.png as file_/).waitFor({ timeout: 15_000 });
-    expect(await g.page.getByLabel("image_url", { exact: true }).inputValue()).toMatch(/^file_/);
+    expect(await g.page.getByLabel("Image URL", { exact: true }).inputValue()).toMatch(/^file_/);
     await shown.filter({ hasText: formatMoney(estimate, "USD") }).waitFor({ timeout: 15_000 });
     await checkPage(g, "studio, sandbox/image filled in");
 
@@ -134,8 +134,8 @@ describeBrowser("the studio in the browser: estimate, run, media, failure, priva
 
   test("sandbox/video plays in <video> (readyState >= 2) at the requested length", async () => {
     await g.goto("/console/studio?model=sandbox/video");
-    await g.page.getByLabel("prompt", { exact: true }).fill("waves on a beach");
-    await g.page.getByLabel("duration", { exact: true }).fill("2");
+    await g.page.getByLabel("Prompt", { exact: true }).fill("waves on a beach");
+    await g.page.getByLabel("Duration", { exact: true }).fill("2");
     runs.push(await run(g));
     const v = await mediaReady(g, "video");
     expect(v.error).toBeNull();
@@ -148,7 +148,7 @@ describeBrowser("the studio in the browser: estimate, run, media, failure, priva
 
   test("sandbox/speech plays in <audio>", async () => {
     await g.goto("/console/studio?model=sandbox/speech");
-    await g.page.getByLabel("text", { exact: true }).fill("Hello from the studio.");
+    await g.page.getByLabel("Text", { exact: true }).fill("Hello from the studio.");
     runs.push(await run(g));
     const a = await mediaReady(g, "audio");
     expect(a.error).toBeNull();
@@ -159,9 +159,9 @@ describeBrowser("the studio in the browser: estimate, run, media, failure, priva
 
   test("the sandbox fail control: the error shows, nothing is charged", async () => {
     await g.goto("/console/studio?model=sandbox/image");
-    await g.page.getByLabel("prompt", { exact: true }).fill("this one fails");
-    await g.page.getByLabel("sandbox.fail", { exact: true }).check();
-    await g.page.getByLabel("sandbox.delay_ms", { exact: true }).fill("300");
+    await g.page.getByLabel("Prompt", { exact: true }).fill("this one fails");
+    await g.page.getByLabel("Fail", { exact: true }).check();
+    await g.page.getByLabel("Delay ms", { exact: true }).fill("300");
     const before = (await apiAccount(server, key)).account!;
     const id = await run(g);
     runs.push(id);

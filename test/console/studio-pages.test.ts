@@ -49,7 +49,7 @@ describe("GET /console/studio", () => {
     );
     expect(text).toContain("sandbox/image (0.01 USD per image, max 4)");
     expect(text).toContain("sandbox/chat (0.50 USD per 1M input tokens, 1.50 USD per 1M output tokens)");
-    expect(text).toContain('<label for="f-prompt">prompt</label>');
+    expect(text).toContain('<label for="f-prompt">Prompt</label>');
     expect(text).toContain('<span id="studio-estimate-label">Estimate</span>');
     // The default video (5 s at the lowest... no tier given: the model's default tier) is priced at once.
     const api = await apiEstimate(c, c.key, "sandbox/video", {});

@@ -226,10 +226,10 @@ export const PAGES: PageEntry[] = [
     // num_images changed: the Estimate (htmx partial) follows, and an image uploaded into image_url.
     setup: async (g, server) => {
       await withSpend("/console/studio")(g, server);
-      await g.page.getByLabel("prompt", { exact: true }).fill("a lighthouse at dusk");
-      await g.page.getByLabel("num_images", { exact: true }).fill("3");
+      await g.page.getByLabel("Prompt", { exact: true }).fill("a lighthouse at dusk");
+      await g.page.getByLabel("Num images", { exact: true }).fill("3");
       await g.page.getByLabel("Estimate", { exact: true }).filter({ hasText: "0.03 USD" }).waitFor();
-      await g.page.getByLabel("Upload a file for image_url", { exact: true }).setInputFiles({
+      await g.page.getByLabel("Upload a file for Image URL", { exact: true }).setInputFiles({
         name: "fox.png",
         mimeType: "image/png",
         buffer: Buffer.from(encodePng(96, 64, 3)),
@@ -258,8 +258,8 @@ export const PAGES: PageEntry[] = [
     path: "/console/studio",
     as: "owner",
     setup: studioRunOf("sandbox/image", async (g) => {
-      await g.page.getByLabel("prompt", { exact: true }).fill("a lighthouse at dusk");
-      await g.page.getByLabel("num_images", { exact: true }).fill("2");
+      await g.page.getByLabel("Prompt", { exact: true }).fill("a lighthouse at dusk");
+      await g.page.getByLabel("Num images", { exact: true }).fill("2");
     }),
   },
   {
@@ -268,8 +268,8 @@ export const PAGES: PageEntry[] = [
     path: "/console/studio",
     as: "owner",
     setup: studioRunOf("sandbox/video", async (g) => {
-      await g.page.getByLabel("prompt", { exact: true }).fill("waves on a beach");
-      await g.page.getByLabel("duration", { exact: true }).fill("2");
+      await g.page.getByLabel("Prompt", { exact: true }).fill("waves on a beach");
+      await g.page.getByLabel("Duration", { exact: true }).fill("2");
     }),
   },
   {
@@ -278,7 +278,7 @@ export const PAGES: PageEntry[] = [
     path: "/console/studio",
     as: "owner",
     setup: studioRunOf("sandbox/speech", async (g) => {
-      await g.page.getByLabel("text", { exact: true }).fill("Hello from the studio.");
+      await g.page.getByLabel("Text", { exact: true }).fill("Hello from the studio.");
     }),
   },
   {
@@ -287,8 +287,8 @@ export const PAGES: PageEntry[] = [
     path: "/console/studio",
     as: "owner",
     setup: studioRunOf("sandbox/image", async (g) => {
-      await g.page.getByLabel("prompt", { exact: true }).fill("this one fails");
-      await g.page.getByLabel("sandbox.fail", { exact: true }).check();
+      await g.page.getByLabel("Prompt", { exact: true }).fill("this one fails");
+      await g.page.getByLabel("Fail", { exact: true }).check();
     }),
   },
   { name: "admin-accounts", title: "Operator: accounts", path: "/console/admin", as: "operator" },
@@ -388,8 +388,8 @@ export const PAGES: PageEntry[] = [
     setup: studioRunOf(
       "sandbox/image",
       async (g) => {
-        await g.page.getByLabel("prompt", { exact: true }).fill("a slow fox");
-        await g.page.getByLabel("sandbox.delay_ms", { exact: true }).fill("60000");
+        await g.page.getByLabel("Prompt", { exact: true }).fill("a slow fox");
+        await g.page.getByLabel("Delay ms", { exact: true }).fill("60000");
       },
       "running",
     ),
@@ -406,7 +406,7 @@ export const PAGES: PageEntry[] = [
       await studioRunOf(
         "sandbox/image",
         async (p) => {
-          await p.page.getByLabel("prompt", { exact: true }).fill("a patient heron");
+          await p.page.getByLabel("Prompt", { exact: true }).fill("a patient heron");
         },
         "queued",
       )(g, server);

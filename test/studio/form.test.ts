@@ -3,6 +3,9 @@ import { buildCatalog } from "../../src/catalog/catalog.ts";
 import { validateModelInput } from "../../src/catalog/validate-input.ts";
 import {
   fieldId,
+  humanName,
+  inputEntries,
+  labelOf,
   parseStudioForm,
   readStudioForm,
   renderStudioFields,
@@ -14,13 +17,15 @@ const catalog = buildCatalog();
 
 describe("studio form: every sandbox model", () => {
   for (const model of catalog.models) {
-    test(`${model.id}: renders every input field, labelled by its name, and round-trips`, async () => {
+    test(`${model.id}: renders every input field, labelled readably (never the raw name), and round-trips`, async () => {
       const input = sampleInput(model);
       await validateModelInput(model, input); // the sample is a valid API input
       const markup = renderStudioFields(model, { values: input }).value;
       for (const f of studioFields(model)) {
         const id = fieldId(f.name);
-        expect(markup).toContain(`<label for="${id}">${f.name}</label>`);
+        expect(markup).toContain(`<label for="${id}">${f.label}</label>`);
+        expect(f.label).not.toContain("_");
+        expect(f.label).not.toBe(f.name);
         expect(markup).toMatch(new RegExp(`id="${id}" name="${f.name.replace(".", "\\.")}"`));
       }
       const parsed = await parseStudioForm(model, formOf(markup));
@@ -43,9 +48,9 @@ describe("studio form: every sandbox model", () => {
     expect(video).toMatch(/<input id="f-sandbox-fail" name="sandbox.fail" type="checkbox" value="true"/);
     expect(video).toMatch(/<textarea id="f-prompt" name="prompt" rows="3" maxlength="8000"/);
     expect(video).toContain(
-      '<input id="f-image_url-file" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"',
+      '<input id="f-image_url-file" name="upload:image_url" type="file" accept="image/*,video/*,audio/*" data-upload="f-image_url"',
     );
-    expect(video).toContain("<legend>sandbox</legend>");
+    expect(video).toContain("<legend>Sandbox</legend>");
     const image = renderStudioFields(catalog.get("sandbox/image")!).value;
     expect(image).toMatch(/name="num_images" type="number"[^>]* min="1" max="4"/);
   });
@@ -76,5 +81,39 @@ describe("studio form: every sandbox model", () => {
     const markup = renderStudioFields(model!, { values: input }).value;
     expect(markup).toMatch(/name="guidance" type="number" inputmode="decimal" step="any"/);
     expect(await parseStudioForm(model!, formOf(markup))).toEqual({ ok: true, input });
+  });
+
+  test("labels: a title wins (trimmed, at most 80 characters), else the name as words, never snake_case", () => {
+    expect(humanName("num_images")).toBe("Num images");
+    expect(humanName("image_url")).toBe("Image URL");
+    expect(humanName("delayMs")).toBe("Delay ms");
+    expect(humanName("input_duration_sec")).toBe("Input duration sec");
+    expect(humanName("lora-id")).toBe("Lora ID");
+    expect(labelOf("num_images", { title: "  Number of images " })).toBe("Number of images");
+    expect(labelOf("x", { title: "t".repeat(200) })).toHaveLength(80);
+    expect(labelOf("seed", { title: "   " })).toBe("Seed");
+    expect(labelOf("seed", { title: 42 })).toBe("Seed");
+  });
+
+  test("a run's input as its page lists it: the form's labels and order, groups named, unknown fields last", () => {
+    const model = catalog.get("sandbox/image")!;
+    const entries = inputEntries(model, {
+      seed: 7,
+      prompt: "a fox",
+      sandbox: { fail: true },
+      legacy_field: { a: 1 },
+      num_images: 2,
+    });
+    expect(entries).toEqual([
+      { name: "prompt", label: "Prompt", text: "a fox" },
+      { name: "num_images", label: "Num images", text: "2" },
+      { name: "seed", label: "Seed", text: "7" },
+      { name: "sandbox.fail", label: "Sandbox: Fail", text: "true" },
+      { name: "legacy_field", label: "Legacy field", text: '{"a":1}' },
+    ]);
+    // A model the catalog no longer has: the names as words.
+    expect(inputEntries(null, { num_images: 3 })).toEqual([
+      { name: "num_images", label: "Num images", text: "3" },
+    ]);
   });
 });

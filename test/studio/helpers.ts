@@ -5,8 +5,11 @@ import { testWorkerPool } from "../helpers/context.ts";
  * A console app with a funded default account and two people in it (Ann, owner; Bob, member),
  * plus Eve, the owner of another account; a worker pool runs the sandbox jobs when started.
  */
-export async function studioSetup(balanceMicro = 10_000_000n) {
-  const t = await consoleApp();
+export async function studioSetup(
+  balanceMicro = 10_000_000n,
+  options: Parameters<typeof consoleApp>[0] = {},
+) {
+  const t = await consoleApp(options);
   if (balanceMicro > 0n) await t.ctx.ledger.topUp(t.account.id, balanceMicro, null);
   await t.person("ann@example.com", "owner");
   await t.person("bob@example.com", "member");

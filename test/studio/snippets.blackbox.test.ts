@@ -124,4 +124,34 @@ describe("studio snippets against a real server", () => {
     expect((await runTab("sandbox/chat", {}, "anthropic-js")).trim().length).toBeGreaterThan(0);
     expect((await runTab("sandbox/chat", {}, "ai-sdk")).trim().length).toBeGreaterThan(0);
   });
+
+  test("a studio chat's own call (system prompt, conversation, temperature, max_tokens) runs on every JavaScript tab", async () => {
+    const body = {
+      messages: [
+        { role: "system", content: "Answer briefly." },
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello." },
+        { role: "user", content: "Say more" },
+      ],
+      temperature: 0.5,
+      max_tokens: 3,
+    };
+    const snip = studioSnippets(catalog.get("sandbox/chat")!, body, s.url);
+    const file = join(dir, "chat-own.mjs");
+    writeFileSync(file, withKey(snip.javascript));
+    const r = await run(["node", file]);
+    expect(r.err).toBe("");
+    // The sandbox answers "You said: ..." of the last user message, cut at max_tokens (3 tokens).
+    expect(r.out).toStartWith("You said");
+    expect(r.out).not.toContain("Say more");
+    const list = (await (await s.fetch("/v1/requests?model_id=sandbox/chat&limit=1")).json()) as {
+      data: { request_id: string }[];
+    };
+    const job = (await record(list.data[0]!.request_id)) as {
+      input: { messages: unknown; max_tokens: number };
+    };
+    expect(job.input).toEqual({ messages: body.messages, max_tokens: 3 });
+    for (const tab of ["anthropic-js", "ai-sdk"])
+      expect((await runTab("sandbox/chat", body, tab)).trim().length).toBeGreaterThan(0);
+  });
 });

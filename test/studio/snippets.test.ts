@@ -120,6 +120,55 @@ describe("studio snippets", () => {
     expect(more[2]!.text).toContain(`baseURL: "${BASE}/v1",`);
   });
 
+  test("text: every tab makes the chat's own call (system prompt, conversation, temperature, max_tokens), quoting intact", async () => {
+    const tricky = `it's a "fox" \\ $HOME \`x\` \n second line ${"\u00e9"}`;
+    const body = {
+      messages: [
+        { role: "system", content: `Be brief. ${tricky}` },
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello." },
+        { role: "user", content: tricky },
+      ],
+      temperature: 0.3,
+      max_tokens: 64,
+    };
+    const s = studioSnippets(catalog.get("sandbox/chat")!, body, BASE);
+    const sh = await run(["sh", "-c", `curl() { printf '%s\\0' "$@"; }\n${s.curl}`]);
+    const args = sh.out.split("\0");
+    expect(JSON.parse(args[args.indexOf("-d") + 1]!)).toEqual({ model: "sandbox/chat", ...body });
+    const files: [string, string][] = [
+      ["chat.mjs", s.javascript],
+      ["chat.py", s.python],
+      ...s.more.map((m): [string, string] => [
+        `chat-${m.id}.${m.language === "python" ? "py" : "mjs"}`,
+        m.text,
+      ]),
+    ];
+    for (const [name, text] of files) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      const check = name.endsWith(".py")
+        ? await run(["python3", "-m", "py_compile", file])
+        : await run(["node", "--check", file]);
+      expect(`${name}: ${check.err}`).toBe(`${name}: `);
+      expect(text).toContain("0.3");
+    }
+    expect(s.javascript).toContain("max_tokens: 64,");
+    expect(s.python).toContain("max_tokens=64,");
+    // Anthropic's SDKs and the AI SDK take the system prompt apart from the turns.
+    for (const m of s.more) {
+      expect(m.text).toContain(
+        `system${m.language === "python" ? "=" : ": "}${JSON.stringify(body.messages[0]!.content)}`,
+      );
+      expect(m.text).not.toContain('"role": "system"');
+    }
+    expect(s.more[0]!.text).toContain("max_tokens: 64,");
+    // Without a conversation: the one example message, no parameters.
+    const plain = studioSnippets(catalog.get("sandbox/chat")!, {}, BASE);
+    expect(plain.curl).toContain('"messages":[{"role":"user","content":"Hello!"}]');
+    expect(plain.curl).not.toContain("temperature");
+  });
+
   test("text: chat completions at {public_url}/v1 with a Bearer key", async () => {
     const s = studioSnippets(catalog.get("sandbox/chat")!, { input_tokens: 10 }, `${BASE}/`);
     expect(s.curl).toContain(`'${BASE}/v1/chat/completions'`);

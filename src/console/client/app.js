@@ -16,7 +16,9 @@
 //                           if that fetch fails
 //   data-upload="ID"        on an <input type=file>: uploads the chosen file to /console/studio/upload
 //                           (raw bytes, CSRF header) and puts the returned file_id in #ID; progress
-//                           and errors go to #(data-upload-status)
+//                           and errors go to #(data-upload-status); #(data-upload-preview) shows the
+//                           file first (an image, a video or audio player, else its name and size)
+//   data-drop-zone          around such an input: a file dropped on it is chosen as if picked
 //   data-chat              on a section: its [data-chat-form] (model_id, message) is sent with fetch to
 //                           /console/studio/chat with the whole conversation (messages JSON, the
 //                           earlier replies' request ids); the reply streams into its bubble
@@ -103,11 +105,67 @@ document.addEventListener("change", (event) => {
   }
 });
 
+/** "1.2 MB": a file's size as the preview names it. */
+function sizeText(bytes) {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${bytes} bytes`;
+}
+
+// The chosen file shown before it runs, from a blob: URL (CSP img-src/media-src allow blob:; the
+// bytes never leave the page for it). The previous preview's URL is released.
+function showPreview(input, file) {
+  const holder = document.getElementById(input.getAttribute("data-upload-preview") || "");
+  if (!holder) return;
+  for (const m of holder.querySelectorAll("[src^='blob:']")) URL.revokeObjectURL(m.getAttribute("src"));
+  const caption = document.createElement("p");
+  caption.className = "hint";
+  caption.textContent = `${file.name}, ${sizeText(file.size)}`;
+  const type = file.type || "";
+  let media = null;
+  if (type.startsWith("image/")) {
+    media = document.createElement("img");
+    media.alt = `Preview of ${file.name}`;
+  } else if (type.startsWith("video/") || type.startsWith("audio/")) {
+    media = document.createElement(type.startsWith("video/") ? "video" : "audio");
+    media.controls = true;
+    media.setAttribute("aria-label", `Preview of ${file.name}`);
+  }
+  if (media) {
+    media.src = URL.createObjectURL(file);
+    media.setAttribute("data-upload-preview-of", file.name);
+  }
+  holder.replaceChildren(...(media ? [media, caption] : [caption]));
+}
+
+function dropZone(zone) {
+  const input = zone.querySelector("input[type=file][data-upload]");
+  if (!input) return;
+  // The script uploads the file itself: the form (and htmx's estimate requests) no longer carries it.
+  input.removeAttribute("name");
+  const hint = zone.querySelector("[data-drop-hint]");
+  if (hint) hint.hidden = false;
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("dragging");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dragging");
+    const files = event.dataTransfer?.files;
+    if (!files || files.length === 0) return;
+    input.files = files;
+    void uploadInto(input);
+  });
+}
+
 async function uploadInto(input) {
   const field = document.getElementById(input.getAttribute("data-upload") || "");
   const status = document.getElementById(input.getAttribute("data-upload-status") || "");
   const file = input.files?.[0];
   if (!field || !file) return;
+  showPreview(input, file);
   const say = (text) => {
     if (status) status.textContent = text;
   };
@@ -308,6 +366,18 @@ function chatEvents(buffer, onEvent) {
   return rest;
 }
 
+// The chat form's fields (model_id, the system prompt, temperature, max_tokens) with the whole
+// conversation in `messages` instead of the typed `message`, which it already holds.
+function chatBody(form, asked, replies) {
+  const body = new URLSearchParams();
+  for (const [k, v] of new FormData(form)) {
+    if (k !== "message" && k !== "messages" && typeof v === "string") body.append(k, v);
+  }
+  body.set("messages", JSON.stringify(asked));
+  body.set("conversation", replies.join(","));
+  return body;
+}
+
 function startChat(holder) {
   const form = holder.querySelector("[data-chat-form]");
   const list = holder.querySelector("[data-chat-messages]");
@@ -340,11 +410,7 @@ function startChat(holder) {
         method: "POST",
         credentials: "same-origin",
         headers: { "x-csrf-token": csrfToken() || "", accept: "text/event-stream" },
-        body: new URLSearchParams({
-          model_id: form.elements.namedItem("model_id").value,
-          messages: JSON.stringify(asked),
-          conversation: replies.join(","),
-        }),
+        body: chatBody(form, asked, replies),
       });
       if (!res.ok || !res.body) {
         const body = await res.json().catch(() => null);
@@ -410,6 +476,12 @@ function enhance(root) {
     if (!r.hasAttribute("data-following")) {
       r.setAttribute("data-following", "");
       followRun(r);
+    }
+  }
+  for (const z of root.querySelectorAll("[data-drop-zone]")) {
+    if (!z.hasAttribute("data-dropping")) {
+      z.setAttribute("data-dropping", "");
+      dropZone(z);
     }
   }
   for (const b of root.querySelectorAll("[data-copy][hidden]")) b.hidden = false;
