@@ -535,7 +535,7 @@ function studioRunOf(
     if (until === "done")
       await g.page.locator("[data-run-events]").waitFor({ state: "detached", timeout: 30_000 });
     else if (until === "running") await g.page.locator("[data-run-logs] li").first().waitFor();
-    else await g.page.locator("[data-run-status]").filter({ hasText: "IN_QUEUE" }).waitFor();
+    else await g.page.locator("[data-run-status]").locator(`[data-status="IN_QUEUE"]`).waitFor();
     await g.settle();
   };
 }
