@@ -97,7 +97,7 @@ timeout_seconds = 5
     const again = stripe.event("checkout.session.completed", session);
     expect((await stripe.send(again.body)).status).toBe(200);
     await visit(g, "/console/wallet");
-    const sources = await g.page.locator("#wallet tbody tr td:nth-child(3)").allInnerTexts();
+    const sources = await g.page.locator("#statement > tbody > tr > td:nth-child(3)").allInnerTexts();
     expect(sources.filter((s) => s === "TOPUP")).toHaveLength(1);
     await visit(g, "/console/billing");
     expect(await g.page.locator("#balance data").getAttribute("value")).toBe("25000000");
