@@ -10,7 +10,10 @@ export interface ProviderHealthDeps {
   circuits: Map<string, CircuitBreaker>;
 }
 
-/** Each configured provider as the operator sees it: type, address, models and circuit (never keys). */
+/**
+ * Each configured provider as the operator sees it: type, address, models, circuit, and its recent
+ * calls on this instance (error rate and median latency over the last 15 minutes: CallStats).
+ */
 export function providerHealth(deps: ProviderHealthDeps) {
   return Object.entries(deps.live.providers).map(([name, p]) => ({
     name,
@@ -18,5 +21,6 @@ export function providerHealth(deps: ProviderHealthDeps) {
     base_url: p.baseUrl,
     models: deps.catalog.models.filter((m) => m.provider === name).map((m) => m.id),
     ...circuitFor(deps.circuits, name).view(),
+    ...circuitFor(deps.circuits, name).stats.view(),
   }));
 }
