@@ -30,7 +30,7 @@ function marginsTable(r: MarginReport): SafeHtml {
 <thead><tr><th scope="col">${label}</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Revenue</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Margin</th><th scope="col" class="num">Cost unknown</th></tr></thead>
 <tbody>${r.data.map(
     (l) => html`<tr>
-  <td data-label="${label}" class="mono">${l.group}${l.name ? html` <span class="hint">${l.name}</span>` : null}</td>
+  <td data-label="${label}"><span class="mono">${l.group}</span>${l.name ? html` <span class="hint">${l.name}</span>` : null}</td>
   ${cells(l)}
 </tr>`,
   )}

@@ -83,7 +83,7 @@ describe("Margins page", () => {
     const { b, rub } = await seeded();
     const { from, to } = thisMonth();
     const p = await b.page(`/console/admin/margins?from=${from}&to=${to}&by=account`);
-    expect(p.text).toContain(`${rub.id} <span class="hint">Moscow Lab</span>`);
+    expect(p.text).toContain(`<span class="mono">${rub.id}</span> <span class="hint">Moscow Lab</span>`);
     expect(p.text).toContain(
       `href="/console/admin/margins.csv?from=${from}&amp;to=${to}&amp;by=account" download`,
     );

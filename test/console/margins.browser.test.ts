@@ -49,7 +49,8 @@ describeBrowser("the Margins page", () => {
     await checkPage(g, "margins by model");
     const byModel = await api("model");
     expect(byModel.totals.jobs).toBe(2);
-    if (existsSync(file)) expect(byModel.totals).toMatchObject({ cost_usd_micro: "1234", cost_unknown_jobs: 1 });
+    if (existsSync(file))
+      expect(byModel.totals).toMatchObject({ cost_usd_micro: "1234", cost_unknown_jobs: 1 });
     const shown = async () =>
       await page
         .locator("#margins tr.total data")
