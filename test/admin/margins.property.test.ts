@@ -29,17 +29,19 @@ const job = fc.record({
   rate: fc.integer({ min: 50_000_000, max: 150_000_000 }),
 });
 
+const zero = (): MarginFigures => ({
+  jobs: 0,
+  revenue_usd_micro: 0n,
+  cost_usd_micro: 0n,
+  margin_usd_micro: 0n,
+  cost_unknown_jobs: 0,
+  cost_unknown_revenue_usd_micro: 0n,
+});
+
 function expected(jobs: (MarginJob & { charged: bigint })[], key: (j: MarginJob) => string) {
   const out = new Map<string, MarginFigures>();
   const add = (k: string, j: MarginJob & { charged: bigint }) => {
-    const f = out.get(k) ?? {
-      jobs: 0,
-      revenue_usd_micro: 0n,
-      cost_usd_micro: 0n,
-      margin_usd_micro: 0n,
-      cost_unknown_jobs: 0,
-      cost_unknown_revenue_usd_micro: 0n,
-    };
+    const f = out.get(k) ?? zero();
     f.jobs++;
     f.revenue_usd_micro += j.charged;
     if (j.costUsdMicro === null) {
@@ -106,16 +108,7 @@ describe("margins report: property", () => {
           const want = expected(counted, keys[by]);
           const { "\0total": total, ...rows } = Object.fromEntries(want);
           expect(Object.fromEntries(report.data.map(({ group, name: _, ...f }) => [group, f]))).toEqual(rows);
-          expect(report.totals).toEqual(
-            total ?? {
-              jobs: 0,
-              revenue_usd_micro: 0n,
-              cost_usd_micro: 0n,
-              margin_usd_micro: 0n,
-              cost_unknown_jobs: 0,
-              cost_unknown_revenue_usd_micro: 0n,
-            },
-          );
+          expect(report.totals).toEqual(total ?? zero());
           // Ordered by the group.
           expect(report.data.map((r) => r.group)).toEqual(report.data.map((r) => r.group).sort());
         }

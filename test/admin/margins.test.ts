@@ -54,24 +54,17 @@ async function seeded() {
     quoteUsdMicro: 12_000n,
     costUsdMicro: null,
   });
-  // A failed job the upstream billed: revenue 0, cost 4000.
-  await seedMarginJob(t.ctx, {
-    ...base,
-    status: "FAILED",
-    accountId: t.account.id,
-    modelId: "acme/flux",
-    provider: "fal",
-    costUsdMicro: 4_000n,
-  });
-  // A failed job without a cost and a job in December: not counted.
-  await seedMarginJob(t.ctx, {
-    ...base,
-    status: "FAILED",
-    accountId: t.account.id,
-    modelId: "acme/flux",
-    provider: "fal",
-    costUsdMicro: null,
-  });
+  // A failed job the upstream billed (revenue 0, cost 4000), and one without a cost (not counted).
+  for (const costUsdMicro of [4_000n, null])
+    await seedMarginJob(t.ctx, {
+      ...base,
+      status: "FAILED",
+      accountId: t.account.id,
+      modelId: "acme/flux",
+      provider: "fal",
+      costUsdMicro,
+    });
+  // A job in December: not counted in November.
   await seedMarginJob(t.ctx, {
     ...base,
     endedAt: Date.UTC(2026, 11, 1),
