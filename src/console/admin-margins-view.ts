@@ -24,18 +24,29 @@ function cells(f: MarginFigures): SafeHtml {
   <td data-label="Cost unknown" class="num">${f.cost_unknown_jobs ? html`${f.cost_unknown_jobs} jobs, ${money(f.cost_unknown_revenue_usd_micro, "USD")}` : "—"}</td>`;
 }
 
+/**
+ * The page shows at most this many rows (by account, a busy month can have thousands); the totals
+ * are over every row, and the CSV has them all.
+ */
+export const PAGE_ROWS = 500;
+
 function marginsTable(r: MarginReport): SafeHtml {
   const label = GROUP_LABEL[r.by] ?? r.by;
+  const shown = r.data.slice(0, PAGE_ROWS);
   const table = html`<table class="stack-rows" id="margins">
 <thead><tr><th scope="col">${label}</th><th scope="col" class="num">Jobs</th><th scope="col" class="num">Revenue</th><th scope="col" class="num">Cost</th><th scope="col" class="num">Margin</th><th scope="col" class="num">Cost unknown</th></tr></thead>
-<tbody>${r.data.map(
+<tbody>${shown.map(
     (l) => html`<tr>
   <td data-label="${label}"><span class="mono">${l.group}</span>${l.name ? html` <span class="hint">${l.name}</span>` : null}</td>
   ${cells(l)}
 </tr>`,
   )}
 <tr class="total"><td data-label="${label}"><strong>Total</strong></td>${cells(r.totals)}</tr></tbody></table>`;
-  return tableBox(`Margins by ${r.by}`, table);
+  const cut =
+    r.data.length > shown.length
+      ? html`<p class="hint">The first ${shown.length} of ${r.data.length} rows; the total is over all of them, and the CSV has every row.</p>`
+      : null;
+  return html`${tableBox(`Margins by ${r.by}`, table)}${cut}`;
 }
 
 export function marginsBody(form: MarginForm, report: MarginReport | null, error: string | null): SafeHtml {

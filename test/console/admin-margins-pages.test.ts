@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { thisMonth } from "../../src/admin/margins.ts";
+import { type MarginFigures, thisMonth } from "../../src/admin/margins.ts";
+import { marginsBody, PAGE_ROWS } from "../../src/console/admin-margins-view.ts";
 import { admin } from "../admin/helpers.ts";
 import { json } from "../helpers/context.ts";
 import { seedMarginJob } from "../ledger/margin-seed.ts";
@@ -130,5 +131,29 @@ describe("Margins page", () => {
     const p = await b.page("/console/admin/margins?from=2026-01-01&to=2026-01-31");
     expect(p.text).toContain("No settled jobs ended in this range.");
     expect(p.text).not.toContain('id="margins"');
+  });
+
+  test("at most PAGE_ROWS rows on the page, saying so; the totals are over all", () => {
+    const f: MarginFigures = {
+      jobs: 1,
+      revenue_usd_micro: 2n,
+      cost_usd_micro: 1n,
+      margin_usd_micro: 1n,
+      cost_unknown_jobs: 0,
+      cost_unknown_revenue_usd_micro: 0n,
+    };
+    const n = PAGE_ROWS + 1;
+    const data = Array.from({ length: n }, (_, i) => ({ group: `acct_${i}`, name: `A${i}`, ...f }));
+    const totals = { ...f, jobs: n, revenue_usd_micro: 2n * BigInt(n) };
+    const text = String(
+      marginsBody(
+        { from: "2026-11-01", to: "2026-11-30", by: "account" },
+        { from: "2026-11-01", to: "2026-11-30", by: "account", data, totals },
+        null,
+      ),
+    );
+    expect(text.match(/<tr[ >]/g)!.length).toBe(1 + PAGE_ROWS + 1); // header, rows, total
+    expect(text).toContain(`The first ${PAGE_ROWS} of ${n} rows`);
+    expect(text).toContain(`<data value="${2 * n}">`);
   });
 });
