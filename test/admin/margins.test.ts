@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { json, makeTestApp } from "../helpers/context.ts";
+import { json, makeTestApp, testWorkerPool } from "../helpers/context.ts";
 import { seedMarginJob } from "../ledger/margin-seed.ts";
 import { admin } from "./helpers.ts";
 
@@ -153,5 +153,39 @@ describe("GET /admin/v1/margins", () => {
       cost_unknown_jobs: 0,
       cost_unknown_revenue_usd_micro: "0",
     });
+  });
+
+  test("real client calls count: a /v1/run image job and a chat completion, at what they were charged", async () => {
+    const t = await makeTestApp();
+    const pool = testWorkerPool(t.ctx);
+    await t.ctx.ledger.topUp(t.account.id, 10_000_000n, "test");
+    const post = (path: string, body: unknown) =>
+      t.request(path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await post("/v1/run/sandbox/image", { prompt: "x", num_images: 2 })).status).toBe(200);
+    const chat = await post("/v1/chat/completions", {
+      model: "sandbox/chat",
+      messages: [{ role: "user", content: "hello" }],
+    });
+    expect(chat.status).toBe(200);
+    await chat.text();
+    const day = new Date().toISOString().slice(0, 10);
+    const r = await report(t, `from=${day}&to=${day}`);
+    // Each job's revenue is its hold's USD charge; the account's month spend is the same money (USD).
+    const holds = await t.ctx.sql.all<{ model_id: string; charged_usd_micro: bigint }>(
+      "SELECT model_id, charged_usd_micro FROM holds WHERE status = 'settled' ORDER BY model_id",
+    );
+    expect(holds.map((h) => h.model_id)).toEqual(["sandbox/chat", "sandbox/image"]);
+    expect(r.data.map((l) => [l.group, l.jobs, l.revenue_usd_micro, l.cost_unknown_jobs])).toEqual(
+      holds.map((h) => [h.model_id, 1, String(h.charged_usd_micro), 1]),
+    );
+    const spent = (await json<{ month_spent_micro: string }>(await t.request("/v1/account")))
+      .month_spent_micro;
+    expect(r.totals.revenue_usd_micro).toBe(spent);
+    expect(BigInt(spent)).toBeGreaterThan(0n);
+    await pool.stop(1000);
   });
 });
