@@ -3,6 +3,7 @@ import { requireAdmin } from "../auth/authenticate.ts";
 import type { AppContext } from "../server/context.ts";
 import { adminAccountRoutes } from "./accounts-http.ts";
 import { adminKeyRoutes } from "./keys-http.ts";
+import { adminMarginRoutes } from "./margins-http.ts";
 import { adminMoneyRoutes } from "./money-http.ts";
 import { adminPeopleRoutes } from "./people-http.ts";
 import { adminProviderRoutes } from "./providers-http.ts";
@@ -22,5 +23,6 @@ export function adminRoutes(ctx: AppContext) {
     .use(adminKeyRoutes(ctx))
     .use(adminMoneyRoutes(ctx))
     .use(adminPeopleRoutes(ctx))
-    .use(adminProviderRoutes(ctx));
+    .use(adminProviderRoutes(ctx))
+    .use(adminMarginRoutes(ctx));
 }

@@ -13,6 +13,18 @@ const ProviderSchema = t.Object({
   state: t.String(),
   consecutive_failures: t.Integer(),
   healthy: t.Boolean(),
+  recent_calls: t.Integer({
+    description: "Calls that ended in the last 15 minutes on this instance (at most 1000).",
+  }),
+  recent_errors: t.Integer({
+    description: "Of those, upstream failures (a refused input is an answer, not a failure).",
+  }),
+  error_rate: t.Union([t.Number(), t.Null()], {
+    description: "recent_errors / recent_calls; null without calls.",
+  }),
+  latency_p50_ms: t.Union([t.Integer(), t.Null()], {
+    description: "Median duration of those calls in ms (a media job's whole run; chat: to the first piece).",
+  }),
 });
 
 /** Upstream providers' health and the exchange rates new reservations use. */
@@ -33,7 +45,8 @@ export function adminProviderRoutes(deps: ProviderHealthDeps & OperatorDeps) {
     .get("/providers", providers, {
       detail: {
         summary: "List upstream providers",
-        description: "Configuration (never keys) and health of each provider.",
+        description:
+          "Configuration (never keys) and health of each provider: its circuit, and its recent error rate and median latency on this instance.",
       },
       response: { 200: t.Object({ data: t.Array(ProviderSchema) }), ...errors(401) },
     })

@@ -10,13 +10,20 @@ export interface ProviderHealthDeps {
   circuits: Map<string, CircuitBreaker>;
 }
 
-/** Each configured provider as the operator sees it: type, address, models and circuit (never keys). */
+/**
+ * Each configured provider as the operator sees it: type, address, models, circuit, and its recent
+ * calls on this instance (error rate and median latency over the last 15 minutes: CallStats).
+ */
 export function providerHealth(deps: ProviderHealthDeps) {
-  return Object.entries(deps.live.providers).map(([name, p]) => ({
-    name,
-    type: p.type,
-    base_url: p.baseUrl,
-    models: deps.catalog.models.filter((m) => m.provider === name).map((m) => m.id),
-    ...circuitFor(deps.circuits, name).view(),
-  }));
+  return Object.entries(deps.live.providers).map(([name, p]) => {
+    const circuit = circuitFor(deps.circuits, name);
+    return {
+      name,
+      type: p.type,
+      base_url: p.baseUrl,
+      models: deps.catalog.models.filter((m) => m.provider === name).map((m) => m.id),
+      ...circuit.view(),
+      ...circuit.stats.view(),
+    };
+  });
 }

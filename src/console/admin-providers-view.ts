@@ -1,6 +1,6 @@
 /**
  * The operator's providers and exchange-rate pages' HTML (admin-providers-pages.ts): each provider's
- * circuit, the rates with the form that sets one.
+ * circuit and recent calls, the rates with the form that sets one.
  */
 import type { providerHealth } from "../admin/providers.ts";
 import { FX_CURRENCIES, type FxRate } from "../fx/store.ts";
@@ -8,7 +8,7 @@ import { html, type SafeHtml } from "../lib/html.ts";
 import { formatMicro } from "../lib/money.ts";
 import type { ConsoleSession } from "../people/types.ts";
 import { notice } from "./admin-view.ts";
-import { formatTime } from "./format.ts";
+import { durationText, formatTime } from "./format.ts";
 import { formError } from "./kit.ts";
 import { csrfField } from "./layout.ts";
 
@@ -18,15 +18,21 @@ export function providersBody(rows: ReturnType<typeof providerHealth>): SafeHtml
 are refused (503, nothing reserved) until a trial request succeeds. The same figures as /readyz and GET /admin/v1/providers.</p>
 ${
   rows.length
-    ? html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">Provider</th><th scope="col">Type</th><th scope="col" class="num">Models</th><th scope="col">Circuit</th><th scope="col" class="num">Consecutive failures</th></tr></thead>
+    ? html`<div class="table-wrap"><table class="stack-rows" id="providers">
+<thead><tr><th scope="col">Provider</th><th scope="col">Type</th><th scope="col" class="num">Models</th><th scope="col">Circuit</th><th scope="col" class="num">Consecutive failures</th><th scope="col" class="num">Calls (15 min)</th><th scope="col" class="num">Error rate</th><th scope="col" class="num">Latency p50</th></tr></thead>
 <tbody>${rows.map(
         (r) => html`<tr>
-  <td class="mono">${r.name}</td><td>${r.type}</td><td class="num">${r.models.length}</td>
-  <td>${r.healthy ? "healthy (closed)" : r.state === "open" ? "unhealthy (open)" : "trial (half open)"}</td>
-  <td class="num">${r.consecutive_failures}</td>
+  <td data-label="Provider" class="mono">${r.name}</td><td data-label="Type">${r.type}</td><td data-label="Models" class="num">${r.models.length}</td>
+  <td data-label="Circuit">${r.healthy ? "healthy (closed)" : r.state === "open" ? "unhealthy (open)" : "trial (half open)"}</td>
+  <td data-label="Consecutive failures" class="num">${r.consecutive_failures}</td>
+  <td data-label="Calls (15 min)" class="num">${r.recent_calls}</td>
+  <td data-label="Error rate" class="num">${r.error_rate === null ? "—" : `${(r.error_rate * 100).toFixed(1)}%`}</td>
+  <td data-label="Latency p50" class="num">${r.latency_p50_ms === null ? "—" : durationText(r.latency_p50_ms)}</td>
 </tr>`,
-      )}</tbody></table></div>`
+      )}</tbody></table></div>
+<p class="hint">Calls, error rate and median latency: the calls that ended in the last 15 minutes (at most the last 1000) on
+this instance, since its start. Latency is a media job's whole run on the upstream, a chat call's time to its first piece.
+A refused input is an answer, not an error.</p>`
     : html`<p>No upstream providers are configured (only the sandbox models run).</p>`
 }`;
 }

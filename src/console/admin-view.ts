@@ -11,6 +11,7 @@ const SECTIONS = [
   { href: "/console/admin/requests", label: "Requests" },
   { href: "/console/admin/people", label: "People and invites" },
   { href: "/console/admin/providers", label: "Providers" },
+  { href: "/console/admin/margins", label: "Margins" },
   { href: "/console/admin/fx", label: "Exchange rates" },
   { href: "/console/admin/codes", label: "Redeem codes" },
   { href: "/console/admin/mail", label: "Mail" },

@@ -107,6 +107,27 @@ export async function renderMetrics(src: ScrapeSources): Promise<string> {
     "Upstream failures in a row, by provider (the circuit opens at 5).",
   );
   for (const [provider, view] of circuits) out.sample({ provider }, view?.consecutive_failures ?? 0);
+  // The recent calls on this instance (the last 15 minutes, at most 1000 calls: CallStats).
+  const recent = [...src.providers.keys()].map((p) => [p, src.circuits.get(p)?.stats.view()] as const);
+  out.family(
+    "gengate_provider_recent_calls",
+    "gauge",
+    "Upstream calls that ended in the last 15 minutes on this instance, by provider (at most 1000).",
+  );
+  for (const [provider, v] of recent) out.sample({ provider }, v?.recent_calls ?? 0);
+  out.family(
+    "gengate_provider_error_ratio",
+    "gauge",
+    "Share of those calls that failed upstream (0 to 1), by provider; absent without calls.",
+  );
+  for (const [provider, v] of recent) if (v?.error_rate != null) out.sample({ provider }, v.error_rate);
+  out.family(
+    "gengate_provider_latency_p50_seconds",
+    "gauge",
+    "Median duration of those calls (a media job's run; chat: to the first piece), by provider; absent without calls.",
+  );
+  for (const [provider, v] of recent)
+    if (v?.latency_p50_ms != null) out.sample({ provider }, v.latency_p50_ms / 1000);
 
   // Money, in micro-units of each currency.
   const money = new Map<string, Money>(

@@ -1,5 +1,6 @@
 import { DomainError } from "../lib/errors.ts";
 import { log } from "../lib/log.ts";
+import { CallStats } from "./call-stats.ts";
 import type { ChatCall, ChatDelta, ChatProvider } from "./chat.ts";
 import { type Provider, ProviderError, type ProviderJob, type ProviderResult } from "./types.ts";
 
@@ -24,12 +25,15 @@ export class CircuitBreaker {
   private openedAt = 0;
   private state: State = "closed";
   private readonly now: () => number;
+  /** The recent calls' outcomes and durations (the operator's health figures). */
+  readonly stats: CallStats;
 
   constructor(
     readonly provider: string,
     private readonly o: CircuitOptions = { threshold: 5, cooldownMs: 30_000 },
   ) {
     this.now = o.now ?? Date.now;
+    this.stats = new CallStats(this.now);
   }
 
   /** Throws 503 capacity_unavailable while open; lets traffic through when closed or half-open. */
@@ -85,15 +89,20 @@ export class GuardedProvider implements Provider {
   }
 
   async run(job: ProviderJob): Promise<ProviderResult> {
+    const started = performance.now();
+    const took = () => performance.now() - started;
     try {
       const result = await this.inner.run(job);
       this.circuit.success();
+      this.circuit.stats.record(true, took());
       return result;
     } catch (err) {
       if (job.signal.aborted) throw err; // time limit or shutdown: not the upstream's fault
-      if (err instanceof ProviderError && err.kind === "input")
+      const answered = err instanceof ProviderError && err.kind === "input";
+      if (answered)
         this.circuit.success(); // it answered
       else this.circuit.failure();
+      this.circuit.stats.record(answered, took());
       throw err;
     }
   }
@@ -115,14 +124,17 @@ export class GuardedChatProvider implements ChatProvider {
   }
 
   async *chat(call: ChatCall): AsyncIterable<ChatDelta> {
+    const started = performance.now();
     const iterator = this.inner.chat(call)[Symbol.asyncIterator]();
     let first: IteratorResult<ChatDelta>;
     try {
       first = await iterator.next();
       this.circuit.success();
+      this.circuit.stats.record(true, performance.now() - started); // time to the first piece
     } catch (err) {
-      if (!(err instanceof ProviderError && err.kind === "input") && !call.signal.aborted)
-        this.circuit.failure();
+      const answered = err instanceof ProviderError && err.kind === "input";
+      if (!answered && !call.signal.aborted) this.circuit.failure();
+      if (!call.signal.aborted) this.circuit.stats.record(answered, performance.now() - started);
       throw err;
     }
     for (let r = first; !r.done; r = await iterator.next()) yield r.value;

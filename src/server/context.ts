@@ -23,6 +23,7 @@ import type { FileStore } from "../files/store.ts";
 import type { FxStore } from "../fx/store.ts";
 import type { IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { HoldRow, Ledger } from "../ledger/ledger.ts";
+import type { MarginStore } from "../ledger/margin-store.ts";
 import type { Wallet } from "../ledger/wallet.ts";
 import type { WriteRateLimit } from "../limits/rate-limit.ts";
 import type { Mailer } from "../mail/mailer.ts";
@@ -57,6 +58,8 @@ export interface Services {
   fx: FxStore;
   /** The ledger's read side: entries and spend. */
   wallet: Wallet;
+  /** The margins report's reads: jobs with their holds, by date range. */
+  margins: MarginStore;
   /** Console people, one service per concern (sign-in, sessions, invites, resets, two-factor, members). */
   people: People;
   /** `[smtp]` mail through the outbox. */

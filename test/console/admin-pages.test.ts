@@ -235,7 +235,7 @@ describe("people and invites", () => {
 });
 
 describe("providers and FX", () => {
-  test("providers: each configured provider's circuit", async () => {
+  test("providers: each configured provider's circuit, recent calls, error rate and median latency", async () => {
     const c = await consoleApp({
       providers: {
         up: { type: "openai", base_url: "http://127.0.0.1:9" },
@@ -246,13 +246,24 @@ describe("providers and FX", () => {
     const b = await c.signedIn("op@example.com");
     const circuit = circuitFor(c.ctx.circuits, "down");
     for (let i = 0; i < 5; i++) circuit.failure();
+    // Recent calls as the circuit's wrapper records them (test/admin/provider-health.test.ts).
+    for (const [ok, ms] of [
+      [true, 1200],
+      [false, 80],
+      [true, 2400],
+      [false, 10],
+    ] as const)
+      circuit.stats.record(ok, ms);
     const p = await b.page("/console/admin/providers");
     expect(p.status).toBe(200);
     expect(p.text).toMatch(
-      /<td class="mono">up<\/td><td>openai<\/td><td class="num">0<\/td>\s*<td>healthy \(closed\)<\/td>\s*<td class="num">0<\/td>/,
+      /<td data-label="Provider" class="mono">up<\/td><td data-label="Type">openai<\/td><td data-label="Models" class="num">0<\/td>\s*<td data-label="Circuit">healthy \(closed\)<\/td>\s*<td data-label="Consecutive failures" class="num">0<\/td>/,
     );
     expect(p.text).toMatch(
-      /<td class="mono">down<\/td>[\s\S]*?<td>unhealthy \(open\)<\/td>\s*<td class="num">5<\/td>/,
+      /<td data-label="Provider" class="mono">down<\/td>[\s\S]*?<td data-label="Circuit">unhealthy \(open\)<\/td>\s*<td data-label="Consecutive failures" class="num">5<\/td>\s*<td data-label="Calls \(15 min\)" class="num">4<\/td>\s*<td data-label="Error rate" class="num">50\.0%<\/td>\s*<td data-label="Latency p50" class="num">640 ms<\/td>/,
+    );
+    expect(p.text).toMatch(
+      /<td data-label="Calls \(15 min\)" class="num">0<\/td>\s*<td data-label="Error rate" class="num">—<\/td>\s*<td data-label="Latency p50" class="num">—<\/td>/,
     );
   });
 

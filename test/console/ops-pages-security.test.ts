@@ -13,6 +13,8 @@ const PAGES = [
   "/console/admin/accounts/acct_0000000000000000",
   "/console/admin/people",
   "/console/admin/providers",
+  "/console/admin/margins",
+  "/console/admin/margins.csv?from=2026-11-01&to=2026-11-30",
   "/console/admin/fx",
   "/console/admin/mail",
   "/console/admin/requests",

@@ -329,6 +329,7 @@ export const PAGES: PageEntry[] = [
     as: "operator",
   },
   { name: "admin-providers", title: "Operator: providers", path: "/console/admin/providers", as: "operator" },
+  { name: "admin-margins", title: "Operator: margins", path: "/console/admin/margins", as: "operator" },
   { name: "admin-fx", title: "Operator: exchange rates", path: "/console/admin/fx", as: "operator" },
   {
     name: "admin-codes",
