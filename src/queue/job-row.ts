@@ -16,7 +16,12 @@ export interface JobRow {
   model_id: string;
   kind: string;
   source: "API" | "STUDIO";
+  /** The provider of the route the job runs or ran on (operator-only). */
   provider: string;
+  /** The index of that route in its model's routes (migration 025). */
+  route: bigint;
+  /** Routes in a row that refused the job before one accepted it (the worker's fallback). */
+  route_tries: bigint;
   status: JobStatus;
   input: string;
   quote: string;
@@ -54,6 +59,8 @@ export interface NewJob {
   kind: string;
   source: "API" | "STUDIO";
   provider: string;
+  /** The index of the job's route in its model's routes (0 when omitted). */
+  route?: number;
   input: string;
   quote: string;
   holdId: string;

@@ -38,6 +38,11 @@ export interface JobStoreDeps {
   /** Told after each commit that changed a job. */
   events: JobEvents;
   finalHooks?: FinalStateHook[];
+  /**
+   * Told after the commit of each completion: the job as completed (its route's provider and its
+   * cost) and the charge in USD micro-units (the metrics' revenue and cost per route).
+   */
+  onCompleted?: (job: JobRow, chargeUsdMicro: bigint) => void;
 }
 
 /**
@@ -57,6 +62,7 @@ export class JobStore extends SqlStore {
   private outputs: JobOutputStore;
   private readonly events: JobEvents;
   private readonly finalHooks: FinalStateHook[];
+  private readonly onCompleted: JobStoreDeps["onCompleted"];
 
   /**
    * The lease owner of a job that runs inside its HTTP request (a chat call). The server names
@@ -71,6 +77,7 @@ export class JobStore extends SqlStore {
     this.outputs = deps.outputs;
     this.events = deps.events;
     this.finalHooks = deps.finalHooks ?? [];
+    this.onCompleted = deps.onCompleted;
     // Read through the root store's statements, never a view's transaction.
     this.index = new LiveQueueIndex(
       async () => await this.s.queued.all(),
@@ -110,15 +117,15 @@ export class JobStore extends SqlStore {
     insert: this.q(
       `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id,
-           webhook_body)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           webhook_body, route)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // PostgreSQL: seq from the column's identity sequence (migration 017), shared by every instance.
     insertPg: this.q<{ seq: bigint }>(
       `INSERT INTO jobs (id, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id,
-           webhook_body)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+           webhook_body, route)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
     ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
@@ -203,11 +210,23 @@ export class JobStore extends SqlStore {
         string,
         string,
         ...FenceParams,
+        bigint | null,
       ]
     >(
       `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
-           completed_at = ?6, lease_owner = NULL, lease_until = NULL
+           completed_at = ?6, lease_owner = NULL, lease_until = NULL, cost_usd_micro = ?11
          WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) AND (CAST(?9 AS TEXT) IS NULL OR (lease_owner = ?9 AND attempt = ?10)) RETURNING *`,
+    ),
+    // A refused submit's move to the job's next route (workers.ts, "Fallback"): only while no
+    // upstream holds it (upstream_id null), so an accepted job can never be moved.
+    reroute: this.q<JobRow, [string, number, number, number, string, ...FenceParams]>(
+      `UPDATE jobs SET status = 'IN_QUEUE', provider = ?1, route = ?2, route_tries = ?3, not_before = ?4,
+           lease_owner = NULL, lease_until = NULL
+         WHERE id = ?5 AND status = 'IN_PROGRESS' AND upstream_id IS NULL AND (CAST(?6 AS TEXT) IS NULL OR (lease_owner = ?6 AND attempt = ?7)) RETURNING *`,
+    ),
+    // A chat call's route, when an earlier one refused it before its first byte.
+    setRoute: this.q<null, [string, number, string]>(
+      "UPDATE jobs SET provider = ?1, route = ?2 WHERE id = ?3 AND status = 'IN_PROGRESS' AND upstream_id IS NULL",
     ),
     requeue: this.q<JobRow, [number, string, ...FenceParams]>(
       `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
@@ -255,6 +274,7 @@ export class JobStore extends SqlStore {
       running ? j.createdAt : null,
       j.personId ?? null,
       j.webhookBody ?? "record",
+      j.route ?? 0,
     ] as const;
     let seq: bigint;
     if (this.sql.dialect === "postgres") {
@@ -282,6 +302,8 @@ export class JobStore extends SqlStore {
       kind: j.kind,
       source: j.source,
       provider: j.provider,
+      route: BigInt(j.route ?? 0),
+      route_tries: 0n,
       status: running ? "IN_PROGRESS" : "IN_QUEUE",
       input: j.input,
       quote: j.quote,
@@ -430,11 +452,22 @@ export class JobStore extends SqlStore {
     actualUnits: string | null,
     outputTtlMs: number,
     now: number,
+    /** What the job cost upstream (src/pricing/cost.ts), written by the same UPDATE; null = unknown. */
+    costUsdMicro: bigint | null = null,
   ): Promise<boolean> {
-    const ending = { output: JSON.stringify(output), actualUnits, code: null, message: null };
+    const ending = {
+      output: JSON.stringify(output),
+      actualUnits,
+      code: null,
+      message: null,
+      cost: costUsdMicro,
+    };
     const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row) => {
       await self.outputs.record(id, outputs, now, now + outputTtlMs);
       await self.ledger.settle(row.hold_id, chargeUsdMicro);
+      const told = self.onCompleted;
+      // The charge is the delivery's price, never above the quote (= the hold's USD), so it is the revenue.
+      if (told) afterCommit(() => told(row, chargeUsdMicro));
     });
     if (job) this.events.changed(id);
     return job !== null;
@@ -458,7 +491,9 @@ export class JobStore extends SqlStore {
     message: string | null,
     now: number,
   ): Promise<boolean> {
-    const ending = { output: null, actualUnits: null, code, message };
+    // A cancelled job never left the queue: no upstream saw it (0). A failed one may have run
+    // upstream and be billed there, for what we cannot know: unknown (null). docs/money.md.
+    const ending = { output: null, actualUnits: null, code, message, cost: to === "CANCELLED" ? 0n : null };
     const job = await this.toFinal(id, to, from, ending, now, async (self, row) => {
       await self.ledger.release(row.hold_id, code ?? to.toLowerCase());
     });
@@ -478,7 +513,13 @@ export class JobStore extends SqlStore {
     id: string,
     to: JobStatus,
     from: JobStatus[],
-    e: { output: string | null; actualUnits: string | null; code: string | null; message: string | null },
+    e: {
+      output: string | null;
+      actualUnits: string | null;
+      code: string | null;
+      message: string | null;
+      cost: bigint | null;
+    },
     now: number,
     settle: (self: this, row: JobRow) => Promise<void>,
   ): Promise<JobRow | null> {
@@ -493,6 +534,7 @@ export class JobStore extends SqlStore {
         id,
         JSON.stringify(from),
         ...self.fenceParams(),
+        e.cost,
       );
       if (!row) return null;
       await self.countOpen(row.key_id, row.person_id, -1);
@@ -517,6 +559,31 @@ export class JobStore extends SqlStore {
       this.events.newWork(row.provider);
     }
     return row !== null;
+  }
+
+  /**
+   * IN_PROGRESS -> IN_QUEUE on another route (`provider`, `route`), runnable at `notBefore`, after
+   * its route refused it before accepting it. False (nothing moved) once an upstream id is recorded.
+   */
+  async reroute(
+    id: string,
+    provider: string,
+    route: number,
+    tries: number,
+    notBefore: number,
+  ): Promise<boolean> {
+    const row = await this.s.reroute.get(provider, route, tries, notBefore, id, ...this.fenceParams());
+    if (row) {
+      this.index.add(row);
+      this.events.changed(id);
+      this.events.newWork(row.provider);
+    }
+    return row !== null;
+  }
+
+  /** Records the route a chat call runs on (its first route refused it before the first byte). */
+  async setRoute(id: string, provider: string, route: number): Promise<void> {
+    await this.s.setRoute.run(provider, route, id);
   }
 
   /** Running jobs whose lease lapsed, oldest submit first. */

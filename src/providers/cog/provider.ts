@@ -106,6 +106,9 @@ class CogProvider extends PredictionsProvider {
       );
     } catch (err) {
       if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
+      // Refused before anything was sent: cog never saw the PUT, so backing off (or another route) is safe.
+      if (err.notAccepted && err.status === undefined)
+        throw err.restated("capacity", "The cog server could not be reached.");
       if (err.kind === "capacity" && err.status === undefined) {
         // The connection failed or timed out, possibly after cog received the PUT: the prediction
         // may be running. Sending it again could start it a second time once it is over (cog keeps
