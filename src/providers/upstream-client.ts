@@ -34,7 +34,13 @@ const IDLE_RACE_WINDOW_MS = 1000;
  * resolved (Bun 1.x: ECONNREFUSED, ENOTFOUND; FailedToOpenSocket for a socket that never opened).
  * Nothing was sent, so the upstream certainly did not take it (ProviderError.notAccepted).
  */
-const NOT_SENT = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "FailedToOpenSocket"]);
+export const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "FailedToOpenSocket",
+]);
 
 /**
  * The one outbound fetch to an upstream API, and its answer to the keep-alive race: a pooled
