@@ -6,6 +6,7 @@ import { adminKeyRoutes } from "./keys-http.ts";
 import { adminMoneyRoutes } from "./money-http.ts";
 import { adminPeopleRoutes } from "./people-http.ts";
 import { adminProviderRoutes } from "./providers-http.ts";
+import { adminRequestRoutes } from "./requests-http.ts";
 
 /**
  * The operator API under /admin/v1, behind the admin token. The groups hold the routes; this module
@@ -22,5 +23,6 @@ export function adminRoutes(ctx: AppContext) {
     .use(adminKeyRoutes(ctx))
     .use(adminMoneyRoutes(ctx))
     .use(adminPeopleRoutes(ctx))
-    .use(adminProviderRoutes(ctx));
+    .use(adminProviderRoutes(ctx))
+    .use(adminRequestRoutes(ctx));
 }

@@ -102,6 +102,20 @@ export interface OperatorRoute {
   cost_usd_micro: string | null;
 }
 
+/**
+ * One request as the operator API shows it (GET /admin/v1/requests/{id}): the client's own record,
+ * its account, and the route that ran it with its upstream cost. Unknown ids are 404.
+ */
+export async function operatorRequest(
+  s: Pick<RequestStores, "jobs" | "views">,
+  requestId: string,
+): Promise<{ account_id: string; route: OperatorRoute; record: Record<string, unknown> }> {
+  const job = UUID_PATTERN.test(requestId) ? await s.jobs.get(requestId) : null;
+  if (!job) throw new DomainError("not_found", `No request ${requestId}.`, { param: "request_id" });
+  const record = (await s.views.record(job)) as Record<string, unknown>;
+  return { account_id: job.account_id, route: operatorRoute(job), record };
+}
+
 export function operatorRoute(job: JobRow): OperatorRoute {
   return {
     provider: job.provider,

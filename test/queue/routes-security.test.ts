@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { circuitFor } from "../../src/providers/circuit.ts";
-import { finalJob, json, makeTestApp, submitQueued, testWorkerPool } from "../helpers/context.ts";
+import { ADMIN_TOKEN, finalJob, makeTestApp, submitQueued, testWorkerPool } from "../helpers/context.ts";
 import { startMockOpenAI } from "../helpers/mock-openai.ts";
 
 /**
@@ -115,5 +115,30 @@ describe("no upstream's name reaches a client", () => {
     const body = await res.text();
     clean(body);
     expect((JSON.parse(body) as { error: { code: string } }).error.code).toBe("capacity_unavailable");
+  });
+
+  test("the operator API shows the route and its cost; a client's key cannot read it", async () => {
+    const id = await submitQueued(t, "s/img", { prompt: "x" });
+    await finalJob(t.ctx, id);
+    const admin = await t.request(`/admin/v1/requests/${id}`, {
+      key: null,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(admin.status).toBe(200);
+    const body = (await admin.json()) as {
+      route: unknown;
+      account_id: string;
+      record: { request_id: string };
+    };
+    expect(body.route).toEqual({ provider: "vendorbeta", index: 1, cost_usd_micro: "800" });
+    expect(body.account_id).toBe(t.account.id);
+    expect(body.record.request_id).toBe(id);
+    // The client's own key is no operator token.
+    expect((await t.request(`/admin/v1/requests/${id}`)).status).toBe(401);
+    const unknown = await t.request("/admin/v1/requests/00000000-0000-7000-8000-000000000000", {
+      key: null,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(unknown.status).toBe(404);
   });
 });
