@@ -81,3 +81,44 @@ export interface LeaseFence {
   owner: string;
   attempt: bigint;
 }
+
+/**
+ * The row `JobStore.insert` wrote, without reading it back: queued, or (with `runningUntil`) running
+ * in its request under `requestOwner`.
+ */
+export function openedJobRow(j: NewJob, seq: bigint, requestOwner: string | null): JobRow {
+  const running = j.runningUntil !== undefined;
+  return {
+    id: j.id,
+    seq,
+    account_id: j.accountId,
+    key_id: j.keyId,
+    person_id: j.personId ?? null,
+    model_id: j.modelId,
+    kind: j.kind,
+    source: j.source,
+    provider: j.provider,
+    route: BigInt(j.route ?? 0),
+    route_tries: 0n,
+    status: running ? "IN_PROGRESS" : "IN_QUEUE",
+    input: j.input,
+    quote: j.quote,
+    hold_id: j.holdId,
+    webhook_url: j.webhookUrl,
+    webhook_body: j.webhookBody ?? "record",
+    upstream_id: null,
+    attempt: running ? 1n : 0n,
+    lease_owner: running ? requestOwner : null,
+    lease_until: running ? BigInt(j.runningUntil!) : null,
+    not_before: 0n,
+    deadline_at: BigInt(j.deadlineAt),
+    output: null,
+    actual_units: null,
+    cost_usd_micro: null,
+    error_code: null,
+    error_message: null,
+    created_at: BigInt(j.createdAt),
+    started_at: running ? BigInt(j.createdAt) : null,
+    completed_at: null,
+  };
+}

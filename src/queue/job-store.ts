@@ -4,7 +4,7 @@ import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import { type JobFilter, jobFilterSql } from "./job-filter.ts";
-import type { JobRow, JobStatus, LeaseFence, NewJob } from "./job-row.ts";
+import { type JobRow, type JobStatus, type LeaseFence, type NewJob, openedJobRow } from "./job-row.ts";
 import { LiveQueueIndex } from "./queue-index.ts";
 
 /** The lease owner of jobs run inside their own HTTP request. */
@@ -25,6 +25,15 @@ export const SWEEP_SQL = {
 type FenceParams = [owner: string | null, attempt: bigint | null];
 
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+
+/** What a final state writes besides the status (cost: jobs.cost_usd_micro, null = unknown). */
+type Ending = {
+  output: string | null;
+  actualUnits: string | null;
+  code: string | null;
+  message: string | null;
+  cost: bigint | null;
+};
 
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
 export type FinalStateHook = (tx: Sql, job: JobRow) => Promise<void> | void;
@@ -217,20 +226,18 @@ export class JobStore extends SqlStore {
            completed_at = ?6, lease_owner = NULL, lease_until = NULL, cost_usd_micro = ?11
          WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) AND (CAST(?9 AS TEXT) IS NULL OR (lease_owner = ?9 AND attempt = ?10)) RETURNING *`,
     ),
-    // A refused submit's move to the job's next route (workers.ts, "Fallback"): only while no
-    // upstream holds it (upstream_id null), so an accepted job can never be moved.
-    reroute: this.q<JobRow, [string, number, number, number, string, ...FenceParams]>(
-      `UPDATE jobs SET status = 'IN_QUEUE', provider = ?1, route = ?2, route_tries = ?3, not_before = ?4,
-           lease_owner = NULL, lease_until = NULL
-         WHERE id = ?5 AND status = 'IN_PROGRESS' AND upstream_id IS NULL AND (CAST(?6 AS TEXT) IS NULL OR (lease_owner = ?6 AND attempt = ?7)) RETURNING *`,
-    ),
     // A chat call's route, when an earlier one refused it before its first byte.
     setRoute: this.q<null, [string, number, string]>(
       "UPDATE jobs SET provider = ?1, route = ?2 WHERE id = ?3 AND status = 'IN_PROGRESS' AND upstream_id IS NULL",
     ),
-    requeue: this.q<JobRow, [number, string, ...FenceParams]>(
-      `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4)) RETURNING *`,
+    // With a route (?5..?7: a refused submit's move, workers.ts "fallback") only while no upstream
+    // holds the job (upstream_id null), so an accepted job can never be moved.
+    requeue: this.q<JobRow, [number, string, ...FenceParams, string | null, number | null, number | null]>(
+      `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL,
+           provider = coalesce(CAST(?5 AS TEXT), provider), route = coalesce(CAST(?6 AS BIGINT), route),
+           route_tries = coalesce(CAST(?7 AS BIGINT), route_tries)
+         WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4))
+           AND (CAST(?5 AS TEXT) IS NULL OR upstream_id IS NULL) RETURNING *`,
     ),
     expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
     leasedBy: this.q<JobRow, [number, string]>(
@@ -292,39 +299,7 @@ export class JobStore extends SqlStore {
       await this.s.insert.run(j.id, seq, ...values);
     }
     await this.countOpen(j.keyId, j.personId ?? null, 1);
-    return {
-      id: j.id,
-      seq,
-      account_id: j.accountId,
-      key_id: j.keyId,
-      person_id: j.personId ?? null,
-      model_id: j.modelId,
-      kind: j.kind,
-      source: j.source,
-      provider: j.provider,
-      route: BigInt(j.route ?? 0),
-      route_tries: 0n,
-      status: running ? "IN_PROGRESS" : "IN_QUEUE",
-      input: j.input,
-      quote: j.quote,
-      hold_id: j.holdId,
-      webhook_url: j.webhookUrl,
-      webhook_body: j.webhookBody ?? "record",
-      upstream_id: null,
-      attempt: running ? 1n : 0n,
-      lease_owner: running ? this.requestOwner : null,
-      lease_until: running ? BigInt(j.runningUntil!) : null,
-      not_before: 0n,
-      deadline_at: BigInt(j.deadlineAt),
-      output: null,
-      actual_units: null,
-      cost_usd_micro: null,
-      error_code: null,
-      error_message: null,
-      created_at: BigInt(j.createdAt),
-      started_at: running ? BigInt(j.createdAt) : null,
-      completed_at: null,
-    };
+    return openedJobRow(j, seq, running ? this.requestOwner : null);
   }
 
   async get(id: string): Promise<JobRow | null> {
@@ -453,15 +428,9 @@ export class JobStore extends SqlStore {
     outputTtlMs: number,
     now: number,
     /** What the job cost upstream (src/pricing/cost.ts), written by the same UPDATE; null = unknown. */
-    costUsdMicro: bigint | null = null,
+    cost: bigint | null = null,
   ): Promise<boolean> {
-    const ending = {
-      output: JSON.stringify(output),
-      actualUnits,
-      code: null,
-      message: null,
-      cost: costUsdMicro,
-    };
+    const ending = { output: JSON.stringify(output), actualUnits, code: null, message: null, cost };
     const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row) => {
       await self.outputs.record(id, outputs, now, now + outputTtlMs);
       await self.ledger.settle(row.hold_id, chargeUsdMicro);
@@ -513,13 +482,7 @@ export class JobStore extends SqlStore {
     id: string,
     to: JobStatus,
     from: JobStatus[],
-    e: {
-      output: string | null;
-      actualUnits: string | null;
-      code: string | null;
-      message: string | null;
-      cost: bigint | null;
-    },
+    e: Ending,
     now: number,
     settle: (self: this, row: JobRow) => Promise<void>,
   ): Promise<JobRow | null> {
@@ -550,29 +513,23 @@ export class JobStore extends SqlStore {
     if (personId) await this.s.addPersonOpen.run(delta, personId);
   }
 
-  /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
-  async requeue(id: string, notBefore: number): Promise<boolean> {
-    const row = await this.s.requeue.get(notBefore, id, ...this.fenceParams());
-    if (row) {
-      this.index.add(row);
-      this.events.changed(id);
-      this.events.newWork(row.provider);
-    }
-    return row !== null;
-  }
-
   /**
-   * IN_PROGRESS -> IN_QUEUE on another route (`provider`, `route`), runnable at `notBefore`, after
-   * its route refused it before accepting it. False (nothing moved) once an upstream id is recorded.
+   * IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery); with `to`,
+   * on that route after its route refused it before accepting it (false once an upstream id is recorded).
    */
-  async reroute(
+  async requeue(
     id: string,
-    provider: string,
-    route: number,
-    tries: number,
     notBefore: number,
+    to?: { provider: string; route: number; tries: number },
   ): Promise<boolean> {
-    const row = await this.s.reroute.get(provider, route, tries, notBefore, id, ...this.fenceParams());
+    const row = await this.s.requeue.get(
+      notBefore,
+      id,
+      ...this.fenceParams(),
+      to?.provider ?? null,
+      to?.route ?? null,
+      to?.tries ?? null,
+    );
     if (row) {
       this.index.add(row);
       this.events.changed(id);

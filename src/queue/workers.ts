@@ -367,7 +367,7 @@ export class WorkerPool {
    * A job its route refused before accepting it (`err.notAccepted`, or the route's circuit open):
    * to the next route at once while some route has not refused it in this walk; after every route
    * refused, a capacity refusal backs off on the walk's first route (false for any other refusal:
-   * the caller fails the job). Only while no upstream id is recorded (JobStore.reroute's guard).
+   * the caller fails the job). Only while no upstream id is recorded (JobStore.requeue's guard).
    */
   private async fallback(job: JobRow, model: Model, route: number, err: ProviderError): Promise<boolean> {
     const jobs = this.o.jobs.fenced(this.owner, job.attempt);
@@ -388,7 +388,7 @@ export class WorkerPool {
       await this.o.jobLogs
         .fenced(this.owner, job.attempt)
         .append(job.id, "warn", "upstream unavailable: trying another upstream", Date.now());
-      return await jobs.reroute(job.id, to, next, tries, Date.now());
+      return await jobs.requeue(job.id, Date.now(), { provider: to, route: next, tries });
     }
     if (err.kind !== "capacity") return false;
     const first = firstRoute(model, route, Number(job.route_tries));
@@ -397,7 +397,11 @@ export class WorkerPool {
     await this.o.jobLogs
       .fenced(this.owner, job.attempt)
       .append(job.id, "warn", `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`, Date.now());
-    return await jobs.reroute(job.id, model.routes[first]!.provider, first, 0, Date.now() + wait);
+    return await jobs.requeue(job.id, Date.now() + wait, {
+      provider: model.routes[first]!.provider,
+      route: first,
+      tries: 0,
+    });
   }
 
   /** Removes a job's stored outputs; a store that cannot be reached leaves them (logged). */

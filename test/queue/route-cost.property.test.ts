@@ -1,13 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { JobOutputStore } from "../../src/files/job-output-store.ts";
 import { roundHalfUp } from "../../src/pricing/cost.ts";
 import { seededRandom } from "../../src/providers/routes.ts";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
-import { JobEvents } from "../../src/queue/events.ts";
-import { JobStore } from "../../src/queue/job-store.ts";
 import { finalJob, makeTestApp, submitQueued, testWorkerPool } from "../helpers/context.ts";
-import { sqlOf } from "../helpers/sql.ts";
-import { checkInvariants, makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
+import { checkInvariants } from "../ledger/ledger-helpers.ts";
+import { jobFixture } from "./job-fixture.ts";
 
 /**
  * Each settled job's cost is its route's unit cost times the units the charge used (docs/money.md
@@ -107,99 +104,36 @@ describe("a job's cost", () => {
 
 describe("cost and charge commit together", () => {
   test("the cost is in the UPDATE that completes the job, in the charge's transaction: a failure there leaves neither", async () => {
-    const { db, ledger, accounts } = makeLedger();
-    const { account, keyId } = await newAccount(accounts);
-    await ledger.topUp(account.id, 1_000_000n, null);
     let explode = true;
-    const jobs = new JobStore(sqlOf(db), {
-      ledger,
-      outputs: new JobOutputStore(sqlOf(db)),
-      events: new JobEvents(),
-      // A final-state hook runs after the charge, inside the same transaction: a crash stand-in.
+    // A final-state hook runs after the charge, inside the same transaction: a crash stand-in.
+    const f = await jobFixture({
       finalHooks: [
         () => {
           if (explode) throw new Error("crash after the charge");
         },
       ],
     });
-    const id = "00000000-0000-7000-8000-000000000001";
-    await sqlOf(db).tx(async (tx) => {
-      const hold = await ledger.in(tx).reserve({
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        requestId: id,
-        source: "API",
-        quotedUsdMicro: 1000n,
-      });
-      await jobs.in(tx).insert({
-        id,
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        kind: "image",
-        source: "API",
-        provider: "sandbox",
-        input: "{}",
-        quote: "{}",
-        holdId: hold.id,
-        webhookUrl: null,
-        deadlineAt: Date.now() + 60_000,
-        createdAt: Date.now(),
-      });
-    });
-    await jobs.claimNext("sandbox", [], "w", 30_000, Date.now());
-    const complete = () => jobs.complete(id, {}, [], 900n, "1", 60_000, Date.now(), 700n);
+    const id = await f.submit();
+    await f.jobs.claimNext("sandbox", [], "w", 30_000, Date.now());
+    const complete = () => f.jobs.complete(id, {}, [], 900n, "1", 60_000, Date.now(), 700n);
     await expect(complete()).rejects.toThrow("crash after the charge");
-    let job = (await jobs.get(id))!;
+    let job = (await f.jobs.get(id))!;
     expect(job).toMatchObject({ status: "IN_PROGRESS", cost_usd_micro: null });
-    expect((await ledger.getHold(job.hold_id))!.status).toBe("open");
+    expect((await f.ledger.getHold(job.hold_id))!.status).toBe("open");
     explode = false;
     expect(await complete()).toBe(true);
-    job = (await jobs.get(id))!;
+    job = (await f.jobs.get(id))!;
     expect(job).toMatchObject({ status: "COMPLETED", cost_usd_micro: 700n });
-    expect((await ledger.getHold(job.hold_id))!).toMatchObject({
+    expect((await f.ledger.getHold(job.hold_id))!).toMatchObject({
       status: "settled",
       charged_usd_micro: 900n,
     });
   });
 
   test("a cancelled job cost nothing (0): no upstream saw it", async () => {
-    const { db, ledger, accounts } = makeLedger();
-    const { account, keyId } = await newAccount(accounts);
-    await ledger.topUp(account.id, 1_000_000n, null);
-    const jobs = new JobStore(sqlOf(db), {
-      ledger,
-      outputs: new JobOutputStore(sqlOf(db)),
-      events: new JobEvents(),
-    });
-    const id = "00000000-0000-7000-8000-000000000002";
-    await sqlOf(db).tx(async (tx) => {
-      const hold = await ledger.in(tx).reserve({
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        requestId: id,
-        source: "API",
-        quotedUsdMicro: 1000n,
-      });
-      await jobs.in(tx).insert({
-        id,
-        accountId: account.id,
-        keyId,
-        modelId: "m",
-        kind: "image",
-        source: "API",
-        provider: "sandbox",
-        input: "{}",
-        quote: "{}",
-        holdId: hold.id,
-        webhookUrl: null,
-        deadlineAt: Date.now() + 60_000,
-        createdAt: Date.now(),
-      });
-    });
-    expect(await jobs.cancel(id, Date.now())).toBe(true);
-    expect((await jobs.get(id))!.cost_usd_micro).toBe(0n);
+    const f = await jobFixture();
+    const id = await f.submit();
+    expect(await f.jobs.cancel(id, Date.now())).toBe(true);
+    expect((await f.jobs.get(id))!.cost_usd_micro).toBe(0n);
   });
 });

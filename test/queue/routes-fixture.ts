@@ -2,6 +2,7 @@ import { circuitFor, GuardedProvider } from "../../src/providers/circuit.ts";
 import { createFalProvider } from "../../src/providers/fal/index.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
 import { makeTestApp, submitQueued, testWorkerPool } from "../helpers/context.ts";
+import { freePort } from "../helpers/server.ts";
 import { settings } from "../providers/fal/helpers.ts";
 import { type Behaviour, type MockFal, startMockFal } from "../providers/fal/mock-fal.ts";
 import { png } from "../providers/media-fixtures.ts";
@@ -13,10 +14,7 @@ export const DATA_RESULT = {
 
 /** A port nothing listens on: connecting is refused at once (nothing is sent). */
 export function refusedUrl(): string {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${freePort()}`;
 }
 
 /**
