@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { circuitFor } from "../../src/providers/circuit.ts";
+import { ProviderError, type ProviderJob } from "../../src/providers/types.ts";
 import { finalJob, json } from "../helpers/context.ts";
 import { DATA_RESULT, routed, twoFals } from "./routes-fixture.ts";
 
@@ -117,6 +118,45 @@ describe("a circuit that opens while the job waits", () => {
       const job = await finalJob(g.t.ctx, id);
       expect(job).toMatchObject({ status: "COMPLETED", provider: "second", route: 1n });
       expect(g.a.callsTo("submit").length).toBe(0);
+    } finally {
+      await g.stop();
+    }
+  });
+});
+
+describe("the worker's guard", () => {
+  test("a refusal raised after the adapter recorded an upstream id never moves the job", async () => {
+    const g = await twoFals([routed("g/held", routes("fal-ai/g1", "fal-ai/g2"))]);
+    try {
+      g.b.on("fal-ai/g2", { result: DATA_RESULT });
+      let runs = 0;
+      g.t.ctx.providers.set("first", {
+        name: "first",
+        resumable: () => true,
+        async run(job: ProviderJob) {
+          runs++;
+          if (runs === 1) {
+            await job.setUpstreamId("upstream-1"); // accepted
+            throw new ProviderError("capacity", "busy", { status: 503, notAccepted: true, retryAfterMs: 20 });
+          }
+          expect(job.upstreamId).toBe("upstream-1"); // resumed, not resubmitted
+          return {
+            outputs: [
+              { kind: "image", contentType: "image/png", bytes: new Uint8Array([1]), width: 1, height: 1 },
+            ],
+          };
+        },
+      });
+      g.start();
+      const job = await finalJob(g.t.ctx, await g.submit("g/held"));
+      expect(job).toMatchObject({
+        status: "COMPLETED",
+        provider: "first",
+        route: 0n,
+        upstream_id: "upstream-1",
+      });
+      expect(runs).toBe(2);
+      expect(g.b.callsTo("submit").length).toBe(0);
     } finally {
       await g.stop();
     }
