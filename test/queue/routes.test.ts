@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { circuitFor } from "../../src/providers/circuit.ts";
-import { finalJob } from "../helpers/context.ts";
+import { ADMIN_TOKEN, finalJob } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { DATA_RESULT, routed, twoFals } from "./routes-fixture.ts";
 
@@ -81,6 +81,27 @@ describe("fallback before an upstream accepts the job", () => {
     } finally {
       circuit.success();
     }
+  });
+
+  test("the per-route counters count each completion once, under the route that ran it", async () => {
+    const m = f.t.ctx.metrics;
+    const at = (name: "routeSettled" | "routeRevenue" | "routeCost" | "routeCostUnknown") =>
+      m[name].get(["second", "r/503"]);
+    // r/503 completed once, on "second": one image at $0.03, cost $0.027.
+    expect([at("routeSettled"), at("routeRevenue"), at("routeCost"), at("routeCostUnknown")]).toEqual([
+      1,
+      30_000n,
+      27_000n,
+      0,
+    ]);
+    expect(m.routeSettled.get(["first", "r/503"])).toBe(0);
+    const scrape = await f.t.request("/metrics", {
+      key: null,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const text = await scrape.text();
+    expect(text).toContain('gengate_route_cost_usd_micro_total{provider="second",model="r/503"} 27000');
+    expect(text).toContain('gengate_route_jobs_settled_total{provider="first",model="r/ok"} 1');
   });
 
   test("the ledger balances after every fallback", async () => {
