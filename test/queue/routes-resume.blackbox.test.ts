@@ -81,4 +81,29 @@ describe("routes: kill -9 between the upstream's acceptance and its answer", () 
     // The client's record names no route.
     expect(JSON.stringify(rec)).not.toMatch(/boxone|boxtwo/);
   });
+
+  test("a cog box answering BUSY to its health check received nothing: the job runs on the second route", async () => {
+    const g = await gateway();
+    first.health = "BUSY";
+    try {
+      const creates = first.creates();
+      const res = await g.s.fetch("/v1/queue/box/img", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "a fox" }),
+      });
+      const id = ((await res.json()) as { request_id: string }).request_id;
+      const rec = await pollUntil(
+        async () =>
+          (await (await g.s.fetch(`/v1/requests/${id}`, { key: g.key })).json()) as Record<string, unknown>,
+        (r) => r.status === "COMPLETED" || r.status === "FAILED",
+        30_000,
+      );
+      expect(rec.status).toBe("COMPLETED");
+      expect(first.creates()).toBe(creates); // never PUT to the busy box
+      expect(second.started()).toContain(id);
+    } finally {
+      first.health = null;
+    }
+  });
 });

@@ -74,7 +74,11 @@ class CogProvider extends PredictionsProvider {
       return; // another answer (an older server without the route): the create decides
     }
     if (status === "BUSY" || status === "STARTING") {
-      throw new ProviderError("capacity", "The cog server is busy.", { detail: `health-check ${status}` });
+      // Nothing was sent: a model's next route may take the job (notAccepted).
+      throw new ProviderError("capacity", "The cog server is busy.", {
+        detail: `health-check ${status}`,
+        notAccepted: true,
+      });
     }
     if (status === "SETUP_FAILED" || status === "DEFUNCT") {
       throw this.fail("The cog server cannot run predictions.", { detail: `health-check ${status}` });
@@ -126,6 +130,7 @@ class CogProvider extends PredictionsProvider {
           status: 409,
           detail: err.detail ?? null,
           secret: this.secret,
+          notAccepted: true, // it answered: it refused the PUT
         });
       }
       if (err.status === 404 || err.status === 405) {
