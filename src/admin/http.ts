@@ -7,6 +7,7 @@ import { adminMarginRoutes } from "./margins-http.ts";
 import { adminMoneyRoutes } from "./money-http.ts";
 import { adminPeopleRoutes } from "./people-http.ts";
 import { adminProviderRoutes } from "./providers-http.ts";
+import { adminRequestRoutes } from "./requests-http.ts";
 
 /**
  * The operator API under /admin/v1, behind the admin token. The groups hold the routes; this module
@@ -24,5 +25,6 @@ export function adminRoutes(ctx: AppContext) {
     .use(adminMoneyRoutes(ctx))
     .use(adminPeopleRoutes(ctx))
     .use(adminProviderRoutes(ctx))
-    .use(adminMarginRoutes(ctx));
+    .use(adminMarginRoutes(ctx))
+    .use(adminRequestRoutes(ctx));
 }

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog.ts";
 import type { LiveSettings } from "../config/schema.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
-import { circuitFor } from "../providers/registry.ts";
+import { circuitFor } from "../providers/circuit.ts";
 
 /** `live` and `catalog` are replaced whole on reload: read through this object at each call. */
 export interface ProviderHealthDeps {
@@ -21,7 +21,7 @@ export function providerHealth(deps: ProviderHealthDeps) {
       name,
       type: p.type,
       base_url: p.baseUrl,
-      models: deps.catalog.models.filter((m) => m.provider === name).map((m) => m.id),
+      models: deps.catalog.models.filter((m) => m.routes.some((r) => r.provider === name)).map((m) => m.id),
       ...circuit.view(),
       ...circuit.stats.view(),
     };

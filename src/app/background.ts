@@ -50,6 +50,7 @@ export async function startBackground(ctx: AppContext) {
       replaceFileRefs(input, (id) => signedFileUrl(ctx, id)) as Record<string, unknown>,
     uploadedImageSize: async (id, accountId) => fileImageSize(await ctx.files.getLive(id, accountId)),
     readInput: ctx.readInput,
+    circuitOpen: (p) => ctx.circuits.get(p)?.isOpen() ?? false,
     callbacks: ctx.cogWebhooks,
   });
   pool.start();

@@ -86,6 +86,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     outputs: jobOutputs,
     events,
     finalHooks: [enqueueWebhook, countFinal],
+    onCompleted: (job, charge) => metrics.countCompleted(job, charge),
   });
   const blobs = o.blobs ?? new LocalBlobBackend(o.filesRoot);
   const outputs = new OutputWriter(blobs);

@@ -1,7 +1,8 @@
 import { Value } from "@sinclair/typebox/value";
+import { log } from "../lib/log.ts";
 import { providerType } from "../providers/list.ts";
 import { defaultInputSchema } from "./input-schemas.ts";
-import { type Model, ModelConfig, publicModel, UNITS_BY_KIND } from "./model.ts";
+import { type Model, ModelConfig, publicModel, type Route, UNITS_BY_KIND } from "./model.ts";
 import { SANDBOX_MODELS } from "./sandbox-models.ts";
 
 export class CatalogError extends Error {}
@@ -77,7 +78,8 @@ export function resolveModel(raw: unknown, where: string): Model {
     if (c.reference_video && c.kind !== "video")
       fail("reference_video", "only video models take video references");
   }
-  const provider = c.provider ?? "sandbox";
+  const routes = resolveRoutes(c, fail);
+  const provider = routes[0]!.provider;
   const needsDefaultUnits = c.kind !== "text" && unit !== "megapixel";
   return {
     id: c.id,
@@ -104,11 +106,95 @@ export function resolveModel(raw: unknown, where: string): Model {
         sandbox: provider === "sandbox",
       }),
     provider,
-    upstream_model: c.upstream_model ?? null,
-    input_map: c.input_map ?? {},
+    upstream_model: routes[0]!.upstream_model,
+    input_map: routes[0]!.input_map,
+    routes,
+    routing: c.routing ?? "priority",
     time_limit_seconds: c.time_limit_seconds ?? DEFAULT_TIME_LIMIT_SECONDS,
     concurrency: c.concurrency ?? null,
   };
+}
+
+/** The single-route keys: a shorthand for `routes = [{ ... }]`, never written beside it. */
+const SINGLE_ROUTE_KEYS = [
+  "provider",
+  "upstream_model",
+  "input_map",
+  "cost_usd_micro",
+  "cost_input_usd_micro",
+  "cost_output_usd_micro",
+] as const;
+
+/**
+ * The model's routes: `routes`, or the single-route keys as one route. Text routes cost per 1M input
+ * and output tokens, media routes per unit; the other kind's cost keys are refused, naming the route.
+ */
+function resolveRoutes(c: ModelConfig, fail: (field: string, message: string) => never): Route[] {
+  if (c.routes) {
+    for (const k of SINGLE_ROUTE_KEYS)
+      if (c[k] !== undefined) fail(k, "write it in each of routes, not beside routes");
+  }
+  if (c.routing === "weighted" && !c.routes) fail("routing", "weighted routing needs routes");
+  const raw = c.routes ?? [
+    {
+      provider: c.provider ?? "sandbox",
+      upstream_model: c.upstream_model,
+      input_map: c.input_map,
+      cost_usd_micro: c.cost_usd_micro,
+      cost_input_usd_micro: c.cost_input_usd_micro,
+      cost_output_usd_micro: c.cost_output_usd_micro,
+    },
+  ];
+  return raw.map((r, i) => {
+    const at = (f: string) => (c.routes ? `routes[${i}] (${r.provider}).${f}` : f);
+    if (c.kind === "text" && r.cost_usd_micro !== undefined)
+      fail(
+        at("cost_usd_micro"),
+        "text routes cost per 1M tokens: cost_input_usd_micro, cost_output_usd_micro",
+      );
+    if (c.kind !== "text")
+      for (const f of ["cost_input_usd_micro", "cost_output_usd_micro"] as const)
+        if (r[f] !== undefined) fail(at(f), "only text routes take this field (media: cost_usd_micro)");
+    if (
+      c.kind === "text" &&
+      (r.cost_input_usd_micro === undefined) !== (r.cost_output_usd_micro === undefined)
+    )
+      fail(
+        at("cost_input_usd_micro"),
+        "give both cost_input_usd_micro and cost_output_usd_micro, or neither",
+      );
+    return {
+      provider: r.provider,
+      upstream_model: r.upstream_model ?? null,
+      input_map: r.input_map ?? {},
+      cost_usd_micro: r.cost_usd_micro ?? null,
+      cost_input_usd_micro: r.cost_input_usd_micro ?? null,
+      cost_output_usd_micro: r.cost_output_usd_micro ?? null,
+      weight: (r as { weight?: number }).weight ?? 1,
+    };
+  });
+}
+
+/**
+ * The load-time warnings of a model: each route whose unit cost is above the model's price (the
+ * operator would lose money on every unit it runs there). A tiered model's cheapest tier is its price.
+ */
+export function routeWarnings(m: Model): string[] {
+  const out: string[] = [];
+  const tiers = m.resolution_prices_usd_micro ? Object.values(m.resolution_prices_usd_micro) : [];
+  const price = m.price_usd_micro ?? (tiers.length > 0 ? Math.min(...tiers) : null);
+  m.routes.forEach((r, i) => {
+    const where = `${m.id} route ${i} (${r.provider})`;
+    const over = (what: string, cost: number | null, p: number | null) => {
+      if (cost !== null && p !== null && cost > p)
+        out.push(`${where}: ${what} cost ${cost} is above the model's price ${p} (micro-USD)`);
+    };
+    if (m.kind === "text") {
+      over("input", r.cost_input_usd_micro, m.input_price_usd_micro);
+      over("output", r.cost_output_usd_micro, m.output_price_usd_micro);
+    } else over("unit", r.cost_usd_micro, price);
+  });
+  return out;
 }
 
 function unitNoun(unit: string): string {
@@ -154,18 +240,25 @@ export function buildCatalog(
   const seen = new Set<string>();
   operatorModels.forEach((raw, i) => {
     const model = resolveModel(raw, `models[${i}]`);
-    const type = types[model.provider];
-    if (!type) {
-      throw new CatalogError(
-        `models[${i}] (${model.id}).provider: no provider "${model.provider}" (configure it under [providers.${model.provider}])`,
-      );
-    }
-    const kinds = providerType(type)?.kinds;
-    if (kinds && !kinds.includes(model.kind)) {
-      throw new CatalogError(
-        `models[${i}] (${model.id}).provider: a ${type} provider does not serve ${model.kind} models`,
-      );
-    }
+    model.routes.forEach((r, ri) => {
+      const field = (raw as { routes?: unknown }).routes
+        ? `routes[${ri}] (${r.provider}).provider`
+        : "provider";
+      const type = types[r.provider];
+      if (!type) {
+        throw new CatalogError(
+          `models[${i}] (${model.id}).${field}: no provider "${r.provider}" (configure it under [providers.${r.provider}])`,
+        );
+      }
+      const kinds = providerType(type)?.kinds;
+      if (kinds && !kinds.includes(model.kind)) {
+        throw new CatalogError(
+          `models[${i}] (${model.id}).${field}: a ${type} provider does not serve ${model.kind} models`,
+        );
+      }
+    });
+    for (const warning of routeWarnings(model))
+      log("warn", "route costs more than the model's price", { warning });
     if (seen.has(model.id)) throw new CatalogError(`models[${i}] (${model.id}).id: duplicate model id`);
     seen.add(model.id);
     if ((raw as { enabled?: boolean }).enabled === false) out.delete(model.id);

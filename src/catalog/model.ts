@@ -17,6 +17,45 @@ export const UNITS_BY_KIND: Record<Kind, readonly Unit[]> = {
 };
 
 const Micro = T.Integer({ minimum: 0, maximum: 1_000_000_000_000 });
+const InputMap = T.Record(T.String({ minLength: 1 }), T.String({ minLength: 1 }), {
+  description: 'Renames input fields for the upstream: { gateway_field = "upstream_field" }.',
+});
+
+/** Most routes one model may have: enough for every upstream an operator could buy one model from. */
+export const MAX_ROUTES = 16;
+
+/** One upstream a model runs on, as written in `routes = [...]` (docs/providers.md "Routes"). */
+export const RouteConfig = T.Object(
+  {
+    provider: T.String({ minLength: 1, maxLength: 64 }),
+    upstream_model: T.Optional(T.String({ minLength: 1, maxLength: 256 })),
+    input_map: T.Optional(InputMap),
+    cost_usd_micro: T.Optional(Micro),
+    cost_input_usd_micro: T.Optional(Micro),
+    cost_output_usd_micro: T.Optional(Micro),
+    weight: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000 })),
+  },
+  { additionalProperties: false },
+);
+export type RouteConfig = Static<typeof RouteConfig>;
+
+/**
+ * A resolved route. Costs are what the operator pays the upstream, integer micro-USD per unit of the
+ * model (text: per 1M input and output tokens); null = not configured (the job's cost is unknown).
+ */
+export interface Route {
+  provider: string;
+  upstream_model: string | null;
+  input_map: Record<string, string>;
+  cost_usd_micro: number | null;
+  cost_input_usd_micro: number | null;
+  cost_output_usd_micro: number | null;
+  weight: number;
+}
+
+export const ROUTINGS = ["priority", "weighted"] as const;
+export type Routing = (typeof ROUTINGS)[number];
+
 const ModelId = T.String({ pattern: "^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)+$", maxLength: 128 });
 
 /**
@@ -42,11 +81,12 @@ export const ModelConfig = T.Object(
     input_schema: T.Optional(T.Record(T.String(), T.Unknown())),
     provider: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
     upstream_model: T.Optional(T.String({ minLength: 1, maxLength: 256 })),
-    input_map: T.Optional(
-      T.Record(T.String({ minLength: 1 }), T.String({ minLength: 1 }), {
-        description: 'Renames input fields for the upstream: { gateway_field = "upstream_field" }.',
-      }),
-    ),
+    input_map: T.Optional(InputMap),
+    cost_usd_micro: T.Optional(Micro),
+    cost_input_usd_micro: T.Optional(Micro),
+    cost_output_usd_micro: T.Optional(Micro),
+    routes: T.Optional(T.Array(RouteConfig, { minItems: 1, maxItems: MAX_ROUTES })),
+    routing: T.Optional(T.Union(ROUTINGS.map((r) => T.Literal(r)))),
     time_limit_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 86_400 })),
     concurrency: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
     enabled: T.Optional(T.Boolean()),
@@ -71,10 +111,19 @@ export interface Model {
   default_units: number | null;
   reference_video: boolean;
   input_schema: Record<string, unknown>;
+  /**
+   * The route this value runs on: the first route in the catalog's entry; the chosen one in a value
+   * from `withRoute` (a job's route, as the adapters read it).
+   */
   provider: string;
   upstream_model: string | null;
   /** Input field renames for the upstream (gateway field -> upstream field). */
   input_map: Record<string, string>;
+  /** Every upstream the model runs on, in the operator's order (at least one). */
+  routes: Route[];
+  /** The index in `routes` of the route this value runs on (withRoute); absent: the first. */
+  route?: number;
+  routing: Routing;
   time_limit_seconds: number;
   /** Most jobs of this model running at once, or null for the provider's limit only. */
   concurrency: number | null;

@@ -1,10 +1,11 @@
-import type { Model } from "../catalog/model.ts";
+import type { Model, Route } from "../catalog/model.ts";
 import type { IdempotencyClaim, StoredResponse } from "../idempotency/idempotency.ts";
 import { type ModelDeps, resolveTextModel } from "../jobs/models.ts";
 import { type Opener, type OpenJobDeps, openCall } from "../jobs/open.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
 import { countPromptTokens, countTokens, estimatePromptTokens } from "../lib/tokens.ts";
+import { textCost } from "../pricing/cost.ts";
 import type { TextQuote } from "../pricing/quote.ts";
 import { chargeForTextUsage, reserveText } from "../pricing/text.ts";
 import type { ChatDelta } from "../providers/chat.ts";
@@ -28,7 +29,10 @@ export type ChatDeps = OpenJobDeps &
   Pick<AppContext, "idempotency" | "circuits" | "shutdownSignal">;
 
 export interface StartedChat {
+  /** The call's job; its `provider` and `route` follow a fallback (the route the reply comes from). */
   job: JobRow;
+  /** The route the call runs on: its costs price the call's upstream cost at settlement. */
+  route: Route | undefined;
   quote: TextQuote;
   promptEstimate: number;
   /**
@@ -84,7 +88,13 @@ export async function startChat(
     quote,
     webhookUrl: null,
   });
-  return { job: opened.value, quote, promptEstimate, durable: opened.durable };
+  return {
+    job: opened.value,
+    route: model.routes[model.route ?? 0],
+    quote,
+    promptEstimate,
+    durable: opened.durable,
+  };
 }
 
 export interface ChatOutcome {
@@ -121,6 +131,7 @@ export async function finishChat(
           String(outcome.usage.prompt_tokens + outcome.usage.completion_tokens),
           ctx.live.files.retentionMs,
           Date.now(),
+          textCost(started.route, outcome.usage.prompt_tokens, outcome.usage.completion_tokens),
         ),
   );
   // Only the deadline sweep can close a chat job first (it released the hold): the reply is sent,
@@ -200,8 +211,16 @@ export async function completeChat(
   // time limit's and the provider's own timeout; see endCall).
   let client: AbortController | null = null;
   try {
-    const provider = chatProviderFor(ctx, model);
-    const started = await startChat(ctx, who, model, req);
+    let started: StartedChat | null = null;
+    // A fallback before the first byte moves the call's record to the route that answers.
+    const provider = chatProviderFor(ctx, model, async (route) => {
+      const r = model.routes[route]!;
+      if (!started) return;
+      started.route = r;
+      started.job = { ...started.job, provider: r.provider, route: BigInt(route) };
+      await ctx.jobs.setRoute(started.job.id, r.provider, route);
+    });
+    started = await startChat(ctx, who, model, req);
     client = new AbortController();
     const callClient = client;
     const signal = AbortSignal.any([

@@ -67,12 +67,12 @@ async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
 
 async function detailPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   requireOperator(c.session);
-  const { detail, account } = await anyRequestDetail(kit.ctx, c.params.id ?? "");
+  const { detail, account, route } = await anyRequestDetail(kit.ctx, c.params.id ?? "");
   return adminPage(
     c,
     "Request",
     ADMIN_REQUESTS,
-    requestDetailBody(kit, detail, { cancel: null, notice: null }, account),
+    requestDetailBody(kit, detail, { cancel: null, notice: null }, { ...account, route }),
   );
 }
 

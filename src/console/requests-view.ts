@@ -3,6 +3,7 @@
  * timeline; the status badge; times as "YYYY-MM-DD hh:mm:ss UTC". The list is requests-list-view.ts.
  */
 import { html, type SafeHtml } from "../lib/html.ts";
+import type { OperatorRoute } from "../queue/all-requests.ts";
 import type { RequestDetail, RequestSummary } from "../queue/requests.ts";
 import { durationText, formatMoney, unitsText } from "./format.ts";
 import type { ConsoleKit } from "./kit.ts";
@@ -100,8 +101,9 @@ export function requestDetailBody(
    * the way back leads to all accounts' requests, and the facts do not poll (the live route is the
    * account's own).
    */
-  account?: { id: string; name: string },
+  account?: { id: string; name: string; route?: OperatorRoute },
 ): SafeHtml {
+  const route = account?.route;
   const nothingCharged = d.price.charged_micro === 0n;
   const failed = d.status === "FAILED" || d.status === "CANCELLED";
   return html`<p><a href="${account ? "/console/admin/requests" : "/console/requests"}">← All requests</a></p>
@@ -117,6 +119,7 @@ ${liveFacts(d, live.cancel, !account)}
   ${d.started_at ? html`<dt>Started</dt><dd>${isoText(d.started_at)}</dd>` : null}
   ${d.completed_at ? html`<dt>Finished</dt><dd>${isoText(d.completed_at)}</dd>` : null}
   <dt>Attempts</dt><dd>${d.attempts}</dd>
+  ${route ? html`<dt>Route</dt><dd><span class="mono">${route.provider}</span> (route ${route.index + 1})</dd><dt>Upstream cost</dt><dd>${route.cost_usd_micro === null ? "Unknown" : formatMoney(BigInt(route.cost_usd_micro), "USD")}</dd>` : null}
 </dl>
 ${
   failed

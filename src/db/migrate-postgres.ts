@@ -11,6 +11,7 @@ import m021 from "./migrations-pg/021_wallet_statement.sql" with { type: "text" 
 import m022 from "./migrations-pg/022_upstream_callbacks.sql" with { type: "text" };
 import m023 from "./migrations-pg/023_operators.sql" with { type: "text" };
 import m024 from "./migrations-pg/024_job_cost.sql" with { type: "text" };
+import m025 from "./migrations-pg/025_job_route.sql" with { type: "text" };
 import m026 from "./migrations-pg/026_margins.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
@@ -31,6 +32,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 22, name: "upstream callbacks", sql: m022 },
   { version: 23, name: "operators: disabled accounts and people", sql: m023 },
   { version: 24, name: "job cost", sql: m024 },
+  { version: 25, name: "job route", sql: m025 },
   { version: 26, name: "margins index", sql: m026 },
 ];
 

@@ -22,6 +22,7 @@ import m021 from "./migrations/021_wallet_statement.sql" with { type: "text" };
 import m022 from "./migrations/022_upstream_callbacks.sql" with { type: "text" };
 import m023 from "./migrations/023_operators.sql" with { type: "text" };
 import m024 from "./migrations/024_job_cost.sql" with { type: "text" };
+import m025 from "./migrations/025_job_route.sql" with { type: "text" };
 import m026 from "./migrations/026_margins.sql" with { type: "text" };
 
 /**
@@ -59,7 +60,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 22, name: "upstream callbacks", sql: m022 },
   { version: 23, name: "operators: disabled accounts and people", sql: m023 },
   { version: 24, name: "job cost", sql: m024 },
-  // 25 is another branch's (issue 35); a missing number is skipped, the order is what counts.
+  { version: 25, name: "job route", sql: m025 },
   { version: 26, name: "margins index", sql: m026 },
 ];
 

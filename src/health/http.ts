@@ -4,7 +4,7 @@ import { freeBytes } from "../files/upload-stream.ts";
 import { errorResponse } from "../http/errors.ts";
 import { errors } from "../http/schemas.ts";
 import { DomainError } from "../lib/errors.ts";
-import { circuitFor } from "../providers/registry.ts";
+import { circuitFor } from "../providers/circuit.ts";
 import type { AppContext } from "../server/context.ts";
 
 /**

@@ -3,7 +3,7 @@ import type { Catalog } from "../catalog/catalog.ts";
 import type { Model } from "../catalog/model.ts";
 import { DomainError } from "../lib/errors.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
-import { circuitFor } from "../providers/registry.ts";
+import { pickRoute, type RandomSource, withRoute } from "../providers/routes.ts";
 
 /**
  * Where a door finds its model: the catalog (replaced whole on reload, so read through the deps at
@@ -12,13 +12,15 @@ import { circuitFor } from "../providers/registry.ts";
 export interface ModelDeps {
   catalog: Pick<Catalog, "get">;
   circuits: Map<string, CircuitBreaker>;
+  /** The draw of weighted routing (Math.random when absent; seeded in tests). */
+  routeRandom?: RandomSource;
 }
 
 /**
  * The model of a media door (the queue, /run, the studio's runs, OpenAI's images and speech): an
  * unknown id is 400 unknown_model, a text model 400 use_chat_completions (`param`: the door's name
- * of the model field). An open circuit of the model's upstream is
- * 503 before anything is validated deeper or reserved.
+ * of the model field). The model comes back on the route its job starts on (pickRoute); 503 when
+ * every route's circuit is open, before anything is validated deeper or reserved.
  */
 export function resolveMediaModel(
   deps: ModelDeps,
@@ -68,8 +70,10 @@ function articled(kind: string): string {
   return /^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`;
 }
 
-/** 503 capacity_unavailable while the upstream's circuit is open; the built-in sandbox has none. */
+/**
+ * The model on the route its job or call starts on: 503 capacity_unavailable only while every
+ * route's circuit is open (the built-in sandbox has none).
+ */
 function checkCircuit(deps: ModelDeps, model: Model): Model {
-  if (model.provider !== "sandbox") circuitFor(deps.circuits, model.provider).check();
-  return model;
+  return withRoute(model, pickRoute(model, deps.circuits, deps.routeRandom));
 }

@@ -224,6 +224,7 @@ function opening(deps: OpenJobDeps, j: JobToOpen) {
       kind: model.kind,
       source: who.source,
       provider: model.provider,
+      route: model.route ?? 0,
       input: j.input,
       quote,
       holdId: hold.id,

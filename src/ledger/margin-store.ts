@@ -33,9 +33,9 @@ const COLUMN: Record<MarginGroup, string> = {
 /**
  * The jobs a report counts, and their sums, in one statement per grouping. A job counts when it
  * ended (completed_at, epoch ms) in [start, end) and either its hold was settled (a charge, which may
- * be 0) or a cost was recorded for it (a failed job the upstream billed: revenue 0, a loss the
- * report must show). Jobs released without a cost (failed, cancelled, refused) moved no money either
- * way and are left out. The range walks jobs_completed (migration 026) and each row's hold by its
+ * be 0) or a cost above 0 was recorded for it (a failed job the upstream billed: revenue 0, a loss
+ * the report must show). Jobs released without a cost (failed: null; cancelled in the queue: 0, it
+ * never reached an upstream) moved no money either way and are left out. The range walks jobs_completed (migration 026) and each row's hold by its
  * primary key: the cost grows with the jobs in the range, never with the history.
  */
 export function marginSql(by: MarginGroup): string {
@@ -48,7 +48,7 @@ export function marginSql(by: MarginGroup): string {
        coalesce(sum(CASE WHEN j.cost_usd_micro IS NULL AND ${settled} THEN h.charged_usd_micro ELSE 0 END), 0)
          AS cost_unknown_revenue_usd_micro
      FROM jobs j JOIN holds h ON h.id = j.hold_id${by === "account" ? " LEFT JOIN accounts a ON a.id = j.account_id" : ""}
-     WHERE j.completed_at >= ? AND j.completed_at < ? AND (${settled} OR j.cost_usd_micro IS NOT NULL)
+     WHERE j.completed_at >= ? AND j.completed_at < ? AND (${settled} OR j.cost_usd_micro > 0)
      GROUP BY ${COLUMN[by]}
      ORDER BY ${COLUMN[by]}`;
 }

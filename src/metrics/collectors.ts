@@ -70,6 +70,10 @@ export async function renderMetrics(src: ScrapeSources): Promise<string> {
   m.requests.write(out);
   m.jobsFinished.write(out);
   m.charged.write(out);
+  m.routeSettled.write(out);
+  m.routeRevenue.write(out);
+  m.routeCost.write(out);
+  m.routeCostUnknown.write(out);
   m.webhookAttempts.write(out);
 
   // Jobs not yet final, and the queue.

@@ -32,6 +32,45 @@ export class Metrics {
     ["outcome"],
     0,
   );
+  // Per route (the provider that ran the job) and model, counted after each completion's commit:
+  // what the operator earned and paid (docs/providers.md "Cost and margin").
+  readonly routeRevenue = new Counter<bigint>(
+    "gengate_route_revenue_usd_micro_total",
+    "Charged for completed jobs, USD micro-units, by the provider of the route that ran them and model.",
+    ["provider", "model"],
+    0n,
+  );
+  readonly routeCost = new Counter<bigint>(
+    "gengate_route_cost_usd_micro_total",
+    "Upstream cost of completed jobs whose route has a cost, USD micro-units, by provider and model.",
+    ["provider", "model"],
+    0n,
+  );
+  readonly routeSettled = new Counter<number>(
+    "gengate_route_jobs_settled_total",
+    "Completed (charged) jobs by the provider of the route that ran them and model.",
+    ["provider", "model"],
+    0,
+  );
+  readonly routeCostUnknown = new Counter<number>(
+    "gengate_route_cost_unknown_jobs_total",
+    "Completed jobs whose route has no cost configured (cost unknown, not zero), by provider and model.",
+    ["provider", "model"],
+    0,
+  );
+
+  /** Counts one completed job in the per-route counters (JobStore's onCompleted, after commit). */
+  countCompleted(
+    job: { provider: string; model_id: string; cost_usd_micro: bigint | number | null },
+    revenue: bigint,
+  ): void {
+    const labels = [job.provider, job.model_id];
+    this.routeSettled.inc(labels, 1);
+    this.routeRevenue.inc(labels, revenue);
+    if (job.cost_usd_micro === null) this.routeCostUnknown.inc(labels, 1);
+    else this.routeCost.inc(labels, BigInt(job.cost_usd_micro));
+  }
+
   /** Set by the server once the worker pool runs; null in processes without one. */
   workerUsage: WorkerUsage | null = null;
 }

@@ -53,6 +53,11 @@ export class CircuitBreaker {
     );
   }
 
+  /** Open and still cooling down (check() would throw), without check()'s move to half-open. */
+  isOpen(): boolean {
+    return this.state === "open" && this.openedAt + this.o.cooldownMs > this.now();
+  }
+
   success(): void {
     if (this.state !== "closed") log("info", "provider healthy again", { provider: this.provider });
     this.failures = 0;
@@ -71,6 +76,16 @@ export class CircuitBreaker {
   view() {
     return { state: this.state, consecutive_failures: this.failures, healthy: this.state === "closed" };
   }
+}
+
+/** The circuit of a provider, made on first use (circuits outlive reloads). */
+export function circuitFor(circuits: Map<string, CircuitBreaker>, name: string): CircuitBreaker {
+  let c = circuits.get(name);
+  if (!c) {
+    c = new CircuitBreaker(name);
+    circuits.set(name, c);
+  }
+  return c;
 }
 
 /** Wraps a provider so every run's outcome feeds its circuit. */

@@ -99,6 +99,8 @@ export interface ProviderErrorOptions {
   detail?: string | null;
   /** The provider's key: cut out of the detail before it is bounded, so no prefix of it is kept. */
   secret?: string | null;
+  /** See `ProviderError.notAccepted`. */
+  notAccepted?: boolean;
 }
 
 /**
@@ -114,6 +116,14 @@ export class ProviderError extends Error {
   readonly status?: number;
   /** The upstream's own words, redacted of the provider's key and at most DETAIL_MAX_CHARS long. */
   readonly detail?: string;
+  /**
+   * The upstream certainly did not take the request: the connection was refused or its name did not
+   * resolve (nothing was sent), or it answered 429 or 5xx. Set by upstreamFetch and readJsonAnswer
+   * (upstream-client.ts). A timeout or a connection dropped after sending is never this: the
+   * upstream may have received it. The worker moves a job to its next route only on such an error
+   * raised before any upstream id was recorded (docs/providers.md "Fallback").
+   */
+  readonly notAccepted: boolean;
 
   constructor(
     readonly kind: ProviderErrorKind,
@@ -122,6 +132,7 @@ export class ProviderError extends Error {
   ) {
     super(message);
     this.name = "ProviderError";
+    this.notAccepted = o.notAccepted ?? false;
     if (o.retryAfterMs !== undefined) this.retryAfterMs = o.retryAfterMs;
     if (o.status !== undefined) this.status = o.status;
     const detail = o.detail?.trim();
@@ -137,6 +148,7 @@ export class ProviderError extends Error {
       ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
       ...(this.status !== undefined ? { status: this.status } : {}),
       detail: this.detail ?? null,
+      notAccepted: this.notAccepted,
     });
   }
 }

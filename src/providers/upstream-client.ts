@@ -30,6 +30,19 @@ const CLOSED_BEFORE_ANSWER = new Set(["ECONNRESET", "EPIPE", "ConnectionClosed"]
 const IDLE_RACE_WINDOW_MS = 1000;
 
 /**
+ * How Bun's fetch reports a request that never left: the connection refused, or the host's name not
+ * resolved (Bun 1.x: ECONNREFUSED, ENOTFOUND; FailedToOpenSocket for a socket that never opened).
+ * Nothing was sent, so the upstream certainly did not take it (ProviderError.notAccepted).
+ */
+export const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "FailedToOpenSocket",
+]);
+
+/**
  * The one outbound fetch to an upstream API, and its answer to the keep-alive race: a pooled
  * connection the upstream closes as idle (its keep-alive timeout) just as the next request is written
  * on it. An HTTP server closes an idle connection only when no request is in progress on it, so it
@@ -97,7 +110,8 @@ export async function upstreamFetch(
   } catch (err) {
     if (call.signal.aborted) throw err;
     const why = (err as Error).name === "TimeoutError" ? "timed out" : "could not be reached";
-    throw new ProviderError("capacity", `${who} ${why}.`);
+    const notAccepted = NOT_SENT.has((err as { code?: string }).code ?? "");
+    throw new ProviderError("capacity", `${who} ${why}.`, { notAccepted });
   }
   if (
     (res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504) &&
@@ -108,6 +122,7 @@ export async function upstreamFetch(
     throw new ProviderError("capacity", `${who} is busy.`, {
       ...(Number.isFinite(retry) && retry > 0 ? { retryAfterMs: retry * 1000 } : {}),
       status: res.status,
+      notAccepted: true, // an answer: it refused the request
     });
   }
   return res;
@@ -139,7 +154,12 @@ export async function readJsonAnswer<T = unknown>(
     throw new ProviderError(
       res.status >= 500 ? "failed" : "input",
       res.status >= 500 ? "The upstream failed the call." : "The upstream refused the call.",
-      { status: res.status, detail: upstreamDetail(text), secret: call.secret },
+      {
+        status: res.status,
+        detail: upstreamDetail(text),
+        secret: call.secret,
+        notAccepted: res.status >= 500,
+      },
     );
   }
   if (!text) return { status: res.status, body: null as T, headers: res.headers };

@@ -1,5 +1,6 @@
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
+import type { JobRow } from "./job-row.ts";
 import {
   bad,
   checkedCursor,
@@ -80,12 +81,45 @@ export async function listAllRequests(
 export async function anyRequestDetail(
   s: RequestStores,
   requestId: string,
-): Promise<{ detail: RequestDetail; account: { id: string; name: string } }> {
+): Promise<{ detail: RequestDetail; account: { id: string; name: string }; route: OperatorRoute }> {
   const job = UUID_PATTERN.test(requestId) ? await s.jobs.get(requestId) : null;
   if (!job) throw new DomainError("not_found", `No request ${requestId}.`, { param: "request_id" });
   const account = await s.accounts.getAccount(job.account_id);
   return {
     detail: await requestDetail(s, job.account_id, requestId),
     account: { id: job.account_id, name: account?.name ?? job.account_id },
+    route: operatorRoute(job),
+  };
+}
+
+/** Which route ran a job and what it cost upstream: operators' views only, never a client's. */
+export interface OperatorRoute {
+  /** The provider of the route the job runs or ran on. */
+  provider: string;
+  /** Its index in the model's routes (migration 025). */
+  index: number;
+  /** Micro-USD; null = unknown (no cost configured, failed, or not settled yet). */
+  cost_usd_micro: string | null;
+}
+
+/**
+ * One request as the operator API shows it (GET /admin/v1/requests/{id}): the client's own record,
+ * its account, and the route that ran it with its upstream cost. Unknown ids are 404.
+ */
+export async function operatorRequest(
+  s: Pick<RequestStores, "jobs" | "views">,
+  requestId: string,
+): Promise<{ account_id: string; route: OperatorRoute; record: Record<string, unknown> }> {
+  const job = UUID_PATTERN.test(requestId) ? await s.jobs.get(requestId) : null;
+  if (!job) throw new DomainError("not_found", `No request ${requestId}.`, { param: "request_id" });
+  const record = (await s.views.record(job)) as Record<string, unknown>;
+  return { account_id: job.account_id, route: operatorRoute(job), record };
+}
+
+export function operatorRoute(job: JobRow): OperatorRoute {
+  return {
+    provider: job.provider,
+    index: Number(job.route),
+    cost_usd_micro: job.cost_usd_micro === null ? null : String(job.cost_usd_micro),
   };
 }

@@ -16,7 +16,12 @@ export interface JobRow {
   model_id: string;
   kind: string;
   source: "API" | "STUDIO";
+  /** The provider of the route the job runs or ran on (operator-only). */
   provider: string;
+  /** The index of that route in its model's routes (migration 025). */
+  route: bigint;
+  /** Routes in a row that refused the job before one accepted it (the worker's fallback). */
+  route_tries: bigint;
   status: JobStatus;
   input: string;
   quote: string;
@@ -54,6 +59,8 @@ export interface NewJob {
   kind: string;
   source: "API" | "STUDIO";
   provider: string;
+  /** The index of the job's route in its model's routes (0 when omitted). */
+  route?: number;
   input: string;
   quote: string;
   holdId: string;
@@ -73,4 +80,45 @@ export interface NewJob {
 export interface LeaseFence {
   owner: string;
   attempt: bigint;
+}
+
+/**
+ * The row `JobStore.insert` wrote, without reading it back: queued, or (with `runningUntil`) running
+ * in its request under `requestOwner`.
+ */
+export function openedJobRow(j: NewJob, seq: bigint, requestOwner: string | null): JobRow {
+  const running = j.runningUntil !== undefined;
+  return {
+    id: j.id,
+    seq,
+    account_id: j.accountId,
+    key_id: j.keyId,
+    person_id: j.personId ?? null,
+    model_id: j.modelId,
+    kind: j.kind,
+    source: j.source,
+    provider: j.provider,
+    route: BigInt(j.route ?? 0),
+    route_tries: 0n,
+    status: running ? "IN_PROGRESS" : "IN_QUEUE",
+    input: j.input,
+    quote: j.quote,
+    hold_id: j.holdId,
+    webhook_url: j.webhookUrl,
+    webhook_body: j.webhookBody ?? "record",
+    upstream_id: null,
+    attempt: running ? 1n : 0n,
+    lease_owner: running ? requestOwner : null,
+    lease_until: running ? BigInt(j.runningUntil!) : null,
+    not_before: 0n,
+    deadline_at: BigInt(j.deadlineAt),
+    output: null,
+    actual_units: null,
+    cost_usd_micro: null,
+    error_code: null,
+    error_message: null,
+    created_at: BigInt(j.createdAt),
+    started_at: running ? BigInt(j.createdAt) : null,
+    completed_at: null,
+  };
 }

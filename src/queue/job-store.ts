@@ -4,7 +4,7 @@ import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import { type JobFilter, jobFilterSql } from "./job-filter.ts";
-import type { JobRow, JobStatus, LeaseFence, NewJob } from "./job-row.ts";
+import { type JobRow, type JobStatus, type LeaseFence, type NewJob, openedJobRow } from "./job-row.ts";
 import { LiveQueueIndex } from "./queue-index.ts";
 
 /** The lease owner of jobs run inside their own HTTP request. */
@@ -26,6 +26,15 @@ type FenceParams = [owner: string | null, attempt: bigint | null];
 
 const bySeq = (rows: JobRow[]) => rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
 
+/** What a final state writes besides the status (cost: jobs.cost_usd_micro, null = unknown). */
+type Ending = {
+  output: string | null;
+  actualUnits: string | null;
+  code: string | null;
+  message: string | null;
+  cost: bigint | null;
+};
+
 /** Runs inside the transaction that moved a job to a final state (webhook outbox, ...). */
 export type FinalStateHook = (tx: Sql, job: JobRow) => Promise<void> | void;
 
@@ -38,6 +47,11 @@ export interface JobStoreDeps {
   /** Told after each commit that changed a job. */
   events: JobEvents;
   finalHooks?: FinalStateHook[];
+  /**
+   * Told after the commit of each completion: the job as completed (its route's provider and its
+   * cost) and the charge in USD micro-units (the metrics' revenue and cost per route).
+   */
+  onCompleted?: (job: JobRow, chargeUsdMicro: bigint) => void;
 }
 
 /**
@@ -57,6 +71,7 @@ export class JobStore extends SqlStore {
   private outputs: JobOutputStore;
   private readonly events: JobEvents;
   private readonly finalHooks: FinalStateHook[];
+  private readonly onCompleted: JobStoreDeps["onCompleted"];
 
   /**
    * The lease owner of a job that runs inside its HTTP request (a chat call). The server names
@@ -71,6 +86,7 @@ export class JobStore extends SqlStore {
     this.outputs = deps.outputs;
     this.events = deps.events;
     this.finalHooks = deps.finalHooks ?? [];
+    this.onCompleted = deps.onCompleted;
     // Read through the root store's statements, never a view's transaction.
     this.index = new LiveQueueIndex(
       async () => await this.s.queued.all(),
@@ -110,15 +126,15 @@ export class JobStore extends SqlStore {
     insert: this.q(
       `INSERT INTO jobs (id, seq, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id,
-           webhook_body)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           webhook_body, route)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // PostgreSQL: seq from the column's identity sequence (migration 017), shared by every instance.
     insertPg: this.q<{ seq: bigint }>(
       `INSERT INTO jobs (id, account_id, key_id, model_id, kind, source, provider, status, input, quote,
            hold_id, webhook_url, deadline_at, created_at, attempt, lease_owner, lease_until, started_at, person_id,
-           webhook_body)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+           webhook_body, route)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
     ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
@@ -203,15 +219,25 @@ export class JobStore extends SqlStore {
         string,
         string,
         ...FenceParams,
+        bigint | null,
       ]
     >(
       `UPDATE jobs SET status = ?1, output = ?2, actual_units = ?3, error_code = ?4, error_message = ?5,
-           completed_at = ?6, lease_owner = NULL, lease_until = NULL
+           completed_at = ?6, lease_owner = NULL, lease_until = NULL, cost_usd_micro = ?11
          WHERE id = ?7 AND status IN (${jsonList(this.sql, 8)}) AND (CAST(?9 AS TEXT) IS NULL OR (lease_owner = ?9 AND attempt = ?10)) RETURNING *`,
     ),
-    requeue: this.q<JobRow, [number, string, ...FenceParams]>(
-      `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL
-         WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4)) RETURNING *`,
+    // A chat call's route, when an earlier one refused it before its first byte.
+    setRoute: this.q<null, [string, number, string]>(
+      "UPDATE jobs SET provider = ?1, route = ?2 WHERE id = ?3 AND status = 'IN_PROGRESS' AND upstream_id IS NULL",
+    ),
+    // With a route (?5..?7: a refused submit's move, workers.ts "fallback") only while no upstream
+    // holds the job (upstream_id null), so an accepted job can never be moved.
+    requeue: this.q<JobRow, [number, string, ...FenceParams, string | null, number | null, number | null]>(
+      `UPDATE jobs SET status = 'IN_QUEUE', not_before = ?1, lease_owner = NULL, lease_until = NULL,
+           provider = coalesce(CAST(?5 AS TEXT), provider), route = coalesce(CAST(?6 AS BIGINT), route),
+           route_tries = coalesce(CAST(?7 AS BIGINT), route_tries)
+         WHERE id = ?2 AND status = 'IN_PROGRESS' AND (CAST(?3 AS TEXT) IS NULL OR (lease_owner = ?3 AND attempt = ?4))
+           AND (CAST(?5 AS TEXT) IS NULL OR upstream_id IS NULL) RETURNING *`,
     ),
     expiredLeases: this.q<JobRow, [number]>(SWEEP_SQL.expiredLeases),
     leasedBy: this.q<JobRow, [number, string]>(
@@ -255,6 +281,7 @@ export class JobStore extends SqlStore {
       running ? j.createdAt : null,
       j.personId ?? null,
       j.webhookBody ?? "record",
+      j.route ?? 0,
     ] as const;
     let seq: bigint;
     if (this.sql.dialect === "postgres") {
@@ -272,37 +299,7 @@ export class JobStore extends SqlStore {
       await this.s.insert.run(j.id, seq, ...values);
     }
     await this.countOpen(j.keyId, j.personId ?? null, 1);
-    return {
-      id: j.id,
-      seq,
-      account_id: j.accountId,
-      key_id: j.keyId,
-      person_id: j.personId ?? null,
-      model_id: j.modelId,
-      kind: j.kind,
-      source: j.source,
-      provider: j.provider,
-      status: running ? "IN_PROGRESS" : "IN_QUEUE",
-      input: j.input,
-      quote: j.quote,
-      hold_id: j.holdId,
-      webhook_url: j.webhookUrl,
-      webhook_body: j.webhookBody ?? "record",
-      upstream_id: null,
-      attempt: running ? 1n : 0n,
-      lease_owner: running ? this.requestOwner : null,
-      lease_until: running ? BigInt(j.runningUntil!) : null,
-      not_before: 0n,
-      deadline_at: BigInt(j.deadlineAt),
-      output: null,
-      actual_units: null,
-      cost_usd_micro: null,
-      error_code: null,
-      error_message: null,
-      created_at: BigInt(j.createdAt),
-      started_at: running ? BigInt(j.createdAt) : null,
-      completed_at: null,
-    };
+    return openedJobRow(j, seq, running ? this.requestOwner : null);
   }
 
   async get(id: string): Promise<JobRow | null> {
@@ -430,11 +427,16 @@ export class JobStore extends SqlStore {
     actualUnits: string | null,
     outputTtlMs: number,
     now: number,
+    /** What the job cost upstream (src/pricing/cost.ts), written by the same UPDATE; null = unknown. */
+    cost: bigint | null = null,
   ): Promise<boolean> {
-    const ending = { output: JSON.stringify(output), actualUnits, code: null, message: null };
+    const ending = { output: JSON.stringify(output), actualUnits, code: null, message: null, cost };
     const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row) => {
       await self.outputs.record(id, outputs, now, now + outputTtlMs);
       await self.ledger.settle(row.hold_id, chargeUsdMicro);
+      const told = self.onCompleted;
+      // The charge is the delivery's price, never above the quote (= the hold's USD), so it is the revenue.
+      if (told) afterCommit(() => told(row, chargeUsdMicro));
     });
     if (job) this.events.changed(id);
     return job !== null;
@@ -458,7 +460,9 @@ export class JobStore extends SqlStore {
     message: string | null,
     now: number,
   ): Promise<boolean> {
-    const ending = { output: null, actualUnits: null, code, message };
+    // A cancelled job never left the queue: no upstream saw it (0). A failed one may have run
+    // upstream and be billed there, for what we cannot know: unknown (null). docs/money.md.
+    const ending = { output: null, actualUnits: null, code, message, cost: to === "CANCELLED" ? 0n : null };
     const job = await this.toFinal(id, to, from, ending, now, async (self, row) => {
       await self.ledger.release(row.hold_id, code ?? to.toLowerCase());
     });
@@ -478,7 +482,7 @@ export class JobStore extends SqlStore {
     id: string,
     to: JobStatus,
     from: JobStatus[],
-    e: { output: string | null; actualUnits: string | null; code: string | null; message: string | null },
+    e: Ending,
     now: number,
     settle: (self: this, row: JobRow) => Promise<void>,
   ): Promise<JobRow | null> {
@@ -493,6 +497,7 @@ export class JobStore extends SqlStore {
         id,
         JSON.stringify(from),
         ...self.fenceParams(),
+        e.cost,
       );
       if (!row) return null;
       await self.countOpen(row.key_id, row.person_id, -1);
@@ -508,15 +513,34 @@ export class JobStore extends SqlStore {
     if (personId) await this.s.addPersonOpen.run(delta, personId);
   }
 
-  /** IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery). */
-  async requeue(id: string, notBefore: number): Promise<boolean> {
-    const row = await this.s.requeue.get(notBefore, id, ...this.fenceParams());
+  /**
+   * IN_PROGRESS -> IN_QUEUE, runnable again at `notBefore` (capacity back-off, recovery); with `to`,
+   * on that route after its route refused it before accepting it (false once an upstream id is recorded).
+   */
+  async requeue(
+    id: string,
+    notBefore: number,
+    to?: { provider: string; route: number; tries: number },
+  ): Promise<boolean> {
+    const row = await this.s.requeue.get(
+      notBefore,
+      id,
+      ...this.fenceParams(),
+      to?.provider ?? null,
+      to?.route ?? null,
+      to?.tries ?? null,
+    );
     if (row) {
       this.index.add(row);
       this.events.changed(id);
       this.events.newWork(row.provider);
     }
     return row !== null;
+  }
+
+  /** Records the route a chat call runs on (its first route refused it before the first byte). */
+  async setRoute(id: string, provider: string, route: number): Promise<void> {
+    await this.s.setRoute.run(provider, route, id);
   }
 
   /** Running jobs whose lease lapsed, oldest submit first. */

@@ -1,12 +1,15 @@
 import type { Catalog } from "../catalog/catalog.ts";
+import type { Model } from "../catalog/model.ts";
 import { fetchOutputToBlobs } from "../files/fetch-output.ts";
 import type { InputReader } from "../files/input-reader.ts";
 import type { OutputRow } from "../files/job-output-store.ts";
 import type { OutputWriter } from "../files/output-writer.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { mediaCost } from "../pricing/cost.ts";
 import { type DeliveredOutput, priceDelivery } from "../pricing/delivered.ts";
 import { parseQuote } from "../pricing/quote.ts";
 import { bytesSource, type Measured, measureMedia } from "../providers/measure.ts";
+import { firstRoute, nextRoute, withRoute } from "../providers/routes.ts";
 import type { MediaOutput, Provider, ProviderCallback, ProviderJob } from "../providers/types.ts";
 import { logProviderFailure, ProviderError, ShutdownError } from "../providers/types.ts";
 import type { JobEvents } from "./events.ts";
@@ -36,6 +39,8 @@ export interface WorkerPoolOptions {
   ) => Promise<{ width: number; height: number } | null>;
   /** Reads an input file for a provider (ProviderJob.readInput): src/files/input-reader.ts. */
   readInput: InputReader;
+  /** Is a provider's circuit open (a job not yet accepted then goes to its model's next route)? */
+  circuitOpen?: (provider: string) => boolean;
   /** The webhook of a job's upstream (ProviderJob.callback: cog), where it answers by webhook. */
   callbacks?: { forJob(provider: string, jobId: string): ProviderCallback };
   leaseMs?: number;
@@ -112,7 +117,7 @@ export class WorkerPool {
       const cap = this.o.modelConcurrency(model);
       if (cap !== null) caps.set(model, Math.max(0, cap - (this.perModel.get(model) ?? 0)));
     };
-    for (const m of this.o.catalog().models) if (m.provider === provider) add(m.id);
+    for (const m of this.o.catalog().models) if (m.routes.some((r) => r.provider === provider)) add(m.id);
     // A running model no longer in the catalog (reloaded): still counted against its cap.
     for (const model of this.perModel.keys()) if (!caps.has(model)) add(model);
     return caps;
@@ -212,10 +217,20 @@ export class WorkerPool {
     const jobs = this.o.jobs.fenced(this.owner, job.attempt);
     const logs = this.o.jobLogs.fenced(this.owner, job.attempt);
     const provider = this.o.providers.get(job.provider);
-    const model = this.o.catalog().get(job.model_id);
-    if (!provider || !model) {
+    const entry = this.o.catalog().get(job.model_id);
+    const route = entry ? routeOf(entry, job) : -1;
+    if (!provider || !entry || route < 0) {
       await jobs.fail(job.id, "generation_failed", `Model ${job.model_id} is no longer served.`, Date.now());
       return;
+    }
+    // The adapter sees the model on the job's route: that route's upstream model and input map.
+    const model = withRoute(entry, route);
+    // Accepted: an upstream holds the job (its id recorded, now or in an earlier attempt). From then
+    // on the job stays on this route, resumed, never moved (docs/providers.md "Fallback").
+    let accepted = job.upstream_id !== null;
+    if (!accepted && entry.routes.length > 1 && this.o.circuitOpen?.(job.provider)) {
+      const refused = new ProviderError("capacity", "The upstream is unavailable.", { notAccepted: true });
+      if (await this.fallback(job, entry, route, refused)) return;
     }
     const stored = JSON.parse(job.input) as Record<string, unknown>;
     let logged: Promise<unknown> = Promise.resolve();
@@ -235,7 +250,10 @@ export class WorkerPool {
           .then(async () => await logs.append(job.id, "info", message, at))
           .catch((err) => log("warn", "job log write failed", { job_id: job.id, ...errorFields(err) }));
       },
-      setUpstreamId: async (id) => await jobs.setUpstreamId(job.id, id),
+      setUpstreamId: async (id) => {
+        accepted = true;
+        await jobs.setUpstreamId(job.id, id);
+      },
       ...(this.o.callbacks ? { callback: this.o.callbacks.forJob(job.provider, job.id) } : {}),
       readInput: (value, o) => this.o.readInput(value, job.account_id, { ...o, signal, requestId: job.id }),
       inputImageSize: async (field) => {
@@ -260,6 +278,14 @@ export class WorkerPool {
         );
       } else if (signal.aborted) {
         // Shutdown: leave the job IN_PROGRESS; its lease lapses and recovery resumes it.
+      } else if (
+        err instanceof ProviderError &&
+        err.notAccepted &&
+        !accepted &&
+        entry.routes.length > 1 &&
+        (await this.fallback(job, entry, route, err))
+      ) {
+        // Moved to its next route (or back to its first, after a back-off).
       } else if (err instanceof ProviderError && err.kind === "capacity") {
         const wait = err.retryAfterMs ?? backoff(Number(job.attempt));
         await logs.append(
@@ -315,12 +341,15 @@ export class WorkerPool {
     // The charge is the price of what was delivered, measured from the stored files (docs/money.md,
     // "Charge equals delivery"), never above the hold.
     const delivered = result.outputs.map((o, i) => deliveredOutput(o, this.measure(o, rows[i]!)));
-    const delivery = priceDelivery(parseQuote(job.quote), delivered, result.actualUnits);
+    const quote = parseQuote(job.quote);
+    const delivery = priceDelivery(quote, delivered, result.actualUnits);
     const output = outputTemplate(
       job.kind,
       result.outputs.map((o, i) => withMeasured(o, delivered[i]!)),
       result.extra,
     );
+    // The route's cost of the same delivered quantity the charge used, written by the same UPDATE
+    // that completes the job, in the charge's transaction (docs/money.md "Cost").
     const completed = await jobs.complete(
       job.id,
       output,
@@ -329,8 +358,50 @@ export class WorkerPool {
       delivery.units,
       this.o.outputTtlMs(),
       Date.now(),
+      mediaCost(entry.routes[route], delivery.quantity, quote.quantity_per_unit),
     );
     if (!completed) await this.removeOutputs(job.id); // failed meanwhile (deadline sweep): no orphans
+  }
+
+  /**
+   * A job its route refused before accepting it (`err.notAccepted`, or the route's circuit open):
+   * to the next route at once while some route has not refused it in this walk; after every route
+   * refused, a capacity refusal backs off on the walk's first route (false for any other refusal:
+   * the caller fails the job). Only while no upstream id is recorded (JobStore.requeue's guard).
+   */
+  private async fallback(job: JobRow, model: Model, route: number, err: ProviderError): Promise<boolean> {
+    const jobs = this.o.jobs.fenced(this.owner, job.attempt);
+    const tries = Number(job.route_tries) + 1;
+    const from = model.routes[route]!.provider;
+    const n = model.routes.length;
+    if (tries < n) {
+      const next = nextRoute(model, route);
+      const to = model.routes[next]!.provider;
+      // The operator's log names both routes; the job's own log (shown to its client) names none.
+      log("warn", "route refused the job before accepting it; next route", {
+        request_id: job.id,
+        model: model.id,
+        from,
+        to,
+        status: err.status ?? null,
+      });
+      await this.o.jobLogs
+        .fenced(this.owner, job.attempt)
+        .append(job.id, "warn", "upstream unavailable: trying another upstream", Date.now());
+      return await jobs.requeue(job.id, Date.now(), { provider: to, route: next, tries });
+    }
+    if (err.kind !== "capacity") return false;
+    const first = firstRoute(model, route, Number(job.route_tries));
+    const wait = err.retryAfterMs ?? backoff(Number(job.attempt));
+    log("warn", "every route refused the job; backing off", { request_id: job.id, model: model.id });
+    await this.o.jobLogs
+      .fenced(this.owner, job.attempt)
+      .append(job.id, "warn", `upstream busy: retrying in ${Math.ceil(wait / 1000)} s`, Date.now());
+    return await jobs.requeue(job.id, Date.now() + wait, {
+      provider: model.routes[first]!.provider,
+      route: first,
+      tries: 0,
+    });
   }
 
   /** Removes a job's stored outputs; a store that cannot be reached leaves them (logged). */
@@ -346,6 +417,16 @@ export class WorkerPool {
   private measure(o: MediaOutput, row: OutputRow) {
     return o.bytes ? measureMedia(bytesSource(o.bytes)) : row.measured!;
   }
+}
+
+/**
+ * The index of a job's route in its model's routes: the recorded one while it is still on the
+ * job's provider, else (routes reordered by a reload) the first route on that provider; -1 if none.
+ */
+function routeOf(model: Model, job: JobRow): number {
+  const recorded = Number(job.route);
+  if (model.routes[recorded]?.provider === job.provider) return recorded;
+  return model.routes.findIndex((r) => r.provider === job.provider);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { circuitFor } from "../../src/providers/registry.ts";
+import { circuitFor } from "../../src/providers/circuit.ts";
 import { makeTestApp } from "../helpers/context.ts";
 import { mockTextModel, startMockOpenAI } from "../helpers/mock-openai.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { circuitFor } from "../../src/providers/registry.ts";
+import { circuitFor } from "../../src/providers/circuit.ts";
 import { consoleApp, PASSWORD } from "./helpers.ts";
 
 async function operatorApp() {

@@ -15,13 +15,9 @@ import { databaseAtVersion, sqlOf } from "../helpers/sql.ts";
 
 describe("migrations", () => {
   test("versions are consecutive from 1", () => {
-    // 25 belongs to the routes' branch of issue 35, built in parallel with the margins' 26: the one
-    // gap allowed until both are merged (then drop RESERVED and this holds as before).
-    const RESERVED = MIGRATIONS.some((m) => m.version === 25) ? [] : [25];
-    const expected = Array.from({ length: MIGRATIONS.length + RESERVED.length }, (_, i) => i + 1).filter(
-      (v) => !RESERVED.includes(v),
-    );
-    expect(MIGRATIONS.map((m) => m.version)).toEqual(expected);
+    MIGRATIONS.forEach((m, i) => {
+      expect(m.version).toBe(i + 1);
+    });
   });
 
   test("a new database is migrated to the latest version and records each step", () => {

@@ -227,3 +227,11 @@ export async function startServer(
     },
   };
 }
+
+/** A local port nothing listens on now (a server's fixed port across restarts; a refused connection). */
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}

@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { errorHeaders } from "../../src/http/errors.ts";
 import type { DomainError } from "../../src/lib/errors.ts";
-import { CircuitBreaker, GuardedProvider } from "../../src/providers/circuit.ts";
-import { circuitFor } from "../../src/providers/registry.ts";
+import { CircuitBreaker, circuitFor, GuardedProvider } from "../../src/providers/circuit.ts";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
 import { redact, upstreamMessage } from "../../src/providers/upstream-client.ts";
 import { json, makeTestApp } from "../helpers/context.ts";

@@ -7,14 +7,14 @@ import { ConfigFile } from "../../src/config/schema.ts";
 import { errorHeaders } from "../../src/http/errors.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import type { ChatCall, ChatDelta, ChatProvider } from "../../src/providers/chat.ts";
-import { CircuitBreaker, GuardedChatProvider, GuardedProvider } from "../../src/providers/circuit.ts";
-import { CONFIGURABLE_TYPES, PROVIDER_TYPES, providerType } from "../../src/providers/list.ts";
 import {
-  chatProviderFor,
+  CircuitBreaker,
   circuitFor,
-  fillProviders,
-  validateProviderModels,
-} from "../../src/providers/registry.ts";
+  GuardedChatProvider,
+  GuardedProvider,
+} from "../../src/providers/circuit.ts";
+import { CONFIGURABLE_TYPES, PROVIDER_TYPES, providerType } from "../../src/providers/list.ts";
+import { chatProviderFor, fillProviders, validateProviderModels } from "../../src/providers/registry.ts";
 import { type Provider, ProviderError } from "../../src/providers/types.ts";
 
 const live = (providers: Record<string, unknown>, models: unknown[] = []) =>
@@ -112,7 +112,8 @@ describe("the registry", () => {
   });
 });
 
-const textModel = (provider: string) => ({ id: `${provider}/chat`, provider }) as Model;
+const textModel = (provider: string) =>
+  ({ id: `${provider}/chat`, provider, routes: [{ provider }] }) as Model;
 
 describe("chatProviderFor", () => {
   test("the sandbox chat is not guarded; a configured provider's chat is, and an open circuit refuses", () => {

@@ -1,15 +1,16 @@
 import { JobOutputStore } from "../../src/files/job-output-store.ts";
 import { JobEvents } from "../../src/queue/events.ts";
 import { JobLogStore } from "../../src/queue/job-log-store.ts";
-import { JobStore } from "../../src/queue/job-store.ts";
+import { type FinalStateHook, JobStore } from "../../src/queue/job-store.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { makeLedger, newAccount } from "../ledger/ledger-helpers.ts";
 
 /**
  * A JobStore (and its job logs) over a funded in-memory ledger, and `submit`, which reserves and inserts a queued
- * job in one transaction as the submit path does. `finals` records each final-state hook call.
+ * job in one transaction as the submit path does. `finals` records each final-state hook call;
+ * `finalHooks` run after that record, in the same transaction.
  */
-export async function jobFixture() {
+export async function jobFixture(o: { finalHooks?: FinalStateHook[] } = {}) {
   const { db, accounts, ledger } = makeLedger();
   const { account, keyId } = await newAccount(accounts);
   await ledger.topUp(account.id, 1_000_000n, null);
@@ -18,7 +19,7 @@ export async function jobFixture() {
     ledger,
     outputs: new JobOutputStore(sqlOf(db)),
     events: new JobEvents(),
-    finalHooks: [(_tx, j) => void finals.push(`${j.id}:${j.status}`)],
+    finalHooks: [(_tx, j) => void finals.push(`${j.id}:${j.status}`), ...(o.finalHooks ?? [])],
   });
   const jobLogs = new JobLogStore(sqlOf(db));
   let n = 0;

@@ -74,7 +74,11 @@ class CogProvider extends PredictionsProvider {
       return; // another answer (an older server without the route): the create decides
     }
     if (status === "BUSY" || status === "STARTING") {
-      throw new ProviderError("capacity", "The cog server is busy.", { detail: `health-check ${status}` });
+      // Nothing was sent: a model's next route may take the job (notAccepted).
+      throw new ProviderError("capacity", "The cog server is busy.", {
+        detail: `health-check ${status}`,
+        notAccepted: true,
+      });
     }
     if (status === "SETUP_FAILED" || status === "DEFUNCT") {
       throw this.fail("The cog server cannot run predictions.", { detail: `health-check ${status}` });
@@ -106,6 +110,9 @@ class CogProvider extends PredictionsProvider {
       );
     } catch (err) {
       if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
+      // Refused before anything was sent: cog never saw the PUT, so backing off (or another route) is safe.
+      if (err.notAccepted && err.status === undefined)
+        throw err.restated("capacity", "The cog server could not be reached.");
       if (err.kind === "capacity" && err.status === undefined) {
         // The connection failed or timed out, possibly after cog received the PUT: the prediction
         // may be running. Sending it again could start it a second time once it is over (cog keeps
@@ -123,6 +130,7 @@ class CogProvider extends PredictionsProvider {
           status: 409,
           detail: err.detail ?? null,
           secret: this.secret,
+          notAccepted: true, // it answered: it refused the PUT
         });
       }
       if (err.status === 404 || err.status === 405) {

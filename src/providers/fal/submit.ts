@@ -1,5 +1,5 @@
 import { ProviderError } from "../types.ts";
-import { fetchUpstream, upstreamDetail } from "../upstream-client.ts";
+import { fetchUpstream, NOT_SENT, upstreamDetail } from "../upstream-client.ts";
 
 export interface SubmitCall {
   url: string;
@@ -9,15 +9,6 @@ export interface SubmitCall {
   signal: AbortSignal;
   secret: string | null;
 }
-
-/** Transport errors raised before anything reached the upstream: nothing was created, retrying is safe. */
-const NOT_SENT = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ConnectionRefused",
-  "FailedToOpenSocket",
-]);
 
 /**
  * POSTs the job to fal's queue. This is the one upstream call that does not go through
@@ -33,6 +24,8 @@ const NOT_SENT = new Set([
  *   "failed" (the gateway releases the user's hold) and never resubmitted blindly;
  * - 401/403: the gateway's own key is wrong, "failed" (not the user's input);
  * - other 4xx: fal refused the input, "input"; other 5xx: "failed".
+ * The refusals that certainly created nothing (never sent; 429, 503 and other 5xx answered by fal
+ * itself, not 502/504 from a proxy) are `notAccepted`: a model with several routes tries the next.
  * Our messages never repeat fal's status or words: those are the error's `status` and `detail`.
  */
 export async function submitToFal(call: SubmitCall): Promise<Record<string, unknown>> {
@@ -49,7 +42,9 @@ export async function submitToFal(call: SubmitCall): Promise<Record<string, unkn
     if (call.signal.aborted) throw err;
     const e = err as { name?: string; code?: string };
     if (e.code && NOT_SENT.has(e.code)) {
-      throw new ProviderError("capacity", "fal could not be reached; nothing was submitted.");
+      throw new ProviderError("capacity", "fal could not be reached; nothing was submitted.", {
+        notAccepted: true,
+      });
     }
     const why = e.name === "TimeoutError" ? "timed out" : "lost the connection";
     throw new ProviderError(
@@ -63,6 +58,7 @@ export async function submitToFal(call: SubmitCall): Promise<Record<string, unkn
     throw new ProviderError("capacity", "fal is busy; nothing was submitted.", {
       ...(Number.isFinite(retry) && retry > 0 ? { retryAfterMs: Math.min(retry, 3600) * 1000 } : {}),
       status: res.status,
+      notAccepted: true,
     });
   }
   // What fal said goes to the error's detail (the operator's log), never into its message.
@@ -77,7 +73,8 @@ export async function submitToFal(call: SubmitCall): Promise<Record<string, unkn
   if (res.status === 401 || res.status === 403) {
     throw new ProviderError("failed", "fal refused the gateway's API key.", said);
   }
-  if (res.status >= 500) throw new ProviderError("failed", "fal failed to accept the job.", said);
+  if (res.status >= 500)
+    throw new ProviderError("failed", "fal failed to accept the job.", { ...said, notAccepted: true });
   if (res.status >= 400) throw new ProviderError("input", "fal refused the job's input.", said);
   if (text === null) {
     throw new ProviderError("failed", "The submit reply from fal was cut off; the job is not sent again.");

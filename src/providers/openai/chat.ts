@@ -1,6 +1,6 @@
 import type { ChatCall, ChatDelta, ChatProvider } from "../chat.ts";
 import { ProviderError } from "../types.ts";
-import { fetchUpstream, upstreamDetail } from "../upstream-client.ts";
+import { fetchUpstream, NOT_SENT, upstreamDetail } from "../upstream-client.ts";
 
 export interface OpenAIProviderConfig {
   baseUrl: string;
@@ -41,6 +41,7 @@ export class OpenAIChatProvider implements ChatProvider {
       throw new ProviderError("capacity", "The upstream is busy.", {
         retryAfterMs: Number.isFinite(retry) && retry > 0 ? retry * 1000 : 2000,
         status: res.status,
+        notAccepted: true, // refused before any reply: a model's next route may take it
       });
     }
     if (!res.ok) {
@@ -50,7 +51,7 @@ export class OpenAIChatProvider implements ChatProvider {
       throw new ProviderError(
         failed ? "failed" : "input",
         failed ? "The upstream failed the call." : "The upstream refused the call.",
-        { status: res.status, detail: upstreamDetail(text), secret: this.cfg.apiKey },
+        { status: res.status, detail: upstreamDetail(text), secret: this.cfg.apiKey, notAccepted: failed },
       );
     }
     if (!res.body) throw new ProviderError("failed", "The upstream sent no body.");
@@ -87,6 +88,7 @@ export class OpenAIChatProvider implements ChatProvider {
       throw new ProviderError("capacity", "The upstream could not be reached.", {
         retryAfterMs: 2000,
         detail: (err as Error).name,
+        notAccepted: NOT_SENT.has((err as { code?: string }).code ?? ""),
       });
     }
   }

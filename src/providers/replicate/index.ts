@@ -86,11 +86,14 @@ class ReplicateProvider extends PredictionsProvider {
     } catch (err) {
       if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
       // A clean busy answer (429/502/503/504) carries its status; a network failure has none.
+      // Refused before anything was sent (notAccepted): no prediction exists, backing off (or the
+      // model's next route) is safe.
+      if (err.notAccepted && err.status === undefined)
+        throw err.restated("capacity", "Replicate could not be reached; nothing was sent.");
       if (err.kind === "capacity" && err.status === undefined) {
-        // The connection failed or timed out, possibly after Replicate received the create: a
+        // The connection dropped or timed out, possibly after Replicate received the create: a
         // prediction may exist (and be billed) that we hold no id for. Retrying ("capacity") could
-        // run and bill it twice, so the job fails instead. upstreamJson does not tell a refused
-        // connection (nothing sent) from a dropped one, so both land here.
+        // run and bill it twice, so the job fails instead.
         throw this.fail(
           "Replicate's answer to the create was lost; not retried, since the prediction may exist.",
           { detail: err.message },

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { creditDefaultAccount, pollUntil } from "../../helpers/api.ts";
-import { startServer, type TestServer, tempDir } from "../../helpers/server.ts";
+import { freePort, startServer, type TestServer, tempDir } from "../../helpers/server.ts";
 import { startStandInCog } from "./stand-in-cog.ts";
 
 /**
@@ -16,13 +16,6 @@ afterAll(() => {
   for (const s of servers) s.cleanup();
   cog.stop();
 });
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 async function gateway() {
   const dir = tempDir();

@@ -91,6 +91,8 @@ export function model(over: Partial<Model> = {}): Model {
     provider: "comfy",
     upstream_model: "sdxl",
     input_map: {},
+    routes: [],
+    routing: "priority",
     time_limit_seconds: 60,
     concurrency: null,
     ...over,
