@@ -151,7 +151,9 @@ describeBrowser("the studio as a playground", () => {
     );
     const again = g.page.getByRole("link", { name: "Edit and run again" });
     await again.waitFor({ timeout: 60_000 });
-    expect(await g.page.locator("#studio-result [data-run-status]").textContent()).toBe("COMPLETED");
+    expect(
+      await g.page.locator("#studio-result [data-run-status] [data-status]").getAttribute("data-status"),
+    ).toBe("COMPLETED");
     expect(await g.page.locator("#studio-result .outputs img").count()).toBe(2);
     expect(await g.page.locator("#code-curl").textContent()).toContain('"seed":42');
     await g.settle();

@@ -24,8 +24,12 @@ describe("cog provider errors", () => {
     expect(job.error_message).toBe("cog refused the prediction's input.");
     expect(await g.money(id)).toEqual({ status: "released", charged: 0n, chargeEntries: 0 });
     expect(g.cog.started()).not.toContain(id);
-    // cog's own words are in the operator's log, under the request id.
-    const line = logLines.find((l) => l.includes('"upstream error"') && l.includes(id));
+    // cog's own words are in the operator's log, under the request id (written beside the job's
+    // failure, which finalJob may see first: waited for, not assumed).
+    const line = await pollUntil(
+      async () => logLines.find((l) => l.includes('"upstream error"') && l.includes(id)),
+      (l) => l !== undefined,
+    );
     expect(line).toContain("Field required");
     expect(line).toContain('"status":422');
   });
