@@ -1,13 +1,14 @@
 /**
- * The operator's redeem codes (`/console/admin/codes`): make a batch (the codes are shown once, in
- * the answer to the POST: a read-only box with a copy button and a download as text, built in the
- * page as a data: link, so the codes never sit on the server), the batches with their counts
+ * The operator's redeem codes (`/console/admin/codes`): make a batch (post/redirect/get: the codes
+ * wait in the session's one-time flash, cleared when the page after the redirect reads it and
+ * ignored after 10 minutes, and are shown once there: a read-only box with a copy button and a
+ * download as text built in the page as a data: link), the batches with their counts
  * (redeemed, unused, expired, revoked), and revoking a batch's unused codes after a confirmation
  * (a <dialog>; without JavaScript a confirmation page). The same CodeService as the CLI and the
  * admin API. Every route starts with requireOperator (403 for anyone else).
  */
 import { Elysia } from "elysia";
-import { NOTE_MAX_LENGTH } from "../codes/service.ts";
+import { type BatchView, NOTE_MAX_LENGTH } from "../codes/service.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html } from "../lib/html.ts";
 import { type CodesState, codesBody, PATH, revokeForm } from "./admin-codes-view.ts";
@@ -41,11 +42,23 @@ function batchParam(c: PageContext): string {
   return id;
 }
 
+/** The flash kind of a batch just made (src/people/sessions.ts setFlash): its codes, shown once. */
+const NEW_CODES = "new-codes";
+
 async function showCodes(c: PageContext, kit: ConsoleKit): Promise<Response> {
+  requireOperator(c.session);
   const revoked = c.url.searchParams.get("revoked") ?? "";
-  return await codesPage(c, kit, {
-    done: /^[0-9]{1,4}$/.test(revoked) ? `${revoked} unused code(s) revoked.` : null,
-  });
+  const made = await kit.people.sessions.takeFlash<{ batch: BatchView; codes: string[] }>(
+    c.session.sessionId,
+    NEW_CODES,
+  );
+  // A reload after the codes were shown finds no flash: it says so instead of making a second batch.
+  const done = /^[0-9]{1,4}$/.test(revoked)
+    ? `${revoked} unused code(s) revoked.`
+    : !made && c.url.searchParams.get("done") === "made"
+      ? "The batch's codes were shown once, when it was made; they are not shown again."
+      : null;
+  return await codesPage(c, kit, { made, done });
 }
 
 async function createBatch(c: ActionContext, kit: ConsoleKit): Promise<Response> {
@@ -59,8 +72,10 @@ async function createBatch(c: ActionContext, kit: ConsoleKit): Promise<Response>
   };
   try {
     const made = await kit.ctx.codes.createBatchFrom({ ...form, createdBy: c.session.personId });
-    // The answer to the POST, never a redirect: a reload does not show the codes again.
-    return await codesPage(c, kit, { made });
+    // Post/redirect/get: the codes wait in the session's one-time flash for the page the redirect
+    // leads to, so reloading that page never makes a second batch (and shows the codes only once).
+    await kit.people.sessions.setFlash(c.session.sessionId, NEW_CODES, made);
+    return redirect(`${PATH}?done=made`);
   } catch (err) {
     const s = shown(err);
     if (!s) throw err;

@@ -36,8 +36,10 @@ describe("operator page: redeem codes", () => {
       expires: "2099-06-30",
       note: "<b>fair</b>",
     });
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    // Post/redirect/get: the codes are shown once by the page the redirect leads to.
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/console/admin/codes?done=made");
+    const text = (await c.op.page("/console/admin/codes?done=made")).text;
     const codes = [...new Set(text.match(CODE))];
     expect(codes).toHaveLength(3);
     expect(text).toContain('<label for="new-codes">New codes</label>');
@@ -54,6 +56,12 @@ describe("operator page: redeem codes", () => {
     const batch = await c.ctx.codes.getBatch(href![2]!);
     expect(batch).toMatchObject({ count: 3, unused: 3, note: "<b>fair</b>" });
     expect(batch.created_by).toMatch(/^person_/);
+
+    // Reloading that page makes no second batch and shows no code, saying why.
+    const reload = await c.op.page("/console/admin/codes?done=made");
+    expect(reload.text.match(CODE)).toBeNull();
+    expect(reload.text).toContain("shown once, when it was made");
+    expect(await c.ctx.codes.listBatches(100)).toHaveLength(1);
 
     // Redeemed ones are counted; a later visit never shows the codes again.
     await c.ctx.codes.redeem(c.account.id, codes[0]!, c.keyId);
