@@ -1,8 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { creditDefaultAccount, pollUntil } from "../helpers/api.ts";
-import { freePort, startServer, type TestServer, tempDir } from "../helpers/server.ts";
+import { pollUntil } from "../helpers/api.ts";
+import type { TestServer } from "../helpers/server.ts";
+import {
+  accountMoney,
+  boxModel,
+  finalRecord,
+  restartableGateway,
+  submitBox,
+} from "../providers/cog/restartable.ts";
 import { startStandInCog } from "../providers/cog/stand-in-cog.ts";
 
 /**
@@ -20,39 +25,22 @@ afterAll(() => {
 });
 
 async function gateway() {
-  const dir = tempDir();
-  const config = join(dir, "gengate.toml");
-  writeFileSync(
-    config,
+  const g = await restartableGateway(
     `[providers.boxone]\ntype = "cog"\nbase_url = "${first.url}"\nconcurrency = 1\n` +
       `[providers.boxtwo]\ntype = "cog"\nbase_url = "${second.url}"\nconcurrency = 1\n` +
-      `[[models]]\nid = "box/img"\nkind = "image"\nprice_usd_micro = 1000\nmax = 1\n` +
-      `routes = [{ provider = "boxone", cost_usd_micro = 400 }, { provider = "boxtwo", cost_usd_micro = 500 }]\n` +
-      `input_schema = { type = "object", required = ["prompt"], properties = { prompt = { type = "string" } } }\n`,
+      boxModel(
+        'routes = [{ provider = "boxone", cost_usd_micro = 400 }, { provider = "boxtwo", cost_usd_micro = 500 }]',
+      ),
+    servers,
   );
-  const port = String(freePort());
-  const dataDir = join(dir, "data");
-  const start = async () => {
-    const s = await startServer({ dataDir, args: ["--config", config, "--port", port] });
-    servers.push(s);
-    return s;
-  };
-  const s = await start();
-  await creditDefaultAccount(s, "1");
-  return { s, start, key: s.defaultKey! };
+  return { s: g.first, start: g.start, key: g.key };
 }
 
 describe("routes: kill -9 between the upstream's acceptance and its answer", () => {
   test("resumed on the route that accepted it, completed and charged once; the second route gets nothing", async () => {
     const g = await gateway();
     first.hold();
-    const res = await g.s.fetch("/v1/queue/box/img", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ prompt: "a fox" }),
-    });
-    expect(res.status).toBe(202);
-    const id = ((await res.json()) as { request_id: string }).request_id;
+    const id = await submitBox(g.s);
     await pollUntil(
       async () => first.started(),
       (ids) => ids.includes(id),
@@ -63,21 +51,12 @@ describe("routes: kill -9 between the upstream's acceptance and its answer", () 
 
     const again = await g.start();
     first.release();
-    const rec = await pollUntil(
-      async () =>
-        (await (await again.fetch(`/v1/requests/${id}`, { key: g.key })).json()) as Record<string, unknown>,
-      (r) => r.status === "COMPLETED" || r.status === "FAILED",
-      30_000,
-    );
+    const rec = await finalRecord(again, id, g.key);
     expect(rec.status).toBe("COMPLETED");
     expect(first.started().filter((p) => p === id)).toEqual([id]);
     expect(second.started()).toEqual([]);
     expect(second.creates()).toBe(0);
-    const account = (await (await again.fetch("/v1/account", { key: g.key })).json()) as Record<
-      string,
-      string
-    >;
-    expect(account).toMatchObject({ balance_micro: "999000", held_micro: "0" });
+    expect(await accountMoney(again, g.key)).toMatchObject({ balance_micro: "999000", held_micro: "0" });
     // The client's record names no route.
     expect(JSON.stringify(rec)).not.toMatch(/boxone|boxtwo/);
   });
@@ -87,18 +66,8 @@ describe("routes: kill -9 between the upstream's acceptance and its answer", () 
     first.health = "BUSY";
     try {
       const creates = first.creates();
-      const res = await g.s.fetch("/v1/queue/box/img", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ prompt: "a fox" }),
-      });
-      const id = ((await res.json()) as { request_id: string }).request_id;
-      const rec = await pollUntil(
-        async () =>
-          (await (await g.s.fetch(`/v1/requests/${id}`, { key: g.key })).json()) as Record<string, unknown>,
-        (r) => r.status === "COMPLETED" || r.status === "FAILED",
-        30_000,
-      );
+      const id = await submitBox(g.s);
+      const rec = await finalRecord(g.s, id, g.key);
       expect(rec.status).toBe("COMPLETED");
       expect(first.creates()).toBe(creates); // never PUT to the busy box
       expect(second.started()).toContain(id);

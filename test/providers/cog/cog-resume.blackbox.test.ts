@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { creditDefaultAccount, pollUntil } from "../../helpers/api.ts";
-import { freePort, startServer, type TestServer, tempDir } from "../../helpers/server.ts";
+import { pollUntil } from "../../helpers/api.ts";
+import type { TestServer } from "../../helpers/server.ts";
+import { accountMoney, boxModel, finalRecord, restartableGateway, submitBox } from "./restartable.ts";
 import { startStandInCog } from "./stand-in-cog.ts";
 
 /**
@@ -17,61 +16,17 @@ afterAll(() => {
   cog.stop();
 });
 
-async function gateway() {
-  const dir = tempDir();
-  const config = join(dir, "gengate.toml");
-  writeFileSync(
-    config,
-    `[providers.box]\ntype = "cog"\nbase_url = "${cog.url}"\nconcurrency = 1\n` +
-      `[[models]]\nid = "box/img"\nkind = "image"\nprovider = "box"\nprice_usd_micro = 1000\nmax = 1\n` +
-      `input_schema = { type = "object", required = ["prompt"], properties = { prompt = { type = "string" } } }\n`,
+const gateway = () =>
+  restartableGateway(
+    `[providers.box]\ntype = "cog"\nbase_url = "${cog.url}"\nconcurrency = 1\n${boxModel('provider = "box"')}`,
+    servers,
   );
-  const port = String(freePort());
-  const dataDir = join(dir, "data");
-  const start = async () => {
-    const s = await startServer({ dataDir, args: ["--config", config, "--port", port] });
-    servers.push(s);
-    return s;
-  };
-  const first = await start();
-  await creditDefaultAccount(first, "1");
-  return { first, start, key: first.defaultKey! };
-}
-
-async function submit(s: TestServer): Promise<string> {
-  const res = await s.fetch("/v1/queue/box/img", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ prompt: "a fox" }),
-  });
-  expect(res.status).toBe(202);
-  return ((await res.json()) as { request_id: string }).request_id;
-}
-
-async function finalRecord(s: TestServer, id: string, key: string) {
-  return await pollUntil(
-    async () =>
-      (await (await s.fetch(`/v1/requests/${id}`, { key })).json()) as {
-        status: string;
-        output_urls?: string[];
-      },
-    (r) => r.status === "COMPLETED" || r.status === "FAILED",
-    30_000,
-  );
-}
-
-async function money(s: TestServer, key: string) {
-  return (await (await s.fetch("/v1/account", { key })).json()) as {
-    balance_micro: string;
-    held_micro: string;
-  };
-}
 
 /** A job that cog accepted and holds, then kill -9 of the gateway. */
 async function acceptedThenKilled() {
   const g = await gateway();
   cog.hold();
-  const id = await submit(g.first);
+  const id = await submitBox(g.first);
   await pollUntil(
     async () => cog.started(),
     (ids) => ids.includes(id),
@@ -92,7 +47,7 @@ describe("cog: a restart in the middle of a job", () => {
     expect(rec.status).toBe("COMPLETED");
     expect(cog.started().filter((p) => p === id)).toEqual([id]); // never PUT a second time
     expect((await fetch(rec.output_urls![0]!)).status).toBe(200);
-    expect(await money(second, g.key)).toMatchObject({ balance_micro: "999000", held_micro: "0" });
+    expect(await accountMoney(second, g.key)).toMatchObject({ balance_micro: "999000", held_micro: "0" });
   });
 
   test("the final webhook comes while gengate is down: cog retries it, the restarted gateway completes the job once", async () => {
@@ -116,6 +71,6 @@ describe("cog: a restart in the middle of a job", () => {
         .filter((a) => a.id === id)
         .at(-1)!.outcome,
     ).toBe("ok");
-    expect(await money(second, g.key)).toMatchObject({ balance_micro: "999000", held_micro: "0" });
+    expect(await accountMoney(second, g.key)).toMatchObject({ balance_micro: "999000", held_micro: "0" });
   });
 });
