@@ -3,38 +3,7 @@
  * of another account through an account's path is 404 and stays live.
  */
 import { describe, expect, test } from "bun:test";
-import { json } from "../helpers/context.ts";
-import { consoleApp } from "./helpers.ts";
-
-async function setup() {
-  const c = await consoleApp();
-  await c.ctx.ledger.topUp(c.account.id, 10_000_000n, null);
-  await c.person("op@example.com", "owner", true);
-  const op = await c.signedIn("op@example.com");
-  await op.page("/console/admin");
-  const submit = async (
-    key: string,
-    input: Record<string, unknown> = { prompt: "p" },
-    model = "sandbox/image",
-  ) => {
-    const res = await c.request(`/v1/queue/${model}`, {
-      method: "POST",
-      key,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(input),
-    });
-    expect(res.status).toBe(202);
-    return (await json(res)).request_id as string;
-  };
-  const estimate = (key: string) =>
-    c.request("/v1/estimate", {
-      method: "POST",
-      key,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model_id: "sandbox/image" }),
-    });
-  return { c, op, submit, estimate };
-}
+import { operatorSetup as setup } from "./operators-setup.ts";
 
 describe("refusals", () => {
   test("refused: the list again with the form kept and the reason; nothing created", async () => {
