@@ -24,7 +24,7 @@ export const STATUS_WORDS: Readonly<Record<string, string>> = {
 
 /**
  * A status as a badge: its word in text (never colour alone), a colour and a mark of its own
- * (console.css `.status-*`, AA contrast in light and dark).
+ * (console-studio.css `.status-*`, AA contrast in light and dark).
  */
 export function statusBadge(status: string): SafeHtml {
   return html`<span class="status status-${status.toLowerCase()}" data-status="${status}">${STATUS_WORDS[status] ?? status}</span>`;
