@@ -32,6 +32,7 @@ import type { PaymentService } from "../payments/service.ts";
 import type { People } from "../people/service.ts";
 import type { CircuitBreaker } from "../providers/circuit.ts";
 import type { CogWebhooks } from "../providers/cog/webhooks.ts";
+import type { RandomSource } from "../providers/routes.ts";
 import type { Provider } from "../providers/types.ts";
 import type { JobEvents } from "../queue/events.ts";
 import type { JobLogStore } from "../queue/job-log-store.ts";
@@ -110,6 +111,8 @@ export interface QueueServices {
   providers: Map<string, Provider>;
   /** Provider name -> its circuit breaker. */
   circuits: Map<string, CircuitBreaker>;
+  /** Weighted routing's draw (ModelDeps.routeRandom): Math.random when absent; seeded in tests. */
+  routeRandom?: RandomSource;
   /** Webhook deliveries due. */
   outbox: WebhookOutbox;
   /** Each account's webhook signing secrets. */
