@@ -35,8 +35,11 @@ let sink: (line: string) => void = (line) => {
 const minLevel: Level = (process.env.GENGATE_LOG_LEVEL as Level) || "info";
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-export function setLogSink(fn: (line: string) => void): void {
+/** Sends every line to `fn` from now on; returns the sink it replaced, for the caller to put back. */
+export function setLogSink(fn: (line: string) => void): (line: string) => void {
+  const previous = sink;
   sink = fn;
+  return previous;
 }
 
 /** Writes any batched lines now (before printing to stdout directly, and at shutdown). */

@@ -39,7 +39,7 @@ describe.each(dialects())("Bus on %s: one instance", (dialect) => {
   test("unsubscribing stops that subscriber only; a throwing subscriber is logged, the rest still run", async () => {
     const all = await openInstances(dialect, 1);
     const logged: string[] = [];
-    setLogSink((line) => logged.push(line));
+    const restoreSink = setLogSink((line) => logged.push(line));
     try {
       const { bus } = all.list[0]!;
       const a: string[] = [];
@@ -60,7 +60,7 @@ describe.each(dialects())("Bus on %s: one instance", (dialect) => {
         logged.filter((l) => l.includes("bus subscriber failed") && l.includes("subscriber bug")),
       ).toHaveLength(2);
     } finally {
-      setLogSink((line) => process.stdout.write(`${line}\n`));
+      setLogSink(restoreSink);
       await all.close();
     }
   });
@@ -258,7 +258,7 @@ describe.each(pgOnly)("PostgresBus across instances (%s)", (dialect) => {
     proxy.down();
     const cut = await all.add({ url: proxy.url(all.target) });
     const logged: string[] = [];
-    setLogSink((line) => logged.push(line));
+    const restoreSink = setLogSink((line) => logged.push(line));
     try {
       const got: string[] = [];
       let missed = 0;
@@ -291,7 +291,7 @@ describe.each(pgOnly)("PostgresBus across instances (%s)", (dialect) => {
       expect(got).toEqual(["through", "again"]);
       sub();
     } finally {
-      setLogSink((line) => process.stdout.write(`${line}\n`));
+      setLogSink(restoreSink);
       await proxy.close();
     }
   });
@@ -300,7 +300,7 @@ describe.each(pgOnly)("PostgresBus across instances (%s)", (dialect) => {
     const proxy = await startTcpProxy("127.0.0.1", Number(new URL(all.target).port));
     const inst = await all.add({ url: proxy.url(all.target), connectTimeoutSeconds: 1 });
     const logged: string[] = [];
-    setLogSink((line) => logged.push(line));
+    const restoreSink = setLogSink((line) => logged.push(line));
     try {
       const local: string[] = [];
       inst.bus.subscribe("down", (p) => local.push(p));
@@ -310,7 +310,7 @@ describe.each(pgOnly)("PostgresBus across instances (%s)", (dialect) => {
       expect(logged.some((l) => l.includes("a notification could not be sent"))).toBe(true);
       expect(inst.bus).toBeInstanceOf(PostgresBus);
     } finally {
-      setLogSink((line) => process.stdout.write(`${line}\n`));
+      setLogSink(restoreSink);
       proxy.up();
       await proxy.close();
     }

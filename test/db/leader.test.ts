@@ -140,7 +140,7 @@ describe.each(pgOnly)("PostgresLeadership in one process (%s)", () => {
     const db = await createTestDatabase();
     const proxy = await startTcpProxy("127.0.0.1", Number(new URL(db.url).port));
     const logged: string[] = [];
-    setLogSink((line) => logged.push(line));
+    const restoreSink = setLogSink((line) => logged.push(line));
     const a = new PostgresLeadership({
       settings: { url: proxy.url(db.url), password: null },
       retryMs: 200,
@@ -164,7 +164,7 @@ describe.each(pgOnly)("PostgresLeadership in one process (%s)", () => {
       await until(() => b.isLeader("sweep"), BOUND, "b taking over");
       expect(a.isLeader("sweep")).toBe(false);
     } finally {
-      setLogSink((line) => process.stdout.write(`${line}\n`));
+      setLogSink(restoreSink);
       await Promise.all([a.close(), b.close()]);
       await proxy.close();
       await db.drop();
