@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { setLogSink } from "../../../src/lib/log.ts";
 import { pollUntil } from "../../helpers/api.ts";
-import { finalJob, logLines, submitQueued } from "../../helpers/context.ts";
+import { finalJob, submitQueued } from "../../helpers/context.ts";
 import { cogGateway, runCogDirect } from "./helpers.ts";
 import { startStandInCog } from "./stand-in-cog.ts";
 
@@ -18,6 +19,20 @@ afterAll(async () => {
 
 describe("cog provider errors", () => {
   test("422 (the model's input validation) fails the job and releases the hold, no upstream words", async () => {
+    // This test's own capture of the log (whatever sink another file of the run left in place).
+    const lines: string[] = [];
+    const restore = setLogSink((l) => {
+      lines.push(l);
+      restore(l);
+    });
+    try {
+      await input422(lines);
+    } finally {
+      setLogSink(restore);
+    }
+  });
+
+  async function input422(lines: string[]) {
     const id = await submitQueued(g.t, "box/img", { not_prompt: "x" });
     const job = await finalJob(g.t.ctx, id);
     expect(job.status).toBe("FAILED");
@@ -27,12 +42,12 @@ describe("cog provider errors", () => {
     // cog's own words are in the operator's log, under the request id (written beside the job's
     // failure, which finalJob may see first: waited for, not assumed).
     const line = await pollUntil(
-      async () => logLines.find((l) => l.includes('"upstream error"') && l.includes(id)),
+      async () => lines.find((l) => l.includes('"upstream error"') && l.includes(id)),
       (l) => l !== undefined,
     );
     expect(line).toContain("Field required");
     expect(line).toContain('"status":422');
-  });
+  }
 
   test("a failed prediction fails the job with our message; the model's error stays in the log", async () => {
     const id = await submitQueued(g.t, "box/img", {
