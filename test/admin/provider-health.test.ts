@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { GuardedChatProvider, GuardedProvider } from "../../src/providers/circuit.ts";
-import { circuitFor } from "../../src/providers/circuit.ts";
+import { circuitFor, GuardedChatProvider, GuardedProvider } from "../../src/providers/circuit.ts";
 import { type Provider, ProviderError, type ProviderJob } from "../../src/providers/types.ts";
 import { ADMIN_TOKEN, json, makeTestApp } from "../helpers/context.ts";
 import { parseExposition, sampleValue } from "../metrics/parse.ts";
