@@ -176,6 +176,13 @@ export class Ledger extends SqlStore {
       `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
          ON CONFLICT (key_id, month, model_id) DO UPDATE SET spent_micro = key_spend.spent_micro + ?4, calls = key_spend.calls + 1`,
     ),
+    // The per-day rollup every spend figure reads (migration 027): one row per account, UTC day, key
+    // ('' none) and model ('' none), equal to the day's charge entries (a property test proves it).
+    addUsage: this.q(
+      `INSERT INTO usage_daily (account_id, day, key_id, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+         ON CONFLICT (account_id, day, key_id, model_id)
+         DO UPDATE SET spent_micro = usage_daily.spent_micro + ?5, calls = usage_daily.calls + 1`,
+    ),
   };
 
   /** Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached. */
@@ -278,6 +285,13 @@ export class Ledger extends SqlStore {
         await self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
       }
       if (hold.key_id) await self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+      await self.s.addUsage.run(
+        hold.account_id,
+        Math.floor(now / 86_400),
+        hold.key_id ?? "",
+        hold.model_id ?? "",
+        charge,
+      );
       await self.watch(hold.account_id, after, false);
       self.onCharge?.(hold.currency, hold.model_id, charge);
       return { changed: true, hold: resolved };

@@ -3,6 +3,8 @@ import { jsonList, SqlStore } from "../db/store.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Source } from "./ledger.ts";
 
+const DAY = 86_400;
+
 /**
  * A wallet entry's source as the console filters it: the ledger's labels, plus TOPUP (payments and
  * redeemed codes, issue 16). Filtering by a source no entry has yet simply finds nothing.
@@ -58,19 +60,19 @@ export interface KeySpendRow {
 }
 
 /**
- * The console's range and credit reads, exported so a test can check their query plans: each is
- * served by an index of migration 010 (ledger_entries_charges, covering; ledger_entries_credits).
+ * The console's range and credit reads, exported so a test can check their query plans. Spend is
+ * read from the usage_daily rollup (migration 027: a range of its primary key, at most days x keys x
+ * models rows whatever the traffic); credits from ledger_entries_credits (migration 010).
  */
 export const WALLET_SQL = {
-  chargesByDay: `SELECT created_at / 86400 AS d, key_id, coalesce(model_id, '') AS model_id,
-           sum(amount_micro) AS spent_micro, count(*) AS calls
-         FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
-         GROUP BY d, key_id, coalesce(model_id, '')`,
-  // Served by ledger_entries_charges (covering): the month's charges of the account without a key.
-  noKeyCharges: `SELECT coalesce(model_id, '') AS model_id, sum(amount_micro) AS spent_micro, count(*) AS calls
-         FROM ledger_entries WHERE account_id = ? AND kind = 'charge' AND created_at >= ? AND created_at < ?
-           AND key_id IS NULL
-         GROUP BY coalesce(model_id, '') ORDER BY 1`,
+  // Days are epoch days (UTC): ?2 included, ?3 excluded.
+  chargesByDay: `SELECT day AS d, CASE WHEN key_id = '' THEN NULL ELSE key_id END AS key_id, model_id,
+           spent_micro, calls
+         FROM usage_daily WHERE account_id = ?1 AND day >= ?2 AND day < ?3`,
+  // The month's charges of the account without a key (key_id ''), per model.
+  noKeyCharges: `SELECT model_id, sum(spent_micro) AS spent_micro, sum(calls) AS calls
+         FROM usage_daily WHERE account_id = ?1 AND day >= ?2 AND day < ?3 AND key_id = ''
+         GROUP BY model_id ORDER BY 1`,
   creditsBySource: `SELECT * FROM ledger_entries WHERE account_id = ?1 AND id < ?2 AND kind IN ('topup', 'adjustment')
            AND source = ?3
          ORDER BY id DESC LIMIT ?4`,
@@ -114,9 +116,7 @@ export interface StatementEntryRow extends EntryRow {
 /** Read side of the wallet: the entries and the spend breakdowns shown to clients and operators. */
 export class Wallet extends SqlStore {
   protected override s = {
-    // Served by ledger_entries_charges (migration 010): a range of the account's charges only.
-    // Served by ledger_entries_charges (migration 010), a covering index: only the account's
-    // charges in the range are read. Grouped by the integer day (cheaper than strftime).
+    // A range of usage_daily's primary key: the range's rollup rows only (migration 027).
     chargesByDay: this.q<Omit<ChargeBucket, "day"> & { d: bigint }, [string, number, number]>(
       WALLET_SQL.chargesByDay,
     ),
@@ -143,11 +143,13 @@ export class Wallet extends SqlStore {
   }
 
   /**
-   * Charges between two instants (epoch seconds, `from` included, `to` excluded), summed per UTC
-   * day, key and model: the one query every usage figure of the console is built from.
+   * Charges of whole UTC days between two instants (epoch seconds at midnight, `from` included,
+   * `to` excluded), summed per day, key and model: the one read every usage figure of the console
+   * is built from, served by the usage_daily rollup (equal to the charge entries, migration 027).
    */
   async chargesByDay(accountId: string, fromSeconds: number, toSeconds: number): Promise<ChargeBucket[]> {
-    return (await this.s.chargesByDay.all(accountId, fromSeconds, toSeconds)).map(({ d, ...r }) => ({
+    const [from, to] = [Math.floor(fromSeconds / DAY), Math.ceil(toSeconds / DAY)];
+    return (await this.s.chargesByDay.all(accountId, from, to)).map(({ d, ...r }) => ({
       day: new Date(Number(d) * 86_400_000).toISOString().slice(0, 10),
       ...r,
     }));
@@ -295,10 +297,10 @@ export class Wallet extends SqlStore {
   }
 }
 
-/** A calendar month "YYYY-MM" (UTC) as epoch seconds [start, end). */
+/** A calendar month "YYYY-MM" (UTC) as epoch days [start, end): usage_daily's `day`. */
 function monthRange(month: string): [number, number] {
   const [y, m] = month.split("-").map(Number) as [number, number];
-  return [Date.UTC(y, m - 1, 1) / 1000, Date.UTC(y, m, 1) / 1000];
+  return [Date.UTC(y, m - 1, 1) / 1000 / DAY, Date.UTC(y, m, 1) / 1000 / DAY];
 }
 
 function page<R extends { id: bigint }>(rows: R[], limit: number): { rows: R[]; next: bigint | null } {

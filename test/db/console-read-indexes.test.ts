@@ -13,10 +13,9 @@ describe("console read indexes (migrations 010, 015, 021)", () => {
       .map((r) => r.detail)
       .join(" / ");
 
-  test("usage reads only the account's charges in the range, from a covering index", () => {
-    expect(plan(WALLET_SQL.chargesByDay, "a", 0, 1)).toContain(
-      "COVERING INDEX ledger_entries_charges (account_id=? AND created_at>? AND created_at<?)",
-    );
+  test("usage reads only the range's rollup rows (migration 027), never the charge entries", () => {
+    const p = plan(WALLET_SQL.chargesByDay, "a", 0, 1);
+    expect(p).toBe("SEARCH usage_daily USING PRIMARY KEY (account_id=? AND day>? AND day<?)");
   });
 
   test("credits (billing, the ADMIN/TOPUP filter) come from the partial credits index", () => {
@@ -50,7 +49,10 @@ describe("console read indexes (migrations 010, 015, 021)", () => {
         5,
       ),
     ).toContain("USING INDEX jobs_by_person (person_id=? AND id<?)");
-    expect(plan(WALLET_SQL.noKeyCharges, "a", 0, 1)).toContain("COVERING INDEX ledger_entries_charges");
+    // The month's keyless spend: the month's rollup rows (days x keys x models), not its charges.
+    expect(plan(WALLET_SQL.noKeyCharges, "a", 0, 1)).toContain(
+      "SEARCH usage_daily USING PRIMARY KEY (account_id=? AND day>? AND day<?)",
+    );
   });
 
   test("migration 021: a statement page walks the account's entries from the cursor, each hold by its key", () => {

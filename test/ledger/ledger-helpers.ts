@@ -126,5 +126,62 @@ export async function checkInvariants(db: Database | Sql): Promise<string[]> {
     if (h.status !== "open" && resolvedTotal !== h.amount_micro)
       problems.push(`hold ${h.id} resolved ${resolvedTotal} of ${h.amount_micro}`);
   }
+  problems.push(...(await rollupProblems(sql)));
   return problems;
+}
+
+/**
+ * The rollups kept with every settlement (usage_daily, migration 027; key_spend) equal the charge
+ * entries they sum, to the micro-unit and the call: regrouped here from the entries, row by row.
+ */
+export async function rollupProblems(sql: Sql): Promise<string[]> {
+  type Cell = { spent: bigint; calls: bigint };
+  const charges = await sql.all<{
+    account_id: string;
+    key_id: string | null;
+    model_id: string | null;
+    amount_micro: bigint;
+    created_at: bigint;
+  }>(
+    "SELECT account_id, key_id, model_id, amount_micro, created_at FROM ledger_entries WHERE kind = 'charge'",
+  );
+  const daily = new Map<string, Cell>();
+  const monthly = new Map<string, Cell>();
+  const add = (m: Map<string, Cell>, k: string, amount: bigint) => {
+    const c = m.get(k) ?? { spent: 0n, calls: 0n };
+    c.spent += amount;
+    c.calls += 1n;
+    m.set(k, c);
+  };
+  for (const c of charges) {
+    const day = BigInt(c.created_at) / 86_400n;
+    add(daily, `${c.account_id}|${day}|${c.key_id ?? ""}|${c.model_id ?? ""}`, c.amount_micro);
+    const month = new Date(Number(c.created_at) * 1000).toISOString().slice(0, 7);
+    if (c.key_id !== null) add(monthly, `${c.key_id}|${month}|${c.model_id ?? ""}`, c.amount_micro);
+  }
+  const compare = (
+    name: string,
+    expected: Map<string, Cell>,
+    rows: { k: string; spent: bigint; calls: bigint }[],
+  ) => {
+    const out: string[] = [];
+    const got = new Map(rows.map((r) => [r.k, { spent: BigInt(r.spent), calls: BigInt(r.calls) }]));
+    for (const [k, e] of expected) {
+      const g = got.get(k);
+      if (!g || g.spent !== e.spent || g.calls !== e.calls)
+        out.push(`${name} ${k}: ${g ? `${g.spent}/${g.calls}` : "missing"} != charges ${e.spent}/${e.calls}`);
+    }
+    for (const [k, g] of got) {
+      if (!expected.has(k) && (g.spent !== 0n || g.calls !== 0n))
+        out.push(`${name} ${k}: ${g.spent}/${g.calls} without charges`);
+    }
+    return out;
+  };
+  const dailyRows = await sql.all<{ k: string; spent: bigint; calls: bigint }>(
+    "SELECT account_id || '|' || day || '|' || key_id || '|' || model_id AS k, spent_micro AS spent, calls FROM usage_daily",
+  );
+  const monthlyRows = await sql.all<{ k: string; spent: bigint; calls: bigint }>(
+    "SELECT key_id || '|' || month || '|' || model_id AS k, spent_micro AS spent, calls FROM key_spend",
+  );
+  return [...compare("usage_daily", daily, dailyRows), ...compare("key_spend", monthly, monthlyRows)];
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { httpStatus } from "../../src/http/errors.ts";
 import { DomainError } from "../../src/lib/errors.ts";
+import { sqlOf } from "../helpers/sql.ts";
 import { checkInvariants, makeLedger, newAccount, reserveUsd } from "./ledger-helpers.ts";
 
 const USD = 1_000_000n;
@@ -169,5 +170,29 @@ describe("ledger: refusals change no money", () => {
     expect((await err(async () => await ledger.topUp("acct_nope", 5n, null))).code).toBe("not_found");
     expect((await accounts.getAccount(account.id))!.balance_micro).toBe(800n);
     expect(await checkInvariants(db)).toEqual([]);
+  });
+});
+
+describe("rollup invariant (migration 027)", () => {
+  test("usage_daily and key_spend equal the charge entries; a rollup off by one micro-unit is reported", async () => {
+    const { db, accounts, ledger } = makeLedger();
+    const { account, keyId } = await newAccount(accounts);
+    await ledger.topUp(account.id, USD, null);
+    const sql = sqlOf(db);
+    const hold = await ledger.reserve({
+      accountId: account.id,
+      keyId,
+      modelId: "m/x",
+      requestId: "r1",
+      source: "API",
+      quotedUsdMicro: 5_000n,
+    });
+    await ledger.settle(hold.id, 3_000n);
+    expect(await checkInvariants(sql)).toEqual([]);
+    await sql.run("UPDATE usage_daily SET spent_micro = spent_micro + 1");
+    expect((await checkInvariants(sql)).join("\n")).toContain("usage_daily");
+    await sql.run("UPDATE usage_daily SET spent_micro = spent_micro - 1");
+    await sql.run("UPDATE key_spend SET calls = calls + 1");
+    expect((await checkInvariants(sql)).join("\n")).toContain("key_spend");
   });
 });
