@@ -155,8 +155,15 @@ export function liveSettingsFrom(
  */
 export const DEFAULT_REQUESTS_DAYS = 90;
 
-/** requests_days as milliseconds; 0 (keep forever) as null. */
+/**
+ * requests_days as milliseconds; 0 (keep forever) as null. 1 is refused: a webhook is retried for
+ * up to 27.6 hours after its job ends (docs/webhooks.md), and the purge deletes a record's deliveries.
+ */
 function requestsRetentionMs(days: number): number | null {
+  if (days === 1)
+    throw new ConfigError(
+      "retention.requests_days: 0 (keep forever) or at least 2 (webhooks are retried for up to 27.6 hours)",
+    );
   return days === 0 ? null : days * 86_400_000;
 }
 

@@ -242,7 +242,7 @@ export const ConfigFile = T.Object(
               minimum: 0,
               maximum: 3650,
               description:
-                "Days a finished request's record (input, output, logs, webhook deliveries) is kept; 0: forever. Money rows are never deleted. Default 90.",
+                "Days a finished request's record (input, output, logs, webhook deliveries) is kept: 0 (forever) or 2..3650. Money rows are never deleted. Default 90.",
             }),
           ),
         },

@@ -41,6 +41,10 @@ describe("config file", () => {
     const p = write("retention.toml", "[retention]\nrequests_days = 30\n");
     expect(liveSettingsFrom(readConfigFile(p)).retention.requestsMs).toBe(30 * 86_400_000);
     expect(liveSettingsFrom({ retention: { requests_days: 0 } }).retention.requestsMs).toBeNull();
+    // One day would cut a webhook's retries short (27.6 hours): refused, naming the key.
+    expect(() => liveSettingsFrom({ retention: { requests_days: 1 } })).toThrow(
+      /retention\.requests_days: 0 \(keep forever\) or at least 2/,
+    );
   });
 
   test.each([
