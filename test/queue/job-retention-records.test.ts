@@ -36,6 +36,9 @@ describe("a purged request", () => {
         expect(res.status, path).toBe(404);
         expect((await json<{ error: { code: string } }>(res)).error.code, path).toBe("not_found");
       }
+      const cancel = await t.request(`/v1/requests/${id}/cancel`, { method: "POST" });
+      expect(cancel.status).toBe(404);
+      expect((await json<{ error: { code: string } }>(cancel)).error.code).toBe("not_found");
       expect((await b.get(`/console/requests/${id}`)).status).toBe(404);
     }
     expect(unknown.status).toBe(404);
