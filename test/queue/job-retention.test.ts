@@ -124,6 +124,24 @@ describe("request retention", () => {
     expect(await purgeOldRequests(ctx, now)).toBe(4);
   });
 
+  test("a purged job's outputs are not downloadable and go with their own expiry", async () => {
+    const { ctx, now, purged } = await seeded();
+    const id = purged[0]!;
+    await ctx.jobOutputs.record(
+      id,
+      [{ idx: 0, path: `outputs/${id}/0.png`, contentType: "image/png", size: 3, sha256: "x" }],
+      now - 100 * DAY,
+      now + DAY,
+    );
+    expect((await ctx.jobOutputs.file(id, 0))?.path).toBe(`outputs/${id}/0.png`);
+    await ctx.jobRetention.purgeFinished(now - 90 * DAY);
+    // The download reads the output with its job's account: no job, no file (404).
+    expect(await ctx.jobOutputs.file(id, 0)).toBeNull();
+    expect(await countRows(ctx.sql, "job_outputs WHERE job_id = ?", [id])).toBe(1);
+    expect((await ctx.files.sweep(now + 2 * DAY)).outputs).toBe(1);
+    expect(await countRows(ctx.sql, "job_outputs WHERE job_id = ?", [id])).toBe(0);
+  });
+
   test("a delivery still pending for a purged request goes with it; other requests' stay", async () => {
     const { ctx, now, purged, kept } = await seeded();
     const pending = await ctx.sql.all<{ id: string }>(
