@@ -180,6 +180,25 @@ const phases: { title: string; run: () => Promise<void> }[] = [
       await until(() => count("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'") === 0);
     },
   },
+  {
+    // Not a request: an upload's row (kept after its expiry, marked deleted: see the report).
+    title: "upload (POST /v1/files, a 1x1 PNG)",
+    run: async () => {
+      const png = Buffer.from(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+        "base64",
+      );
+      await many(N, 16, async () => {
+        const res = await fetch(`${url}/v1/files`, {
+          method: "POST",
+          headers: { authorization: `Key ${key}`, "content-type": "image/png" },
+          body: png,
+        });
+        if (res.status !== 201) throw new Error(`upload: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      });
+    },
+  },
 ];
 
 console.log(
@@ -227,7 +246,7 @@ const freed = perRequest(after, last, 3 * N);
 print(`purged (${purged} requests): bytes freed per request, averaged over the three kinds`, freed);
 const kept = perRequest(start, after, 3 * N);
 print(
-  "what stays per request: the money rows (forever) and job_outputs (until their own expiry, [files] retention_hours)",
+  "what stays per request: the money rows (forever), job_outputs (until their own expiry, [files] retention_hours) and the uploads' rows (marked deleted at their expiry, then kept)",
   kept,
 );
 batches.sort((a, b) => a - b);
