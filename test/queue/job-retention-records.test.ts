@@ -50,7 +50,7 @@ describe("a purged request", () => {
     for (const id of purged) expect(page.text).not.toContain(id);
   });
 
-  test("the ledger, the wallet statement and its CSV answer exactly as before", async () => {
+  test("the ledger, the wallet statement and its CSV, spend and usage answer exactly as before", async () => {
     const { t, ctx, b, purged } = await seeded();
     const read = async () => ({
       ledger: await (await t.request("/v1/account/ledger?limit=100")).text(),
@@ -58,8 +58,15 @@ describe("a purged request", () => {
       wallet: (await b.page("/console/wallet")).text,
       csv: await (await b.get("/console/wallet.csv")).text(),
       entries: (await b.page("/console/wallet/entries")).text,
+      // The spend of the month the purged jobs were charged in, and Usage by month (its CSV).
+      spend: await (await t.request(`/v1/account/spend?month=${month}`)).text(),
+      usage: await (await b.get("/console/usage.csv?period=month")).text(),
     });
+    // The ledger's clock is the real one: the seeded jobs were charged this month.
+    const month = new Date().toISOString().slice(0, 7);
     const before = await read();
+    expect(before.spend).toContain("sandbox/image");
+    expect(before.usage).toContain("sandbox/image");
     // The statement has a row for each purged job, linked by its request id.
     for (const id of purged) expect(before.wallet).toContain(`href="/console/requests/${id}"`);
     expect(await ctx.jobRetention.purgeFinished(Date.now() - 90 * DAY)).toBe(2);
@@ -68,6 +75,8 @@ describe("a purged request", () => {
     expect(after.statement).toEqual(before.statement);
     expect(after.csv).toBe(before.csv);
     expect(after.entries).toBe(before.entries);
+    expect(after.spend).toBe(before.spend);
+    expect(after.usage).toBe(before.usage);
     // The page itself differs only in its per-render tokens (CSRF, CSP nonce): compare without them.
     const stable = (html: string) => html.replace(/(nonce|value|content)="[A-Za-z0-9_\-+/=]{16,}"/g, '$1=""');
     expect(stable(after.wallet)).toBe(stable(before.wallet));
