@@ -15,9 +15,9 @@ import { WEBHOOKS_CHANNEL, WebhookDispatcher } from "../webhooks/dispatcher.ts";
 /**
  * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
  * every 10 s for lapsed leases and time limits), the idempotency purge, the retention sweep of
- * uploads and outputs (every 5 minutes), the request retention (hourly), webhook delivery and the expiry of unpaid payment orders
- * (every minute). Workers, the webhook dispatcher and the mail sender run on every instance; each
- * sweep (SWEEPS) on one instance at a time, the leader of its name.
+ * uploads and outputs (every 5 minutes), the request retention (hourly), webhook delivery and the
+ * expiry of unpaid payment orders (every minute). Workers, the webhook dispatcher and the mail
+ * sender run on every instance; each sweep (SWEEPS) on one instance at a time, the leader of its name.
  */
 export async function startBackground(ctx: AppContext) {
   // SQLite: one instance, so every running job was this process's before it stopped. PostgreSQL:
