@@ -15,9 +15,9 @@ import { WEBHOOKS_CHANNEL, WebhookDispatcher } from "../webhooks/dispatcher.ts";
 /**
  * Everything that runs besides HTTP: the worker pool, crash recovery (once at start, then a sweep
  * every 10 s for lapsed leases and time limits), the idempotency purge, the retention sweep of
- * uploads and outputs (every 5 minutes), webhook delivery and the expiry of unpaid payment orders
- * (every minute). Workers, the webhook dispatcher and the mail sender run on every instance; each
- * sweep (SWEEPS) on one instance at a time, the leader of its name.
+ * uploads and outputs (every 5 minutes), the request retention (hourly), webhook delivery and the
+ * expiry of unpaid payment orders (every minute). Workers, the webhook dispatcher and the mail
+ * sender run on every instance; each sweep (SWEEPS) on one instance at a time, the leader of its name.
  */
 export async function startBackground(ctx: AppContext) {
   // SQLite: one instance, so every running job was this process's before it stopped. PostgreSQL:
@@ -129,6 +129,12 @@ export const SWEEPS: readonly Sweep[] = [
     },
   },
   {
+    // [retention] requests_days: finished requests' records (never money), in batches of 500.
+    name: "request-retention",
+    cron: "41 * * * *",
+    run: async (ctx, signal) => await purgeOldRequests(ctx, Date.now(), signal),
+  },
+  {
     name: "order-expiry",
     cron: "30 * * * * *",
     run: async (ctx) => {
@@ -137,6 +143,22 @@ export const SWEEPS: readonly Sweep[] = [
     },
   },
 ];
+
+/**
+ * Deletes the records of requests that ended more than [retention] requests_days ago (read at each
+ * run, so a reload applies); nothing when they are kept forever. Returns how many went.
+ */
+export async function purgeOldRequests(
+  ctx: Pick<AppContext, "live" | "jobRetention">,
+  now: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  const keep = ctx.live.retention.requestsMs;
+  if (keep === null) return 0;
+  const purged = await ctx.jobRetention.purgeFinished(now - keep, signal);
+  if (purged) log("info", "request retention", { purged });
+  return purged;
+}
 
 /**
  * One run of a sweep on the instance that leads its name (docs/scale-out.md "Leadership"); the

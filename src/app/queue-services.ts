@@ -20,6 +20,7 @@ import { fillProviders } from "../providers/registry.ts";
 import type { Provider } from "../providers/types.ts";
 import { JobEvents } from "../queue/events.ts";
 import { JobLogStore } from "../queue/job-log-store.ts";
+import { JobRetentionStore } from "../queue/job-retention-store.ts";
 import type { JobRow } from "../queue/job-row.ts";
 import { JobStatsStore } from "../queue/job-stats-store.ts";
 import { JobStore } from "../queue/job-store.ts";
@@ -136,6 +137,7 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
   const providers = new Map<string, Provider>();
   const circuits = new Map<string, CircuitBreaker>();
   fillProviders(providers, o.live, circuits);
+  const callbacks = new UpstreamCallbackStore(sql);
 
   return {
     metrics,
@@ -161,9 +163,10 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
     /** How a provider reads an input file (ProviderJob.readInput, src/files/input-reader.ts). */
     readInput: inputReader({ publicUrl: o.publicUrl, signer, files, blobs, policy: o.webhookPolicy }),
     cogWebhooks: new CogWebhooks({
-      store: new UpstreamCallbackStore(sql),
+      store: callbacks,
       signer,
       publicUrl: () => o.publicUrl,
     }),
+    jobRetention: new JobRetentionStore(sql, { logs: jobLogs, outbox, callbacks }),
   };
 }

@@ -133,6 +133,7 @@ export function liveSettingsFrom(
       retentionMs: (file?.files?.retention_hours ?? 24 * 7) * 3600_000,
       minFreeBytes: (file?.files?.min_free_mb ?? 1024) * 1024 * 1024,
     },
+    retention: { requestsMs: requestsRetentionMs(file?.retention?.requests_days ?? DEFAULT_REQUESTS_DAYS) },
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
@@ -146,6 +147,24 @@ export function liveSettingsFrom(
     },
     payments: paymentsFrom(file, env),
   };
+}
+
+/**
+ * [retention] requests_days when absent: 90 days, a quarter of request history for support and
+ * disputes (OpenAI keeps stored responses and dashboard logs 30 days); money rows stay forever.
+ */
+export const DEFAULT_REQUESTS_DAYS = 90;
+
+/**
+ * requests_days as milliseconds; 0 (keep forever) as null. 1 is refused: a webhook is retried for
+ * up to 27.6 hours after its job ends (docs/webhooks.md), and the purge deletes a record's deliveries.
+ */
+function requestsRetentionMs(days: number): number | null {
+  if (days === 1)
+    throw new ConfigError(
+      "retention.requests_days: 0 (keep forever) or at least 2 (webhooks are retried for up to 27.6 hours)",
+    );
+  return days === 0 ? null : days * 86_400_000;
 }
 
 /** Defaults of [payments.usd] / [payments.rub] (decimals in the main unit). */

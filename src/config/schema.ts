@@ -234,6 +234,21 @@ export const ConfigFile = T.Object(
         { additionalProperties: false },
       ),
     ),
+    retention: T.Optional(
+      T.Object(
+        {
+          requests_days: T.Optional(
+            T.Integer({
+              minimum: 0,
+              maximum: 3650,
+              description:
+                "Days a finished request's record (input, output, logs, webhook deliveries) is kept: 0 (forever) or 2..3650. Money rows are never deleted. Default 90.",
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     queue: T.Optional(
       T.Object(
         {
@@ -386,6 +401,12 @@ export interface FileSettings {
   minFreeBytes: number;
 }
 
+/** [retention] (docs/operations.md "Retention"). */
+export interface RetentionSettings {
+  /** A finished request's record is deleted this long after it ended; null: kept forever. */
+  requestsMs: number | null;
+}
+
 export interface ProviderSettings {
   /** A configurable type of src/providers/list.ts. */
   type: string;
@@ -409,6 +430,7 @@ export interface LiveSettings {
   studio: { inFlightPerPerson: number };
   queue: QueueSettings;
   files: FileSettings;
+  retention: RetentionSettings;
   fxRefresh: FxRefresh | null;
   sandbox: boolean;
   models: unknown[];

@@ -1,4 +1,4 @@
-import { SqlStore } from "../db/store.ts";
+import { jsonList, SqlStore } from "../db/store.ts";
 
 /** Recorded answers older than this are pruned: a job's time limit is far shorter (hours at most). */
 const KEEP_MS = 7 * 24 * 3600 * 1000;
@@ -18,6 +18,9 @@ export class UpstreamCallbackStore extends SqlStore {
       "SELECT payload FROM upstream_callbacks WHERE job_id = ? AND provider = ?",
     ),
     prune: this.q<null, [number]>("DELETE FROM upstream_callbacks WHERE received_at < ?"),
+    deleteForJobs: this.q<null, [string]>(
+      `DELETE FROM upstream_callbacks WHERE job_id IN (${jsonList(this.sql)})`,
+    ),
   };
 
   /** Records a job's final answer; false when one was recorded already (nothing changed). */
@@ -25,6 +28,11 @@ export class UpstreamCallbackStore extends SqlStore {
     const { changes } = await this.s.record.run(jobId, provider, payload, now);
     if (changes > 0) await this.s.prune.run(now - KEEP_MS);
     return changes > 0;
+  }
+
+  /** Deletes the answers about the jobs in `idsJson` (a JSON array of ids: the retention purge). */
+  async deleteForJobs(idsJson: string): Promise<number> {
+    return (await this.s.deleteForJobs.run(idsJson)).changes;
   }
 
   /** The final answer recorded for a job of `provider`, as it came (JSON text), or null. */

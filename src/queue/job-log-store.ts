@@ -1,4 +1,4 @@
-import { SqlStore } from "../db/store.ts";
+import { jsonList, SqlStore } from "../db/store.ts";
 import type { LeaseFence } from "./job-row.ts";
 
 /** A job's log line as stored. */
@@ -44,6 +44,8 @@ export class JobLogStore extends SqlStore {
          ON CONFLICT (job_id, n) DO NOTHING`,
     ),
     list: this.q<JobLogRow, [string]>("SELECT at, level, message FROM job_logs WHERE job_id = ? ORDER BY n"),
+    // Through the primary key (job_id, n): the lines of the listed jobs only.
+    deleteForJobs: this.q<null, [string]>(`DELETE FROM job_logs WHERE job_id IN (${jsonList(this.sql)})`),
   };
 
   /**
@@ -64,6 +66,11 @@ export class JobLogStore extends SqlStore {
       // Fenced and nothing written: the lease is gone, unless a rival took the number.
       if (this.fence && (await this.s.count.get(id))!.n === n) return;
     }
+  }
+
+  /** Deletes the lines of the jobs in `idsJson` (a JSON array of ids: the retention purge). */
+  async deleteForJobs(idsJson: string): Promise<number> {
+    return (await this.s.deleteForJobs.run(idsJson)).changes;
   }
 
   /** A job's lines in order. */

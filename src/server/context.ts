@@ -36,6 +36,7 @@ import type { RandomSource } from "../providers/routes.ts";
 import type { Provider } from "../providers/types.ts";
 import type { JobEvents } from "../queue/events.ts";
 import type { JobLogStore } from "../queue/job-log-store.ts";
+import type { JobRetentionStore } from "../queue/job-retention-store.ts";
 import type { JobRow } from "../queue/job-row.ts";
 import type { JobStatsStore } from "../queue/job-stats-store.ts";
 import type { JobStore } from "../queue/job-store.ts";
@@ -131,6 +132,8 @@ export interface QueueServices {
   readInput: InputReader;
   /** cog servers' webhooks: signed URLs, the durable final answers, the workers' waits. */
   cogWebhooks: CogWebhooks;
+  /** Deletes finished requests' records past [retention] requests_days (the request-retention sweep). */
+  jobRetention: JobRetentionStore;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Sql } from "../db/sql.ts";
-import { SqlStore, skipLocked } from "../db/store.ts";
+import { jsonList, SqlStore, skipLocked } from "../db/store.ts";
 
 export type WebhookEvent = "COMPLETED" | "FAILED" | "CANCELLED";
 /** Events about an account rather than a request; their body is stored when enqueued. */
@@ -118,6 +118,10 @@ export class WebhookOutbox extends SqlStore {
          WHERE id = ?5 AND status = 'pending' AND next_attempt_at = ?6
          RETURNING id`,
     ),
+    // Through webhook_deliveries_request: the deliveries of the listed requests only.
+    deleteForRequests: this.q<null, [string]>(
+      `DELETE FROM webhook_deliveries WHERE request_id IN (${jsonList(this.sql)})`,
+    ),
   };
 
   constructor(sql: Sql, options: WebhookOutboxOptions = {}) {
@@ -165,6 +169,14 @@ export class WebhookOutbox extends SqlStore {
       input.payload,
       this.now(),
     );
+  }
+
+  /**
+   * Deletes every delivery of the requests in `idsJson` (a JSON array of request ids: the retention
+   * purge of their records, src/queue/job-retention-store.ts), whatever its state.
+   */
+  async deleteForRequests(idsJson: string): Promise<number> {
+    return (await this.s.deleteForRequests.run(idsJson)).changes;
   }
 
   /** The request's latest delivery, or null when none was owed (yet). */

@@ -36,6 +36,17 @@ describe("config file", () => {
     expect(liveSettingsFrom(readConfigFile(p)).limits.inFlight).toBe(3);
   });
 
+  test("[retention] requests_days: 90 days by default, 0 keeps records forever", () => {
+    expect(liveSettingsFrom({}).retention.requestsMs).toBe(90 * 86_400_000);
+    const p = write("retention.toml", "[retention]\nrequests_days = 30\n");
+    expect(liveSettingsFrom(readConfigFile(p)).retention.requestsMs).toBe(30 * 86_400_000);
+    expect(liveSettingsFrom({ retention: { requests_days: 0 } }).retention.requestsMs).toBeNull();
+    // One day would cut a webhook's retries short (27.6 hours): refused, naming the key.
+    expect(() => liveSettingsFrom({ retention: { requests_days: 1 } })).toThrow(
+      /retention\.requests_days: 0 \(keep forever\) or at least 2/,
+    );
+  });
+
   test.each([
     ["unknown top-level key", "[sever]\nport = 1\n", /sever.*unknown key/],
     ["unknown nested key", "[limits]\nwrites_per_min = 1\n", /limits\.writes_per_min.*unknown key/],
@@ -43,6 +54,8 @@ describe("config file", () => {
     ["out of range", "[limits]\nin_flight = 0\n", /limits\.in_flight/],
     ["broken TOML", "[server\nport = 1\n", /not valid TOML/],
     ["bad public_url", '[server]\npublic_url = "ftp://x"\n', /server\.public_url/],
+    ["negative retention", "[retention]\nrequests_days = -1\n", /retention\.requests_days/],
+    ["retention in hours", "[retention]\nrequests_days = 1.5\n", /retention\.requests_days/],
   ])("%s is one line naming the file and key", (_label, text, pattern) => {
     const p = write(`bad-${Math.random()}.toml`, text);
     let err: unknown;

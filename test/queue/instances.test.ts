@@ -170,6 +170,7 @@ describe.each(dialects().filter((d) => d === "postgres"))(
         "queue-sweep",
         "idempotency-purge",
         "retention-sweep",
+        "request-retention",
         "order-expiry",
       ]);
       const { a, b } = await setup(dialect);
