@@ -85,35 +85,44 @@ export class JobStatsStore extends SqlStore {
   }
 
   async stats(f: JobStatsFilter): Promise<JobStats> {
-    const filters: string[] = [];
-    const args: (string | number)[] = [];
-    const add = (column: string, value: string | undefined) => {
-      if (value === undefined || value === "") return;
-      filters.push(`AND ${column} = ?`);
-      args.push(value);
-    };
-    add("status", f.status);
-    add("model_id", f.modelId);
-    add("key_id", f.keyId);
-    add("source", f.source);
-    const and = filters.join(" ");
-    const parts: string[] = [];
-    const params: (string | number)[] = [];
-    // A status filter reads only its side: the rollup holds final jobs, the index open ones.
-    if (!f.status || FINAL.has(f.status)) {
-      parts.push(`SELECT status, bucket, sum(n) AS n FROM job_stats_daily
-         WHERE account_id = ? AND day >= ? AND day < ? ${and} GROUP BY status, bucket`);
-      params.push(f.accountId, f.fromDay, f.untilDay, ...args);
-    }
-    if (!f.status || !FINAL.has(f.status)) {
-      parts.push(`SELECT status, -1 AS bucket, count(*) AS n FROM jobs
-         WHERE account_id = ? AND ${OPEN} AND created_at >= ? AND created_at < ? ${and} GROUP BY status`);
-      params.push(f.accountId, f.fromDay * DAY_MS, f.untilDay * DAY_MS, ...args);
-    }
-    type Row = { status: string; bucket: bigint | number; n: bigint | number };
-    const rows = await this.q<Row, (string | number)[]>(parts.join(" UNION ALL ")).all(...params);
+    const { text, params } = jobStatsSql(f);
+    type Row = { status: string; bucket: bigint | number; n: bigint | number | string };
+    const rows = await this.q<Row, (string | number)[]>(text).all(...params);
     return figures(rows.map((r) => ({ status: r.status, bucket: Number(r.bucket), n: Number(r.n) })));
   }
+}
+
+/**
+ * The figures' one statement: the period's rollup rows (a range of its primary key, account_id
+ * then day) summed by status and bucket, and the period's open jobs (jobs_open_account) by status.
+ */
+export function jobStatsSql(f: JobStatsFilter): { text: string; params: (string | number)[] } {
+  const filters: string[] = [];
+  const args: (string | number)[] = [];
+  const add = (column: string, value: string | undefined) => {
+    if (value === undefined || value === "") return;
+    filters.push(`AND ${column} = ?`);
+    args.push(value);
+  };
+  add("status", f.status);
+  add("model_id", f.modelId);
+  add("key_id", f.keyId);
+  add("source", f.source);
+  const and = filters.join(" ");
+  const parts: string[] = [];
+  const params: (string | number)[] = [];
+  // A status filter reads only its side: the rollup holds final jobs, the index open ones.
+  if (!f.status || FINAL.has(f.status)) {
+    parts.push(`SELECT status, bucket, sum(n) AS n FROM job_stats_daily
+       WHERE account_id = ? AND day >= ? AND day < ? ${and} GROUP BY status, bucket`);
+    params.push(f.accountId, f.fromDay, f.untilDay, ...args);
+  }
+  if (!f.status || !FINAL.has(f.status)) {
+    parts.push(`SELECT status, -1 AS bucket, count(*) AS n FROM jobs
+       WHERE account_id = ? AND ${OPEN} AND created_at >= ? AND created_at < ? ${and} GROUP BY status`);
+    params.push(f.accountId, f.fromDay * DAY_MS, f.untilDay * DAY_MS, ...args);
+  }
+  return { text: parts.join(" UNION ALL "), params };
 }
 
 /** Counts by status and nearest-rank percentiles from a histogram of (status, bucket, n). */
