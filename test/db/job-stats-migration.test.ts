@@ -164,29 +164,33 @@ describe.each(dialects())("028 job stats rollup (%s)", (dialect) => {
       await writeHistory(db.sql);
       await db.migrate();
       const rows = await db.sql.all<Record<string, unknown>>(
-        "SELECT account_id, day, key_id, model_id, source, status, bucket, n FROM job_stats_daily",
+        "SELECT account_id, day, key_id, model_id, source, status, n, latency FROM job_stats_daily",
       );
-      const got = rows.map((r) =>
-        [r.account_id, r.day, r.key_id, r.model_id, r.source, r.status, r.bucket, r.n].map(String).join(" "),
-      );
-      const expected = new Map<string, number>();
+      // Per row: its key, n and its histogram (bucket -> count) in bucket order.
+      const got = rows.map((r) => {
+        const latency = typeof r.latency === "string" ? JSON.parse(r.latency) : r.latency;
+        const hist = Object.entries(latency as Record<string, number>).sort(
+          (a, b) => Number(a[0]) - Number(b[0]),
+        );
+        return `${[r.account_id, r.day, r.key_id, r.model_id, r.source, r.status, r.n].map(String).join(" ")} ${JSON.stringify(hist)}`;
+      });
+      const expected = new Map<string, Map<number, number>>();
       for (const j of JOBS.filter((j) => j.ms !== null)) {
-        const k = [
-          j.account,
-          Math.floor(j.created / DAY),
-          j.key ?? "",
-          j.model,
-          j.source,
-          j.status,
-          latencyBucket(j.ms!),
-        ];
-        expected.set(k.join(" "), (expected.get(k.join(" ")) ?? 0) + 1);
+        const k = [j.account, Math.floor(j.created / DAY), j.key ?? "", j.model, j.source, j.status].join(
+          " ",
+        );
+        const hist = expected.get(k) ?? new Map<number, number>();
+        hist.set(latencyBucket(j.ms!), (hist.get(latencyBucket(j.ms!)) ?? 0) + 1);
+        expected.set(k, hist);
       }
-      expect(got.sort()).toEqual([...expected].map(([k, n]) => `${k} ${n}`).sort());
-      // The two 1024 ms jobs of day 2 share a row; the skewed clock (-5 ms) counts in bucket 0.
-      expect(expected.get(["acct_a", D0 / DAY + 1, "key_a", "m/one", "API", "COMPLETED", 81].join(" "))).toBe(
-        2,
-      );
+      const want = [...expected].map(([k, hist]) => {
+        const n = [...hist.values()].reduce((a, b) => a + b, 0);
+        const sorted = [...hist].sort((a, b) => a[0] - b[0]).map(([b, c]) => [String(b), c]);
+        return `${k} ${n} ${JSON.stringify(sorted)}`;
+      });
+      expect(got.sort()).toEqual(want.sort());
+      // The two 1024 ms jobs of day 2 share a row and a bucket (8 * log2(1024) + 1 = 81).
+      expect(got).toContain(`acct_a ${D0 / DAY + 1} key_a m/one API COMPLETED 2 [["81",2]]`);
 
       // The figures after the migration: the backfilled finals plus the live open jobs.
       const stats = await new JobStatsStore(db.sql).stats({

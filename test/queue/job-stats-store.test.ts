@@ -33,8 +33,13 @@ describe("the rollup is written with the final state", () => {
       untilDay: today + 1,
     });
     expect(st).toMatchObject({ total: 3, completed: 1, failed: 1, cancelled: 1, open: 0 });
-    const rows = s.db.query("SELECT sum(n) AS n FROM job_stats_daily").get() as { n: bigint };
-    expect(rows.n).toBe(3n);
+    const rows = s.db.query("SELECT status, n, latency FROM job_stats_daily ORDER BY status").all();
+    expect(rows.map((r) => Object.values(JSON.parse((r as { latency: string }).latency)))).toEqual([
+      [1],
+      [1],
+      [1],
+    ]);
+    expect(rows.map((r) => (r as { n: bigint }).n)).toEqual([1n, 1n, 1n]);
   });
 
   test("a final state rolled back (a hook fails) leaves no count, and the job open", async () => {
@@ -67,13 +72,15 @@ describe("percentiles from the histogram", () => {
 
   test("nearest rank: the ceil(p * n / 100)-th finished job's bucket; cancelled and open are not ranked", () => {
     const b = (ms: number) => latencyBucket(ms);
-    // 20 finished: p50 = the 10th, p95 = the 19th.
+    const h = (...pairs: [number, number][]) =>
+      Object.fromEntries(pairs.map(([ms, c]) => [String(b(ms)), c]));
+    // 20 finished over two rows (two days, say): p50 = the 10th, p95 = the 19th.
     const rows = [
-      { status: "COMPLETED", bucket: b(100), n: 10 },
-      { status: "FAILED", bucket: b(2000), n: 8 },
-      { status: "COMPLETED", bucket: b(60_000), n: 2 },
-      { status: "CANCELLED", bucket: b(1), n: 50 },
-      { status: "IN_QUEUE", bucket: -1, n: 3 },
+      { status: "COMPLETED", n: 7, latency: h([100, 6], [60_000, 1]) },
+      { status: "COMPLETED", n: 5, latency: h([100, 4], [60_000, 1]) },
+      { status: "FAILED", n: 8, latency: h([2000, 8]) },
+      { status: "CANCELLED", n: 50, latency: h([1, 50]) },
+      { status: "IN_QUEUE", n: 3, latency: null },
     ];
     expect(figures(rows)).toEqual({
       total: 73,
@@ -85,8 +92,13 @@ describe("percentiles from the histogram", () => {
       p95_ms: bucketBound(b(60_000)),
     });
     // One more finished (21): the p50 is the 11th, in the second bucket.
-    expect(figures([...rows, { status: "FAILED", bucket: b(2000), n: 1 }]).p50_ms).toBe(bucketBound(b(2000)));
-    expect(figures([{ status: "CANCELLED", bucket: 0, n: 2 }])).toMatchObject({ p50_ms: null, p95_ms: null });
+    expect(figures([...rows, { status: "FAILED", n: 1, latency: h([2000, 1]) }]).p50_ms).toBe(
+      bucketBound(b(2000)),
+    );
+    expect(figures([{ status: "CANCELLED", n: 2, latency: h([5, 2]) }])).toMatchObject({
+      p50_ms: null,
+      p95_ms: null,
+    });
   });
 });
 
@@ -99,7 +111,8 @@ describe("the figures' statement (query plans, SQLite)", () => {
       .map((r) => r.detail)
       .join(" / ");
   };
-  const ROLLUP = "SEARCH job_stats_daily USING PRIMARY KEY (account_id=? AND day>? AND day<?)";
+  const ROLLUP =
+    "SEARCH job_stats_daily USING INDEX sqlite_autoindex_job_stats_daily_1 (account_id=? AND day>? AND day<?)";
   const OPEN = "SEARCH jobs USING INDEX jobs_open_account (account_id=? AND created_at>? AND created_at<?)";
 
   test("the period's rollup rows by their key, the open jobs by their partial index, never jobs_account", () => {
