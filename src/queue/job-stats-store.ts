@@ -68,10 +68,10 @@ export class JobStatsStore extends SqlStore {
       `INSERT INTO job_stats_daily (account_id, day, key_id, model_id, source, status, n, latency)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ${
            this.sql.dialect === "postgres"
-             ? `jsonb_build_object(CAST(?7 AS TEXT), 1))
+             ? `CAST(jsonb_build_object(CAST(?7 AS TEXT), 1) AS TEXT))
          ON CONFLICT (account_id, day, key_id, model_id, source, status) DO UPDATE SET n = job_stats_daily.n + 1,
-           latency = job_stats_daily.latency || jsonb_build_object(CAST(?7 AS TEXT),
-             coalesce(CAST(job_stats_daily.latency ->> CAST(?7 AS TEXT) AS BIGINT), 0) + 1)`
+           latency = CAST(CAST(job_stats_daily.latency AS jsonb) || jsonb_build_object(CAST(?7 AS TEXT),
+             coalesce(CAST(CAST(job_stats_daily.latency AS jsonb) ->> CAST(?7 AS TEXT) AS BIGINT), 0) + 1) AS TEXT)`
              : `json_object(?7, 1))
          ON CONFLICT (account_id, day, key_id, model_id, source, status) DO UPDATE SET n = job_stats_daily.n + 1,
            latency = json_set(job_stats_daily.latency, ?8, coalesce(json_extract(job_stats_daily.latency, ?8), 0) + 1)`
@@ -97,14 +97,13 @@ export class JobStatsStore extends SqlStore {
 
   async stats(f: JobStatsFilter): Promise<JobStats> {
     const { text, params } = jobStatsSql(f);
-    type Row = { status: string; n: bigint | number | string; latency: string | Histogram | null };
+    type Row = { status: string; n: bigint | number | string; latency: string | null };
     const rows = await this.q<Row, (string | number)[]>(text).all(...params);
     return figures(
       rows.map((r) => ({
         status: r.status,
         n: Number(r.n),
-        // SQLite answers the JSON's text, PostgreSQL the jsonb parsed.
-        latency: typeof r.latency === "string" ? (JSON.parse(r.latency) as Histogram) : r.latency,
+        latency: r.latency === null ? null : (JSON.parse(r.latency) as Histogram),
       })),
     );
   }

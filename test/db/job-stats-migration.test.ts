@@ -168,7 +168,7 @@ describe.each(dialects())("028 job stats rollup (%s)", (dialect) => {
       );
       // Per row: its key, n and its histogram (bucket -> count) in bucket order.
       const got = rows.map((r) => {
-        const latency = typeof r.latency === "string" ? JSON.parse(r.latency) : r.latency;
+        const latency = JSON.parse(r.latency as string);
         const hist = Object.entries(latency as Record<string, number>).sort(
           (a, b) => Number(a[0]) - Number(b[0]),
         );

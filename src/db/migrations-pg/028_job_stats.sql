@@ -1,5 +1,6 @@
 -- The twin of SQLite's migration 028 (the Requests figures' rollup; see its comments). The histogram
--- is jsonb; the bucket is computed in numeric (log(2.0, x)), exact at powers of two like SQLite's log2.
+-- is JSON text as in SQLite (so `gengate migrate-data` copies it as is), changed through jsonb; the
+-- bucket is computed in numeric (log(2.0, x)), exact at powers of two like SQLite's log2.
 CREATE TABLE job_stats_daily (
   account_id TEXT COLLATE "C" NOT NULL,
   day        BIGINT NOT NULL,
@@ -8,12 +9,12 @@ CREATE TABLE job_stats_daily (
   source     TEXT COLLATE "C" NOT NULL,
   status     TEXT COLLATE "C" NOT NULL CHECK (status IN ('COMPLETED', 'FAILED', 'CANCELLED')),
   n          BIGINT NOT NULL CHECK (n > 0),
-  latency    JSONB NOT NULL,
+  latency    TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (account_id, day, key_id, model_id, source, status)
 );
 
 INSERT INTO job_stats_daily (account_id, day, key_id, model_id, source, status, n, latency)
-SELECT account_id, day, key_id, model_id, source, status, sum(c), jsonb_object_agg(bucket::text, c)
+SELECT account_id, day, key_id, model_id, source, status, sum(c), jsonb_object_agg(bucket::text, c)::text
   FROM (SELECT account_id, created_at / 86400000 AS day, coalesce(key_id, '') AS key_id, model_id, source, status,
                CASE WHEN completed_at - created_at < 1 THEN 0
                     ELSE floor(8 * log(2.0, (completed_at - created_at)::numeric))::bigint + 1 END AS bucket,
