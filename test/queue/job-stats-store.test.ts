@@ -11,8 +11,10 @@ import {
   jobStatsSql,
   latencyBucket,
 } from "../../src/queue/job-stats-store.ts";
+import { testQueueServices } from "../helpers/services.ts";
 import { sqlOf } from "../helpers/sql.ts";
 import { jobFixture } from "./job-fixture.ts";
+import { seedJob } from "./seed-jobs.ts";
 
 const DAY = 86_400_000;
 
@@ -54,6 +56,27 @@ describe("the rollup is written with the final state", () => {
     await expect(s.jobs.cancel(a, Date.now())).rejects.toThrow("hook failed");
     expect((await s.jobs.get(a))!.status).toBe("IN_QUEUE");
     expect(s.db.query("SELECT count(*) AS n FROM job_stats_daily").get()).toEqual({ n: 0n });
+  });
+});
+
+describe("concurrent final states (on PostgreSQL with scripts/test-postgres)", () => {
+  test("20 jobs ending at once in the same rollup row: n and the histogram count each once", async () => {
+    const t = await testQueueServices();
+    await t.ctx.ledger.topUp(t.account.id, 1_000_000n, null);
+    const day = Date.UTC(2026, 10, 20);
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        seedJob(t.ctx, t.account.id, { createdAt: day + i, status: "COMPLETED", queuedMs: 0, runMs: 1000 }),
+      ),
+    );
+    expect(new Set(ids).size).toBe(20);
+    const rows = await t.sql.all<{ n: bigint | number; latency: string }>(
+      "SELECT n, latency FROM job_stats_daily WHERE account_id = ?",
+      [t.account.id],
+    );
+    expect(rows.map((r) => [Number(r.n), JSON.parse(r.latency)])).toEqual([
+      [20, { [latencyBucket(1000)]: 20 }],
+    ]);
   });
 });
 

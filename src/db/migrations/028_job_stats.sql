@@ -3,8 +3,8 @@
 -- model, source and final status, with how many jobs ended there (n) and their latency histogram
 -- (latency: a JSON object, bucket -> count). Written by JobStore in each job's final-state
 -- transaction (src/queue/job-stats-store.ts), so a page of figures reads at most a row per day and
--- combination (about 2,300 for 31 days of 5 keys and 5 models) instead of sorting every job of the
--- period (2 s for 346,000 jobs before). Buckets are log-scale: 0 under 1 ms, else
+-- combination (2,046 for 31 days of 5 keys and 5 models at 1,000,000 jobs: 15 ms) instead of sorting
+-- every job of the period (0.9-2 s for those 346,000 jobs before). Buckets are log-scale: 0 under 1 ms, else
 -- floor(8 * log2(ms)) + 1, each about 9 % wide (2^(1/8)). The histogram is one value, not one row per
 -- bucket: rows per bucket made 41,500 rows for the same 31 days (60 ms to read).
 CREATE TABLE job_stats_daily (
