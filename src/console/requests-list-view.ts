@@ -80,14 +80,19 @@ export function errorRate(failed: number, finished: number): string | null {
   return `${Math.floor(tenths / 10)}.${tenths % 10} %`;
 }
 
+/** The UTC days the figures cover, both included. */
+function periodDays(st: RequestStats): { first: string; last: string } {
+  return { first: st.from.slice(0, 10), last: new Date(Date.parse(st.until) - 1).toISOString().slice(0, 10) };
+}
+
 /**
- * What the figures cover: "Last 31 days" without dates, else the days (UTC, both included), and
- * when the range was longer (or had no From), that only its last 31 days are counted.
+ * What the figures cover: whole UTC days (the rollup's, JobStatsStore): "Last 31 days" without
+ * dates (today included), else the days (both included), and when the range was longer (or had no
+ * From), that only its last 31 days are counted.
  */
 function periodTitle(st: RequestStats): string {
-  const first = st.from.slice(0, 10);
-  const last = new Date(Date.parse(st.until) - 1).toISOString().slice(0, 10);
-  if (!st.ranged) return `Last ${STATS_MAX_DAYS} days`;
+  const { first, last } = periodDays(st);
+  if (!st.ranged) return `Last ${STATS_MAX_DAYS} days (UTC, today included)`;
   const days = first === last ? first : `${first} to ${last}`;
   return `${days} (UTC)${st.clipped ? `: the last ${STATS_MAX_DAYS} days of the range` : ""}`;
 }
@@ -96,7 +101,9 @@ function periodTitle(st: RequestStats): string {
 export function statsBox(st: RequestStats): SafeHtml {
   const finished = st.completed + st.failed;
   const rate = errorRate(st.failed, finished);
-  const latency = (ms: number | null) => (ms === null ? "—" : durationText(ms));
+  // A percentile is its latency bucket's upper bound: at most 9 % above the exact figure.
+  const latency = (ms: number | null) => (ms === null ? "—" : `about ${durationText(ms)}`);
+  const { first, last } = periodDays(st);
   return html`<section class="request-stats" aria-labelledby="request-stats-title">
 <h2 id="request-stats-title">${periodTitle(st)}</h2>
 <dl class="stats">
@@ -105,7 +112,7 @@ export function statsBox(st: RequestStats): SafeHtml {
   <div><dt>Latency p50</dt><dd data-stat="p50">${latency(st.p50_ms)}</dd></div>
   <div><dt>Latency p95</dt><dd data-stat="p95">${latency(st.p95_ms)}</dd></div>
 </dl>
-<p class="hint">From ${isoText(st.from)} to ${isoText(st.until)}, over the filters above (at most ${STATS_MAX_DAYS} days). Finished: succeeded or failed (${st.cancelled} cancelled and ${st.open} still open are not in the rate or the latency). Latency is the Duration, submit to end.</p>
+<p class="hint">Whole UTC days, ${first} to ${last} (both included), over the filters above (at most ${STATS_MAX_DAYS} days). Finished: succeeded or failed (${st.cancelled} cancelled and ${st.open} still open are not in the rate or the latency). Latency is the Duration, submit to end; each percentile is rounded up to its bucket's bound, at most 9 % above the exact figure.</p>
 </section>`;
 }
 

@@ -5,6 +5,7 @@ import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import { type JobFilter, jobFilterSql } from "./job-filter.ts";
 import { type JobRow, type JobStatus, type LeaseFence, type NewJob, openedJobRow } from "./job-row.ts";
+import { JobStatsStore } from "./job-stats-store.ts";
 import { LiveQueueIndex } from "./queue-index.ts";
 
 /** The lease owner of jobs run inside their own HTTP request. */
@@ -69,6 +70,8 @@ export class JobStore extends SqlStore {
   private readonly index: LiveQueueIndex;
   private ledger: Ledger;
   private outputs: JobOutputStore;
+  /** The Requests figures' rollup (migration 028), counted in each final state's transaction. */
+  private stats: JobStatsStore;
   private readonly events: JobEvents;
   private readonly finalHooks: FinalStateHook[];
   private readonly onCompleted: JobStoreDeps["onCompleted"];
@@ -84,6 +87,7 @@ export class JobStore extends SqlStore {
     super(sql);
     this.ledger = deps.ledger;
     this.outputs = deps.outputs;
+    this.stats = new JobStatsStore(sql);
     this.events = deps.events;
     this.finalHooks = deps.finalHooks ?? [];
     this.onCompleted = deps.onCompleted;
@@ -120,6 +124,7 @@ export class JobStore extends SqlStore {
   protected override bound(tx: Sql): void {
     this.ledger = this.ledger.in(tx);
     this.outputs = this.outputs.in(tx);
+    this.stats = this.stats.in(tx);
   }
 
   protected override s = {
@@ -474,7 +479,7 @@ export class JobStore extends SqlStore {
   }
 
   /**
-   * One final state in one transaction: the compare-and-swap from `from`, the open-job counters,
+   * One final state in one transaction: the compare-and-swap from `from`, the open-job counters and figures,
    * `settle` (the hold settled or released, outputs recorded) and the final-state hooks. Null
    * (nothing written) when the job was not in `from`, or the fence's lease was taken over.
    */
@@ -501,6 +506,7 @@ export class JobStore extends SqlStore {
       );
       if (!row) return null;
       await self.countOpen(row.key_id, row.person_id, -1);
+      await self.stats.count(row);
       await settle(self, row);
       for (const hook of self.finalHooks) await hook(self.sql, row);
       return row;

@@ -6,7 +6,7 @@ import { UUID_PATTERN } from "../lib/ids.ts";
 import type { QueueServices } from "../server/context.ts";
 import type { JobLogStore } from "./job-log-store.ts";
 import type { JobRow, JobStatus } from "./job-row.ts";
-import type { JobStats, JobStatsStore } from "./job-stats-store.ts";
+import { DAY_MS, type JobStats, type JobStatsStore } from "./job-stats-store.ts";
 import type { JobStore } from "./job-store.ts";
 import {
   bad,
@@ -209,14 +209,14 @@ export async function findRequest(
   return job.id;
 }
 
-/** The longest period the figures above the list cover, and the one they cover without a From. */
+/** The most UTC days the figures above the list cover, and the days they cover without a From. */
 export const STATS_MAX_DAYS = 31;
 
 export interface RequestStats extends JobStats {
-  /** The instants the figures cover (RFC 3339): start included, end excluded. */
+  /** The UTC midnights the figures cover (RFC 3339): start included, end excluded. */
   from: string;
   until: string;
-  /** Whether the filter had a From or a To (else the figures are the last STATS_MAX_DAYS days to now). */
+  /** Whether the filter had a From or a To (else the last STATS_MAX_DAYS UTC days, today included). */
   ranged: boolean;
   /** True when the range was longer than STATS_MAX_DAYS (or had no From): only its end is counted. */
   clipped: boolean;
@@ -224,9 +224,9 @@ export interface RequestStats extends JobStats {
 
 /**
  * The figures over the list's filter (every filter but the cursor): how many requests, failures
- * among finished ones, and latency. The period is the filter's date range, at most its last
- * STATS_MAX_DAYS days (the last STATS_MAX_DAYS days to now without a range), so the query reads a
- * bounded range of the index whatever the account's history.
+ * among finished ones, and latency. The period is whole UTC days (the rollup's, JobStatsStore): the
+ * filter's date range, at most its last STATS_MAX_DAYS days (without a To, up to the end of today),
+ * so the figures read at most that many days of the rollup whatever the account's history.
  */
 export async function requestStats(
   s: { jobStats: Pick<JobStatsStore, "stats"> },
@@ -236,11 +236,16 @@ export async function requestStats(
 ): Promise<RequestStats> {
   const filters = checkedFilters(f);
   const p = periodOf(f);
-  const endMs = p.endMs ?? now;
-  const earliest = endMs - STATS_MAX_DAYS * 86_400_000;
+  const endMs = p.endMs ?? (Math.floor(now / DAY_MS) + 1) * DAY_MS;
+  const earliest = endMs - STATS_MAX_DAYS * DAY_MS;
   const clipped = p.startMs === null || p.startMs < earliest;
   const startMs = clipped ? earliest : p.startMs!;
-  const stats = await s.jobStats.stats({ accountId, ...filters, ...periodBounds({ startMs, endMs }) });
+  const stats = await s.jobStats.stats({
+    accountId,
+    ...filters,
+    fromDay: startMs / DAY_MS,
+    untilDay: endMs / DAY_MS,
+  });
   return {
     ...stats,
     from: new Date(startMs).toISOString(),

@@ -43,7 +43,7 @@ describe("the list as an activity log", () => {
     expect(p.status).toBe(200);
     expect(rowIds(p.text).length).toBe(9);
     expect(p.text).toContain('<h2 id="request-stats-title">2026-11-20 (UTC)</h2>');
-    expect(p.text).toContain("From 2026-11-20 00:00:00 UTC to 2026-11-21 00:00:00 UTC");
+    expect(p.text).toContain("Whole UTC days, 2026-11-20 to 2026-11-20 (both included)");
     const week = await b.page("/console/requests?from=2026-11-14&to=2026-11-20");
     expect(week.text).toContain('<h2 id="request-stats-title">2026-11-14 to 2026-11-20 (UTC)</h2>');
     const long = await b.page("/console/requests?from=2026-01-01&to=2026-11-20");
@@ -56,13 +56,14 @@ describe("the list as an activity log", () => {
       '<h2 id="request-stats-title">2026-10-21 to 2026-11-20 (UTC): the last 31 days of the range</h2>',
     );
     const open = await b.page("/console/requests");
-    expect(open.text).toContain('<h2 id="request-stats-title">Last 31 days</h2>');
+    expect(open.text).toContain('<h2 id="request-stats-title">Last 31 days (UTC, today included)</h2>');
     expect(p.text).toContain('<dd data-stat="requests">9</dd>');
     // 2 failed of 7 finished = 28.571...%; the cancelled and the queued one are in neither.
     expect(p.text).toMatch(/data-stat="error-rate">28\.6 % <span[^>]*>2 failed of 7 finished</);
-    // Sorted durations 1, 2, 3, 4, 5, 10, 125 s: p50 the 4th, p95 the 7th.
-    expect(p.text).toContain('<dd data-stat="p50">4 s</dd>');
-    expect(p.text).toContain('<dd data-stat="p95">2 min 5 s</dd>');
+    // Sorted durations 1, 2, 3, 4, 5, 10, 125 s: p50 the 4th, p95 the 7th, each shown as its
+    // latency bucket's bound: 4.096 s and 2^17 ms = 131.072 s.
+    expect(p.text).toContain('<dd data-stat="p50">about 4 s</dd>');
+    expect(p.text).toContain('<dd data-stat="p95">about 2 min 11 s</dd>');
   });
 
   test("each status is a badge in words; Duration with its queued and running times", async () => {

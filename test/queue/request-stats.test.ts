@@ -1,7 +1,8 @@
 // The figures above the console's requests list (requestStats, JobStatsStore): exact counts, error
-// rate and nearest-rank latency percentiles over a seeded set of known durations, the period's
-// edges to the millisecond, the list's other filters, and the 31-day bound.
+// rate and nearest-rank latency percentiles (as their bucket's bound) over a seeded set of known
+// durations, the period's UTC days to the millisecond, the list's other filters, and the 31-day bound.
 import { beforeAll, describe, expect, test } from "bun:test";
+import { bucketBound, latencyBucket } from "../../src/queue/job-stats-store.ts";
 import { listRequests, requestStats, STATS_MAX_DAYS, timingOf } from "../../src/queue/requests.ts";
 import { testQueueServices } from "../helpers/services.ts";
 import { seedJob } from "./seed-jobs.ts";
@@ -51,6 +52,8 @@ beforeAll(async () => {
 });
 
 const day = { from: "2026-11-20", to: "2026-11-20" };
+/** What the figures show for an exact latency: its bucket's upper bound. */
+const about = (ms: number) => bucketBound(latencyBucket(ms));
 
 describe("requestStats", () => {
   test("counts, error rate and latency percentiles of one day, exactly", async () => {
@@ -61,9 +64,10 @@ describe("requestStats", () => {
       failed: 2,
       cancelled: 1,
       open: 1,
-      // Sorted: 1, 2, 3, 4, 5, 10, 20 s. p50 = the ceil(3.5) = 4th; p95 = the ceil(6.65) = 7th.
-      p50_ms: 4000,
-      p95_ms: 20000,
+      // Sorted: 1, 2, 3, 4, 5, 10, 20 s. p50 = the ceil(3.5) = 4th; p95 = the ceil(6.65) = 7th,
+      // each as its bucket's bound: 4 s is in [2^(95/8), 2^(96/8)) = [3.76 s, 4.096 s).
+      p50_ms: 4096,
+      p95_ms: about(20_000),
       from: "2026-11-20T00:00:00.000Z",
       until: "2026-11-21T00:00:00.000Z",
       ranged: true,
@@ -86,13 +90,13 @@ describe("requestStats", () => {
       total: 2,
       failed: 2,
       completed: 0,
-      p50_ms: 5000,
-      p95_ms: 20000,
+      p50_ms: about(5000),
+      p95_ms: about(20_000),
     });
     expect(await requestStats(ctx, t.account.id, { ...day, modelId: "sandbox/video" })).toMatchObject({
       total: 1,
-      p50_ms: 10000,
-      p95_ms: 10000,
+      p50_ms: about(10_000),
+      p95_ms: about(10_000),
     });
     expect(await requestStats(ctx, t.account.id, { ...day, status: "IN_QUEUE" })).toMatchObject({
       total: 1,
@@ -102,13 +106,21 @@ describe("requestStats", () => {
     });
   });
 
-  test("without From, or past 31 days, the figures cover the range's last 31 days", async () => {
-    const now = DAY + 10 * 86_400_000;
+  test("without From, or past 31 days, the figures cover the range's last 31 UTC days", async () => {
+    const now = DAY + 10 * 86_400_000 + 5 * H;
     const open = await requestStats(ctx, t.account.id, {}, now);
     expect(open.clipped).toBe(true);
-    expect(open.until).toBe(new Date(now).toISOString());
+    // Whole UTC days, today included: up to the end of today.
+    expect(open.until).toBe("2026-12-01T00:00:00.000Z");
     expect(Date.parse(open.until) - Date.parse(open.from)).toBe(STATS_MAX_DAYS * 86_400_000);
     expect(open.total).toBe(11);
+    // On 2026-12-20 (any hour) the 31 days start on 2026-11-20: its first millisecond is in, the
+    // day before's last is out.
+    for (const hour of [0, 23]) {
+      const later = await requestStats(ctx, t.account.id, {}, Date.UTC(2026, 11, 20, hour));
+      expect(later).toMatchObject({ from: "2026-11-20T00:00:00.000Z", until: "2026-12-21T00:00:00.000Z" });
+      expect(later.total).toBe(10);
+    }
     // A range of 60 days ending on 2026-12-31: its last 31 days start after the seeded ones.
     const long = await requestStats(ctx, t.account.id, { from: "2026-11-01", to: "2026-12-31" });
     expect(long).toMatchObject({ clipped: true, total: 0, from: "2026-12-01T00:00:00.000Z" });
