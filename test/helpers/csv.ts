@@ -52,3 +52,8 @@ export function csvObjects(text: string): Record<string, string>[] {
     return Object.fromEntries(r.map((v, i) => [head![i]!, v]));
   });
 }
+
+/** A streamed CSV export read to its end, as the text a client receives. */
+export async function csvText(body: ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>) {
+  return await new Response(await body).text();
+}
