@@ -151,6 +151,8 @@ export async function summaryOf(
   job: JobRow,
   keyName: string | null,
   now = Date.now(),
+  /** The job's hold when the caller read the page's holds at once (holdsOf); else it is read here. */
+  hold?: HoldRow | null,
 ): Promise<RequestSummary> {
   return {
     id: job.id,
@@ -166,8 +168,16 @@ export async function summaryOf(
     key_id: job.key_id,
     key_name: keyName,
     error_code: job.error_code,
-    price: await priceOf(s, job),
+    price: hold === undefined ? await priceOf(s, job) : priceFrom(job, hold),
   };
+}
+
+/** The holds of a page of jobs, in one statement (not one per row), by hold id. */
+export async function holdsOf(
+  s: Pick<RequestStores, "ledger">,
+  jobs: readonly JobRow[],
+): Promise<Map<string, HoldRow>> {
+  return new Map((await s.ledger.getHolds(jobs.map((j) => j.hold_id))).map((h) => [h.id, h]));
 }
 
 /** The columns of the requests CSV (/console/requests.csv). */
@@ -211,7 +221,7 @@ export async function requestsCsv(
       before: earlierBound(cursor, bounds.before),
     });
     const page = jobs.slice(0, CSV_PAGE_ROWS);
-    const holds = new Map((await s.ledger.getHolds(page.map((j) => j.hold_id))).map((h) => [h.id, h]));
+    const holds = await holdsOf(s, page);
     return {
       rows: page.map((j) => requestCsvRecord(j, names, holds.get(j.hold_id) ?? null)),
       next: jobs.length > CSV_PAGE_ROWS ? page[page.length - 1]!.id : null,
@@ -248,8 +258,17 @@ async function summaries(
 ): Promise<RequestSummary[]> {
   if (jobs.length === 0) return [];
   const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
+  const holds = await holdsOf(s, jobs);
   return await Promise.all(
-    jobs.map((job) => summaryOf(s, job, job.key_id === null ? null : (names.get(job.key_id) ?? null), now)),
+    jobs.map((job) =>
+      summaryOf(
+        s,
+        job,
+        job.key_id === null ? null : (names.get(job.key_id) ?? null),
+        now,
+        holds.get(job.hold_id) ?? null,
+      ),
+    ),
   );
 }
 
