@@ -13,6 +13,7 @@ import m023 from "./migrations-pg/023_operators.sql" with { type: "text" };
 import m024 from "./migrations-pg/024_job_cost.sql" with { type: "text" };
 import m025 from "./migrations-pg/025_job_route.sql" with { type: "text" };
 import m026 from "./migrations-pg/026_margins.sql" with { type: "text" };
+import m030 from "./migrations-pg/030_jobs_account_model.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
 /**
@@ -34,6 +35,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 24, name: "job cost", sql: m024 },
   { version: 25, name: "job route", sql: m025 },
   { version: 26, name: "margins index", sql: m026 },
+  { version: 30, name: "jobs by account and model", sql: m030 },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -24,6 +24,7 @@ import m023 from "./migrations/023_operators.sql" with { type: "text" };
 import m024 from "./migrations/024_job_cost.sql" with { type: "text" };
 import m025 from "./migrations/025_job_route.sql" with { type: "text" };
 import m026 from "./migrations/026_margins.sql" with { type: "text" };
+import m030 from "./migrations/030_jobs_account_model.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -62,6 +63,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 24, name: "job cost", sql: m024 },
   { version: 25, name: "job route", sql: m025 },
   { version: 26, name: "margins index", sql: m026 },
+  { version: 30, name: "jobs by account and model", sql: m030 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
