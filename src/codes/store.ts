@@ -72,7 +72,7 @@ export class RedeemCodeStore extends SqlStore {
          WHERE (CAST(?2 AS TEXT) IS NULL OR b.id < ?2)
          ORDER BY b.id DESC LIMIT ?3`
         : `SELECT ${COUNTS} FROM redeem_batches b
-         WHERE (?2 IS NULL OR b.rowid < (SELECT rowid FROM redeem_batches WHERE id = ?2))
+         WHERE b.rowid < coalesce((SELECT rowid FROM redeem_batches WHERE id = ?2), 9223372036854775807)
          ORDER BY b.rowid DESC LIMIT ?3`,
     ),
     codeByHash: this.q<CodeRow, [Uint8Array]>(

@@ -12,7 +12,7 @@ import {
   marginReport,
   thisMonth,
 } from "../admin/margins.ts";
-import { toCsv } from "../lib/csv.ts";
+import { csvStream, inPages } from "../lib/csv.ts";
 import { DomainError } from "../lib/errors.ts";
 import { type MarginForm, marginsBody } from "./admin-margins-view.ts";
 import { adminPage } from "./admin-view.ts";
@@ -48,7 +48,10 @@ async function marginsCsv(c: PageContext, kit: ConsoleKit): Promise<Response> {
   // A bad range is the contract's 400 (the page's link always carries a valid one).
   const r = await marginReport(kit.ctx, formOf(c.url));
   // One line per model, provider or account with jobs in the range, and the totals: bounded by them.
-  return csvResponse(`margins-${r.from}-${r.to}-by-${r.by}.csv`, toCsv(MARGIN_CSV_HEADER, marginCsvRows(r)));
+  return csvResponse(
+    `margins-${r.from}-${r.to}-by-${r.by}.csv`,
+    csvStream(MARGIN_CSV_HEADER, inPages(marginCsvRows(r))),
+  );
 }
 
 export function adminMarginsPages(kit: ConsoleKit) {

@@ -57,9 +57,9 @@ export function chartData(
   return html`<script type="application/json" id="${id}">${raw(json)}</script>`;
 }
 
-/** A CSV download (attachment, never cached). */
-export function csvResponse(filename: string, text: string): Response {
-  return new Response(text, {
+/** A CSV download (attachment, never cached): every export streams (`csvStream`, src/lib/csv.ts). */
+export function csvResponse(filename: string, body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, {
     headers: {
       "content-type": "text/csv; charset=utf-8",
       "content-disposition": `attachment; filename="${filename}"`,

@@ -235,5 +235,6 @@ ${
     ? html`<p><a class="button secondary" href="/console/requests${query(f, page.next_cursor)}">Older</a></p>`
     : null
 }
-${p.cursor && !p.error ? html`<p><a href="/console/requests${query(f)}">Newest</a></p>` : null}`;
+${p.cursor && !p.error ? html`<p><a href="/console/requests${query(f)}">Newest</a></p>` : null}
+${p.error ? null : html`<p><a href="/console/requests.csv${query(f)}" download>Download CSV</a> (every request under these filters, newest first).</p>`}`;
 }

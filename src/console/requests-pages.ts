@@ -4,17 +4,19 @@
  * one request's detail (input, timeline, price, outputs with fresh signed links and previews,
  * error). Thin: reads listRequests / requestStats / findRequest / requestDetail (src/queue/requests.ts),
  * which scope every query to the session's account. The live refresh and `Cancel request` are
- * requests-live-pages.ts.
+ * requests-live-pages.ts. `/console/requests.csv`: every request under the same filters, streamed
+ * (requestsCsv).
  */
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import type { SafeHtml } from "../lib/html.ts";
-import { findRequest, listRequests, requestDetail, requestStats } from "../queue/requests.ts";
+import { findRequest, listRequests, requestDetail, requestStats, requestsCsv } from "../queue/requests.ts";
 import { type ConsoleKit, htmlResponse, type PageContext, redirect, requireAccount } from "./kit.ts";
 import { csrfField } from "./layout.ts";
+import { csvResponse } from "./money-view.ts";
 import { cancelForm, cancelNotice, filterForm, NO_FILTERS, requestsBody } from "./requests-list-view.ts";
 import { requestsLivePages } from "./requests-live-pages.ts";
-import { filtersOf, noticeOf } from "./requests-shared.ts";
+import { filtersOf, noticeOf, requestFiltersOf } from "./requests-shared.ts";
 import { requestDetailBody } from "./requests-view.ts";
 
 const PAGE_SIZE = 50;
@@ -37,15 +39,7 @@ async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   try {
     // An exact id goes straight to its page; another account's id is "not found", like an unknown one.
     if (f.id) return redirect(`/console/requests/${await findRequest(kit.ctx, s.accountId, f.id)}`);
-    const filters = {
-      cursor,
-      keyId: f.key || null,
-      modelId: f.model || null,
-      status: f.status || null,
-      source: f.source || null,
-      from: f.from || null,
-      to: f.to || null,
-    };
+    const filters = { cursor, ...requestFiltersOf(f) };
     [page, stats] = await Promise.all([
       listRequests(kit.ctx, s.accountId, { ...filters, limit: PAGE_SIZE }),
       requestStats(kit.ctx, s.accountId, filters),
@@ -71,6 +65,13 @@ async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   return htmlResponse(await c.layout({ title: "Requests", active: "requests", body }), error?.status ?? 200);
 }
 
+/** Every request under the list's filters as CSV (a stream); a bad filter is the list's 400 page. */
+async function requestsCsvDownload(c: PageContext, kit: ConsoleKit): Promise<Response> {
+  const s = requireAccount(c.session);
+  const body = await requestsCsv(kit.ctx, s.accountId, requestFiltersOf(filtersOf(c.url)));
+  return csvResponse("requests.csv", body);
+}
+
 async function detailPage(c: PageContext, kit: ConsoleKit): Promise<SafeHtml> {
   const s = requireAccount(c.session);
   const d = await requestDetail(kit.ctx, s.accountId, c.params.id ?? "");
@@ -89,6 +90,10 @@ export function requestsPages(kit: ConsoleKit) {
     .get(
       "/console/requests",
       kit.page(async (c) => await listPage(c, kit)),
+    )
+    .get(
+      "/console/requests.csv",
+      kit.page(async (c) => await requestsCsvDownload(c, kit)),
     )
     .get(
       "/console/requests/:id",

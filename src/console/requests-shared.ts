@@ -3,7 +3,7 @@
  * filters read from the URL, the page a cancel returns to, and the notice that page then shows.
  */
 import { UUID_PATTERN } from "../lib/ids.ts";
-import { JOB_STATUSES } from "../queue/request-filters.ts";
+import { JOB_STATUSES, type RequestFilters } from "../queue/request-filters.ts";
 import type { CancelNotice, Filters } from "./requests-list-view.ts";
 import { safeNext } from "./security.ts";
 
@@ -17,6 +17,18 @@ export function filtersOf(url: URL): Filters {
     from: get("from"),
     to: get("to"),
     id: get("id"),
+  };
+}
+
+/** The typed filters as the requests service reads them (empty: no filter); the id filter is not one. */
+export function requestFiltersOf(f: Filters): Omit<RequestFilters, "limit" | "cursor"> {
+  return {
+    keyId: f.key || null,
+    modelId: f.model || null,
+    status: f.status || null,
+    source: f.source || null,
+    from: f.from || null,
+    to: f.to || null,
   };
 }
 

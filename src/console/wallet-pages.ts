@@ -151,8 +151,8 @@ export function walletPages(kit: ConsoleKit) {
       kit.page(async (c) => {
         const s = requireAccount(c.session);
         const source = c.url.searchParams.get("source");
-        const text = await walletCsv(kit.ctx, s.accountId, { source });
-        return csvResponse(`wallet${source ? `-${source}` : ""}.csv`, text);
+        const body = await walletCsv(kit.ctx, s.accountId, { source });
+        return csvResponse(`wallet${source ? `-${source}` : ""}.csv`, body);
       }),
     );
 }

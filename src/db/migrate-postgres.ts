@@ -15,6 +15,7 @@ import m025 from "./migrations-pg/025_job_route.sql" with { type: "text" };
 import m026 from "./migrations-pg/026_margins.sql" with { type: "text" };
 import m027 from "./migrations-pg/027_usage_daily.sql" with { type: "text" };
 import m028 from "./migrations-pg/028_job_stats.sql" with { type: "text" };
+import m029 from "./migrations-pg/029_jobs_account_model.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
 /**
@@ -38,6 +39,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 26, name: "margins index", sql: m026 },
   { version: 27, name: "usage rollup", sql: m027 },
   { version: 28, name: "job stats rollup", sql: m028 },
+  { version: 29, name: "jobs by account and model", sql: m029 },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -1,5 +1,5 @@
 import type { AccountStore, Currency } from "../accounts/store.ts";
-import { toCsv } from "../lib/csv.ts";
+import { CSV_PAGE_ROWS, type CsvValue, csvStream, inPages, keysetPages, mapPages } from "../lib/csv.ts";
 import { DomainError } from "../lib/errors.ts";
 import { formatMicro } from "../lib/money.ts";
 import { rfc3339 } from "../lib/time.ts";
@@ -325,11 +325,15 @@ export const USAGE_CSV_HEADER = [
   "currency",
 ] as const;
 
-/** The usage CSV: one record per day x key x model with charges; amounts as decimal and micro. */
-export function usageCsv(u: Usage): string {
-  return toCsv(
+/**
+ * The usage CSV: one record per day x key x model with charges; amounts as decimal and micro. The
+ * rows are the range's (at most 365 days x keys x models, already read for the figures), streamed
+ * in pages like every export.
+ */
+export function usageCsv(u: Usage): ReadableStream<Uint8Array> {
+  return csvStream(
     USAGE_CSV_HEADER,
-    u.rows.map((r) => [
+    mapPages(inPages(u.rows), (r) => [
       r.day,
       r.month,
       r.key_id ?? "",
@@ -460,41 +464,49 @@ export const WALLET_CSV_HEADER = [
   "currency",
 ] as const;
 
-/** The whole wallet (or one source of it) as CSV, newest first, read in pages of 1,000. */
+/**
+ * The whole wallet (or one source of it) as CSV, newest first: a stream that reads the entries in
+ * keyset pages of CSV_PAGE_ROWS by the index the entries page walks (ledger_entries_account, or
+ * ledger_entries_credits for ADMIN and TOPUP). The account and the source are checked before the
+ * first byte, so a bad one is still an error page. Entries never change and new ones have higher
+ * ids than the first page's cursor, so the file is the wallet as of its first page.
+ */
 export async function walletCsv(
   s: FigureStores,
   accountId: string,
   q: { source?: string | null } = {},
-): Promise<string> {
+): Promise<ReadableStream<Uint8Array>> {
   const account = await requireAccount(s, accountId);
   const source = parseWalletSource(q.source);
-  const records: (string | bigint | null)[][] = [];
-  let before: bigint | null = null;
-  do {
-    const page = await s.wallet.list(accountId, { limit: 1000, before, source });
-    for (const e of page.rows) {
-      records.push([
-        String(e.id),
-        rfc3339(e.created_at),
-        e.kind,
-        e.source,
-        formatMicro(e.amount_micro),
-        e.amount_micro,
-        formatMicro(e.balance_delta_micro),
-        e.balance_delta_micro,
-        formatMicro(e.balance_after_micro),
-        e.balance_after_micro,
-        e.held_after_micro,
-        e.key_id,
-        e.model_id,
-        e.request_id,
-        e.reason,
-        account.currency,
-      ]);
-    }
-    before = page.next;
-  } while (before !== null);
-  return toCsv(WALLET_CSV_HEADER, records);
+  const pages = keysetPages((before: bigint | null) =>
+    s.wallet.list(accountId, { limit: CSV_PAGE_ROWS, before, source }),
+  );
+  return csvStream(
+    WALLET_CSV_HEADER,
+    mapPages(pages, (e) => walletCsvRecord(e, account.currency)),
+  );
+}
+
+/** One wallet entry as a CSV record (WALLET_CSV_HEADER's columns). */
+function walletCsvRecord(e: EntryRow, currency: Currency): CsvValue[] {
+  return [
+    String(e.id),
+    rfc3339(e.created_at),
+    e.kind,
+    e.source,
+    formatMicro(e.amount_micro),
+    e.amount_micro,
+    formatMicro(e.balance_delta_micro),
+    e.balance_delta_micro,
+    formatMicro(e.balance_after_micro),
+    e.balance_after_micro,
+    e.held_after_micro,
+    e.key_id,
+    e.model_id,
+    e.request_id,
+    e.reason,
+    currency,
+  ];
 }
 
 export interface Billing {

@@ -1,6 +1,6 @@
 import type { Currency } from "../accounts/store.ts";
 import type { Sql } from "../db/sql.ts";
-import { SqlStore } from "../db/store.ts";
+import { jsonList, SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_BALANCE_MICRO, MAX_MICRO } from "../lib/money.ts";
@@ -163,6 +163,8 @@ export class Ledger extends SqlStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
     ),
     getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
+    // A page of holds by primary key in one statement (the requests CSV: one per 1,000 jobs).
+    getHolds: this.q<HoldRow, [string]>(`SELECT * FROM holds WHERE id IN (${jsonList(this.sql)})`),
     resolveHold: this.q<HoldRow, [string, bigint | null, bigint | null, number, string]>(
       `UPDATE holds SET status = ?1, charged_micro = ?2, charged_usd_micro = ?3, resolved_at = ?4
          WHERE id = ?5 AND status = 'open' RETURNING *`,
@@ -391,6 +393,11 @@ export class Ledger extends SqlStore {
 
   async getHold(id: string): Promise<HoldRow | null> {
     return await this.s.getHold.get(id);
+  }
+
+  /** The holds of these ids (unknown ids are left out), in no particular order. */
+  async getHolds(ids: readonly string[]): Promise<HoldRow[]> {
+    return ids.length === 0 ? [] : await this.s.getHolds.all(JSON.stringify(ids));
   }
 
   /** Spent this month + held by open jobs, for a key, in the account currency. */

@@ -13,6 +13,7 @@ import {
   type RequestFilters,
 } from "./request-filters.ts";
 import {
+  holdsOf,
   type RequestDetail,
   type RequestStores,
   type RequestSummary,
@@ -68,9 +69,16 @@ export async function listAllRequests(
       accountNames.set(job.account_id, (await s.accounts.getAccount(job.account_id))?.name ?? job.account_id);
   }
   const now = Date.now();
+  const holds = await holdsOf(s, page);
   const items = await Promise.all(
     page.map(async (job) => ({
-      ...(await summaryOf(s, job, job.key_id === null ? null : (keyNames.get(job.key_id) ?? null), now)),
+      ...(await summaryOf(
+        s,
+        job,
+        job.key_id === null ? null : (keyNames.get(job.key_id) ?? null),
+        now,
+        holds.get(job.hold_id) ?? null,
+      )),
       account_name: accountNames.get(job.account_id)!,
     })),
   );

@@ -568,8 +568,8 @@ export class JobStore extends SqlStore {
    * Newest first; `before` is the id (UUIDv7, time-ordered) of the previous page's last job (or a
    * period's end). Filtered by key, the walk uses jobs_by_key (migration 010); otherwise jobs_account;
    * across accounts (accountId null: the operator's Requests page) the primary key, or jobs_by_model
-   * (migration 023) by model. The filters are jobFilterSql's (job-filter.ts), which JobStatsStore
-   * counts with.
+   * (migration 023) by model; one account's jobs of one model, jobs_account_model (migration 029).
+   * The filters are jobFilterSql's (job-filter.ts), which JobStatsStore counts with.
    */
   async list(
     /** null: every account. */
@@ -588,8 +588,14 @@ export class JobStore extends SqlStore {
       before: asc ? null : o.before,
       after: asc ? o.before : null,
     });
+    // SQLite has no statistics here (no ANALYZE): both model indexes look alike to it, and it took
+    // jobs_by_model, every account's jobs of the model. Named, so an account's page walks its own.
+    const byAccountModel =
+      this.sql.dialect === "sqlite" && accountId !== null && o.modelId && !o.keyId
+        ? " INDEXED BY jobs_account_model"
+        : "";
     return await this.q<JobRow, (string | number)[]>(
-      `SELECT * FROM jobs WHERE ${where} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
+      `SELECT * FROM jobs${byAccountModel} WHERE ${where} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
     ).all(...args, o.limit);
   }
 

@@ -1,8 +1,10 @@
 import type { AccountStore, Currency } from "../accounts/store.ts";
 import type { JobOutputStore } from "../files/job-output-store.ts";
-import type { Ledger } from "../ledger/ledger.ts";
+import type { HoldRow, Ledger } from "../ledger/ledger.ts";
+import { CSV_PAGE_ROWS, type CsvValue, csvStream, keysetPages } from "../lib/csv.ts";
 import { DomainError } from "../lib/errors.ts";
 import { UUID_PATTERN } from "../lib/ids.ts";
+import { formatMicro } from "../lib/money.ts";
 import type { QueueServices } from "../server/context.ts";
 import type { JobLogStore } from "./job-log-store.ts";
 import type { JobRow, JobStatus } from "./job-row.ts";
@@ -101,7 +103,11 @@ export function timingOf(
 }
 
 async function priceOf(s: Pick<RequestStores, "ledger">, job: JobRow): Promise<RequestPrice> {
-  const hold = await s.ledger.getHold(job.hold_id);
+  return priceFrom(job, await s.ledger.getHold(job.hold_id));
+}
+
+/** A job's price from its hold (null: none found). */
+function priceFrom(job: JobRow, hold: HoldRow | null): RequestPrice {
   const quote = JSON.parse(job.quote) as { amount_usd_micro?: string };
   return {
     currency: hold?.currency ?? "USD",
@@ -145,6 +151,8 @@ export async function summaryOf(
   job: JobRow,
   keyName: string | null,
   now = Date.now(),
+  /** The job's hold when the caller read the page's holds at once (holdsOf); else it is read here. */
+  hold?: HoldRow | null,
 ): Promise<RequestSummary> {
   return {
     id: job.id,
@@ -160,8 +168,85 @@ export async function summaryOf(
     key_id: job.key_id,
     key_name: keyName,
     error_code: job.error_code,
-    price: await priceOf(s, job),
+    price: hold === undefined ? await priceOf(s, job) : priceFrom(job, hold),
   };
+}
+
+/** The holds of a page of jobs, in one statement (not one per row), by hold id. */
+export async function holdsOf(
+  s: Pick<RequestStores, "ledger">,
+  jobs: readonly JobRow[],
+): Promise<Map<string, HoldRow>> {
+  return new Map((await s.ledger.getHolds(jobs.map((j) => j.hold_id))).map((h) => [h.id, h]));
+}
+
+/** The columns of the requests CSV (/console/requests.csv). */
+export const REQUESTS_CSV_HEADER = [
+  "id",
+  "created_at",
+  "completed_at",
+  "status",
+  "source",
+  "key_id",
+  "key_name",
+  "model_id",
+  "duration_ms",
+  "price",
+  "price_micro",
+  "currency",
+  "error_code",
+] as const;
+
+/**
+ * Every request of the account under the list's filters (all but the cursor), newest first, as a
+ * CSV stream: keyset pages of CSV_PAGE_ROWS jobs by the list's own index walk (JobStore.list), each
+ * page's holds in one statement. The filters are checked before the first byte (a bad one is the
+ * list's 400). `price` is what the request was charged (0 released, empty while it runs) and
+ * `duration_ms` submit to end (empty while it runs). A row is the job as its page read it: a job
+ * that ends while the file streams shows as it was when its page was read.
+ */
+export async function requestsCsv(
+  s: Pick<RequestStores, "accounts" | "ledger" | "jobs">,
+  accountId: string,
+  f: Omit<RequestFilters, "limit" | "cursor"> = {},
+): Promise<ReadableStream<Uint8Array>> {
+  const filters = checkedFilters(f);
+  const bounds = periodBounds(periodOf(f));
+  const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
+  const read = async (cursor: string | null) => {
+    const jobs = await s.jobs.list(accountId, {
+      ...filters,
+      ...bounds,
+      limit: CSV_PAGE_ROWS + 1,
+      before: earlierBound(cursor, bounds.before),
+    });
+    const page = jobs.slice(0, CSV_PAGE_ROWS);
+    const holds = await holdsOf(s, page);
+    return {
+      rows: page.map((j) => requestCsvRecord(j, names, holds.get(j.hold_id) ?? null)),
+      next: jobs.length > CSV_PAGE_ROWS ? page[page.length - 1]!.id : null,
+    };
+  };
+  return csvStream(REQUESTS_CSV_HEADER, keysetPages(read));
+}
+
+function requestCsvRecord(job: JobRow, names: Map<string, string>, hold: HoldRow | null): CsvValue[] {
+  const price = priceFrom(job, hold);
+  return [
+    job.id,
+    iso(job.created_at),
+    iso(job.completed_at),
+    job.status,
+    job.source,
+    job.key_id,
+    job.key_id === null ? null : (names.get(job.key_id) ?? null),
+    job.model_id,
+    job.completed_at === null ? null : timingOf(job, 0).total_ms,
+    price.charged_micro === null ? null : formatMicro(price.charged_micro),
+    price.charged_micro,
+    price.currency,
+    job.error_code,
+  ];
 }
 
 /** An account's jobs as list rows: the key's name, the price and the durations at `now`. */
@@ -173,8 +258,17 @@ async function summaries(
 ): Promise<RequestSummary[]> {
   if (jobs.length === 0) return [];
   const names = new Map((await s.accounts.listKeys(accountId)).map((k) => [k.id, k.name]));
+  const holds = await holdsOf(s, jobs);
   return await Promise.all(
-    jobs.map((job) => summaryOf(s, job, job.key_id === null ? null : (names.get(job.key_id) ?? null), now)),
+    jobs.map((job) =>
+      summaryOf(
+        s,
+        job,
+        job.key_id === null ? null : (names.get(job.key_id) ?? null),
+        now,
+        holds.get(job.hold_id) ?? null,
+      ),
+    ),
   );
 }
 

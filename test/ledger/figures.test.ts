@@ -15,7 +15,7 @@ import {
 } from "../../src/ledger/figures.ts";
 import { countRows } from "../helpers/backend.ts";
 import { json, makeTestApp } from "../helpers/context.ts";
-import { csvObjects, parseCsv } from "../helpers/csv.ts";
+import { csvObjects, csvText, parseCsv } from "../helpers/csv.ts";
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 
@@ -181,7 +181,9 @@ describe("usage", () => {
     const { t, ctx, second, charge } = await setup();
     await charge("2026-03-01T10:00:00Z", { quote: 1_234_567n, key: second.keyId });
     await charge("2026-03-02T10:00:00Z", { quote: 5n });
-    const text = usageCsv(await usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-02" }));
+    const text = await csvText(
+      usageCsv(await usage(ctx, t.account.id, { from: "2026-03-01", to: "2026-03-02" })),
+    );
     expect(parseCsv(text)[0]).toEqual([...USAGE_CSV_HEADER]);
     expect(csvObjects(text)).toEqual([
       {
@@ -288,8 +290,8 @@ describe("wallet and billing", () => {
     const { t, ctx, charge } = await setup();
     await charge("2026-03-01T10:00:00Z", { quote: 300n });
     await ctx.ledger.adjust(t.account.id, -1_500_000n, '=HYPERLINK("x"), "y"');
-    const rows = csvObjects(await walletCsv(ctx, t.account.id));
-    expect(parseCsv(await walletCsv(ctx, t.account.id))[0]).toEqual([...WALLET_CSV_HEADER]);
+    const rows = csvObjects(await csvText(walletCsv(ctx, t.account.id)));
+    expect(parseCsv(await csvText(walletCsv(ctx, t.account.id)))[0]).toEqual([...WALLET_CSV_HEADER]);
     expect(rows.map((r) => r.kind)).toEqual(["adjustment", "charge", "hold", "topup"]);
     expect(rows[0]).toMatchObject({
       source: "ADMIN",
@@ -300,10 +302,9 @@ describe("wallet and billing", () => {
       reason: `'=HYPERLINK("x"), "y"`,
       currency: "USD",
     });
-    expect(csvObjects(await walletCsv(ctx, t.account.id, { source: "API" })).map((r) => r.kind)).toEqual([
-      "charge",
-      "hold",
-    ]);
+    expect(
+      csvObjects(await csvText(walletCsv(ctx, t.account.id, { source: "API" }))).map((r) => r.kind),
+    ).toEqual(["charge", "hold"]);
   });
 
   test("billing: the balance and the top-ups only (not adjustments or job entries)", async () => {

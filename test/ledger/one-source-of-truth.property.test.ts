@@ -4,7 +4,7 @@ import { overview, usage, usageCsv, walletCsv } from "../../src/ledger/figures.t
 import { monthOf } from "../../src/ledger/month.ts";
 import { countRows } from "../helpers/backend.ts";
 import { json } from "../helpers/context.ts";
-import { csvObjects } from "../helpers/csv.ts";
+import { csvObjects, csvText } from "../helpers/csv.ts";
 import { checkInvariants } from "./ledger-helpers.ts";
 import { caseArb, decimalMicro, lastDayOf, runCases, sumBy } from "./truth-cases.ts";
 
@@ -55,7 +55,7 @@ describe("one source of truth (seeded)", () => {
             (h) => monthOf(Number(h.resolved_at)),
             (h) => h.charged_micro,
           );
-          const wallet = csvObjects(await walletCsv(ctx, a.id)).filter((r) => r.kind === "charge");
+          const wallet = csvObjects(await csvText(walletCsv(ctx, a.id))).filter((r) => r.kind === "charge");
           const walletByMonth = sumBy(
             wallet,
             (r) => r.created_at!.slice(0, 7),
@@ -96,7 +96,7 @@ describe("one source of truth (seeded)", () => {
             ).toEqual(apiCells);
 
             // The CSV: its micro and decimal columns, per key and model, sum to the same numbers.
-            const rows = csvObjects(usageCsv(u));
+            const rows = csvObjects(await csvText(usageCsv(u)));
             expect(rows.reduce((s, r) => s + BigInt(r.amount_micro!), 0n)).toBe(total);
             for (const r of rows) expect(decimalMicro(r.amount!)).toBe(BigInt(r.amount_micro!));
             expect(
