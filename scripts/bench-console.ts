@@ -18,6 +18,8 @@ const CONFIG = `${LIMITS}[queue]\nconcurrency = { sandbox = 4 }\n[metrics]\ntoke
 const DEEP_PAGES = 50;
 const DAYS = 90;
 const BATCH = 2_000;
+/** A CSV download whose server grows by more than this is stopped by killing the server. */
+const CSV_RSS_LIMIT_MB = 3_000;
 
 /** One model per kind the console shows, the chat model among them (a text job with tokens). */
 const MODELS = [
@@ -136,12 +138,13 @@ async function oneSize(bin: string, dataDir: string, n: number, seconds: number)
   for (const [name, path, headers] of endpoints) await measure(name, path, headers);
 
   const lag = async () => await maxLag(g.url);
-  for (const path of ["/console/usage.csv", "/console/wallet.csv", "/console/requests.csv"])
-    await csv(g.url, path, site, pid, lag, figures);
 
   // The pages (no exports) in a loop at one connection, with submits at 4 connections beside them.
   const loop = endpoints.map(([, path, headers]) => [path, headers] as const);
   await submitsBesidePages(g, loop, seconds, lag, figures);
+  // Last: an export that is built whole in memory may have to be stopped by killing the server.
+  for (const path of ["/console/usage.csv", "/console/wallet.csv", "/console/requests.csv"])
+    if (!(await csv(g, path, site, lag, figures))) break;
   g.proc.kill("SIGKILL");
   await g.proc.exited;
   return { n, pages, figures };
@@ -371,42 +374,71 @@ async function maxLag(url: string): Promise<number> {
  * growth while it streams (VmRSS every 5 ms against the value before), the worst event-loop stall.
  */
 async function csv(
-  url: string,
+  g: Gengate,
   path: string,
   headers: Record<string, string>,
-  pid: number,
   lag: () => Promise<number>,
   figures: Map<string, number>,
-): Promise<void> {
+): Promise<boolean> {
+  const { url } = g;
+  const pid = g.proc.pid;
   const runs: { first: number; total: number; bytes: number; grew: number; lag: number }[] = [];
   for (let k = 0; k < 3; k++) {
     await lag();
     const before = rssMb(pid);
     let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 5);
+    let killed = false;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMb(pid));
+      // An export held whole in memory grows with the history: stop it before it takes the machine.
+      if (peak - before > CSV_RSS_LIMIT_MB && !killed) {
+        killed = true;
+        g.proc.kill("SIGKILL");
+      }
+    }, 5);
     const t0 = performance.now();
-    const res = await fetch(`${url}${path}`, { headers });
-    if (res.status === 404) {
-      clearInterval(sampler);
-      await res.arrayBuffer();
-      console.log(`GET ${path}: 404, skipped`);
-      return;
-    }
-    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
     let first = -1;
     let bytes = 0;
-    const reader = res.body!.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (first < 0) first = performance.now() - t0;
-      bytes += value.byteLength;
+    try {
+      const res = await fetch(`${url}${path}`, { headers });
+      if (res.status === 404) {
+        clearInterval(sampler);
+        await res.arrayBuffer();
+        console.log(`GET ${path}: 404, skipped`);
+        return true;
+      }
+      if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+      const reader = res.body!.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (first < 0) first = performance.now() - t0;
+        bytes += value.byteLength;
+      }
+    } catch (err) {
+      clearInterval(sampler);
+      if (!killed) throw err;
+      const at = (performance.now() - t0).toFixed(0);
+      console.log(
+        `GET ${path}: server killed at RSS +${(peak - before).toFixed(0)} MB after ${at} ms, ${bytes} bytes received (limit ${CSV_RSS_LIMIT_MB} MB); the exports after it are skipped`,
+      );
+      figures.set(`${path.slice(path.lastIndexOf("/") + 1)}: killed at RSS growth, MB`, peak - before);
+      return false;
     }
     const total = performance.now() - t0;
     clearInterval(sampler);
     peak = Math.max(peak, rssMb(pid));
     runs.push({ first, total, bytes, grew: peak - before, lag: await lag() });
   }
+  return report(path, runs, figures);
+}
+
+/** One export's figures: medians of the three runs' times, the first run's bytes and RSS growth. */
+function report(
+  path: string,
+  runs: { first: number; total: number; bytes: number; grew: number; lag: number }[],
+  figures: Map<string, number>,
+): boolean {
   const med = (f: (r: (typeof runs)[number]) => number) => runs.map(f).sort((a, b) => a - b)[1]!;
   const name = path.slice(path.lastIndexOf("/") + 1);
   figures.set(
@@ -423,6 +455,7 @@ async function csv(
   console.log(
     `GET ${path.padEnd(30)} first byte ${med((r) => r.first).toFixed(1)} ms  total ${med((r) => r.total).toFixed(1)} ms  ${(runs[0]!.bytes / 1e6).toFixed(2)} MB  RSS +${runs[0]!.grew.toFixed(1)} MB (first run; max ${Math.max(...runs.map((r) => r.grew)).toFixed(1)})  worst stall ${Math.max(...runs.map((r) => r.lag)).toFixed(1)} ms`,
   );
+  return true;
 }
 
 /**
