@@ -1,10 +1,10 @@
 // The console phase of scripts/bench: pages, exports and API listings of an account with N past
 // requests, at one connection, for each N of --requests (default 10,000), then each endpoint's p50
-// at the biggest N against the smallest. Also the event loop's worst stall while the pages load in a
+// at every bigger N against the smallest. Also the event loop's worst stall while the pages load in a
 // loop (the server's gengate_event_loop_lag_max_seconds), a concurrent submit's p99 with and
 // without that load, and the database's bytes per request. It asserts nothing.
 import { Database } from "bun:sqlite";
-import { statSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Quote } from "../src/pricing/quote.ts";
 import { type Gengate, LIMITS, load, type Result, row, startGengate, submitJob } from "./bench.ts";
@@ -147,6 +147,7 @@ async function oneSize(bin: string, dataDir: string, n: number, seconds: number)
     if (!(await csv(g, path, site, lag, figures))) break;
   g.proc.kill("SIGKILL");
   await g.proc.exited;
+  rmSync(dataDir, { recursive: true, force: true }); // 1.9 GB at 1,000,000 requests
   return { n, pages, figures };
 }
 
