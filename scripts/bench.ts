@@ -3,6 +3,9 @@
 // the same mock upstream, no checks: the chat baseline).
 // Usage: scripts/bench [--bin dist/gengate] [--compare dist/other] [--rounds N] [--seconds 5]
 //                      [--connections 32] [--only queue,run,chat,idle-close,start,console] [--cold-start]
+//                      [--requests 10000[,1000000]]
+// --requests: the console phase's past requests, one data dir per size; with several, each
+// endpoint's p50 at the bigger sizes against the first (scripts/bench-console.ts).
 // --cold-start (root only) drops the page cache before each start measurement: idle RSS then
 // counts the pages of the binary a start reads, not whatever of the file the cache happens to hold
 // (the same binary idles at 64-70 MB depending on that; docs/performance.md, fourth pass).
@@ -40,6 +43,8 @@ export interface LoadOptions {
   connections: number;
   /** Drop the page cache before the start phase (root only). */
   coldStart?: boolean;
+  /** The console phase's history sizes (--requests). */
+  requests?: number[];
 }
 
 /**
@@ -349,7 +354,11 @@ export async function round(bin: string, only: Set<string>, opts: LoadOptions): 
     figures.set("idle RSS, MB", s.idleRss);
     figures.set("idle RSS anonymous (heap), MB", s.idleAnon);
   }
-  if (only.has("console")) await consolePhase(bin, join(dir, "console"));
+  if (only.has("console")) {
+    // Loaded here: scripts/bench-console.ts imports this file's helpers.
+    const { consolePhase } = await import("./bench-console.ts");
+    await consolePhase(bin, dir, { sizes: opts.requests ?? [10_000], seconds: opts.seconds });
+  }
   console.log("");
   for (const [k, v] of figures) console.log(`  ${k.padEnd(56)} ${v.toFixed(2)}`);
   rmSync(dir, { recursive: true, force: true });
@@ -374,125 +383,12 @@ export function summary(rounds: Round[]) {
     console.log(`  ${k.padEnd(56)} ${bins.map((b) => range(b, k).padStart(14)).join(" ")}`);
 }
 
-/**
- * Console: the keys and usage pages of an account with 10,000 requests, rendered for a signed-in
- * owner (session cookie), one connection at a time (a page's own latency, not queueing). The
- * requests are written before the server starts, through the stores (real jobs, holds and ledger
- * charges, spread over the last 60 days and 6 keys), so the figures are read from real rows.
- */
-async function consolePhase(bin: string, dataDir: string) {
-  const { openDatabase } = await import("../src/db/database.ts");
-  const { SqliteSql } = await import("../src/db/sql-sqlite.ts");
-  const { createServices } = await import("../src/app/services.ts");
-  const { JobStore } = await import("../src/queue/job-store.ts");
-  const { JobEvents } = await import("../src/queue/events.ts");
-  const { JobOutputStore } = await import("../src/files/job-output-store.ts");
-  const first = await startGengate(bin, dataDir, LIMITS);
-  first.proc.kill("SIGKILL");
-  await first.proc.exited;
-  const REQUESTS = 10_000;
-  const db = openDatabase(join(dataDir, "gengate.db"));
-  let clock = Math.floor(Date.now() / 1000);
-  const sql = new SqliteSql(db);
-  const s = createServices(sql, first.url, () => clock);
-  const jobs = new JobStore(sql, {
-    ledger: s.ledger,
-    outputs: new JobOutputStore(sql),
-    events: new JobEvents(),
-  });
-  const account = (await s.accounts.listAccounts(1, null))[0]!;
-  const keys = [(await s.accounts.listKeys(account.id))[0]!.id];
-  for (let k = 1; k < 6; k++) {
-    keys.push(
-      (await s.accounts.createKey(account.id, { name: `bench ${k}`, monthlyLimitMicro: 100_000_000_000n }))
-        .keyId,
-    );
-  }
-  const models = ["sandbox/image", "sandbox/speech", "sandbox/video"];
-  const now = clock;
-  const t0 = performance.now();
-  await sql.tx(async (tx) => {
-    const ledger = s.ledger.in(tx);
-    const txJobs = jobs.in(tx);
-    for (let i = 0; i < REQUESTS; i++) {
-      clock = now - Math.floor(((REQUESTS - i) * 60 * 86_400) / REQUESTS); // oldest first, 60 days
-      const id = Bun.randomUUIDv7();
-      const keyId = keys[i % keys.length]!;
-      const modelId = models[i % models.length]!;
-      const quote = BigInt(1_000 + (i % 97) * 10);
-      const hold = await ledger.reserve({
-        accountId: account.id,
-        keyId,
-        modelId,
-        requestId: id,
-        source: "API",
-        quotedUsdMicro: quote,
-      });
-      await txJobs.insert({
-        id,
-        accountId: account.id,
-        keyId,
-        modelId,
-        kind: "image",
-        source: "API",
-        provider: "sandbox",
-        input: "{}",
-        quote: "{}",
-        holdId: hold.id,
-        webhookUrl: null,
-        deadlineAt: clock * 1000 + 60_000,
-        createdAt: clock * 1000,
-        runningUntil: clock * 1000 + 60_000,
-      });
-      await txJobs.complete(id, {}, [], quote - BigInt(i % 3), null, 3_600_000, clock * 1000);
-    }
-  });
-  sql.close();
-  db.close();
-  console.log(
-    `\nconsole: ${REQUESTS} requests written through the stores in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-  );
-
-  // The owner: an invite from the CLI, the password set on the invite page (which signs in).
-  const g4 = await startGengate(bin, dataDir, LIMITS, true);
-  const invite = Bun.spawnSync([
-    bin,
-    "user",
-    "invite",
-    "--email",
-    "bench@example.test",
-    "--account",
-    account.id,
-    "--role",
-    "owner",
-    "--json",
-    "--data-dir",
-    dataDir,
-  ]);
-  const token = new URL((JSON.parse(invite.stdout.toString()) as { url: string }).url).pathname;
-  const origin = new URL(g4.url).origin;
-  const signIn = await fetch(`${g4.url}${token}`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { origin, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ password: "bench password 1234" }),
-  });
-  const cookie = /gengate_session=[^;]+/.exec(signIn.headers.getSetCookie().join("\n"))?.[0];
-  if (!cookie) throw new Error(`console sign-in failed: ${signIn.status} ${await signIn.text()}`);
-  const headers = { cookie };
-  for (const path of ["/console/keys", "/console/usage", "/console/usage?period=month&by=key"]) {
-    const page = (await fetch(`${g4.url}${path}`, { headers, redirect: "manual" })) as Response;
-    if (page.status !== 200) throw new Error(`${path}: ${page.status}`);
-    const r = await load(
-      `GET ${path} (10k requests)`,
-      g4.proc.pid,
-      () => fetch(`${g4.url}${path}`, { headers }),
-      { seconds: 5, connections: 1 },
-      (res) => res.status === 200,
-    );
-    row(r);
-  }
-  g4.proc.kill("SIGKILL");
+/** "10000,1000000" (underscores allowed) as a list of positive integers. */
+function parseSizes(text: string): number[] {
+  const sizes = text.split(",").map((s) => Number(s.trim().replaceAll("_", "")));
+  for (const n of sizes)
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`--requests: bad size in ${text}`);
+  return sizes;
 }
 
 async function main() {
@@ -505,16 +401,18 @@ async function main() {
       connections: { type: "string", default: "32" },
       only: { type: "string" },
       "cold-start": { type: "boolean", default: false },
+      requests: { type: "string", default: "10000" },
     },
   });
   const opts = {
     seconds: Number(values.seconds),
     connections: Number(values.connections),
     coldStart: values["cold-start"],
+    requests: parseSizes(values.requests!),
   };
   const bins = values.compare ? [values.bin!, values.compare] : [values.bin!];
   const rounds = Number(values.rounds ?? (values.compare ? 2 : 1));
-  // The console phase writes 10,000 requests first: only by default when one binary runs once.
+  // The console phase writes --requests requests first: only by default when one binary runs once.
   const only = new Set(
     values.only
       ? values.only.split(",")

@@ -131,6 +131,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
     // first request is served, when no request can wait on the pause: idle RSS 0.9 MB lower for a
     // few ms on the way to the first 200 (docs/performance.md, issue 19, fifth pass).
     Bun.gc(true);
+    ctx.metrics.eventLoopLag.start();
     server.reload({
       fetch: async (request: Request) => {
         let response: Response;
@@ -187,6 +188,7 @@ export async function startServer(settings: ServerSettings): Promise<RunningServ
         // stop(false): no new connections; resolves once in-flight requests have finished.
         await server.stop(false);
         metricsServer?.stop(true);
+        ctx.metrics.eventLoopLag.stop();
         // Running jobs get 10 s; the rest stay IN_PROGRESS and are resumed at the next start.
         await background.stop(10_000);
         // Then the sweeps finish and free their names, caches stop polling, the bus closes.

@@ -75,6 +75,7 @@ export async function renderMetrics(src: ScrapeSources): Promise<string> {
   m.routeCost.write(out);
   m.routeCostUnknown.write(out);
   m.webhookAttempts.write(out);
+  m.eventLoopLag.write(out);
 
   // Jobs not yet final, and the queue.
   const queued = await src.sql.all<Lane>(SCRAPE_SQL.queued);

@@ -1,3 +1,4 @@
+import { EventLoopLag } from "./event-loop-lag.ts";
 import { Counter, RequestHistogram } from "./registry.ts";
 
 /** Worker slots per provider, read at scrape time from the running pool. */
@@ -70,6 +71,9 @@ export class Metrics {
     if (job.cost_usd_micro === null) this.routeCostUnknown.inc(labels, 1);
     else this.routeCost.inc(labels, BigInt(job.cost_usd_micro));
   }
+
+  /** Started by the server (src/app/start.ts); tests start it themselves when they read it. */
+  readonly eventLoopLag = new EventLoopLag();
 
   /** Set by the server once the worker pool runs; null in processes without one. */
   workerUsage: WorkerUsage | null = null;

@@ -91,6 +91,14 @@ describe("/metrics on the real server", () => {
     expect(sampleValue(f, "gengate_workers", { provider: "sandbox" })).toBe(8);
   });
 
+  test("the server runs the event-loop lag monitor: its 10 ms timer ticks between two scrapes", async () => {
+    const count = async () => sampleValue((await scrape()).f, "gengate_event_loop_lag_seconds_count") ?? -1;
+    const first = await count();
+    await Bun.sleep(100);
+    expect(await count()).toBeGreaterThan(first + 2);
+    expect(sampleValue((await scrape()).f, "gengate_event_loop_lag_max_seconds")).toBeGreaterThanOrEqual(0);
+  });
+
   test("the scrape token works on the main port, an API key does not", async () => {
     await scrape(`${s.url}/metrics`, SCRAPE_TOKEN);
     const res = await s.fetch("/metrics");
