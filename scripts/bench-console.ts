@@ -12,8 +12,12 @@ import { closedLoop } from "./bench-load.ts";
 import { rssMb } from "./bench-proc.ts";
 
 const METRICS_TOKEN = "bench-metrics-token-0123456789";
-/** Sandbox submits wait 10 minutes in 4 worker slots: they stay open and take no CPU. */
-const CONFIG = `${LIMITS}[queue]\nconcurrency = { sandbox = 4 }\n[metrics]\ntoken = "${METRICS_TOKEN}"\n`;
+/**
+ * Sandbox submits wait 10 minutes in 4 worker slots: they stay open and take no CPU. Retention off
+ * (requests_days = 0): the seeded history spans 90 days, the default retention, and a purge mid-run
+ * would measure the sweep, not the pages.
+ */
+const CONFIG = `${LIMITS}[queue]\nconcurrency = { sandbox = 4 }\n[metrics]\ntoken = "${METRICS_TOKEN}"\n[retention]\nrequests_days = 0\n`;
 /** Pages followed by their "Older" link (or next_cursor) to reach the deep page. */
 const DEEP_PAGES = 50;
 const DAYS = 90;
