@@ -1,3 +1,5 @@
+import type { Dialect } from "../db/sql.ts";
+
 /**
  * The WHERE clause of an account's jobs under the console's and the API's list filters, written once
  * for the pages of jobs (JobStore.list) and the figures over them (JobStatsStore): the same rows are
@@ -53,4 +55,15 @@ export function jobFilterSql(f: JobFilter): { where: string; args: (string | num
   add("key_id = ?", f.keyId);
   add("source = ?", f.source);
   return { where: where.join(" AND "), args };
+}
+
+/**
+ * The index a page of jobs must walk where SQLite would choose wrong: it has no statistics here (no
+ * ANALYZE), both model indexes look alike to it, and it took jobs_by_model (every account's jobs of
+ * the model) for one account's page of a model. Named, so the page walks jobs_account_model.
+ */
+export function jobListIndexHint(dialect: Dialect, f: JobFilter): string {
+  return dialect === "sqlite" && f.accountId !== null && f.modelId && !f.keyId
+    ? " INDEXED BY jobs_account_model"
+    : "";
 }

@@ -3,7 +3,7 @@ import { forUpdate, jsonList, SqlStore } from "../db/store.ts";
 import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
-import { type JobFilter, jobFilterSql } from "./job-filter.ts";
+import { type JobFilter, jobFilterSql, jobListIndexHint } from "./job-filter.ts";
 import { type JobRow, type JobStatus, type LeaseFence, type NewJob, openedJobRow } from "./job-row.ts";
 import { JobStatsStore } from "./job-stats-store.ts";
 import { LiveQueueIndex } from "./queue-index.ts";
@@ -582,20 +582,10 @@ export class JobStore extends SqlStore {
     },
   ): Promise<JobRow[]> {
     const asc = o.order === "asc";
-    const { where, args } = jobFilterSql({
-      ...o,
-      accountId,
-      before: asc ? null : o.before,
-      after: asc ? o.before : null,
-    });
-    // SQLite has no statistics here (no ANALYZE): both model indexes look alike to it, and it took
-    // jobs_by_model, every account's jobs of the model. Named, so an account's page walks its own.
-    const byAccountModel =
-      this.sql.dialect === "sqlite" && accountId !== null && o.modelId && !o.keyId
-        ? " INDEXED BY jobs_account_model"
-        : "";
+    const f = { ...o, accountId, before: asc ? null : o.before, after: asc ? o.before : null };
+    const { where, args } = jobFilterSql(f);
     return await this.q<JobRow, (string | number)[]>(
-      `SELECT * FROM jobs${byAccountModel} WHERE ${where} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
+      `SELECT * FROM jobs${jobListIndexHint(this.sql.dialect, f)} WHERE ${where} ORDER BY id ${asc ? "ASC" : "DESC"} LIMIT ?`,
     ).all(...args, o.limit);
   }
 
