@@ -194,8 +194,23 @@ function opening(deps: OpenJobDeps, j: JobToOpen) {
   let reserved: HoldRow | null = null;
   const insert = async (tx: Sql): Promise<JobRow> => {
     const jobs = deps.jobs.in(tx);
-    // Keyed openers count their key (as before, one statement); keyless ones their person.
-    const open = keyId !== null ? await jobs.openForKey(keyId) : await jobs.openForPerson(personId!);
+    // Keyed openers count their key (as before, one statement); keyless ones their person. The
+    // count (which locks the row on PostgreSQL) and the reservation's reads are pipelined, one
+    // round trip; a refusal by the cap then wins over the reservation's own (whose writes this
+    // transaction's rollback undoes).
+    const [counted, reservation] = await Promise.allSettled([
+      keyId !== null ? jobs.openForKey(keyId) : jobs.openForPerson(personId!),
+      deps.ledger.in(tx).reserve({
+        accountId: who.accountId,
+        keyId,
+        modelId: model.id,
+        requestId: id,
+        source: who.source,
+        quotedUsdMicro: j.quote.amount_usd_micro,
+      }),
+    ]);
+    if (counted.status === "rejected") throw counted.reason;
+    const open = counted.value;
     if (open >= who.maxInFlight) {
       const what = inRequest ? "calls" : "jobs";
       throw new DomainError(
@@ -206,14 +221,8 @@ function opening(deps: OpenJobDeps, j: JobToOpen) {
         { retryAfterSeconds: 1 },
       );
     }
-    const hold = await deps.ledger.in(tx).reserve({
-      accountId: who.accountId,
-      keyId,
-      modelId: model.id,
-      requestId: id,
-      source: who.source,
-      quotedUsdMicro: j.quote.amount_usd_micro,
-    });
+    if (reservation.status === "rejected") throw reservation.reason;
+    const hold = reservation.value;
     reserved = hold;
     return jobs.insert({
       id,

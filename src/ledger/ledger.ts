@@ -46,6 +46,12 @@ export interface SettleResult {
   hold: HoldRow;
 }
 
+/** A key's monthly limit and the money its open jobs hold (read locked by reserve). */
+interface KeyLimitRow {
+  monthly_limit_micro: bigint | null;
+  held_micro: bigint;
+}
+
 interface BalanceRow {
   balance_micro: bigint;
   held_micro: bigint;
@@ -148,8 +154,8 @@ export class Ledger extends SqlStore {
     // PostgreSQL (READ COMMITTED): the key's row is locked before its spend and held money are read,
     // so two reservations on one key cannot both fit the same remaining limit; settle and release
     // write the same row (held_micro), so they wait too. SQLite runs one writer at a time anyway.
-    keyLimit: this.q<{ monthly_limit_micro: bigint | null }, [string]>(
-      `SELECT monthly_limit_micro FROM api_keys WHERE id = ?${this.sql.dialect === "postgres" ? " FOR UPDATE" : ""}`,
+    keyLimit: this.q<KeyLimitRow, [string]>(
+      `SELECT monthly_limit_micro, held_micro FROM api_keys WHERE id = ?${this.sql.dialect === "postgres" ? " FOR UPDATE" : ""}`,
     ),
     keySpent: this.q<{ s: bigint | null }, [string, string]>(
       "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
@@ -183,13 +189,17 @@ export class Ledger extends SqlStore {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
-    return await this.atomic(async (self) => {
-      const account = await self.s.account.get(input.accountId);
+    return await this.atomicOrJoin(async (self) => {
+      // Pipelined (one round trip on PostgreSQL): the account, and the key's row locked.
+      const [account, key] = await Promise.all([
+        self.s.account.get(input.accountId),
+        input.keyId ? self.s.keyLimit.get(input.keyId) : null,
+      ]);
       if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
       const rate = account.currency === "USD" ? null : await self.rateFor(account.currency);
       const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
 
-      if (input.keyId) await self.checkKeyLimit(input.keyId, amount, account.currency);
+      if (input.keyId && key) await self.checkKeyLimit(input.keyId, key, amount, account.currency);
       const after = await self.s.reserveFunds.get(amount, input.accountId, amount);
       if (!after) {
         const available = account.balance_micro - account.held_micro;
@@ -201,7 +211,8 @@ export class Ledger extends SqlStore {
       }
       const id = newTimeOrderedId("hold");
       const now = self.now();
-      await self.s.insertHold.run(
+      // The hold, the key's held money and the ledger row: pipelined, one round trip on PostgreSQL.
+      const hold = self.s.insertHold.run(
         id,
         input.accountId,
         input.keyId,
@@ -214,13 +225,16 @@ export class Ledger extends SqlStore {
         rate,
         now,
       );
-      if (input.keyId) await self.s.addKeyHeld.run(amount, input.keyId);
-      await self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
-        holdId: id,
-        keyId: input.keyId,
-        modelId: input.modelId,
-        requestId: input.requestId,
-      });
+      await Promise.all([
+        hold,
+        input.keyId ? self.s.addKeyHeld.run(amount, input.keyId) : null,
+        self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
+          holdId: id,
+          keyId: input.keyId,
+          modelId: input.modelId,
+          requestId: input.requestId,
+        }),
+      ]);
       await self.watch(input.accountId, after, false);
       // The row as inserted (not re-read: this runs on every submit).
       return {
@@ -249,7 +263,7 @@ export class Ledger extends SqlStore {
    */
   async settle(holdId: string, actualUsdMicro: bigint): Promise<SettleResult> {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
-    return await this.atomic(async (self) => {
+    return await this.atomicOrJoin(async (self) => {
       const hold = await self.s.getHold.get(holdId);
       if (!hold) throw new Error(`settle: no hold ${holdId}`);
       if (hold.status !== "open") return { changed: false, hold };
@@ -269,15 +283,21 @@ export class Ledger extends SqlStore {
         requestId: hold.request_id,
         at: now,
       };
-      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-      let after = (await self.s.moveFunds.get(-charge, -charge, hold.account_id))!;
-      await self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
       const rest = hold.amount_micro - charge;
-      if (rest > 0n) {
-        after = (await self.s.moveFunds.get(0n, -rest, hold.account_id))!;
-        await self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
-      }
-      if (hold.key_id) await self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
+      // The key's row, the account's row (charge and release in one UPDATE) and the key's month,
+      // pipelined in this order (the key row before the account row, as reserve locks them).
+      const [, moved] = await Promise.all([
+        hold.key_id ? self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id) : null,
+        self.s.moveFunds.get(-charge, -hold.amount_micro, hold.account_id),
+        hold.key_id ? self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge) : null,
+      ]);
+      const after = moved!;
+      // The charge entry's running figures are the account's between the charge and the release.
+      const charged = { balance_micro: after.balance_micro, held_micro: after.held_micro + rest };
+      await Promise.all([
+        self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, charged, ctx),
+        rest > 0n ? self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx) : null,
+      ]);
       await self.watch(hold.account_id, after, false);
       self.onCharge?.(hold.currency, hold.model_id, charge);
       return { changed: true, hold: resolved };
@@ -286,13 +306,18 @@ export class Ledger extends SqlStore {
 
   /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
   async release(holdId: string, reason?: string): Promise<SettleResult> {
-    return await this.atomic(async (self) => {
+    return await this.atomicOrJoin(async (self) => {
       const hold = await self.s.getHold.get(holdId);
       if (!hold) throw new Error(`release: no hold ${holdId}`);
       const resolved = await self.s.resolveHold.get("released", null, null, self.now(), holdId);
       if (!resolved) return { changed: false, hold };
-      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id); // key row before account row, as reserve and settle lock them (PostgreSQL deadlock otherwise)
-      const after = (await self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id))!;
+      // Pipelined, the key row before the account row, as reserve and settle lock them (PostgreSQL
+      // deadlock otherwise).
+      const [, moved] = await Promise.all([
+        hold.key_id ? self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id) : null,
+        self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id),
+      ]);
+      const after = moved!;
       await self.entry(
         hold.account_id,
         "release",
@@ -402,10 +427,12 @@ export class Ledger extends SqlStore {
       await this.balanceWatcher.moved(this.sql, accountId, after, credit);
   }
 
-  private async checkKeyLimit(keyId: string, amount: bigint, currency: Currency): Promise<void> {
-    const limit = (await this.s.keyLimit.get(keyId))?.monthly_limit_micro ?? null;
+  /** `key`: the key's row as locked by reserve (its held money is read with the lock, not again). */
+  private async checkKeyLimit(keyId: string, key: KeyLimitRow, amount: bigint, currency: Currency) {
+    const limit = key.monthly_limit_micro;
     if (limit === null) return;
-    const { spent, held } = await this.keyUsage(keyId);
+    const spent = (await this.s.keySpent.get(keyId, monthOf(this.now())))?.s ?? 0n;
+    const held = key.held_micro;
     if (spent + held + amount > limit) {
       throw new DomainError(
         "key_limit_reached",

@@ -285,8 +285,13 @@ export class JobStore extends SqlStore {
     ] as const;
     let seq: bigint;
     if (this.sql.dialect === "postgres") {
-      // Several instances insert jobs: the database's sequence numbers them.
-      seq = (await this.s.insertPg.get(j.id, ...values))!.seq;
+      // Several instances insert jobs: the database's sequence numbers them. The open-job counter
+      // is pipelined with the insert: one round trip for both.
+      const [row] = await Promise.all([
+        this.s.insertPg.get(j.id, ...values),
+        this.countOpen(j.keyId, j.personId ?? null, 1),
+      ]);
+      seq = row!.seq;
     } else {
       // SQLite has one instance (the server), so the next number is kept in memory. Read on first
       // use through this store's own Sql (the caller's transaction when bound): waiting for a read
@@ -297,8 +302,8 @@ export class JobStore extends SqlStore {
       }
       seq = ++this.seq.last;
       await this.s.insert.run(j.id, seq, ...values);
+      await this.countOpen(j.keyId, j.personId ?? null, 1);
     }
-    await this.countOpen(j.keyId, j.personId ?? null, 1);
     return openedJobRow(j, seq, running ? this.requestOwner : null);
   }
 
@@ -500,8 +505,9 @@ export class JobStore extends SqlStore {
         e.cost,
       );
       if (!row) return null;
-      await self.countOpen(row.key_id, row.person_id, -1);
-      await settle(self, row);
+      // The counters' UPDATE and the settlement's first statement pipelined (one round trip on
+      // PostgreSQL); the key's row is still written before the account's.
+      await Promise.all([self.countOpen(row.key_id, row.person_id, -1), settle(self, row)]);
       for (const hook of self.finalHooks) await hook(self.sql, row);
       return row;
     });
