@@ -2,6 +2,7 @@ import { type SavepointSQL, SQL, type TransactionSQL } from "bun";
 import {
   type ConstraintKind,
   cachePut,
+  countStatement,
   insideOwnTx,
   openTransaction,
   runAfterCommit,
@@ -41,6 +42,8 @@ type Client = SQL | TransactionSQL | SavepointSQL;
 export class PostgresSql implements Sql {
   readonly dialect = "postgres" as const;
   #ended = false;
+  /** Statements sent on this transaction's connection and not answered yet (pipelined when above 0). */
+  #inFlight = 0;
 
   private constructor(
     private readonly client: Client,
@@ -82,6 +85,8 @@ export class PostgresSql implements Sql {
         scope.open = false;
       }
     };
+    // BEGIN and COMMIT (or ROLLBACK); SAVEPOINT and RELEASE.
+    countStatement("control", this.depth === 0 ? "BEGIN .. COMMIT" : "SAVEPOINT .. RELEASE", 2);
     try {
       if (this.depth === 0) {
         const result = (await (this.client as SQL).begin(body)) as T;
@@ -116,10 +121,15 @@ export class PostgresSql implements Sql {
     if (this.#ended) throw new SqlTxEndedError();
     if (this.depth === 0 && insideOwnTx(this)) throw new SqlNestingError();
     const text = this.queries.get(query) ?? cachePut(this.queries, query, toDollarPlaceholders(query));
+    countStatement("statements", query);
+    if (this.depth > 0 && this.#inFlight > 0) countStatement("pipelined", query);
+    this.#inFlight++;
     try {
       return await this.client.unsafe(text, params.map(bindable));
     } catch (err) {
       throw mapPostgresError(err);
+    } finally {
+      this.#inFlight--;
     }
   }
 }

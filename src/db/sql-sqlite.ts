@@ -3,6 +3,7 @@ import {
   type Committed,
   type ConstraintKind,
   cachePut,
+  countStatement,
   DURABLE_NOW,
   type EarlyCommitSql,
   insideOwnTx,
@@ -233,25 +234,30 @@ class Core {
   }
 
   all<T>(query: string, params: readonly SqlParam[]): T[] {
+    countStatement("statements", query);
     return this.#prepare(query).all(...(params as SqlParam[])) as T[];
   }
 
   get<T>(query: string, params: readonly SqlParam[]): T | null {
+    countStatement("statements", query);
     return (this.#prepare(query).get(...(params as SqlParam[])) as T | null) ?? null;
   }
 
   run(query: string, params: readonly SqlParam[]): { changes: number } {
+    countStatement("statements", query);
     return { changes: this.#prepare(query).run(...(params as SqlParam[])).changes };
   }
 
   /** One transaction-control statement (prepared once: BEGIN/COMMIT are on every transaction's path). */
   exec(text: string): void {
+    countStatement("control", text);
     runMapped(() => this.#prepare(text).run());
   }
 
   /** Rolls back after a failed body; a rollback that fails too (connection gone) must not mask it. */
   rollback(...statements: string[]): void {
     for (const text of statements) {
+      countStatement("control", text);
       try {
         this.#prepare(text).run();
       } catch {

@@ -143,6 +143,48 @@ export function insideOwnTx(root: object): boolean {
   return scope?.open === true && scope.root === root;
 }
 
+/**
+ * Statements sent by the executors: `statements` (all/get/run) and `control` (BEGIN, COMMIT,
+ * ROLLBACK, SAVEPOINT, RELEASE). On PostgreSQL each is a network round trip, except the
+ * `pipelined` statements (of `statements`: sent on a transaction while an earlier one had not
+ * answered yet), so round trips = statements - pipelined + control. Counted only inside `countStatements`, for tests that pin how many
+ * statements an operation takes (docs/performance.md "Issue 36: PostgreSQL round trips").
+ */
+export interface StatementCount {
+  statements: number;
+  control: number;
+  pipelined: number;
+  /** Each statement's first words, in order (for a failing test's message). */
+  sent: string[];
+}
+
+const counting = new AsyncLocalStorage<StatementCount>();
+let countingUsed = false;
+
+/** Counts one statement of `kind` for the `countStatements` call the current call chain is in. */
+export function countStatement(kind: "statements" | "control" | "pipelined", text: string, n = 1): void {
+  if (!countingUsed) return; // the production path: one boolean test per statement
+  const c = counting.getStore();
+  if (!c) return;
+  c[kind] += n;
+  const words = text.replace(/\s+/g, " ").trim().slice(0, 60);
+  // A pipelined statement was counted as a statement just before: marked with a leading "+".
+  if (kind === "pipelined") c.sent[c.sent.length - 1] = `+ ${words}`;
+  else c.sent.push(words);
+}
+
+/**
+ * Runs `fn` and counts the statements its call chain sends (and work it started that keeps its
+ * async context: a group-committed batch flushed for it). Background work of other contexts
+ * (pollers, workers) is not counted. For tests.
+ */
+export async function countStatements<T>(fn: () => Promise<T>): Promise<{ value: T; count: StatementCount }> {
+  countingUsed = true;
+  const count: StatementCount = { statements: 0, control: 0, pipelined: 0, sent: [] };
+  const value = await counting.run(count, fn);
+  return { value, count };
+}
+
 /** Bound on the per-connection caches of statements and translated queries (queries are constants). */
 export const SQL_CACHE_LIMIT = 512;
 

@@ -76,6 +76,7 @@ export abstract class SqlStore {
     if (cached) return cached as this;
     const view = Object.create(this) as this;
     view.sql = tx;
+    view.inCallersTx = true;
     (view as unknown as { s: unknown }).s = boundStatements(this.s, tx);
     view.bound(tx);
     this.views.set(tx, view);
@@ -108,6 +109,22 @@ export abstract class SqlStore {
    */
   protected async atomic<T>(fn: (self: this) => Promise<T>): Promise<T> {
     return await this.sql.tx(async (tx) => await fn(this.in(tx)));
+  }
+
+  /** Whether this is a view bound to a caller's transaction (`in(tx)`). */
+  private inCallersTx = false;
+
+  /**
+   * `atomic` without the savepoint when bound to a caller's transaction: `fn` runs in it directly.
+   * A savepoint is two statements more (SAVEPOINT, RELEASE), each a round trip on PostgreSQL, on
+   * every submit and settlement (docs/performance.md "Issue 36: PostgreSQL round trips"). Only for
+   * a method that writes nothing before its last refusal (a DomainError thrown after a write would
+   * leave that write in the caller's transaction if the caller caught it and committed): the
+   * ledger's reserve, settle and release, whose callers let every error end their transaction.
+   */
+  protected async atomicOrJoin<T>(fn: (self: this) => Promise<T>): Promise<T> {
+    if (this.inCallersTx) return await fn(this);
+    return await this.atomic(fn);
   }
 }
 

@@ -194,47 +194,58 @@ function opening(deps: OpenJobDeps, j: JobToOpen) {
   let reserved: HoldRow | null = null;
   const insert = async (tx: Sql): Promise<JobRow> => {
     const jobs = deps.jobs.in(tx);
-    // Keyed openers count their key (as before, one statement); keyless ones their person.
-    const open = keyId !== null ? await jobs.openForKey(keyId) : await jobs.openForPerson(personId!);
-    if (open >= who.maxInFlight) {
-      const what = inRequest ? "calls" : "jobs";
-      throw new DomainError(
-        "too_many_in_flight",
-        keyId !== null
-          ? `This key already has ${who.maxInFlight} open ${what}; wait for one to finish.`
-          : `You already have ${who.maxInFlight} open studio ${what}; wait for one to finish.`,
-        { retryAfterSeconds: 1 },
-      );
-    }
-    const hold = await deps.ledger.in(tx).reserve({
-      accountId: who.accountId,
-      keyId,
-      modelId: model.id,
-      requestId: id,
-      source: who.source,
-      quotedUsdMicro: j.quote.amount_usd_micro,
-    });
-    reserved = hold;
-    return jobs.insert({
-      id,
-      accountId: who.accountId,
-      keyId,
-      personId,
-      modelId: model.id,
-      kind: model.kind,
-      source: who.source,
-      provider: model.provider,
-      route: model.route ?? 0,
-      input: j.input,
-      quote,
-      holdId: hold.id,
-      webhookUrl: j.webhookUrl,
-      webhookBody: j.webhookBody,
-      deadlineAt: deadline,
-      createdAt: now,
-      // The request's own time limit ends a call run in the request at the same moment.
-      runningUntil: inRequest ? deadline : undefined,
-    });
+    let job: JobRow | null = null;
+    // The job row is written beside the hold, and the opener's in-flight count (keyed openers
+    // their key, keyless ones their person) taken beside the key's and the account's money: the
+    // rows every opening of a key waits for are held for one round trip on PostgreSQL. A refusal
+    // rolls the whole opening back.
+    reserved = await deps.ledger.in(tx).reserve(
+      {
+        accountId: who.accountId,
+        keyId,
+        modelId: model.id,
+        requestId: id,
+        source: who.source,
+        quotedUsdMicro: j.quote.amount_usd_micro,
+      },
+      {
+        beforeLocks: async (hold) => {
+          job = await jobs.insert({
+            id,
+            accountId: who.accountId,
+            keyId,
+            personId,
+            modelId: model.id,
+            kind: model.kind,
+            source: who.source,
+            provider: model.provider,
+            route: model.route ?? 0,
+            input: j.input,
+            quote,
+            holdId: hold.id,
+            webhookUrl: j.webhookUrl,
+            webhookBody: j.webhookBody,
+            deadlineAt: deadline,
+            createdAt: now,
+            // The request's own time limit ends a call run in the request at the same moment.
+            runningUntil: inRequest ? deadline : undefined,
+            slotTaken: true,
+          });
+        },
+        withLocks: async () => {
+          if (await jobs.takeSlot(keyId, personId, who.maxInFlight)) return;
+          const what = inRequest ? "calls" : "jobs";
+          throw new DomainError(
+            "too_many_in_flight",
+            keyId !== null
+              ? `This key already has ${who.maxInFlight} open ${what}; wait for one to finish.`
+              : `You already have ${who.maxInFlight} open studio ${what}; wait for one to finish.`,
+            { retryAfterSeconds: 1 },
+          );
+        },
+      },
+    );
+    return job!;
   };
   return { insert, hold: (): HoldRow => reserved! };
 }

@@ -46,6 +46,35 @@ export interface SettleResult {
   hold: HoldRow;
 }
 
+/** The caller's own writes around a reservation (Ledger.reserve). */
+export interface ReserveAround {
+  /** Sent beside the hold's insert (the hold is not yet in the ledger, nor the key's money held). */
+  beforeLocks?: (hold: HoldRow) => Promise<unknown>;
+  /** Sent first beside the key's and the account's UPDATEs; its throw is the reservation's. */
+  withLocks?: WithLocks;
+}
+
+/**
+ * The caller's own counters (a job's open-job counts), sent first beside a settlement's or a
+ * release's key and account UPDATEs and ledger rows, all pipelined in one round trip on PostgreSQL,
+ * so the rows every submit and settlement of a key waits for are held for that round trip and the
+ * COMMIT (docs/performance.md "Issue 36: PostgreSQL round trips"). Lock order: the counters' rows
+ * (api_keys, people), the key row, then the account row, as in reserve.
+ */
+export type WithLocks = () => Promise<unknown>;
+
+/** What a pipelined statement settled with: its value, or its error thrown. */
+function fulfilled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === "rejected") throw r.reason;
+  return r.value;
+}
+
+/** A key's monthly limit and the money its open jobs hold (holdOnKey's RETURNING, the row locked). */
+interface KeyLimitRow {
+  monthly_limit_micro: bigint | null;
+  held_micro: bigint;
+}
+
 interface BalanceRow {
   balance_micro: bigint;
   held_micro: bigint;
@@ -145,11 +174,13 @@ export class Ledger extends SqlStore {
       `UPDATE accounts SET balance_micro = balance_micro + ?1
          WHERE id = ?2 AND balance_micro + ?1 >= held_micro ${MOVED}`,
     ),
-    // PostgreSQL (READ COMMITTED): the key's row is locked before its spend and held money are read,
-    // so two reservations on one key cannot both fit the same remaining limit; settle and release
-    // write the same row (held_micro), so they wait too. SQLite runs one writer at a time anyway.
-    keyLimit: this.q<{ monthly_limit_micro: bigint | null }, [string]>(
-      `SELECT monthly_limit_micro FROM api_keys WHERE id = ?${this.sql.dialect === "postgres" ? " FOR UPDATE" : ""}`,
+    // The key row locked (PostgreSQL, READ COMMITTED) before its spend is read, so two
+    // reservations on one key cannot both fit the same remaining limit; settle and release write
+    // the same row (held_micro), so they wait too. A key without a limit takes the amount at once;
+    // one with a limit takes 0 here and the amount once checked (checkKeyLimit).
+    holdOnKey: this.q<KeyLimitRow, [bigint, string]>(
+      `UPDATE api_keys SET held_micro = held_micro + CASE WHEN monthly_limit_micro IS NULL THEN CAST(?1 AS BIGINT) ELSE 0 END
+         WHERE id = ?2 RETURNING monthly_limit_micro, held_micro`,
     ),
     keySpent: this.q<{ s: bigint | null }, [string, string]>(
       "SELECT sum(spent_micro) AS s FROM key_spend WHERE key_id = ? AND month = ?",
@@ -158,9 +189,20 @@ export class Ledger extends SqlStore {
     addKeyHeld: this.q("UPDATE api_keys SET held_micro = held_micro + ? WHERE id = ?"),
     fxRate: this.q<{ rate_micro: bigint }, [string]>("SELECT rate_micro FROM fx_rates WHERE currency = ?"),
     insertHold: this.q(
-      `INSERT INTO holds (id, account_id, key_id, model_id, request_id, source, currency, amount_micro,
+      `INSERT INTO holds (id, key_id, model_id, request_id, account_id, source, currency, amount_micro,
            quoted_usd_micro, fx_rate_micro, status, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)`,
+    ),
+    // A ledger row with the account's figures read in the same statement (its held money offset by
+    // ?6: a settlement's charge row shows the figures before its release), sent right after the
+    // UPDATE that moved them, beside it: that UPDATE's RETURNING is not waited for.
+    insertEntryAfter: this.q(
+      `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
+           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
+         SELECT id, CAST(?1 AS TEXT), CAST(?2 AS TEXT), CAST(?3 AS BIGINT), CAST(?4 AS BIGINT), CAST(?5 AS BIGINT),
+           balance_micro, held_micro + CAST(?6 AS BIGINT), CAST(?7 AS TEXT), CAST(?8 AS TEXT), CAST(?9 AS TEXT),
+           CAST(?10 AS TEXT), CAST(?11 AS TEXT), CAST(?12 AS BIGINT), NULL
+         FROM accounts WHERE id = ?13`,
     ),
     getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
     // A page of holds by primary key in one statement (the requests CSV: one per 1,000 jobs).
@@ -187,53 +229,28 @@ export class Ledger extends SqlStore {
     ),
   };
 
-  /** Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached. */
-  async reserve(input: ReserveInput): Promise<HoldRow> {
+  /**
+   * Places a hold for a quoted price, or throws 402 insufficient_balance / key_limit_reached.
+   * `around`: the caller's own writes in the same transaction (the ledger bound with `in(tx)`):
+   * `beforeLocks(hold)` (a row of its own: the job) is sent beside the hold's insert, and
+   * `withLocks` (its counter's conditional UPDATE, which may throw) first beside the key's and the
+   * account's UPDATEs. The rows every reservation of a key or an account waits for are so taken
+   * last, in one pipelined round trip before the COMMIT on PostgreSQL (docs/performance.md "Issue
+   * 36: PostgreSQL round trips"). A refusal by `withLocks` wins over the ledger's own.
+   */
+  async reserve(input: ReserveInput, around: ReserveAround = {}): Promise<HoldRow> {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
-    return await this.atomic(async (self) => {
+    return await this.atomicOrJoin(async (self) => {
       const account = await self.s.account.get(input.accountId);
       if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
       const rate = account.currency === "USD" ? null : await self.rateFor(account.currency);
       const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
-
-      if (input.keyId) await self.checkKeyLimit(input.keyId, amount, account.currency);
-      const after = await self.s.reserveFunds.get(amount, input.accountId, amount);
-      if (!after) {
-        const available = account.balance_micro - account.held_micro;
-        throw new DomainError(
-          "insufficient_balance",
-          `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${self.options.billingUrl}.`,
-          { extra: { billing_url: self.options.billingUrl } },
-        );
-      }
-      const id = newTimeOrderedId("hold");
       const now = self.now();
-      await self.s.insertHold.run(
-        id,
-        input.accountId,
-        input.keyId,
-        input.modelId,
-        input.requestId,
-        input.source,
-        account.currency,
-        amount,
-        input.quotedUsdMicro,
-        rate,
-        now,
-      );
-      if (input.keyId) await self.s.addKeyHeld.run(amount, input.keyId);
-      await self.entry(input.accountId, "hold", input.source, amount, 0n, amount, after, {
-        holdId: id,
-        keyId: input.keyId,
-        modelId: input.modelId,
-        requestId: input.requestId,
-      });
-      await self.watch(input.accountId, after, false);
       // The row as inserted (not re-read: this runs on every submit).
-      return {
-        id,
+      const hold: HoldRow = {
+        id: newTimeOrderedId("hold"),
         account_id: input.accountId,
         key_id: input.keyId,
         model_id: input.modelId,
@@ -243,12 +260,54 @@ export class Ledger extends SqlStore {
         amount_micro: amount,
         quoted_usd_micro: input.quotedUsdMicro,
         fx_rate_micro: rate,
-        status: "open" as const,
+        status: "open",
         charged_micro: null,
         charged_usd_micro: null,
         created_at: BigInt(now),
         resolved_at: null,
       };
+      const { id, key_id: keyId } = hold;
+      const ids = [id, keyId, input.modelId, input.requestId] as const;
+      await Promise.all([
+        self.s.insertHold.run(
+          ...ids,
+          input.accountId,
+          input.source,
+          account.currency,
+          amount,
+          input.quotedUsdMicro,
+          rate,
+          now,
+        ),
+        around.beforeLocks?.(hold),
+      ]);
+      // In this order: the caller's counter, the key row, the account row (the lock order of
+      // settle and release too), and the ledger row with the account's figures after the hold.
+      const [own, key, moved, entry] = await Promise.allSettled([
+        around.withLocks?.(),
+        keyId ? self.s.holdOnKey.get(amount, keyId) : null,
+        self.s.reserveFunds.get(amount, input.accountId, amount),
+        self.entryAfter(input.accountId, "hold", input.source, amount, 0n, amount, 0n, hold, null, now),
+      ]);
+      if (own.status === "rejected") throw own.reason;
+      const keyRow = fulfilled(key);
+      const after = fulfilled(moved);
+      fulfilled(entry);
+      // A key with a monthly limit took nothing above (holdOnKey adds 0): checked now, under its lock.
+      if (keyId && keyRow && keyRow.monthly_limit_micro !== null) {
+        await self.checkKeyLimit(keyId, keyRow, amount, account.currency);
+        await self.s.addKeyHeld.run(amount, keyId);
+      }
+      if (!after) {
+        const available = account.balance_micro - account.held_micro;
+        throw new DomainError(
+          "insufficient_balance",
+          `Balance too low: this needs ${formatMicro(amount)} ${account.currency} and ${formatMicro(available)} is available. Top up at ${self.options.billingUrl}.`,
+          { extra: { billing_url: self.options.billingUrl } },
+        );
+      }
+      await self.watch(input.accountId, after, false);
+      return hold;
     });
   }
 
@@ -256,9 +315,9 @@ export class Ledger extends SqlStore {
    * Charges the actual price (micro-USD, converted with the rate fixed in the hold) capped at the
    * hold, and releases the rest. A hold that is no longer open is left alone: `changed` is false.
    */
-  async settle(holdId: string, actualUsdMicro: bigint): Promise<SettleResult> {
+  async settle(holdId: string, actualUsdMicro: bigint, withLocks?: WithLocks): Promise<SettleResult> {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
-    return await this.atomic(async (self) => {
+    return await this.atomicOrJoin(async (self) => {
       const hold = await self.s.getHold.get(holdId);
       if (!hold) throw new Error(`settle: no hold ${holdId}`);
       if (hold.status !== "open") return { changed: false, hold };
@@ -271,29 +330,21 @@ export class Ledger extends SqlStore {
 
       // One instant for the whole settlement: the charge entry's day and the key_spend month
       // must name the same calendar month, even at a month's last second (docs/money.md).
-      const ctx = {
-        holdId,
-        keyId: hold.key_id,
-        modelId: hold.model_id,
-        requestId: hold.request_id,
-        at: now,
-      };
-      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id);
-      let after = (await self.s.moveFunds.get(-charge, -charge, hold.account_id))!;
-      await self.entry(hold.account_id, "charge", hold.source, charge, -charge, -charge, after, ctx);
       const rest = hold.amount_micro - charge;
-      if (rest > 0n) {
-        after = (await self.s.moveFunds.get(0n, -rest, hold.account_id))!;
-        await self.entry(hold.account_id, "release", hold.source, rest, 0n, -rest, after, ctx);
-      }
-      if (hold.key_id) await self.s.addSpend.run(hold.key_id, monthOf(now), hold.model_id ?? "", charge);
-      await self.s.addUsage.run(
-        hold.account_id,
-        Math.floor(now / 86_400),
-        hold.key_id ?? "",
-        hold.model_id ?? "",
-        charge,
-      );
+      const { account_id: account, source, key_id: keyId } = hold;
+      // Pipelined in this order (see WithLocks): the caller's counters, the key's row, the account's
+      // (charge and release in one UPDATE), the key's month, the account's day (usage_daily), and the
+      // ledger rows.
+      const [, , moved] = await Promise.all([
+        withLocks?.(),
+        keyId ? self.s.addKeyHeld.run(-hold.amount_micro, keyId) : null,
+        self.s.moveFunds.get(-charge, -hold.amount_micro, account),
+        keyId ? self.s.addSpend.run(keyId, monthOf(now), hold.model_id ?? "", charge) : null,
+        self.s.addUsage.run(account, Math.floor(now / 86_400), keyId ?? "", hold.model_id ?? "", charge),
+        self.entryAfter(account, "charge", source, charge, -charge, -charge, rest, hold, null, now),
+        rest > 0n ? self.entryAfter(account, "release", source, rest, 0n, -rest, 0n, hold, null, now) : null,
+      ]);
+      const after = moved!;
       await self.watch(hold.account_id, after, false);
       self.onCharge?.(hold.currency, hold.model_id, charge);
       return { changed: true, hold: resolved };
@@ -301,30 +352,22 @@ export class Ledger extends SqlStore {
   }
 
   /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
-  async release(holdId: string, reason?: string): Promise<SettleResult> {
-    return await this.atomic(async (self) => {
+  async release(holdId: string, reason?: string, withLocks?: WithLocks): Promise<SettleResult> {
+    return await this.atomicOrJoin(async (self) => {
       const hold = await self.s.getHold.get(holdId);
       if (!hold) throw new Error(`release: no hold ${holdId}`);
-      const resolved = await self.s.resolveHold.get("released", null, null, self.now(), holdId);
+      const now = self.now();
+      const resolved = await self.s.resolveHold.get("released", null, null, now, holdId);
       if (!resolved) return { changed: false, hold };
-      if (hold.key_id) await self.s.addKeyHeld.run(-hold.amount_micro, hold.key_id); // key row before account row, as reserve and settle lock them (PostgreSQL deadlock otherwise)
-      const after = (await self.s.moveFunds.get(0n, -hold.amount_micro, hold.account_id))!;
-      await self.entry(
-        hold.account_id,
-        "release",
-        hold.source,
-        hold.amount_micro,
-        0n,
-        -hold.amount_micro,
-        after,
-        {
-          holdId,
-          keyId: hold.key_id,
-          modelId: hold.model_id,
-          requestId: hold.request_id,
-          reason,
-        },
-      );
+      const { account_id: account, amount_micro: amount } = hold;
+      // Pipelined in this order (see WithLocks).
+      const [, , moved] = await Promise.all([
+        withLocks?.(),
+        hold.key_id ? self.s.addKeyHeld.run(-amount, hold.key_id) : null,
+        self.s.moveFunds.get(0n, -amount, account),
+        self.entryAfter(account, "release", hold.source, amount, 0n, -amount, 0n, hold, reason ?? null, now),
+      ]);
+      const after = moved!;
       await self.watch(hold.account_id, after, false);
       return { changed: true, hold: resolved };
     });
@@ -423,10 +466,12 @@ export class Ledger extends SqlStore {
       await this.balanceWatcher.moved(this.sql, accountId, after, credit);
   }
 
-  private async checkKeyLimit(keyId: string, amount: bigint, currency: Currency): Promise<void> {
-    const limit = (await this.s.keyLimit.get(keyId))?.monthly_limit_micro ?? null;
+  /** `key`: the key's row as locked by reserve (its held money is read with the lock, not again). */
+  private async checkKeyLimit(keyId: string, key: KeyLimitRow, amount: bigint, currency: Currency) {
+    const limit = key.monthly_limit_micro;
     if (limit === null) return;
-    const { spent, held } = await this.keyUsage(keyId);
+    const spent = (await this.s.keySpent.get(keyId, monthOf(this.now())))?.s ?? 0n;
+    const held = key.held_micro;
     if (spent + held + amount > limit) {
       throw new DomainError(
         "key_limit_reached",
@@ -460,6 +505,34 @@ export class Ledger extends SqlStore {
     const account = await this.s.account.get(accountId);
     if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return account;
+  }
+
+  /** A ledger row with the account's figures as the statements before it left them (insertEntryAfter). */
+  private async entryAfter(
+    accountId: string,
+    kind: EntryKind,
+    source: Source,
+    amount: bigint,
+    balanceDelta: bigint,
+    heldDelta: bigint,
+    heldOffset: bigint,
+    hold: Pick<HoldRow, "id" | "key_id" | "model_id" | "request_id">,
+    reason: string | null,
+    at: number,
+  ): Promise<void> {
+    const refs = [hold.id, hold.key_id, hold.model_id, hold.request_id, reason] as const;
+    const values = [
+      kind,
+      source,
+      amount,
+      balanceDelta,
+      heldDelta,
+      heldOffset,
+      ...refs,
+      at,
+      accountId,
+    ] as const;
+    await this.s.insertEntryAfter.run(...values);
   }
 
   private async entry(

@@ -74,6 +74,11 @@ export interface NewJob {
    * request, with its lease running to this time (its deadline), and no worker ever claims it.
    */
   runningUntil?: number;
+  /**
+   * The opener took its in-flight slot itself (JobStore.takeSlot, sent beside the ledger's locks:
+   * src/jobs/open.ts); otherwise the insert counts the job in its key's (or person's) open jobs.
+   */
+  slotTaken?: boolean;
 }
 
 /** A worker's lease on a claimed job: its later writes change nothing once another attempt holds it. */

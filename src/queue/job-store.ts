@@ -1,7 +1,7 @@
 import { afterCommit, type Sql } from "../db/sql.ts";
-import { forUpdate, jsonList, SqlStore } from "../db/store.ts";
+import { jsonList, SqlStore } from "../db/store.ts";
 import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
-import type { Ledger } from "../ledger/ledger.ts";
+import type { Ledger, WithLocks } from "../ledger/ledger.ts";
 import type { JobEvents } from "./events.ts";
 import { type JobFilter, jobFilterSql, jobListIndexHint } from "./job-filter.ts";
 import { type JobRow, type JobStatus, type LeaseFence, type NewJob, openedJobRow } from "./job-row.ts";
@@ -143,15 +143,9 @@ export class JobStore extends SqlStore {
     ),
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
-    // PostgreSQL (READ COMMITTED): the counter's row is locked when read inside the opening
-    // transaction, so concurrent opens cannot both pass the in-flight cap (SQLite: one writer).
-    openForKey: this.q<{ n: bigint }, [string]>(
-      `SELECT open_jobs AS n FROM api_keys WHERE id = ?${forUpdate(this.sql)}`,
-    ),
     addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-    openForPerson: this.q<{ n: bigint }, [string]>(
-      `SELECT open_jobs AS n FROM people WHERE id = ?${forUpdate(this.sql)}`,
-    ),
+    takeKeySlot: this.q("UPDATE api_keys SET open_jobs = open_jobs + 1 WHERE id = ? AND open_jobs < ?"),
+    takePersonSlot: this.q("UPDATE people SET open_jobs = open_jobs + 1 WHERE id = ? AND open_jobs < ?"),
     addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
     byPerson: this.q<JobRow, [string, string, string, number]>(
       `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
@@ -262,7 +256,7 @@ export class JobStore extends SqlStore {
 
   /**
    * Inserts a queued job (or, with `runningUntil`, one its request runs). Call inside the submit
-   * transaction, after the hold was placed.
+   * transaction, after the hold was placed (or, with `slotTaken`, its insert sent).
    */
   async insert(j: NewJob): Promise<JobRow> {
     const running = j.runningUntil !== undefined;
@@ -303,7 +297,7 @@ export class JobStore extends SqlStore {
       seq = ++this.seq.last;
       await this.s.insert.run(j.id, seq, ...values);
     }
-    await this.countOpen(j.keyId, j.personId ?? null, 1);
+    if (!j.slotTaken) await this.countOpen(j.keyId, j.personId ?? null, 1);
     return openedJobRow(j, seq, running ? this.requestOwner : null);
   }
 
@@ -316,13 +310,10 @@ export class JobStore extends SqlStore {
     return await this.s.getOwned.get(id, accountId);
   }
 
-  async openForKey(keyId: string): Promise<number> {
-    return Number((await this.s.openForKey.get(keyId))?.n ?? 0n);
-  }
-
-  /** A person's open studio jobs (people.open_jobs), over every account. */
-  async openForPerson(personId: string): Promise<number> {
-    return Number((await this.s.openForPerson.get(personId))?.n ?? 0n);
+  /** One more open job for its opener (key, or keyless person) below `max`; false at the cap. */
+  async takeSlot(keyId: string | null, personId: string | null, max: number): Promise<boolean> {
+    const s = keyId !== null ? this.s.takeKeySlot.run(keyId, max) : this.s.takePersonSlot.run(personId!, max);
+    return (await s).changes === 1;
   }
 
   /**
@@ -436,9 +427,11 @@ export class JobStore extends SqlStore {
     cost: bigint | null = null,
   ): Promise<boolean> {
     const ending = { output: JSON.stringify(output), actualUnits, code: null, message: null, cost };
-    const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row) => {
-      await self.outputs.record(id, outputs, now, now + outputTtlMs);
-      await self.ledger.settle(row.hold_id, chargeUsdMicro);
+    const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row, open) => {
+      await Promise.all([
+        self.outputs.record(id, outputs, now, now + outputTtlMs),
+        self.ledger.settle(row.hold_id, chargeUsdMicro, open),
+      ]);
       const told = self.onCompleted;
       // The charge is the delivery's price, never above the quote (= the hold's USD), so it is the revenue.
       if (told) afterCommit(() => told(row, chargeUsdMicro));
@@ -468,8 +461,8 @@ export class JobStore extends SqlStore {
     // A cancelled job never left the queue: no upstream saw it (0). A failed one may have run
     // upstream and be billed there, for what we cannot know: unknown (null). docs/money.md.
     const ending = { output: null, actualUnits: null, code, message, cost: to === "CANCELLED" ? 0n : null };
-    const job = await this.toFinal(id, to, from, ending, now, async (self, row) => {
-      await self.ledger.release(row.hold_id, code ?? to.toLowerCase());
+    const job = await this.toFinal(id, to, from, ending, now, async (self, row, open) => {
+      await self.ledger.release(row.hold_id, code ?? to.toLowerCase(), open);
     });
     if (job) {
       this.index.remove(job);
@@ -489,7 +482,7 @@ export class JobStore extends SqlStore {
     from: JobStatus[],
     e: Ending,
     now: number,
-    settle: (self: this, row: JobRow) => Promise<void>,
+    settle: (self: this, row: JobRow, open: WithLocks) => Promise<void>,
   ): Promise<JobRow | null> {
     return await this.atomic(async (self) => {
       const row = await self.s.toFinal.get(
@@ -505,9 +498,15 @@ export class JobStore extends SqlStore {
         e.cost,
       );
       if (!row) return null;
-      await self.countOpen(row.key_id, row.person_id, -1);
-      await self.stats.count(row);
-      await settle(self, row);
+      // The counters, once: by the ledger beside its rows (WithLocks: one pipelined round on
+      // PostgreSQL), else here. The requests rollup (job_stats_daily) is one of them.
+      let counting: Promise<unknown> | null = null;
+      const open = async () => {
+        counting ??= Promise.all([self.countOpen(row.key_id, row.person_id, -1), self.stats.count(row)]);
+        await counting;
+      };
+      await settle(self, row, open);
+      await open();
       for (const hook of self.finalHooks) await hook(self.sql, row);
       return row;
     });

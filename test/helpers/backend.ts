@@ -50,3 +50,10 @@ export async function tableNames(sql: Sql): Promise<string[]> {
 /** Why the backup and restore tests are SQLite-only. */
 export const BACKUP_IS_SQLITE =
   "backup and restore copy the SQLite data dir; on PostgreSQL they refuse to run (test/server/database-url.blackbox.test.ts)";
+
+/** The open-jobs counter of a key (api_keys.open_jobs) or of a person (people.open_jobs, the studio's). */
+export async function openJobs(sql: Sql, who: { keyId: string } | { personId: string }): Promise<number> {
+  const [table, id] = "keyId" in who ? ["api_keys", who.keyId] : ["people", who.personId];
+  const row = await sql.get<{ n: bigint }>(`SELECT open_jobs AS n FROM ${table} WHERE id = ?`, [id]);
+  return Number(row?.n ?? 0n);
+}

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { fingerprint } from "../../src/idempotency/idempotency.ts";
 import { openJob, openJobOnce } from "../../src/jobs/open.ts";
+import { openJobs } from "../helpers/backend.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { idAnswer, openJobSetup } from "./open-job-fixture.ts";
 
@@ -20,7 +21,7 @@ describe("openJob: the one path that opens a job", () => {
     const hold = (await s.t.ctx.ledger.getHold(job.hold_id))!;
     expect(hold).toMatchObject({ status: "open", request_id: job.id, source: "API" });
     expect(hold.quoted_usd_micro).toBe(s.media().quote.amount_usd_micro);
-    expect(await s.t.ctx.jobs.openForKey(s.principal.keyId)).toBe(1);
+    expect(await openJobs(s.t.ctx.sql, { keyId: s.principal.keyId })).toBe(1);
     expect(s.t.ctx.jobs.queuePosition(job)).toBe(0); // handed to the queue after the commit
     expect(await checkInvariants(s.t.ctx.sql)).toEqual([]);
   });

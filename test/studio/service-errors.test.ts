@@ -4,7 +4,7 @@ import { DomainError } from "../../src/lib/errors.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
 import { studioChat, studioEstimate, studioRun, studioRunOf, studioRuns } from "../../src/studio/service.ts";
-import { countRows } from "../helpers/backend.ts";
+import { countRows, openJobs } from "../helpers/backend.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { studioSetup } from "./helpers.ts";
 
@@ -31,7 +31,7 @@ describe("studio runs obey the API's money rules", () => {
       "insufficient_balance",
     );
     expect(await s.available()).toBe(25_000n);
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(0);
     expect(await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "x", num_images: 2 })).toMatchObject({
       status: "IN_QUEUE",
     });
@@ -74,7 +74,7 @@ describe("studio runs obey the API's money rules", () => {
       charged_micro: null,
     });
     expect(await s.available()).toBe(10_000_000n);
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(0);
     expect(await checkInvariants(s.ctx.sql)).toEqual([]);
   });
 
@@ -88,7 +88,7 @@ describe("studio runs obey the API's money rules", () => {
     );
     expect(err).toBe("submit_failed");
     expect(await s.available()).toBe(10_000_000n);
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(0);
     expect(
       await code(studioChat(s.ctx, s.ann, "sandbox/image", { messages: [{ role: "user", content: "x" }] })),
     ).toBe("unknown_model");
@@ -121,9 +121,9 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
         })
       ).status,
     ).toBe(202);
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(2);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(2);
     await s.ctx.jobs.cancel(a1.id, Date.now());
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(1);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(1);
     expect(await studioRun(s.ctx, s.ann, "sandbox/image", { prompt: "3" })).toMatchObject({
       status: "IN_QUEUE",
     });
@@ -145,7 +145,7 @@ describe("the per-person in-flight cap ([studio] in_flight_per_person, default 2
         .filter((r): r is PromiseRejectedResult => r.status === "rejected")
         .every((r) => (r.reason as DomainError).code === "too_many_in_flight"),
     ).toBe(true);
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(3);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(3);
   });
 
   test("openJob refuses an opener with neither key nor person, and an Idempotency-Key without a key", async () => {

@@ -4,6 +4,7 @@ import { listRequests } from "../../src/queue/requests.ts";
 import { waitForFinal } from "../../src/queue/submit.ts";
 import type { WorkerPool } from "../../src/queue/workers.ts";
 import { studioChat, studioEstimate, studioRun, studioRuns } from "../../src/studio/service.ts";
+import { openJobs } from "../helpers/backend.ts";
 import { json } from "../helpers/context.ts";
 import { checkInvariants } from "../ledger/ledger-helpers.ts";
 import { studioSetup } from "./helpers.ts";
@@ -40,14 +41,14 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     expect(hold).toMatchObject({ source: "STUDIO", key_id: null, status: "open" });
     expect(hold.amount_micro).toBe(BigInt(est.price_usd_micro));
     expect(await s.available()).toBe(before - BigInt(est.price_usd_micro));
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(1);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(1);
 
     pool = s.workers();
     const done = await waitForFinal(s.ctx, job.id, 30_000);
     expect(done.status).toBe("COMPLETED");
     expect((await s.ctx.ledger.getHold(job.hold_id))!.charged_micro).toBe(BigInt(est.price_usd_micro));
     expect(await s.available()).toBe(before - BigInt(est.price_usd_micro));
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(0);
     expect(await checkInvariants(s.ctx.sql)).toEqual([]);
 
     // Source STUDIO in the wallet and in the requests list.
@@ -133,7 +134,7 @@ describe("studio runs: the API's one path, source STUDIO, no key", () => {
     expect(hold.status).toBe("settled");
     expect(hold.charged_micro! > 0n).toBe(true);
     expect(await s.available()).toBe(before - hold.charged_micro!);
-    expect(await s.ctx.jobs.openForPerson(s.ann.personId)).toBe(0);
+    expect(await openJobs(s.ctx.sql, { personId: s.ann.personId })).toBe(0);
     const charges = (await walletPage(s.ctx, s.account.id, { source: "STUDIO" })).entries.filter(
       (e) => e.kind === "charge",
     );
