@@ -5,6 +5,7 @@ import { keysetPage } from "../lib/keyset-page.ts";
 import type { QueueServices } from "../server/context.ts";
 import type { JobRow } from "./job-row.ts";
 import type { JobStore } from "./job-store.ts";
+import { checkedFilters } from "./request-filters.ts";
 
 /**
  * A key's requests by id, as the API, its fal alias routes and the console read them: every
@@ -73,12 +74,9 @@ export async function listRequests(
   accountId: string,
   o: { limit: number; before: string | null; status?: string; modelId?: string },
 ) {
-  const rows = await deps.jobs.list(accountId, {
-    limit: o.limit + 1,
-    before: o.before,
-    status: o.status,
-    modelId: o.modelId,
-  });
+  // The console's filter checks (a model id with a control character is a 400 on both databases).
+  const { status, modelId } = checkedFilters({ status: o.status, modelId: o.modelId });
+  const rows = await deps.jobs.list(accountId, { limit: o.limit + 1, before: o.before, status, modelId });
   const { page, next_cursor } = keysetPage(rows, o.limit);
   return { data: await Promise.all(page.map(async (j) => await deps.views.listItem(j))), next_cursor };
 }
