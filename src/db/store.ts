@@ -181,11 +181,6 @@ export function skipLocked(sql: Sql): string {
   return sql.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
 }
 
-/** ` FOR UPDATE` on PostgreSQL (a row read to decide a write); SQLite does not parse it. */
-export function forUpdate(sql: Sql): string {
-  return sql.dialect === "postgres" ? " FOR UPDATE" : "";
-}
-
 /**
  * The values of a JSON array parameter as a sub-select (`?N` when numbered): SQLite's json_each,
  * PostgreSQL's jsonb_array_elements_text. A list of any length in one prepared statement.
