@@ -69,6 +69,9 @@ function fulfilled<T>(r: PromiseSettledResult<T>): T {
   return r.value;
 }
 
+/** The references of an entry that is no job's (a credit or an adjustment). */
+const NO_HOLD = { id: null, key_id: null, model_id: null, request_id: null } as const;
+
 /** A key's monthly limit and the money its open jobs hold (holdOnKey's RETURNING, the row locked). */
 interface KeyLimitRow {
   monthly_limit_micro: bigint | null;
@@ -201,7 +204,7 @@ export class Ledger extends SqlStore {
            balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
          SELECT id, CAST(?1 AS TEXT), CAST(?2 AS TEXT), CAST(?3 AS BIGINT), CAST(?4 AS BIGINT), CAST(?5 AS BIGINT),
            balance_micro, held_micro + CAST(?6 AS BIGINT), CAST(?7 AS TEXT), CAST(?8 AS TEXT), CAST(?9 AS TEXT),
-           CAST(?10 AS TEXT), CAST(?11 AS TEXT), CAST(?12 AS BIGINT), NULL
+           CAST(?10 AS TEXT), CAST(?11 AS TEXT), CAST(?12 AS BIGINT), CAST(?14 AS TEXT)
          FROM accounts WHERE id = ?13`,
     ),
     getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
@@ -210,11 +213,6 @@ export class Ledger extends SqlStore {
     resolveHold: this.q<HoldRow, [string, bigint | null, bigint | null, number, string]>(
       `UPDATE holds SET status = ?1, charged_micro = ?2, charged_usd_micro = ?3, resolved_at = ?4
          WHERE id = ?5 AND status = 'open' RETURNING *`,
-    ),
-    insertEntry: this.q(
-      `INSERT INTO ledger_entries (account_id, kind, source, amount_micro, balance_delta_micro, held_delta_micro,
-           balance_after_micro, held_after_micro, hold_id, key_id, model_id, request_id, reason, created_at, ref_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     addSpend: this.q(
       `INSERT INTO key_spend (key_id, month, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, 1)
@@ -394,7 +392,19 @@ export class Ledger extends SqlStore {
     return await this.atomic(async (self) => {
       const account = await self.requireAccount(accountId);
       const after = await self.credit(accountId, account, amountMicro);
-      await self.entry(accountId, "topup", source, amountMicro, amountMicro, 0n, after, { reason, refId });
+      await self.entryAfter(
+        accountId,
+        "topup",
+        source,
+        amountMicro,
+        amountMicro,
+        0n,
+        0n,
+        NO_HOLD,
+        reason,
+        self.now(),
+        refId,
+      );
       await self.watch(accountId, after, true);
       return after;
     });
@@ -428,7 +438,19 @@ export class Ledger extends SqlStore {
         );
       }
       const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
-      await self.entry(accountId, "adjustment", "ADMIN", abs, deltaMicro, 0n, after, { reason, refId });
+      await self.entryAfter(
+        accountId,
+        "adjustment",
+        "ADMIN",
+        abs,
+        deltaMicro,
+        0n,
+        0n,
+        NO_HOLD,
+        reason,
+        self.now(),
+        refId,
+      );
       await self.watch(accountId, after, deltaMicro > 0n);
       return after;
     });
@@ -507,7 +529,13 @@ export class Ledger extends SqlStore {
     return account;
   }
 
-  /** A ledger row with the account's figures as the statements before it left them (insertEntryAfter). */
+  /**
+   * The one way a ledger row is written: with the account's figures as the statements before it left
+   * them (insertEntryAfter), read in the INSERT itself. A job's rows are sent beside the UPDATE that
+   * moved the money (pipelined, its RETURNING not waited for); a credit's after its UPDATE returned
+   * (its refusal decides whether a row is written at all). `refId`: what a credit is for (an order or
+   * a redeem code id; a unique index makes a second credit for one cause fail, migration 011).
+   */
   private async entryAfter(
     accountId: string,
     kind: EntryKind,
@@ -516,9 +544,10 @@ export class Ledger extends SqlStore {
     balanceDelta: bigint,
     heldDelta: bigint,
     heldOffset: bigint,
-    hold: Pick<HoldRow, "id" | "key_id" | "model_id" | "request_id">,
+    hold: Pick<HoldRow, "key_id" | "model_id" | "request_id"> & { id: string | null },
     reason: string | null,
     at: number,
+    refId: string | null = null,
   ): Promise<void> {
     const refs = [hold.id, hold.key_id, hold.model_id, hold.request_id, reason] as const;
     const values = [
@@ -531,46 +560,8 @@ export class Ledger extends SqlStore {
       ...refs,
       at,
       accountId,
+      refId,
     ] as const;
     await this.s.insertEntryAfter.run(...values);
-  }
-
-  private async entry(
-    accountId: string,
-    kind: EntryKind,
-    source: Source,
-    amount: bigint,
-    balanceDelta: bigint,
-    heldDelta: bigint,
-    after: BalanceRow,
-    refs: {
-      holdId?: string | null;
-      keyId?: string | null;
-      modelId?: string | null;
-      requestId?: string | null;
-      reason?: string | null;
-      /** What a top-up (or a refund's adjustment) is for: an order or a redeem code id. */
-      refId?: string | null;
-      /** The entry's time (epoch seconds); default: now. */
-      at?: number;
-    },
-  ): Promise<void> {
-    await this.s.insertEntry.run(
-      accountId,
-      kind,
-      source,
-      amount,
-      balanceDelta,
-      heldDelta,
-      after.balance_micro,
-      after.held_micro,
-      refs.holdId ?? null,
-      refs.keyId ?? null,
-      refs.modelId ?? null,
-      refs.requestId ?? null,
-      refs.reason ?? null,
-      refs.at ?? this.now(),
-      refs.refId ?? null,
-    );
   }
 }
