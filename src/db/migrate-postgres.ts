@@ -16,6 +16,7 @@ import m026 from "./migrations-pg/026_margins.sql" with { type: "text" };
 import m027 from "./migrations-pg/027_usage_daily.sql" with { type: "text" };
 import m028 from "./migrations-pg/028_job_stats.sql" with { type: "text" };
 import m029 from "./migrations-pg/029_jobs_account_model.sql" with { type: "text" };
+import m030 from "./migrations-pg/030_files_deleted_rows.sql" with { type: "text" };
 import type { PostgresSql } from "./sql-postgres.ts";
 
 /**
@@ -40,6 +41,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 27, name: "usage rollup", sql: m027 },
   { version: 28, name: "job stats rollup", sql: m028 },
   { version: 29, name: "jobs by account and model", sql: m029 },
+  { version: 30, name: "files: no deleted rows", sql: m030 },
 ];
 
 export const PG_LATEST_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -27,6 +27,7 @@ import m026 from "./migrations/026_margins.sql" with { type: "text" };
 import m027 from "./migrations/027_usage_daily.sql" with { type: "text" };
 import m028 from "./migrations/028_job_stats.sql" with { type: "text" };
 import m029 from "./migrations/029_jobs_account_model.sql" with { type: "text" };
+import m030 from "./migrations/030_files_deleted_rows.sql" with { type: "text" };
 
 /**
  * Migrations are embedded in the binary (imported as text) and applied in order, each in its own
@@ -68,6 +69,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 27, name: "usage rollup", sql: m027 },
   { version: 28, name: "job stats rollup", sql: m028 },
   { version: 29, name: "jobs by account and model", sql: m029 },
+  { version: 30, name: "files: no deleted rows", sql: m030 },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -20,6 +20,7 @@ export interface FileRow {
   height: bigint | null;
   created_at: bigint;
   expires_at: bigint;
+  /** Always null since migration 030 (a deleted or expired file loses its row); a restored backup may mark one. */
   deleted_at: bigint | null;
 }
 
@@ -36,7 +37,9 @@ export class FileStore extends SqlStore {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     get: this.q<FileRow, [string]>("SELECT * FROM files WHERE id = ?"),
-    markDeleted: this.q("UPDATE files SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"),
+    // The row goes (migration 030): a file that is not there is what a deleted or expired one is,
+    // and a kept row was 356 bytes per upload forever. The storage triggers (008) count it out.
+    deleteRow: this.q<null, [string]>("DELETE FROM files WHERE id = ? AND deleted_at IS NULL"),
     expiredFiles: this.q<FileRow, [number]>(
       `SELECT * FROM files WHERE deleted_at IS NULL AND expires_at < ? LIMIT ${SWEEP_BATCH}`,
     ),
@@ -97,11 +100,11 @@ export class FileStore extends SqlStore {
   }
 
   /**
-   * Marks the file deleted, then removes its bytes. A store that cannot be reached leaves the bytes
+   * Deletes the file's row, then removes its bytes. A store that cannot be reached leaves the bytes
    * (unreferenced, logged): the row is what makes a file exist.
    */
-  async delete(row: FileRow, now = Date.now()): Promise<void> {
-    if ((await this.s.markDeleted.run(now, row.id)).changes === 1) await this.removeBytes([row.path]);
+  async delete(row: FileRow): Promise<void> {
+    if ((await this.s.deleteRow.run(row.id)).changes === 1) await this.removeBytes([row.path]);
   }
 
   private async removeBytes(paths: string[]): Promise<void> {
@@ -130,8 +133,7 @@ export class FileStore extends SqlStore {
       const gone = await this.atomic(async (self) => {
         const paths: string[] = [];
         const f = await self.s.expiredFiles.all(now);
-        for (const row of f)
-          if ((await self.s.markDeleted.run(now, row.id)).changes === 1) paths.push(row.path);
+        for (const row of f) if ((await self.s.deleteRow.run(row.id)).changes === 1) paths.push(row.path);
         const o = await self.outputs.expired(now, SWEEP_BATCH);
         for (const row of o) {
           await self.outputs.delete(row.job_id, row.idx);

@@ -81,6 +81,8 @@ describe("migrations", () => {
       { kind: "outputs", bytes: 750n },
       { kind: "uploads", bytes: 30n },
     ]);
+    // 030 deletes the rows of deleted uploads (a marked row was kept forever); the totals stay.
+    expect(db.query("SELECT id FROM files").all()).toEqual([{ id: "file_a" }]);
     const indexes = (
       db.query("SELECT name FROM sqlite_master WHERE type = 'index'").all() as { name: string }[]
     ).map((r) => r.name);

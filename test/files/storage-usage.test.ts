@@ -44,7 +44,7 @@ describe("storage usage totals (triggers of migration 008)", () => {
             );
           } else if (o.t === "delete-upload" && ids.length > 0) {
             const row = await t.ctx.files.getById(ids[o.pick % ids.length]!, 0);
-            if (row) await t.ctx.files.delete(row, now);
+            if (row) await t.ctx.files.delete(row);
           } else if (o.t === "sweep") {
             await t.ctx.files.sweep(now);
           }
