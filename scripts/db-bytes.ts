@@ -3,7 +3,8 @@
 // API (a media job through /v1/queue, a chat call, a media job with a webhook), and reads SQLite's
 // dbstat (every page of every table and index) after each kind. Then it stops the server and runs
 // the request retention over everything (JobRetentionStore, as the hourly sweep would once the
-// records are older than [retention] requests_days): what the purge frees and what stays (money).
+// records are older than [retention] requests_days): what the purge frees and what stays (money);
+// then the money history's retention ([retention] ledger_days), and what stays after both.
 // Usage: sh scripts/bunw scripts/db-bytes.ts [--n 1000] [--bin dist/gengate] [--batch 500]
 // It prints figures and asserts nothing.
 import { Database } from "bun:sqlite";
@@ -11,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { migrate, openDatabase } from "../src/db/database.ts";
 import { SqliteSql } from "../src/db/sql-sqlite.ts";
+import { LedgerRetentionStore } from "../src/ledger/ledger-retention.ts";
 import { UpstreamCallbackStore } from "../src/providers/callback-store.ts";
 import { JobLogStore } from "../src/queue/job-log-store.ts";
 import { JobRetentionStore, PURGE_BATCH } from "../src/queue/job-retention-store.ts";
@@ -236,19 +238,30 @@ for (;;) {
   if (n < BATCH) break;
 }
 db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+const afterRequests = sizes();
+// Then the money history's retention ([retention] ledger_days, off by default), as its sweep runs
+// it once every entry is older than the cutoff: each account keeps its newest entry.
+const t1 = performance.now();
+const money = await new LedgerRetentionStore(sql).purge(Math.floor(Date.now() / 1000) + 1, undefined, BATCH);
+const moneyMs = performance.now() - t1;
+db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 const pageSize = Number((db.query("PRAGMA page_size").get() as { page_size: number }).page_size);
 const freelist = Number(
   (db.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count,
 );
 db.close();
 const after = sizes();
-const freed = perRequest(after, last, 3 * N);
+const freed = perRequest(afterRequests, last, 3 * N);
 print(`purged (${purged} requests): bytes freed per request, averaged over the three kinds`, freed);
-const kept = perRequest(start, after, 3 * N);
 print(
-  "what stays per request: the money rows (forever), job_outputs (until their own expiry, [files] retention_hours) and the uploads' rows (marked deleted at their expiry, then kept)",
-  kept,
+  "what stays per request after it: the money rows (forever by default), job_outputs (until their own expiry, [files] retention_hours) and the uploads' rows (marked deleted at their expiry, then kept)",
+  perRequest(start, afterRequests, 3 * N),
 );
+print(
+  `then the ledger retention (${money.entries} entries, ${money.holds} holds, ${moneyMs.toFixed(0)} ms): bytes freed per request`,
+  perRequest(after, afterRequests, 3 * N),
+);
+print("what stays per request after both", perRequest(start, after, 3 * N));
 batches.sort((a, b) => a - b);
 console.log(
   `\npurge: ${batches.length} batches of up to ${BATCH} jobs; per batch median ${batches[Math.floor(batches.length / 2)]!.toFixed(1)} ms, max ${batches.at(-1)!.toFixed(1)} ms`,

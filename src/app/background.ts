@@ -135,6 +135,12 @@ export const SWEEPS: readonly Sweep[] = [
     run: async (ctx, signal) => await purgeOldRequests(ctx, Date.now(), signal),
   },
   {
+    // [retention] ledger_days (off by default): money history, in batches of 500.
+    name: "ledger-retention",
+    cron: "47 * * * *",
+    run: async (ctx, signal) => await purgeOldLedger(ctx, Date.now(), signal),
+  },
+  {
     name: "order-expiry",
     cron: "30 * * * * *",
     run: async (ctx) => {
@@ -157,6 +163,22 @@ export async function purgeOldRequests(
   if (keep === null) return 0;
   const purged = await ctx.jobRetention.purgeFinished(now - keep, signal);
   if (purged) log("info", "request retention", { purged });
+  return purged;
+}
+
+/**
+ * Deletes the money history dated more than [retention] ledger_days ago (read at each run); nothing
+ * when it is kept forever (the default). Returns what went.
+ */
+export async function purgeOldLedger(
+  ctx: Pick<AppContext, "live" | "ledgerRetention">,
+  now: number,
+  signal?: AbortSignal,
+): Promise<{ entries: number; holds: number }> {
+  const keep = ctx.live.retention.ledgerMs;
+  if (keep === null) return { entries: 0, holds: 0 };
+  const purged = await ctx.ledgerRetention.purge(Math.floor((now - keep) / 1000), signal);
+  if (purged.entries || purged.holds) log("info", "ledger retention", { ...purged });
   return purged;
 }
 

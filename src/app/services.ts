@@ -6,6 +6,7 @@ import type { CacheInvalidation } from "../db/invalidation.ts";
 import type { Sql } from "../db/sql.ts";
 import { FxStore } from "../fx/store.ts";
 import { Ledger } from "../ledger/ledger.ts";
+import { LedgerRetentionStore } from "../ledger/ledger-retention.ts";
 import { MarginStore } from "../ledger/margin-store.ts";
 import { Wallet } from "../ledger/wallet.ts";
 import { Mailer, peopleMail } from "../mail/mailer.ts";
@@ -69,6 +70,7 @@ export function createServices(
     }),
     fx: new FxStore(sql),
     wallet: new Wallet(sql),
+    ledgerRetention: new LedgerRetentionStore(sql),
     margins: new MarginStore(sql),
     people,
     mailer,

@@ -26,8 +26,12 @@ interface Money {
 export async function money(sql: Sql): Promise<Money> {
   const accounts = await sql.all<AccountMoney>(
     `SELECT a.id, a.balance_micro, a.held_micro,
-       COALESCE((SELECT sum(l.balance_delta_micro) FROM ledger_entries l WHERE l.account_id = a.id), 0) AS ledger_balance,
-       COALESCE((SELECT sum(l.held_delta_micro) FROM ledger_entries l WHERE l.account_id = a.id), 0) AS ledger_held,
+       COALESCE((SELECT f.balance_after_micro - f.balance_delta_micro FROM ledger_entries f
+           WHERE f.account_id = a.id ORDER BY f.id LIMIT 1), 0)
+         + COALESCE((SELECT sum(l.balance_delta_micro) FROM ledger_entries l WHERE l.account_id = a.id), 0) AS ledger_balance,
+       COALESCE((SELECT f.held_after_micro - f.held_delta_micro FROM ledger_entries f
+           WHERE f.account_id = a.id ORDER BY f.id LIMIT 1), 0)
+         + COALESCE((SELECT sum(l.held_delta_micro) FROM ledger_entries l WHERE l.account_id = a.id), 0) AS ledger_held,
        COALESCE((SELECT sum(h.amount_micro) FROM holds h WHERE h.account_id = a.id AND h.status = 'open'), 0) AS open_holds
      FROM accounts a ORDER BY a.id`,
   );

@@ -13,6 +13,7 @@ import {
   type MetricsSettings,
   type PaymentAmounts,
   type PaymentSettings,
+  type RetentionSettings,
   type ServerSettings,
   type SmtpSettings,
 } from "./schema.ts";
@@ -133,7 +134,7 @@ export function liveSettingsFrom(
       retentionMs: (file?.files?.retention_hours ?? 24 * 7) * 3600_000,
       minFreeBytes: (file?.files?.min_free_mb ?? 1024) * 1024 * 1024,
     },
-    retention: { requestsMs: requestsRetentionMs(file?.retention?.requests_days ?? DEFAULT_REQUESTS_DAYS) },
+    retention: retentionFrom(file?.retention),
     sandbox: file?.catalog?.sandbox ?? true,
     models: file?.models ?? [],
     webhooks: { allowPrivateCidrs: file?.webhooks?.allow_private_cidrs ?? [] },
@@ -165,6 +166,24 @@ function requestsRetentionMs(days: number): number | null {
       "retention.requests_days: 0 (keep forever) or at least 2 (webhooks are retried for up to 27.6 hours)",
     );
   return days === 0 ? null : days * 86_400_000;
+}
+
+/**
+ * [retention]. ledger_days, when set, must cover requests_days (a kept request record's job points
+ * at its hold, so holds can only go after their records) and at least 62 days (the whole previous
+ * month's statement stays readable); requests kept forever would keep every hold, so they must expire.
+ */
+function retentionFrom(r: { requests_days?: number; ledger_days?: number } | undefined): RetentionSettings {
+  const requestsDays = r?.requests_days ?? DEFAULT_REQUESTS_DAYS;
+  const ledgerDays = r?.ledger_days ?? 0;
+  if (ledgerDays !== 0 && (ledgerDays < 62 || requestsDays === 0 || ledgerDays < requestsDays))
+    throw new ConfigError(
+      `retention.ledger_days: 0 (keep forever) or at least 62 and at least requests_days (${requestsDays}), which must not be 0`,
+    );
+  return {
+    requestsMs: requestsRetentionMs(requestsDays),
+    ledgerMs: ledgerDays === 0 ? null : ledgerDays * 86_400_000,
+  };
 }
 
 /** Defaults of [payments.usd] / [payments.rub] (decimals in the main unit). */

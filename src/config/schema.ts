@@ -242,7 +242,15 @@ export const ConfigFile = T.Object(
               minimum: 0,
               maximum: 3650,
               description:
-                "Days a finished request's record (input, output, logs, webhook deliveries) is kept: 0 (forever) or 2..3650. Money rows are never deleted. Default 90.",
+                "Days a finished request's record (input, output, logs, webhook deliveries) is kept: 0 (forever) or 2..3650. Money rows go only with ledger_days. Default 90.",
+            }),
+          ),
+          ledger_days: T.Optional(
+            T.Integer({
+              minimum: 0,
+              maximum: 36500,
+              description:
+                "Days the money history (ledger entries, resolved holds) is kept: 0 (forever, the default) or at least 62 and at least requests_days (which must then not be 0). Balances and the usage rollups are never deleted.",
             }),
           ),
         },
@@ -405,6 +413,8 @@ export interface FileSettings {
 export interface RetentionSettings {
   /** A finished request's record is deleted this long after it ended; null: kept forever. */
   requestsMs: number | null;
+  /** Ledger entries and resolved holds are deleted this long after their date; null: kept forever. */
+  ledgerMs: number | null;
 }
 
 export interface ProviderSettings {

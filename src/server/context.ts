@@ -23,6 +23,7 @@ import type { FileStore } from "../files/store.ts";
 import type { FxStore } from "../fx/store.ts";
 import type { IdempotencyStore } from "../idempotency/idempotency.ts";
 import type { HoldRow, Ledger } from "../ledger/ledger.ts";
+import type { LedgerRetentionStore } from "../ledger/ledger-retention.ts";
 import type { MarginStore } from "../ledger/margin-store.ts";
 import type { Wallet } from "../ledger/wallet.ts";
 import type { WriteRateLimit } from "../limits/rate-limit.ts";
@@ -60,6 +61,8 @@ export interface Services {
   fx: FxStore;
   /** The ledger's read side: entries and spend. */
   wallet: Wallet;
+  /** Deletes money history past [retention] ledger_days (the ledger-retention sweep). */
+  ledgerRetention: LedgerRetentionStore;
   /** The margins report's reads: jobs with their holds, by date range. */
   margins: MarginStore;
   /** Console people, one service per concern (sign-in, sessions, invites, resets, two-factor, members). */

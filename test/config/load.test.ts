@@ -47,6 +47,26 @@ describe("config file", () => {
     );
   });
 
+  test("[retention] ledger_days: money kept forever by default; when set, at least 62 days and requests_days", () => {
+    expect(liveSettingsFrom({}).retention.ledgerMs).toBeNull();
+    const p = write("ledger.toml", "[retention]\nrequests_days = 90\nledger_days = 400\n");
+    expect(liveSettingsFrom(readConfigFile(p)).retention).toEqual({
+      requestsMs: 90 * 86_400_000,
+      ledgerMs: 400 * 86_400_000,
+    });
+    expect(liveSettingsFrom({ retention: { ledger_days: 90 } }).retention.ledgerMs).toBe(90 * 86_400_000);
+    // Below 62 days, below requests_days (90 by default), or with request records kept forever
+    // (their jobs would keep every hold): refused, naming the key.
+    for (const retention of [
+      { ledger_days: 61, requests_days: 30 },
+      { ledger_days: 80 },
+      { ledger_days: 400, requests_days: 0 },
+    ])
+      expect(() => liveSettingsFrom({ retention })).toThrow(
+        /retention\.ledger_days: 0 \(keep forever\) or at least 62/,
+      );
+  });
+
   test.each([
     ["unknown top-level key", "[sever]\nport = 1\n", /sever.*unknown key/],
     ["unknown nested key", "[limits]\nwrites_per_min = 1\n", /limits\.writes_per_min.*unknown key/],
@@ -56,6 +76,7 @@ describe("config file", () => {
     ["bad public_url", '[server]\npublic_url = "ftp://x"\n', /server\.public_url/],
     ["negative retention", "[retention]\nrequests_days = -1\n", /retention\.requests_days/],
     ["retention in hours", "[retention]\nrequests_days = 1.5\n", /retention\.requests_days/],
+    ["negative ledger retention", "[retention]\nledger_days = -1\n", /retention\.ledger_days/],
   ])("%s is one line naming the file and key", (_label, text, pattern) => {
     const p = write(`bad-${Math.random()}.toml`, text);
     let err: unknown;
