@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { purgeOldLedger } from "../../src/app/background.ts";
 import { money } from "../../src/backup/migrate-verify.ts";
 import { liveSettingsFrom } from "../../src/config/load.ts";
+import { walletStatement } from "../../src/ledger/statement.ts";
 import { countRows } from "../helpers/backend.ts";
 import { testQueueServices } from "../helpers/services.ts";
 import { seedJob } from "../queue/seed-jobs.ts";
@@ -28,7 +29,7 @@ async function history() {
 
 describe("ledger retention beside request records", () => {
   test("a hold stays while its job record does, and goes after it", async () => {
-    const { ctx, old, recent, holdOf, now } = await history();
+    const { t, ctx, old, recent, holdOf, now } = await history();
     const oldHolds = [await holdOf(old[0]!), await holdOf(old[1]!)];
     const cutoff = now() - 100 * DAY;
     // The job records are still there: their holds stay; their entries go (the top-up, a hold and
@@ -45,6 +46,15 @@ describe("ledger retention beside request records", () => {
       expect(a.ledger_balance).toBe(a.balance_micro);
       expect(a.ledger_held).toBe(a.held_micro);
     }
+    // The API's ledger and the wallet's statement start at the kept entries, figures as they were.
+    const api = await ctx.wallet.entries(t.account.id, 50, null);
+    expect(api.data.map((e) => e.kind)).toEqual(["charge", "hold"]);
+    expect(api.next_cursor).toBeNull();
+    const statement = await walletStatement(ctx, t.account.id);
+    expect(statement.rows.map((r) => [r.status, r.request_id, r.entries.length])).toEqual([
+      ["charged", recent, 2],
+    ]);
+    expect(String(statement.rows[0]!.balance_after_micro)).toBe(String(api.data[0]!.balance_after_micro));
   });
 
   test("the sweep reads ledger_days at each run: 0 (the default) keeps everything", async () => {
