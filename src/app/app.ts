@@ -20,6 +20,7 @@ import { beginRequest, type PeerSource, requestMeta } from "../http/request-meta
 import { validationToDomainError } from "../http/validation.ts";
 import { DomainError } from "../lib/errors.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { requestArrived } from "../lib/low-priority.ts";
 import { metricsRoutes } from "../metrics/http.ts";
 import { openaiMediaRoutes } from "../openai/media-http.ts";
 import { orderAdminRoutes } from "../payments/admin-http.ts";
@@ -53,6 +54,7 @@ export function createApp(ctx: AppContext, options: { peers?: PeerSource } = {})
 
   const app = new Elysia({ normalize: false })
     .onRequest(({ request, set }) => {
+      requestArrived(); // the console's pages step aside for it (src/lib/low-priority.ts)
       set.headers["x-request-id"] = beginRequest(request, peers).id;
     })
     // JSON bodies are read with a size cap (Bun's own limit would answer a bare 413).

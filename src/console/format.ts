@@ -8,9 +8,16 @@ import { formatMicro } from "../lib/money.ts";
 export function formatMoney(micro: bigint | number, currency: string): string {
   const text = formatMicro(micro);
   const neg = text.startsWith("-");
-  const [whole, frac] = (neg ? text.slice(1) : text).split(".") as [string, string];
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return `${neg ? "-" : ""}${grouped}.${frac} ${currency}`;
+  const dot = text.indexOf(".");
+  return `${neg ? "-" : ""}${groupThousands(text.slice(neg ? 1 : 0, dot))}${text.slice(dot)} ${currency}`;
+}
+
+/** "1234567" -> "1,234,567" (a regex with a lookahead took a quarter of rendering a statement). */
+function groupThousands(digits: string): string {
+  if (digits.length <= 3) return digits;
+  let out = digits.slice(0, digits.length % 3 || 3);
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return out;
 }
 
 /**

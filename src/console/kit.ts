@@ -18,6 +18,7 @@ import { clientAddress } from "../http/request-meta.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
 import { errorFields, log } from "../lib/log.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import type { People } from "../people/service.ts";
 import type { ClientInfo, ConsoleSession, Role } from "../people/types.ts";
 import type { AppContext } from "../server/context.ts";
@@ -225,6 +226,7 @@ export function consoleKit<C extends ConsoleKitDeps>(ctx: C): ConsoleKit<C> {
     },
 
     async layoutFor(session, page) {
+      await lowPriorityTurn(); // the body is rendered: the frame is the page's last step
       const accounts = await ctx.people.members.accountsOf(session.personId);
       return layout({ ...page, session, accounts });
     },
@@ -306,6 +308,9 @@ export function consoleKit<C extends ConsoleKitDeps>(ctx: C): ConsoleKit<C> {
           );
         }
         const client = clientOf(c);
+        // Every console request steps aside for the API's before each heavy step: its session
+        // here, its reads and rendering, its frame (layoutFor). src/lib/low-priority.ts
+        await lowPriorityTurn();
         session = await kit.session(request, client);
         const url = new URL(request.url);
         if (signedIn && !session) {
@@ -330,6 +335,7 @@ export function consoleKit<C extends ConsoleKitDeps>(ctx: C): ConsoleKit<C> {
           }
         }
         const base: PublicPageContext = { request, url, params: paramsOf(c), client, session };
+        await lowPriorityTurn();
         const result = await run(base, session, form);
         return withSecurityHeaders(
           result instanceof Response ? result : htmlResponse(result),

@@ -6,6 +6,7 @@
 import { Elysia } from "elysia";
 import { type KeyFigures, type Overview, overview } from "../ledger/figures.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import { type ConsoleKit, requireAccount } from "./kit.ts";
 import { empty, money, tableBox } from "./money-view.ts";
 
@@ -105,11 +106,9 @@ export function overviewPages(kit: ConsoleKit) {
     "/console",
     kit.page(async (c) => {
       const s = requireAccount(c.session);
-      return c.layout({
-        title: "Overview",
-        active: "overview",
-        body: overviewBody(await overview(kit.ctx, s.accountId)),
-      });
+      const o = await overview(kit.ctx, s.accountId);
+      await lowPriorityTurn(); // read, now rendered (src/lib/low-priority.ts)
+      return c.layout({ title: "Overview", active: "overview", body: overviewBody(o) });
     }),
   );
 }

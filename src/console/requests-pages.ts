@@ -10,6 +10,7 @@
 import { Elysia } from "elysia";
 import { DomainError } from "../lib/errors.ts";
 import type { SafeHtml } from "../lib/html.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import { findRequest, listRequests, requestDetail, requestStats, requestsCsv } from "../queue/requests.ts";
 import { type ConsoleKit, htmlResponse, type PageContext, redirect, requireAccount } from "./kit.ts";
 import { csrfField } from "./layout.ts";
@@ -40,10 +41,10 @@ async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
     // An exact id goes straight to its page; another account's id is "not found", like an unknown one.
     if (f.id) return redirect(`/console/requests/${await findRequest(kit.ctx, s.accountId, f.id)}`);
     const filters = { cursor, ...requestFiltersOf(f) };
-    [page, stats] = await Promise.all([
-      listRequests(kit.ctx, s.accountId, { ...filters, limit: PAGE_SIZE }),
-      requestStats(kit.ctx, s.accountId, filters),
-    ]);
+    // One read per step, each after the API's waiting work (src/lib/low-priority.ts).
+    page = await listRequests(kit.ctx, s.accountId, { ...filters, limit: PAGE_SIZE });
+    await lowPriorityTurn();
+    stats = await requestStats(kit.ctx, s.accountId, filters);
   } catch (err) {
     error = refused(err);
   }
@@ -51,8 +52,10 @@ async function listPage(c: PageContext, kit: ConsoleKit): Promise<Response> {
   const shown = error ? { ...NO_FILTERS, id: error.status === 404 ? f.id : "" } : f;
   const models = kit.ctx.catalog.models.map((m) => m.id);
   if (shown.model && !models.includes(shown.model)) models.unshift(shown.model);
+  const keys = await kit.ctx.accounts.listKeys(s.accountId);
+  await lowPriorityTurn();
   const body = requestsBody({
-    form: filterForm(await kit.ctx.accounts.listKeys(s.accountId), models, shown),
+    form: filterForm(keys, models, shown),
     filters: f,
     cursor,
     page,

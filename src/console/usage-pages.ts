@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { lastDays, lastMonths, type Usage, usage, usageCsv, usageSeries } from "../ledger/figures.ts";
 import { DomainError } from "../lib/errors.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import { type ConsoleKit, requireAccount } from "./kit.ts";
 import { chartData, csvResponse, empty, money, tableBox } from "./money-view.ts";
 
@@ -123,6 +124,7 @@ export function usagePages(kit: ConsoleKit) {
       kit.page(async (c) => {
         const s = requireAccount(c.session);
         const { period, by, u } = await read(kit, s.accountId, c.url);
+        await lowPriorityTurn(); // read, now rendered (src/lib/low-priority.ts)
         return c.layout({ title: "Usage", active: "usage", body: usageBody(u, period, by) });
       }),
     )

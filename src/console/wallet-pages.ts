@@ -11,6 +11,7 @@ import { parseWalletSource, type WalletEntry, walletCsv, walletPage } from "../l
 import { walletStatement } from "../ledger/statement.ts";
 import { WALLET_SOURCES, type WalletSource } from "../ledger/wallet.ts";
 import { html, type SafeHtml } from "../lib/html.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import { type ConsoleKit, type PageContext, requireAccount } from "./kit.ts";
 import { csvResponse, empty, money, tableBox, when } from "./money-view.ts";
 import { statementTable } from "./wallet-view.ts";
@@ -103,6 +104,7 @@ async function statementPage(kit: ConsoleKit, c: PageContext) {
   const source = parseWalletSource(c.url.searchParams.get("source"));
   const cursor = c.url.searchParams.get("cursor");
   const page = await walletStatement(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
+  await lowPriorityTurn(); // read, now rendered (src/lib/low-priority.ts)
   const entries = html`<a href="/console/wallet/entries${source ? `?source=${source}` : ""}">All ledger entries</a>`;
   return c.layout({
     title: "Wallet",
@@ -123,6 +125,7 @@ async function entriesPage(kit: ConsoleKit, c: PageContext) {
   const source = parseWalletSource(c.url.searchParams.get("source"));
   const cursor = c.url.searchParams.get("cursor");
   const page = await walletPage(kit.ctx, s.accountId, { limit: WALLET_PAGE_SIZE, cursor, source });
+  await lowPriorityTurn();
   const statement = html`<a href="/console/wallet${source ? `?source=${source}` : ""}">Statement</a>`;
   return c.layout({
     title: "Wallet entries",

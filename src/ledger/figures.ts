@@ -1,6 +1,7 @@
 import type { AccountStore, Currency } from "../accounts/store.ts";
 import { CSV_PAGE_ROWS, type CsvValue, csvStream, inPages, keysetPages, mapPages } from "../lib/csv.ts";
 import { DomainError } from "../lib/errors.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import { formatMicro } from "../lib/money.ts";
 import { rfc3339 } from "../lib/time.ts";
 import type { EntryKind, Ledger, Source } from "./ledger.ts";
@@ -100,6 +101,7 @@ export async function overview(s: FigureStores, accountId: string): Promise<Over
   const account = await requireAccount(s, accountId);
   const month = s.ledger.currentMonth();
   const rows = await s.wallet.spendRows(accountId, month);
+  await lowPriorityTurn(); // a console page's read: the API's waiting work first (src/lib/low-priority.ts)
   const byModel = new Map<string, SpendLine & { model_id: string }>();
   for (const r of rows) {
     const m = byModel.get(r.model_id) ?? { model_id: r.model_id, spent_micro: 0n, calls: 0 };
@@ -229,6 +231,7 @@ export async function usage(s: FigureStores, accountId: string, range: UsageRang
     spent_micro: b.spent_micro,
     calls: Number(b.calls),
   }));
+  await lowPriorityTurn(); // a console page's read: the API's waiting work first (src/lib/low-priority.ts)
   rows.sort(
     (a, b) =>
       cmp(a.day, b.day) ||

@@ -1,4 +1,5 @@
 import type { Currency } from "../accounts/store.ts";
+import { lowPriorityTurn } from "../lib/low-priority.ts";
 import { rfc3339 } from "../lib/time.ts";
 import {
   entryOf,
@@ -110,6 +111,7 @@ export async function walletStatement(
   const account = await requireAccount(s, accountId);
   const a = walletArgs(q);
   const { rows, next } = await s.wallet.statement(accountId, a);
+  await lowPriorityTurn(); // a console page's read: the API's waiting work first (src/lib/low-priority.ts)
   const holds = rows.flatMap((r) => (r.hold_id === null ? [] : [r.hold_id]));
   const byHold = new Map<string, WalletEntry[]>();
   // Read after the rows: a job that ended since has newer entries, which belong to its next row.

@@ -6,6 +6,8 @@
  * Numbers (bigint, number, and text that is exactly a decimal number such as "-1.50") are
  * written as they are: a negative amount stays a number, and a number cannot be a formula.
  */
+import { lowPriorityTurn } from "./low-priority.ts";
+
 export type CsvValue = string | bigint | number | null | undefined;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -64,13 +66,11 @@ export async function* mapPages<R>(
 /** Rows read per page of a streamed export: ~150 KB of CSV, about 2 ms of reads on SQLite. */
 export const CSV_PAGE_ROWS = 1000;
 
-/** Lets timers and other requests' I/O run (a macrotask turn): a bun:sqlite read never yields. */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * A whole file as a stream: the header at once, then each page of records as one chunk, read only
  * when the client has taken the previous one (the stream's back-pressure: memory holds a page or
- * two, not the history), with a turn of the event loop between pages so other requests run. The
+ * two, not the history), with a turn of the event loop between pages so other requests run first
+ * (a bun:sqlite read never yields; `lowPriorityTurn`: the API's waiting work before each page). The
  * bytes are exactly `toCsv(header, every row)`'s. When the client goes away the stream is
  * cancelled and the page source is closed (`return()`), so no further page is read.
  */
@@ -89,7 +89,7 @@ export function csvStream(
         controller.enqueue(encoder.encode(`${header.map(csvCell).join(",")}\r\n`));
       },
       async pull(controller) {
-        if (!first) await turn();
+        if (!first) await lowPriorityTurn();
         first = false;
         // A pull that enqueues nothing is not called again: skip empty pages until rows or the end.
         let text = "";

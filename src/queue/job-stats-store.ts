@@ -114,7 +114,7 @@ export type Histogram = Record<string, number>;
 
 /**
  * The figures' one statement: the period's rollup rows (a range of its primary key, account_id
- * then day) and the period's open jobs (jobs_open_account) counted by status.
+ * then day) and the period's open jobs (jobs_open_account) counted as one row, status "open".
  */
 export function jobStatsSql(f: JobStatsFilter): { text: string; params: (string | number)[] } {
   const filters: string[] = [];
@@ -138,8 +138,12 @@ export function jobStatsSql(f: JobStatsFilter): { text: string; params: (string 
     params.push(f.accountId, f.fromDay, f.untilDay, ...args);
   }
   if (!f.status || !FINAL.has(f.status)) {
-    parts.push(`SELECT status, count(*) AS n, NULL AS latency FROM jobs
-       WHERE account_id = ? AND ${OPEN} AND created_at >= ? AND created_at < ? ${and} GROUP BY status`);
+    // One count, not one per status: the figures keep only the open total, and without the status
+    // column SQLite counts the partial index's entries without reading a row of jobs (10,000 open
+    // jobs: 0.85 ms, against 13.8 ms grouped by status; docs/performance.md "Issue 36: pages at
+    // lower priority").
+    parts.push(`SELECT 'open' AS status, count(*) AS n, NULL AS latency FROM jobs
+       WHERE account_id = ? AND ${OPEN} AND created_at >= ? AND created_at < ? ${and}`);
     params.push(f.accountId, f.fromDay * DAY_MS, f.untilDay * DAY_MS, ...args);
   }
   return { text: parts.join(" UNION ALL "), params };

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { describeUserAgent, displayMoney, unitsText } from "../../src/console/format.ts";
+import { describeUserAgent, displayMoney, formatMoney, unitsText } from "../../src/console/format.ts";
+import { formatMicro } from "../../src/lib/money.ts";
 
 describe("describeUserAgent: sessions read as browser and system", () => {
   const cases: [string | null, string][] = [
@@ -50,5 +51,37 @@ describe("displayMoney: one display rule for amounts", () => {
     expect(displayMoney(15_000n, "USD")).toEqual({ text: "0.015 USD", exact: null });
     expect(displayMoney(123n, "USD")).toEqual({ text: "0.000123 USD", exact: null });
     expect(displayMoney(0n, "USD")).toEqual({ text: "0.00 USD", exact: null });
+  });
+});
+
+describe("formatMoney: thousands grouped", () => {
+  test("every length of the whole part and both signs, as the grouping regex it replaced", () => {
+    // The regex formatMoney used before (a quarter of a statement's rendering), as the reference.
+    const reference = (micro: bigint, currency: string) => {
+      const text = formatMicro(micro);
+      const neg = text.startsWith("-");
+      const [whole, frac] = (neg ? text.slice(1) : text).split(".") as [string, string];
+      return `${neg ? "-" : ""}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",")}.${frac} ${currency}`;
+    };
+    let checked = 0;
+    for (let digits = 1; digits <= 13; digits++) {
+      for (const whole of [
+        10n ** BigInt(digits - 1),
+        10n ** BigInt(digits) - 1n,
+        123456789012345n % 10n ** BigInt(digits),
+      ]) {
+        for (const frac of [0n, 5n, 120_000n, 999_999n]) {
+          for (const sign of [1n, -1n]) {
+            const micro = sign * (whole * 1_000_000n + frac);
+            expect(formatMoney(micro, "USD")).toBe(reference(micro, "USD"));
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBe(13 * 3 * 4 * 2);
+    expect(formatMoney(-1_234_567_000_000n, "RUB")).toBe("-1,234,567.00 RUB");
+    expect(formatMoney(100_000_000_000n, "USD")).toBe("100,000.00 USD");
+    expect(formatMoney(999_000_000n, "USD")).toBe("999.00 USD");
   });
 });

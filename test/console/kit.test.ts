@@ -12,6 +12,7 @@ import {
 import { csrfField } from "../../src/console/layout.ts";
 import { DomainError } from "../../src/lib/errors.ts";
 import { html } from "../../src/lib/html.ts";
+import { requestArrived } from "../../src/lib/low-priority.ts";
 import { Browser, consoleApp } from "./helpers.ts";
 
 /** An area written the way docs/console.md and src/console/http.ts tell page modules to. */
@@ -105,5 +106,30 @@ describe("the page-module pattern (kit)", () => {
     const foreign = await b.get("/console/sample/key_someone_elses");
     expect(foreign.status).toBe(404);
     expect(await foreign.text()).toContain("No key key_someone_elses.");
+  });
+});
+
+describe("pages at a lower priority than the API (src/lib/low-priority.ts)", () => {
+  test("a page's handler runs after the work a request that arrived meanwhile queued", async () => {
+    const c = await consoleApp();
+    const kit = consoleKit(c.ctx);
+    const order: string[] = [];
+    const area = new Elysia().get(
+      "/console/slow",
+      kit.publicPage(() => {
+        order.push("page");
+        return html`<p>ok</p>`;
+      }),
+    );
+    const page = area.handle(new Request("http://localhost/console/slow"));
+    // An API request arrives in the next turn and queues its group commit's flush for the turn
+    // after (a submit does both). Without the kit's turns the whole page ran before either.
+    setImmediate(() => {
+      requestArrived();
+      order.push("api");
+      setImmediate(() => order.push("flush"));
+    });
+    expect((await page).status).toBe(200);
+    expect(order).toEqual(["api", "flush", "page"]);
   });
 });

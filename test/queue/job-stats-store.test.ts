@@ -147,6 +147,19 @@ describe("the figures' statement (query plans, SQLite)", () => {
     }
   });
 
+  test("the open jobs are counted from their partial index alone: no row of jobs read, no sort", () => {
+    const { text, params } = jobStatsSql({ accountId: "a", fromDay: 1, untilDay: 32 });
+    // The second part of the UNION: its parameters follow the rollup's three.
+    const open = text.split(" UNION ALL ")[1]!;
+    const ops = (db.query(`EXPLAIN ${open}`).all(...params.slice(3)) as { opcode: string }[]).map(
+      (r) => r.opcode,
+    );
+    // A Column would read the row behind each index entry (GROUP BY status did, 13.8 ms for
+    // 10,000 open jobs); the deferred seek is then never performed.
+    expect(ops).not.toContain("Column");
+    expect(ops.some((o) => o.startsWith("Sorter"))).toBe(false);
+  });
+
   test("a status filter reads only its side", () => {
     expect(plan({ status: "FAILED" })).toContain(ROLLUP);
     expect(plan({ status: "FAILED" })).not.toContain("SEARCH jobs");
