@@ -4,10 +4,9 @@
 // On PostgreSQL every item is its own transaction and writes its upserts at once (counted too).
 import { describe, expect, test } from "bun:test";
 import { countStatements } from "../../src/db/sql.ts";
-import { latencyBucket } from "../../src/queue/job-stats-store.ts";
 import { onPostgres } from "../helpers/backend.ts";
 import { testQueueServices } from "../helpers/services.ts";
-import { checkInvariants } from "../ledger/ledger-helpers.ts";
+import { checkInvariants, jobStatsProblems } from "../ledger/ledger-helpers.ts";
 import { seedJob } from "../queue/seed-jobs.ts";
 
 const NOW = Date.now();
@@ -36,50 +35,6 @@ function completeBatched(t: T, id: string, charge: bigint, runMs: number, then?:
   });
 }
 
-/** job_stats_daily against the final jobs themselves: n and every latency bucket, row by row. */
-async function statsProblems(t: T): Promise<string[]> {
-  const jobs = await t.sql.all<{
-    account_id: string;
-    key_id: string | null;
-    model_id: string;
-    source: string;
-    status: string;
-    created_at: bigint;
-    completed_at: bigint | null;
-  }>(
-    "SELECT account_id, key_id, model_id, source, status, created_at, completed_at FROM jobs WHERE status IN ('COMPLETED', 'FAILED', 'CANCELLED')",
-  );
-  const expected = new Map<string, { n: number; latency: Record<string, number> }>();
-  for (const j of jobs) {
-    const created = Number(j.created_at);
-    const k = [
-      j.account_id,
-      Math.floor(created / 86_400_000),
-      j.key_id ?? "",
-      j.model_id,
-      j.source,
-      j.status,
-    ].join("|");
-    const e = expected.get(k) ?? { n: 0, latency: {} };
-    const b = String(latencyBucket(Number(j.completed_at ?? j.created_at) - created));
-    e.n++;
-    e.latency[b] = (e.latency[b] ?? 0) + 1;
-    expected.set(k, e);
-  }
-  const rows = await t.sql.all<{ k: string; n: bigint; latency: string }>(
-    "SELECT account_id || '|' || day || '|' || key_id || '|' || model_id || '|' || source || '|' || status AS k, n, latency FROM job_stats_daily",
-  );
-  const got = new Map(rows.map((r) => [r.k, { n: Number(r.n), latency: JSON.parse(r.latency) }]));
-  const problems: string[] = [];
-  for (const [k, e] of expected) {
-    if (!Bun.deepEquals(got.get(k), e))
-      problems.push(`job_stats_daily ${k}: ${JSON.stringify(got.get(k))} != ${JSON.stringify(e)}`);
-    got.delete(k);
-  }
-  for (const k of got.keys()) problems.push(`job_stats_daily ${k} without final jobs`);
-  return problems;
-}
-
 const upserts = (sent: string[], table: string) =>
   sent.filter((s) => s.replace(/^\+ /, "").startsWith(`INSERT INTO ${table}`)).length;
 
@@ -98,7 +53,7 @@ describe("rollups of a group commit", () => {
     // key_spend is not folded: a reservation later in the same batch reads it (the key's limit).
     expect(upserts(count.sent, "key_spend"), count.sent.join("\n")).toBe(n);
     expect(await checkInvariants(t.sql)).toEqual([]);
-    expect(await statsProblems(t)).toEqual([]);
+    expect(await jobStatsProblems(t.sql)).toEqual([]);
     const usage = await t.sql.get<{ spent_micro: bigint; calls: bigint }>(
       "SELECT spent_micro, calls FROM usage_daily WHERE key_id = ?",
       [t.keyId],
@@ -135,7 +90,7 @@ describe("rollups of a group commit", () => {
     expect((await t.ctx.jobs.get(bad))!.status).toBe("IN_PROGRESS");
     expect((await t.ctx.jobs.get(alsoBad))!.status).toBe("IN_PROGRESS");
     expect(await checkInvariants(t.sql)).toEqual([]);
-    expect(await statsProblems(t)).toEqual([]);
+    expect(await jobStatsProblems(t.sql)).toEqual([]);
     const usage = await t.sql.get<{ spent_micro: bigint; calls: bigint }>(
       "SELECT sum(spent_micro) AS spent_micro, sum(calls) AS calls FROM usage_daily",
     );
@@ -145,7 +100,7 @@ describe("rollups of a group commit", () => {
       await Promise.all([completeBatched(t, bad, 500n, 10), completeBatched(t, alsoBad, 700n, 10)]),
     ).toEqual([true, true]);
     expect(await checkInvariants(t.sql)).toEqual([]);
-    expect(await statsProblems(t)).toEqual([]);
+    expect(await jobStatsProblems(t.sql)).toEqual([]);
   });
 
   test("a row whose batch holds more latency buckets than one upsert takes is written in parts of 32", async () => {
@@ -161,7 +116,7 @@ describe("rollups of a group commit", () => {
     const row = await t.sql.get<{ n: bigint; latency: string }>("SELECT n, latency FROM job_stats_daily");
     expect(row!.n).toBe(40n);
     expect(Object.keys(JSON.parse(row!.latency)).length).toBe(40);
-    expect(await statsProblems(t)).toEqual([]);
+    expect(await jobStatsProblems(t.sql)).toEqual([]);
   });
 
   test("settlements outside a group commit write their upserts at once, one per settlement", async () => {
@@ -172,6 +127,6 @@ describe("rollups of a group commit", () => {
     expect(upserts(count.sent, "usage_daily")).toBe(3);
     expect(upserts(count.sent, "job_stats_daily")).toBe(3);
     expect(await checkInvariants(t.sql)).toEqual([]);
-    expect(await statsProblems(t)).toEqual([]);
+    expect(await jobStatsProblems(t.sql)).toEqual([]);
   });
 });
