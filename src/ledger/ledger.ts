@@ -117,14 +117,7 @@ export function isBalanceLimitError(err: unknown): err is DomainError {
 }
 
 /** A usage_daily row's delta: its key, and the charges and calls to add. */
-interface UsageDelta {
-  account: string;
-  day: number;
-  key: string;
-  model: string;
-  spent: bigint;
-  calls: number;
-}
+type UsageDelta = { account: string; day: number; key: string; model: string; spent: bigint; calls: number };
 
 /** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
 const MOVED = "RETURNING balance_micro, held_micro, alert_threshold_micro, alert_armed";
