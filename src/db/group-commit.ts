@@ -18,6 +18,8 @@ interface Pending<T> {
  * (the batch is flushed on the next turn). On PostgreSQL each item is its own transaction: the
  * server groups concurrent commits itself, and one shared transaction would serialise the items
  * on one connection and hold every row lock of the batch until its end (docs/scale-out.md).
+ * On SQLite the batch's rollup deltas (usage_daily, job_stats_daily) are summed per row and written
+ * once per row just before the COMMIT; an item that rolls back adds nothing (src/db/rollups.ts).
  */
 export class GroupCommit {
   private queue: Pending<unknown>[] = [];
@@ -85,7 +87,9 @@ export class GroupCommit {
     };
     let durable: Promise<void>;
     try {
-      if (canCommitEarly(this.sql)) durable = (await this.sql.txCommitted(body)).durable;
+      // The batch's rollup upserts are folded: one per row, before the COMMIT (src/db/rollups.ts).
+      if (canCommitEarly(this.sql))
+        durable = (await this.sql.txCommitted(body, { foldRollups: true })).durable;
       else {
         await this.sql.tx(body);
         durable = DURABLE_NOW;

@@ -1,4 +1,5 @@
 import type { Database, Statement } from "bun:sqlite";
+import { Rollups } from "./rollups.ts";
 import {
   type Committed,
   type ConstraintKind,
@@ -95,8 +96,13 @@ export class SqliteSql implements EarlyCommitSql {
    * `tx`, resolved at the COMMIT: `durable` is the WAL sync that makes it survive power loss
    * (shared with the commits made meanwhile). The after-commit hooks (wake-ups that let others act
    * on the change: /run answers, webhooks) run once it is durable, like every answer.
+   * `foldRollups`: the rollup deltas of the body (src/db/rollups.ts) are summed per row and written
+   * just before the COMMIT, one upsert per row (GroupCommit's batches).
    */
-  async txCommitted<T>(fn: (tx: Sql) => Promise<T>): Promise<Committed<T>> {
+  async txCommitted<T>(
+    fn: (tx: Sql) => Promise<T>,
+    options?: { foldRollups?: boolean },
+  ): Promise<Committed<T>> {
     const c = this.#core;
     if (c.busy && insideOwnTx(c)) throw new SqlNestingError();
     await c.lock();
@@ -106,9 +112,10 @@ export class SqliteSql implements EarlyCommitSql {
     try {
       c.exec("BEGIN IMMEDIATE");
       c.wrote = false;
-      const tx = new SqliteTx(c, 1);
+      const tx = new SqliteTx(c, 1, options?.foldRollups ? new Rollups() : null);
       try {
         result = await openTransaction.run(scope, fn, tx);
+        if (tx.rollups) await tx.rollups.write(tx);
       } catch (err) {
         tx.ended = true;
         c.rollback("ROLLBACK");
@@ -177,6 +184,8 @@ class SqliteTx implements Sql {
   constructor(
     private readonly core: Core,
     private readonly depth: number,
+    /** Its own rollup deltas (a savepoint's, merged into the parent's on RELEASE); null: none folded. */
+    readonly rollups: Rollups | null,
   ) {}
 
   all<T>(query: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -201,17 +210,18 @@ class SqliteTx implements Sql {
     if (this.ended) throw new SqlTxEndedError();
     const name = `gengate_sp${this.depth}`;
     this.core.exec(`SAVEPOINT ${name}`);
-    const inner = new SqliteTx(this.core, this.depth + 1);
+    const inner = new SqliteTx(this.core, this.depth + 1, this.rollups ? new Rollups() : null);
     let result: T;
     try {
       result = await fn(inner);
     } catch (err) {
       inner.ended = true;
       this.core.rollback(`ROLLBACK TO ${name}`, `RELEASE ${name}`);
-      throw err;
+      throw err; // its rollup deltas are dropped with it
     }
     inner.ended = true;
     this.core.exec(`RELEASE ${name}`);
+    if (inner.rollups) this.rollups!.absorb(inner.rollups);
     return result;
   }
 }

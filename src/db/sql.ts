@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { Rollups } from "./rollups.ts";
 
 /**
  * The SQL executor port: the one interface a store is written against, with a SQLite
@@ -30,6 +31,11 @@ export interface Sql {
    * transaction ended rejects (SqlTxEndedError).
    */
   tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  /**
+   * The rollup deltas this transaction folds and writes before its COMMIT (src/db/rollups.ts), on
+   * a SQLite group commit's transaction and its savepoints; absent or null: rollups are written at once.
+   */
+  readonly rollups?: Rollups | null;
 }
 
 /** A committed transaction's result, and when its write is durable (see `EarlyCommitSql`). */
@@ -47,7 +53,8 @@ export interface Committed<T> {
  * durable when it returns, so PostgresSql has no such mode.
  */
 export interface EarlyCommitSql extends Sql {
-  txCommitted<T>(fn: (tx: Sql) => Promise<T>): Promise<Committed<T>>;
+  /** `foldRollups`: the transaction folds its rollup upserts, one per row before the COMMIT (GroupCommit). */
+  txCommitted<T>(fn: (tx: Sql) => Promise<T>, options?: { foldRollups?: boolean }): Promise<Committed<T>>;
 }
 
 /** The `durable` of a write that is durable when committed (PostgreSQL, :memory:, nothing written). */

@@ -1,4 +1,5 @@
 import type { Currency } from "../accounts/store.ts";
+import { addToRollup, type Rollup } from "../db/rollups.ts";
 import type { Sql } from "../db/sql.ts";
 import { jsonList, SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
@@ -118,6 +119,9 @@ export function isBalanceLimitError(err: unknown): err is DomainError {
   return err instanceof DomainError && err.extra?.max_balance_micro !== undefined;
 }
 
+/** A usage_daily row's delta: its key, and the charges and calls to add. */
+type UsageDelta = { account: string; day: number; key: string; model: string; spent: bigint; calls: number };
+
 /** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
 const MOVED = "RETURNING balance_micro, held_micro, alert_threshold_micro, alert_armed";
 
@@ -220,11 +224,22 @@ export class Ledger extends SqlStore {
     ),
     // The per-day rollup every spend figure reads (migration 027): one row per account, UTC day, key
     // ('' none) and model ('' none), equal to the day's charge entries (a property test proves it).
-    addUsage: this.q(
-      `INSERT INTO usage_daily (account_id, day, key_id, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, ?5, 1)
+    // One upsert per row and group commit (`usage`).
+    addUsage: this.q<null, [string, number, string, string, bigint, number]>(
+      `INSERT INTO usage_daily (account_id, day, key_id, model_id, spent_micro, calls) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (account_id, day, key_id, model_id)
-         DO UPDATE SET spent_micro = usage_daily.spent_micro + ?5, calls = usage_daily.calls + 1`,
+         DO UPDATE SET spent_micro = usage_daily.spent_micro + ?5, calls = usage_daily.calls + ?6`,
     ),
+  };
+
+  /** usage_daily as a folded rollup (src/db/rollups.ts): a group commit's charges of a row, summed. */
+  private readonly usage: Rollup<UsageDelta> = {
+    add: (into, more) => {
+      into.spent += more.spent;
+      into.calls += more.calls;
+    },
+    write: async (sql, d) =>
+      await this.s.addUsage.on(sql).run(d.account, d.day, d.key, d.model, d.spent, d.calls),
   };
 
   /**
@@ -338,7 +353,7 @@ export class Ledger extends SqlStore {
         keyId ? self.s.addKeyHeld.run(-hold.amount_micro, keyId) : null,
         self.s.moveFunds.get(-charge, -hold.amount_micro, account),
         keyId ? self.s.addSpend.run(keyId, monthOf(now), hold.model_id ?? "", charge) : null,
-        self.s.addUsage.run(account, Math.floor(now / 86_400), keyId ?? "", hold.model_id ?? "", charge),
+        self.addUsage(account, Math.floor(now / 86_400), keyId ?? "", hold.model_id ?? "", charge),
         self.entryAfter(account, "charge", source, charge, -charge, -charge, rest, hold, null, now),
         rest > 0n ? self.entryAfter(account, "release", source, rest, 0n, -rest, 0n, hold, null, now) : null,
       ]);
@@ -480,6 +495,12 @@ export class Ledger extends SqlStore {
 
   currentMonth(): string {
     return monthOf(this.now());
+  }
+
+  /** A charge added to its day's usage_daily row (folded in a group commit). */
+  private async addUsage(account: string, day: number, key: string, model: string, spent: bigint) {
+    const row = `${account}|${day}|${key}|${model}`;
+    await addToRollup(this.sql, this.usage, row, { account, day, key, model, spent, calls: 1 });
   }
 
   /** One property read when the account has no threshold (the common case, and the hot path). */

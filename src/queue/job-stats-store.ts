@@ -1,4 +1,6 @@
-import { SqlStore } from "../db/store.ts";
+import { addToRollup, type Rollup } from "../db/rollups.ts";
+import type { Dialect, Sql } from "../db/sql.ts";
+import { SqlStore, Stmt } from "../db/store.ts";
 import type { JobRow } from "./job-row.ts";
 
 /** An account's requests under a filter, counted; durations in ms (null: nothing finished). */
@@ -56,43 +58,26 @@ const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED"]);
  * never from a scan of the period's jobs: a job is counted once, in the transaction that moved it
  * to its final state (JobStore.toFinal calls `count`), in its row of account, UTC day of its
  * creation, key, model, source and status: n + 1, and + 1 in its latency bucket (a JSON object in
- * the row, so a period reads a row per day and combination, not one per bucket). Open jobs are
+ * the row, so a period reads a row per day and combination, not one per bucket); a SQLite group
+ * commit's jobs of one row are summed and written once (src/db/rollups.ts). Open jobs are
  * counted live from the partial index jobs_open_account (bounded by the in-flight caps), in the same
  * statement as the rollup so both come from one snapshot: a job that ends between two reads is never
  * counted twice or missed.
  */
 export class JobStatsStore extends SqlStore {
-  protected override s = {
-    // ?7 the bucket as a JSON key; SQLite's json_set needs it as a path too (?8).
-    count: this.q<null, [string, number, string, string, string, string, string, string]>(
-      `INSERT INTO job_stats_daily (account_id, day, key_id, model_id, source, status, n, latency)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ${
-           this.sql.dialect === "postgres"
-             ? `CAST(jsonb_build_object(CAST(?7 AS TEXT), 1) AS TEXT))
-         ON CONFLICT (account_id, day, key_id, model_id, source, status) DO UPDATE SET n = job_stats_daily.n + 1,
-           latency = CAST(CAST(job_stats_daily.latency AS jsonb) || jsonb_build_object(CAST(?7 AS TEXT),
-             coalesce(CAST(CAST(job_stats_daily.latency AS jsonb) ->> CAST(?7 AS TEXT) AS BIGINT), 0) + 1) AS TEXT)`
-             : `json_object(?7, 1))
-         ON CONFLICT (account_id, day, key_id, model_id, source, status) DO UPDATE SET n = job_stats_daily.n + 1,
-           latency = json_set(job_stats_daily.latency, ?8, coalesce(json_extract(job_stats_daily.latency, ?8), 0) + 1)`
-         }`,
-    ),
-  };
-
   /** Counts a job that just reached its final state: call inside that transaction. */
   async count(job: JobRow): Promise<void> {
     const created = Number(job.created_at);
     const bucket = String(latencyBucket(Number(job.completed_at ?? job.created_at) - created));
-    await this.s.count.run(
+    const key = [
       job.account_id,
       Math.floor(created / DAY_MS),
       job.key_id ?? "",
       job.model_id,
       job.source,
       job.status,
-      bucket,
-      `$."${bucket}"`,
-    );
+    ] as const;
+    await addToRollup(this.sql, STATS_ROLLUP, key.join("|"), { key, latency: new Map([[bucket, 1]]) });
   }
 
   async stats(f: JobStatsFilter): Promise<JobStats> {
@@ -111,6 +96,85 @@ export class JobStatsStore extends SqlStore {
 
 /** A latency histogram: bucket (as text) -> count. */
 export type Histogram = Record<string, number>;
+
+/**
+ * A job_stats_daily row's delta: its key (account, day, key, model, source, status) and the jobs
+ * to add, per latency bucket (their sum is the row's n: one bucket per job).
+ */
+interface StatsDelta {
+  key: readonly [string, number, string, string, string, string];
+  latency: Map<string, number>;
+}
+
+/** job_stats_daily as a folded rollup (src/db/rollups.ts): a group commit's jobs of a row, summed. */
+const STATS_ROLLUP: Rollup<StatsDelta> = {
+  add: (into, more) => {
+    for (const [bucket, n] of more.latency) into.latency.set(bucket, (into.latency.get(bucket) ?? 0) + n);
+  },
+  write: async (sql, d) => await writeStats(sql, d),
+};
+
+/**
+ * Buckets per upsert: a folded row may hold many (a group commit's jobs of one row, 9 % wide
+ * buckets), and SQLite allows 127 arguments per function call (json_set, json_object).
+ */
+const BUCKETS_PER_UPSERT = 32;
+
+/** One row's delta written: an upsert per 32 buckets, each adding its jobs to n and the histogram. */
+async function writeStats(sql: Sql, d: StatsDelta): Promise<void> {
+  const buckets = [...d.latency];
+  for (let i = 0; i < buckets.length; i += BUCKETS_PER_UPSERT) {
+    const part = buckets.slice(i, i + BUCKETS_PER_UPSERT);
+    let n = 0;
+    const params: (string | number)[] = [...d.key, 0];
+    for (const [bucket, count] of part) {
+      n += count;
+      params.push(bucket, count);
+    }
+    params[6] = n;
+    await countStmt(sql, part.length).run(...params);
+  }
+}
+
+/**
+ * The upsert of `k` buckets on `sql`, its text built once per dialect and k. Parameters: the row's
+ * key (6), n, then each bucket as text and its count.
+ */
+function countStmt(sql: Sql, k: number): Stmt<null, (string | number)[]> {
+  const cache = COUNT_STMTS[sql.dialect];
+  const stmt = cache[k];
+  if (stmt) return stmt.sql === sql ? stmt : stmt.on(sql);
+  cache[k] = new Stmt(sql, countSql(sql.dialect, k));
+  return cache[k];
+}
+
+const COUNT_STMTS: Record<Dialect, Stmt<null, (string | number)[]>[]> = { sqlite: [], postgres: [] };
+
+function countSql(dialect: Dialect, k: number): string {
+  const bucket = (i: number) => `?${8 + 2 * i}`;
+  const count = (i: number) => `?${9 + 2 * i}`;
+  const range = Array.from({ length: k }, (_, i) => i);
+  const head = `INSERT INTO job_stats_daily (account_id, day, key_id, model_id, source, status, n, latency)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, `;
+  const conflict = `ON CONFLICT (account_id, day, key_id, model_id, source, status) DO UPDATE SET n = job_stats_daily.n + excluded.n,
+           latency = `;
+  return dialect === "postgres"
+    ? `${head}CAST(jsonb_build_object(${range.map((i) => `CAST(${bucket(i)} AS TEXT), CAST(${count(i)} AS BIGINT)`).join(", ")}) AS TEXT))
+         ${conflict}CAST(CAST(job_stats_daily.latency AS jsonb) || jsonb_build_object(${range
+           .map(
+             (i) => `CAST(${bucket(i)} AS TEXT),
+             coalesce(CAST(CAST(job_stats_daily.latency AS jsonb) ->> CAST(${bucket(i)} AS TEXT) AS BIGINT), 0) + CAST(${count(i)} AS BIGINT)`,
+           )
+           .join(", ")}) AS TEXT)`
+    : // SQLite's json_set takes a path: '$."<bucket>"', built in SQL from the bucket.
+      `${head}json_object(${range.map((i) => `${bucket(i)}, ${count(i)}`).join(", ")}))
+         ${conflict}json_set(job_stats_daily.latency, ${range
+           .map(
+             (i) =>
+               `'$."' || ${bucket(i)} || '"', coalesce(json_extract(job_stats_daily.latency, '$."' || ${bucket(i)} || '"'), 0) + ${count(i)}`,
+           )
+           .join(", ")})`;
+}
 
 /**
  * The figures' one statement: the period's rollup rows (a range of its primary key, account_id

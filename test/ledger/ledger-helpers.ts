@@ -3,6 +3,7 @@ import { AccountStore, type Currency } from "../../src/accounts/store.ts";
 import { migrate, openDatabase } from "../../src/db/database.ts";
 import type { Dialect, Sql } from "../../src/db/sql.ts";
 import { Ledger } from "../../src/ledger/ledger.ts";
+import { latencyBucket } from "../../src/queue/job-stats-store.ts";
 import { openTestSql } from "../helpers/postgres.ts";
 import { sqlOf } from "../helpers/sql.ts";
 
@@ -184,4 +185,51 @@ export async function rollupProblems(sql: Sql): Promise<string[]> {
     "SELECT key_id || '|' || month || '|' || model_id AS k, spent_micro AS spent, calls FROM key_spend",
   );
   return [...compare("usage_daily", daily, dailyRows), ...compare("key_spend", monthly, monthlyRows)];
+}
+
+/**
+ * The requests rollup (job_stats_daily, migration 028) against the final jobs themselves: each
+ * row's n and every latency bucket, row by row (src/queue/job-stats-store.ts).
+ */
+export async function jobStatsProblems(sql: Sql): Promise<string[]> {
+  const jobs = await sql.all<{
+    account_id: string;
+    key_id: string | null;
+    model_id: string;
+    source: string;
+    status: string;
+    created_at: bigint;
+    completed_at: bigint | null;
+  }>(
+    "SELECT account_id, key_id, model_id, source, status, created_at, completed_at FROM jobs WHERE status IN ('COMPLETED', 'FAILED', 'CANCELLED')",
+  );
+  const expected = new Map<string, { n: number; latency: Record<string, number> }>();
+  for (const j of jobs) {
+    const created = Number(j.created_at);
+    const k = [
+      j.account_id,
+      Math.floor(created / 86_400_000),
+      j.key_id ?? "",
+      j.model_id,
+      j.source,
+      j.status,
+    ].join("|");
+    const e = expected.get(k) ?? { n: 0, latency: {} };
+    const b = String(latencyBucket(Number(j.completed_at ?? j.created_at) - created));
+    e.n++;
+    e.latency[b] = (e.latency[b] ?? 0) + 1;
+    expected.set(k, e);
+  }
+  const rows = await sql.all<{ k: string; n: bigint; latency: string }>(
+    "SELECT account_id || '|' || day || '|' || key_id || '|' || model_id || '|' || source || '|' || status AS k, n, latency FROM job_stats_daily",
+  );
+  const got = new Map(rows.map((r) => [r.k, { n: Number(r.n), latency: JSON.parse(r.latency) }]));
+  const problems: string[] = [];
+  for (const [k, e] of expected) {
+    if (!Bun.deepEquals(got.get(k), e))
+      problems.push(`job_stats_daily ${k}: ${JSON.stringify(got.get(k))} != ${JSON.stringify(e)}`);
+    got.delete(k);
+  }
+  for (const k of got.keys()) problems.push(`job_stats_daily ${k} without final jobs`);
+  return problems;
 }
