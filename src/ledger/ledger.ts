@@ -1,5 +1,5 @@
 import type { Currency } from "../accounts/store.ts";
-import type { Sql } from "../db/sql.ts";
+import { nullIfChecked, type Sql } from "../db/sql.ts";
 import { jsonList, SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
@@ -52,6 +52,8 @@ export interface ReserveAround {
   beforeLocks?: (hold: HoldRow) => Promise<unknown>;
   /** Sent first beside the key's and the account's UPDATEs; its throw is the reservation's. */
   withLocks?: WithLocks;
+  /** Nothing follows in the transaction: the COMMIT may go with the last round (Sql.commitNow). */
+  last?: boolean;
 }
 
 /**
@@ -156,6 +158,16 @@ export class Ledger extends SqlStore {
     account: this.q<{ currency: Currency } & BalanceRow, [string]>(
       "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
     ),
+    // The account, the key's monthly limit and the alert threshold (reserve's path), read unlocked:
+    // a limit set meanwhile applies from the key's next reservation.
+    accountForHold: this.q<
+      MovedRow & { currency: Currency; key_limit_micro: bigint | null },
+      [string, string | null]
+    >(
+      `SELECT currency, balance_micro, held_micro, alert_threshold_micro, alert_armed,
+           (SELECT monthly_limit_micro FROM api_keys WHERE id = ?2) AS key_limit_micro
+         FROM accounts WHERE id = ?1`,
+    ),
     reserveFunds: this.q<MovedRow, [bigint, string, bigint]>(
       `UPDATE accounts SET held_micro = held_micro + ?1
          WHERE id = ?2 AND balance_micro - held_micro >= ?3 ${MOVED}`,
@@ -242,8 +254,9 @@ export class Ledger extends SqlStore {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
+    const alone = !this.inCallersTx;
     return await this.atomicOrJoin(async (self) => {
-      const account = await self.s.account.get(input.accountId);
+      const account = await self.s.accountForHold.get(input.accountId, input.keyId);
       if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
       const rate = account.currency === "USD" ? null : await self.rateFor(account.currency);
       const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
@@ -267,37 +280,42 @@ export class Ledger extends SqlStore {
         resolved_at: null,
       };
       const { id, key_id: keyId } = hold;
-      const ids = [id, keyId, input.modelId, input.requestId] as const;
-      await Promise.all([
-        self.s.insertHold.run(
-          ...ids,
-          input.accountId,
-          input.source,
-          account.currency,
-          amount,
-          input.quotedUsdMicro,
-          rate,
-          now,
-        ),
+      const ids = [id, keyId, input.modelId, input.requestId, input.accountId, input.source] as const;
+      // A key's monthly limit or an account's alert is checked in code once the rows are locked;
+      // otherwise every refusal is a failing statement (CHECK constraints) and on PostgreSQL the
+      // COMMIT goes in the same round: the key's and the account's rows are held for no round
+      // trip (docs/performance.md "Issue 36: PostgreSQL submits with one key").
+      const limited = keyId !== null && account.key_limit_micro !== null;
+      const final = (alone || around.last === true) && !limited && account.alert_threshold_micro === null;
+      // One round: the new rows (the hold, the caller's), then the caller's counter, the key row,
+      // the account row (settle's and release's lock order too) and the hold's ledger row.
+      const sent = [
+        self.s.insertHold.run(...ids, account.currency, amount, input.quotedUsdMicro, rate, now),
         around.beforeLocks?.(hold),
-      ]);
-      // In this order: the caller's counter, the key row, the account row (the lock order of
-      // settle and release too), and the ledger row with the account's figures after the hold.
-      const [own, key, moved, entry] = await Promise.allSettled([
         around.withLocks?.(),
-        keyId ? self.s.holdOnKey.get(amount, keyId) : null,
-        self.s.reserveFunds.get(amount, input.accountId, amount),
+        keyId === null
+          ? null
+          : limited
+            ? self.s.holdOnKey.get(amount, keyId)
+            : self.s.addKeyHeld.run(amount, keyId).then(() => null),
+        // Refused: no row (conditional UPDATE), or on the final path CHECK (held <= balance) failing.
+        final
+          ? self.s.moveFunds.get(0n, amount, input.accountId).catch(nullIfChecked)
+          : self.s.reserveFunds.get(amount, input.accountId, amount),
         self.entryAfter(input.accountId, "hold", input.source, amount, 0n, amount, 0n, hold, null, now),
-      ]);
-      if (own.status === "rejected") throw own.reason;
+      ] as const;
+      if (final) void self.sql.commitNow?.();
+      const [held, job, own, key, moved, entry] = await Promise.allSettled(sent);
+      // The first refusal in the order sent (PostgreSQL runs nothing after a failed statement):
+      // the cap (429), the key's limit, the balance (402).
+      for (const r of [held, job, own]) fulfilled(r);
       const keyRow = fulfilled(key);
-      const after = fulfilled(moved);
-      fulfilled(entry);
       // A key with a monthly limit took nothing above (holdOnKey adds 0): checked now, under its lock.
-      if (keyId && keyRow && keyRow.monthly_limit_micro !== null) {
+      if (keyId !== null && keyRow && keyRow.monthly_limit_micro !== null) {
         await self.checkKeyLimit(keyId, keyRow, amount, account.currency);
         await self.s.addKeyHeld.run(amount, keyId);
       }
+      const after = fulfilled(moved);
       if (!after) {
         const available = account.balance_micro - account.held_micro;
         throw new DomainError(
@@ -306,6 +324,9 @@ export class Ledger extends SqlStore {
           { extra: { billing_url: self.options.billingUrl } },
         );
       }
+      fulfilled(entry);
+      // An alert threshold set since the read is seen at the next movement (it fires on a level).
+      if (final) return hold;
       await self.watch(input.accountId, after, false);
       return hold;
     });

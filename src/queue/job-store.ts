@@ -1,4 +1,4 @@
-import { afterCommit, type Sql } from "../db/sql.ts";
+import { afterCommit, nullIfChecked, type Sql } from "../db/sql.ts";
 import { jsonList, SqlStore } from "../db/store.ts";
 import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger, WithLocks } from "../ledger/ledger.ts";
@@ -144,8 +144,13 @@ export class JobStore extends SqlStore {
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
     addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-    takeKeySlot: this.q("UPDATE api_keys SET open_jobs = open_jobs + 1 WHERE id = ? AND open_jobs < ?"),
-    takePersonSlot: this.q("UPDATE people SET open_jobs = open_jobs + 1 WHERE id = ? AND open_jobs < ?"),
+    // At the cap: -1, which CHECK (open_jobs >= 0) refuses, so a COMMIT sent behind it rolls back.
+    takeKeySlot: this.q(
+      "UPDATE api_keys SET open_jobs = CASE WHEN open_jobs < ?2 THEN open_jobs + 1 ELSE -1 END WHERE id = ?1",
+    ),
+    takePersonSlot: this.q(
+      "UPDATE people SET open_jobs = CASE WHEN open_jobs < ?2 THEN open_jobs + 1 ELSE -1 END WHERE id = ?1",
+    ),
     addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
     byPerson: this.q<JobRow, [string, string, string, number]>(
       `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
@@ -313,7 +318,7 @@ export class JobStore extends SqlStore {
   /** One more open job for its opener (key, or keyless person) below `max`; false at the cap. */
   async takeSlot(keyId: string | null, personId: string | null, max: number): Promise<boolean> {
     const s = keyId !== null ? this.s.takeKeySlot.run(keyId, max) : this.s.takePersonSlot.run(personId!, max);
-    return (await s).changes === 1;
+    return (await s.catch(nullIfChecked))?.changes === 1;
   }
 
   /**
