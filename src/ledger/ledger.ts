@@ -6,6 +6,7 @@ import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_BALANCE_MICRO, MAX_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
 import { usdMicroToRubMicro } from "../pricing/fx.ts";
+import { balanceLimitError } from "./balance-limit.ts";
 import { monthOf } from "./month.ts";
 
 export type Source = "API" | "STUDIO" | "ADMIN" | "TOPUP";
@@ -94,27 +95,6 @@ export interface MovedRow extends BalanceRow {
  */
 export interface BalanceWatcher {
   moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void>;
-}
-
-/**
- * 400 validation_error for a credit that would take a balance above MAX_BALANCE_MICRO (see there
- * why); the body names the limit, also as `max_balance_micro`. Nothing is written.
- */
-export function balanceLimitError(
-  currency: Currency,
-  balanceMicro: bigint,
-  amountMicro: bigint,
-): DomainError {
-  return new DomainError(
-    "validation_error",
-    `A credit of ${formatMicro(amountMicro)} ${currency} would take the balance of ${formatMicro(balanceMicro)} above the maximum balance of ${formatMicro(MAX_BALANCE_MICRO)} ${currency}.`,
-    { param: "amount", extra: { max_balance_micro: MAX_BALANCE_MICRO.toString() } },
-  );
-}
-
-/** Whether `err` is a refusal by the maximum balance (balanceLimitError). */
-export function isBalanceLimitError(err: unknown): err is DomainError {
-  return err instanceof DomainError && err.extra?.max_balance_micro !== undefined;
 }
 
 /** What the balance-moving UPDATEs return: the balances and the alert state, in the same statement. */
@@ -217,6 +197,11 @@ export class Ledger extends SqlStore {
          FROM accounts WHERE id = ?13`,
     ),
     getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
+    // A hold to settle or release, with its account's alert threshold (holdToResolve).
+    holdToResolve: this.q<HoldRow & { alert_threshold_micro: bigint | null }, [string]>(
+      `SELECT holds.*, accounts.alert_threshold_micro FROM holds
+         JOIN accounts ON accounts.id = holds.account_id WHERE holds.id = ?`,
+    ),
     // A page of holds by primary key in one statement (the requests CSV: one per 1,000 jobs).
     getHolds: this.q<HoldRow, [string]>(`SELECT * FROM holds WHERE id IN (${jsonList(this.sql)})`),
     resolveHold: this.q<HoldRow, [string, bigint | null, bigint | null, number, string]>(
@@ -336,10 +321,16 @@ export class Ledger extends SqlStore {
    * Charges the actual price (micro-USD, converted with the rate fixed in the hold) capped at the
    * hold, and releases the rest. A hold that is no longer open is left alone: `changed` is false.
    */
-  async settle(holdId: string, actualUsdMicro: bigint, withLocks?: WithLocks): Promise<SettleResult> {
+  async settle(
+    holdId: string,
+    actualUsdMicro: bigint,
+    withLocks?: WithLocks,
+    last = false,
+  ): Promise<SettleResult> {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
+    const alone = !this.inCallersTx;
     return await this.atomicOrJoin(async (self) => {
-      const hold = await self.s.getHold.get(holdId);
+      const { hold, final } = (await self.holdToResolve(holdId, alone || last)) ?? {};
       if (!hold) throw new Error(`settle: no hold ${holdId}`);
       if (hold.status !== "open") return { changed: false, hold };
       const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
@@ -355,8 +346,8 @@ export class Ledger extends SqlStore {
       const { account_id: account, source, key_id: keyId } = hold;
       // Pipelined in this order (see WithLocks): the caller's counters, the key's row, the account's
       // (charge and release in one UPDATE), the key's month, the account's day (usage_daily), and the
-      // ledger rows.
-      const [, , moved] = await Promise.all([
+      // ledger rows; the COMMIT behind them when final (nothing here can refuse).
+      const sent = [
         withLocks?.(),
         keyId ? self.s.addKeyHeld.run(-hold.amount_micro, keyId) : null,
         self.s.moveFunds.get(-charge, -hold.amount_micro, account),
@@ -364,32 +355,35 @@ export class Ledger extends SqlStore {
         self.s.addUsage.run(account, Math.floor(now / 86_400), keyId ?? "", hold.model_id ?? "", charge),
         self.entryAfter(account, "charge", source, charge, -charge, -charge, rest, hold, null, now),
         rest > 0n ? self.entryAfter(account, "release", source, rest, 0n, -rest, 0n, hold, null, now) : null,
-      ]);
-      const after = moved!;
-      await self.watch(hold.account_id, after, false);
+      ] as const;
+      if (final) void self.sql.commitNow?.();
+      const [, , moved] = await Promise.all(sent);
+      if (!final) await self.watch(hold.account_id, moved!, false);
       self.onCharge?.(hold.currency, hold.model_id, charge);
       return { changed: true, hold: resolved };
     });
   }
 
   /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
-  async release(holdId: string, reason?: string, withLocks?: WithLocks): Promise<SettleResult> {
+  async release(holdId: string, reason?: string, withLocks?: WithLocks, last = false): Promise<SettleResult> {
+    const alone = !this.inCallersTx;
     return await this.atomicOrJoin(async (self) => {
-      const hold = await self.s.getHold.get(holdId);
+      const { hold, final } = (await self.holdToResolve(holdId, alone || last)) ?? {};
       if (!hold) throw new Error(`release: no hold ${holdId}`);
       const now = self.now();
       const resolved = await self.s.resolveHold.get("released", null, null, now, holdId);
       if (!resolved) return { changed: false, hold };
       const { account_id: account, amount_micro: amount } = hold;
-      // Pipelined in this order (see WithLocks).
-      const [, , moved] = await Promise.all([
+      // Pipelined in this order (see WithLocks), the COMMIT behind them when final.
+      const sent = [
         withLocks?.(),
         hold.key_id ? self.s.addKeyHeld.run(-amount, hold.key_id) : null,
         self.s.moveFunds.get(0n, -amount, account),
         self.entryAfter(account, "release", hold.source, amount, 0n, -amount, 0n, hold, reason ?? null, now),
-      ]);
-      const after = moved!;
-      await self.watch(hold.account_id, after, false);
+      ] as const;
+      if (final) void self.sql.commitNow?.();
+      const [, , moved] = await Promise.all(sent);
+      if (!final) await self.watch(hold.account_id, moved!, false);
       return { changed: true, hold: resolved };
     });
   }
@@ -485,6 +479,14 @@ export class Ledger extends SqlStore {
   private async watch(accountId: string, after: MovedRow, credit: boolean): Promise<void> {
     if (after.alert_threshold_micro !== null && this.balanceWatcher)
       await this.balanceWatcher.moved(this.sql, accountId, after, credit);
+  }
+
+  /** A hold; `final`: nothing follows and no alert threshold to watch, so the COMMIT may go with it. */
+  private async holdToResolve(holdId: string, last: boolean) {
+    const row = await this.s.holdToResolve.get(holdId);
+    if (!row) return null;
+    const { alert_threshold_micro: threshold, ...hold } = row;
+    return { hold: hold as HoldRow, final: last && threshold === null };
   }
 
   /** `key`: the key's row as locked by reserve (its held money is read with the lock, not again). */
