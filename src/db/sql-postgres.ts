@@ -1,4 +1,4 @@
-import { type SavepointSQL, SQL, type TransactionSQL } from "bun";
+import { type ReservedSQL, SQL } from "bun";
 import {
   type ConstraintKind,
   cachePut,
@@ -27,32 +27,49 @@ export interface PostgresSettings {
   connectTimeoutSeconds?: number;
 }
 
-type Client = SQL | TransactionSQL | SavepointSQL;
+type Client = SQL | ReservedSQL;
+
+/**
+ * One transaction's connection, shared by its handle and its savepoints' handles: statements sent
+ * on it and not answered yet (the next one is pipelined when above 0), and the COMMIT once sent
+ * by `commitNow`.
+ */
+interface Conn {
+  inFlight: number;
+  commit: Promise<void> | null;
+}
 
 /**
  * The `Sql` port over Bun.sql (a pool). `?` placeholders are translated to `$1..` once per query
- * string (cached); Bun prepares each statement once per connection. `tx` is `sql.begin` (READ
- * COMMITTED, PostgreSQL's default), `tx.tx` a savepoint. Values are normalised to the port's
- * types from the result's column types: int2/int4 (e.g. a literal `1`) and integral numerics (a
- * `sum()` of BIGINT) to bigint, bool (a comparison) to 1n/0n, bytea (a Buffer) to a Uint8Array; a
- * boolean parameter is bound as 1/0. Constraint violations become SqlConstraintError.
+ * string (cached); Bun prepares each statement once per connection. `tx` is a transaction driven
+ * by hand on a reserved connection (READ COMMITTED, PostgreSQL's default), `tx.tx` a savepoint:
+ * BEGIN, COMMIT and the savepoints' statements are sent as prepared statements (Bun sends a
+ * statement without parameters as a simple query, which waits for every earlier answer and is
+ * waited for), so BEGIN shares its round trip with the body's first statements, and `commitNow`
+ * can send the COMMIT behind the body's last ones (docs/performance.md "Issue 36: PostgreSQL
+ * submits with one key"). Every statement is sent when it is called (Bun's queries are lazy; an
+ * awaited one would be sent a microtask later, after a COMMIT sent meanwhile). Values are
+ * normalised to the port's types from the result's column types: int2/int4 (e.g. a literal `1`)
+ * and integral numerics (a `sum()` of BIGINT) to bigint, bool (a comparison) to 1n/0n, bytea (a
+ * Buffer) to a Uint8Array; a boolean parameter is bound as 1/0. Constraint violations become
+ * SqlConstraintError.
  *
  * Connection settings are passed explicitly from the URL (bunSqlOptions).
  */
 export class PostgresSql implements Sql {
   readonly dialect = "postgres" as const;
   #ended = false;
-  /** Statements sent on this transaction's connection and not answered yet (pipelined when above 0). */
-  #inFlight = 0;
 
   private constructor(
     private readonly client: Client,
     private readonly depth: number,
     private readonly queries: Map<string, string>,
+    /** The transaction's connection state; null on the pool. */
+    private readonly conn: Conn | null,
   ) {}
 
   static connect(settings: PostgresSettings): PostgresSql {
-    return new PostgresSql(new SQL(bunSqlOptions(settings)), 0, new Map());
+    return new PostgresSql(new SQL(bunSqlOptions(settings)), 0, new Map(), null);
   }
 
   all<T>(query: string, params: readonly SqlParam[] = []): Promise<T[]> {
@@ -70,13 +87,13 @@ export class PostgresSql implements Sql {
   async tx<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
     if (this.#ended) throw new SqlTxEndedError();
     if (this.depth === 0 && insideOwnTx(this)) throw new SqlNestingError();
+    if (this.conn?.commit) throw new SqlTxEndedError();
     const outer = this.depth === 0 ? undefined : openTransaction.getStore();
     const root = outer?.root ?? this;
     // A savepoint defers to its root transaction's commit (a rolled-back savepoint's hints may
     // still run then: they are hints).
     const deferred: (() => void)[] = outer?.afterCommit ?? [];
-    const body = async (client: Client): Promise<T> => {
-      const inner = new PostgresSql(client, this.depth + 1, this.queries);
+    const body = async (inner: PostgresSql): Promise<T> => {
       const scope: TxScope = { root, open: true, afterCommit: deferred };
       try {
         return await openTransaction.run(scope, fn, inner);
@@ -85,17 +102,93 @@ export class PostgresSql implements Sql {
         scope.open = false;
       }
     };
-    // BEGIN and COMMIT (or ROLLBACK); SAVEPOINT and RELEASE.
-    countStatement("control", this.depth === 0 ? "BEGIN .. COMMIT" : "SAVEPOINT .. RELEASE", 2);
     try {
-      if (this.depth === 0) {
-        const result = (await (this.client as SQL).begin(body)) as T;
+      if (this.depth > 0) return await this.#savepoint(body);
+      const reserved = await (this.client as SQL).reserve();
+      try {
+        const result = await this.#transaction(reserved, body);
         runAfterCommit({ root, open: false, afterCommit: deferred });
         return result;
+      } finally {
+        // After its COMMIT or ROLLBACK (a connection released inside a transaction is closed).
+        await reserved.release();
       }
-      return (await (this.client as TransactionSQL).savepoint(body)) as T;
     } catch (err) {
       throw mapPostgresError(err);
+    }
+  }
+
+  /**
+   * Inside a transaction's body: sends the COMMIT now, pipelined behind the statements sent and
+   * not yet answered, instead of after the body (one round trip fewer holding the rows they lock).
+   * Nothing may be sent on the transaction after it. If one of those statements fails,
+   * PostgreSQL ends the transaction with a ROLLBACK instead and the promise rejects; so the body
+   * must leave every refusal to its statements (a constraint that fails), never to code that
+   * runs on their answers: a throw after the COMMIT is sent cannot undo it. Null on a savepoint or
+   * outside a transaction: the transaction commits when its body returns, as always.
+   */
+  commitNow(): Promise<void> | null {
+    if (this.depth !== 1 || this.#ended || !this.conn || this.conn.commit) return null;
+    this.conn.commit = this.#commit(this.client as ReservedSQL);
+    // Settled by tx() whatever the body does; never an unhandled rejection.
+    this.conn.commit.catch(() => {});
+    return this.conn.commit;
+  }
+
+  /** BEGIN pipelined with the body's first statements; COMMIT after it (or already sent), or ROLLBACK. */
+  async #transaction<T>(reserved: ReservedSQL, body: (inner: PostgresSql) => Promise<T>): Promise<T> {
+    const conn: Conn = { inFlight: 0, commit: null };
+    const inner = new PostgresSql(reserved, 1, this.queries, conn);
+    const begun = inner.#control(reserved`BEGIN`, "BEGIN");
+    begun.catch(() => {}); // its failure is the body's statements' too
+    let result: T;
+    try {
+      result = await body(inner);
+    } catch (err) {
+      if (conn.commit) await conn.commit.catch(() => {});
+      else await inner.#control(reserved`ROLLBACK`, "ROLLBACK").catch(() => {});
+      throw err;
+    }
+    await (conn.commit ?? inner.#commit(reserved));
+    return result;
+  }
+
+  /** COMMIT; rejects when PostgreSQL rolled the transaction back (a statement in it had failed). */
+  async #commit(reserved: ReservedSQL): Promise<void> {
+    const r = await this.#control(reserved`COMMIT`, "COMMIT");
+    if (r.command !== "COMMIT")
+      throw new Error("COMMIT was rolled back by the server because the transaction was already aborted");
+  }
+
+  /** SAVEPOINT pipelined with the body's first statements; RELEASE, or ROLLBACK TO and RELEASE. */
+  async #savepoint<T>(body: (inner: PostgresSql) => Promise<T>): Promise<T> {
+    const c = this.client as ReservedSQL;
+    const inner = new PostgresSql(c, this.depth + 1, this.queries, this.conn);
+    // One name for all: RELEASE and ROLLBACK TO act on the newest savepoint of that name.
+    const opened = inner.#control(c`SAVEPOINT s`, "SAVEPOINT");
+    opened.catch(() => {});
+    let result: T;
+    try {
+      result = await body(inner);
+    } catch (err) {
+      const back = inner.#control(c`ROLLBACK TO SAVEPOINT s`, "ROLLBACK TO");
+      await Promise.all([back, inner.#control(c`RELEASE SAVEPOINT s`, "RELEASE")]).catch(() => {});
+      throw err;
+    }
+    await inner.#control(c`RELEASE SAVEPOINT s`, "RELEASE");
+    return result;
+  }
+
+  /** A transaction control statement, sent now and counted (pipelined when an answer is awaited). */
+  async #control(q: SQL.Query<unknown>, name: string): Promise<SQL.ResultMetadata & unknown[]> {
+    countStatement("control", name);
+    const conn = this.conn!;
+    if (conn.inFlight > 0) countStatement("pipelined", name);
+    conn.inFlight++;
+    try {
+      return (await q.execute()) as SQL.ResultMetadata & unknown[];
+    } finally {
+      conn.inFlight--;
     }
   }
 
@@ -118,18 +211,20 @@ export class PostgresSql implements Sql {
   }
 
   async #query(query: string, params: readonly SqlParam[]): Promise<SQL.ResultMetadata & unknown[]> {
-    if (this.#ended) throw new SqlTxEndedError();
+    if (this.#ended || this.conn?.commit) throw new SqlTxEndedError();
     if (this.depth === 0 && insideOwnTx(this)) throw new SqlNestingError();
     const text = this.queries.get(query) ?? cachePut(this.queries, query, toDollarPlaceholders(query));
     countStatement("statements", query);
-    if (this.depth > 0 && this.#inFlight > 0) countStatement("pipelined", query);
-    this.#inFlight++;
+    const conn = this.conn;
+    if (conn && conn.inFlight > 0) countStatement("pipelined", query);
+    if (conn) conn.inFlight++;
     try {
-      return await this.client.unsafe(text, params.map(bindable));
+      // Sent now (see the class comment), in the order of the calls.
+      return await this.client.unsafe(text, params.map(bindable)).execute();
     } catch (err) {
       throw mapPostgresError(err);
     } finally {
-      this.#inFlight--;
+      if (conn) conn.inFlight--;
     }
   }
 }

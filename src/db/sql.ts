@@ -36,6 +36,15 @@ export interface Sql {
    * a SQLite group commit's transaction and its savepoints; absent or null: rollups are written at once.
    */
   readonly rollups?: Rollups | null;
+  /**
+   * Inside a transaction's body, on PostgreSQL: sends the COMMIT now, pipelined behind the
+   * statements sent and not yet answered, and refuses any statement after it. If one of them
+   * fails, the transaction is rolled back instead and the promise rejects. For a body whose last
+   * statements carry every refusal themselves (a constraint that fails): code that runs on their
+   * answers can no longer undo anything. Null (or absent: SQLite, whose group commit shares its
+   * COMMIT) where the transaction commits when its body returns.
+   */
+  commitNow?(): Promise<void> | null;
 }
 
 /** A committed transaction's result, and when its write is durable (see `EarlyCommitSql`). */
@@ -82,6 +91,16 @@ export class SqlConstraintError extends Error {
   ) {
     super(message, options);
   }
+}
+
+/**
+ * A write refused by a CHECK constraint as null (its "no row"), for a statement's `.catch`: a
+ * conditional write that refuses by failing (so that PostgreSQL rolls back a COMMIT sent behind
+ * it, Sql.commitNow). Any other error is rethrown.
+ */
+export function nullIfChecked(err: unknown): null {
+  if (err instanceof SqlConstraintError && err.kind === "check") return null;
+  throw err;
 }
 
 /** A statement on a transaction handle after that transaction committed or rolled back. */

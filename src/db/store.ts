@@ -112,7 +112,7 @@ export abstract class SqlStore {
   }
 
   /** Whether this is a view bound to a caller's transaction (`in(tx)`). */
-  private inCallersTx = false;
+  protected inCallersTx = false;
 
   /**
    * `atomic` without the savepoint when bound to a caller's transaction: `fn` runs in it directly.

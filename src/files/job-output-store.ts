@@ -45,8 +45,12 @@ export class JobOutputStore extends SqlStore {
 
   /** Records a job's outputs, kept until `expiresAt`. Call inside the transaction that completes it. */
   async record(jobId: string, outputs: readonly OutputRow[], now: number, expiresAt: number): Promise<void> {
-    for (const o of outputs)
-      await this.s.insert.run(jobId, o.idx, o.path, o.contentType, o.size, o.sha256, now, expiresAt);
+    // All sent at once (one round trip on PostgreSQL, where the settlement's COMMIT may follow them).
+    await Promise.all(
+      outputs.map((o) =>
+        this.s.insert.run(jobId, o.idx, o.path, o.contentType, o.size, o.sha256, now, expiresAt),
+      ),
+    );
   }
 
   /** The indexes of a job's stored outputs, in order. */

@@ -145,7 +145,8 @@ export async function openJobOnce(
 ): Promise<OpenedOnce> {
   const { claim, answer } = once;
   if (claim === null) return await openJob(deps, j);
-  const o = opening(deps, j);
+  // The stored answer is written after the reservation: its COMMIT cannot be sent with it.
+  const o = opening(deps, j, false);
   const keyId = j.who.keyId;
   if (keyId === null)
     throw new RangeError("openJobOnce: an Idempotency-Key is scoped to a key; a keyless opener has none");
@@ -182,7 +183,7 @@ export async function openCall(deps: OpenJobDeps, j: JobToOpen): Promise<OpenedC
  * the key's monthly limit) and the job row. Media jobs are opened IN_QUEUE; text jobs (chat) run in
  * the request itself: IN_PROGRESS, owned by it until the deadline.
  */
-function opening(deps: OpenJobDeps, j: JobToOpen) {
+function opening(deps: OpenJobDeps, j: JobToOpen, last = true) {
   const { who, model } = j;
   const { keyId, personId } = who;
   if (keyId === null && personId === null) throw new RangeError("openJob: an opener needs a key or a person");
@@ -232,6 +233,9 @@ function opening(deps: OpenJobDeps, j: JobToOpen) {
             slotTaken: true,
           });
         },
+        // Nothing follows in the transaction (but a stored Idempotency answer): on PostgreSQL the
+        // COMMIT goes with the locks' round, and the cap refuses by a failing statement.
+        last,
         withLocks: async () => {
           if (await jobs.takeSlot(keyId, personId, who.maxInFlight)) return;
           const what = inRequest ? "calls" : "jobs";

@@ -1,68 +1,34 @@
 import type { Currency } from "../accounts/store.ts";
 import { addToRollup, type Rollup } from "../db/rollups.ts";
-import type { Sql } from "../db/sql.ts";
+import { nullIfChecked, type Sql } from "../db/sql.ts";
 import { jsonList, SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
 import { formatMicro, MAX_BALANCE_MICRO, MAX_MICRO } from "../lib/money.ts";
 import { nowSeconds } from "../lib/time.ts";
 import { usdMicroToRubMicro } from "../pricing/fx.ts";
+import { balanceLimitError } from "./balance-limit.ts";
+import type {
+  EntryKind,
+  HoldRow,
+  ReserveAround,
+  ReserveInput,
+  SettleResult,
+  Source,
+  WithLocks,
+} from "./ledger-types.ts";
 import { monthOf } from "./month.ts";
 
-export type Source = "API" | "STUDIO" | "ADMIN" | "TOPUP";
-export type EntryKind = "topup" | "adjustment" | "hold" | "charge" | "release";
-
-export interface HoldRow {
-  id: string;
-  account_id: string;
-  key_id: string | null;
-  model_id: string | null;
-  request_id: string | null;
-  source: Source;
-  currency: Currency;
-  amount_micro: bigint;
-  quoted_usd_micro: bigint;
-  fx_rate_micro: bigint | null;
-  status: "open" | "settled" | "released";
-  charged_micro: bigint | null;
-  charged_usd_micro: bigint | null;
-  created_at: bigint;
-  resolved_at: bigint | null;
-}
-
-export interface ReserveInput {
-  accountId: string;
-  keyId: string | null;
-  modelId: string | null;
-  requestId: string | null;
-  /** Work is labelled API or STUDIO; ADMIN and TOPUP label credits only (figures.ts relies on it). */
-  source: "API" | "STUDIO";
-  /** The quoted price in micro-USD; converted to the account currency at the current rate. */
-  quotedUsdMicro: bigint;
-}
-
-export interface SettleResult {
-  /** False when the hold was already resolved: nothing changed. */
-  changed: boolean;
-  hold: HoldRow;
-}
-
-/** The caller's own writes around a reservation (Ledger.reserve). */
-export interface ReserveAround {
-  /** Sent beside the hold's insert (the hold is not yet in the ledger, nor the key's money held). */
-  beforeLocks?: (hold: HoldRow) => Promise<unknown>;
-  /** Sent first beside the key's and the account's UPDATEs; its throw is the reservation's. */
-  withLocks?: WithLocks;
-}
-
-/**
- * The caller's own counters (a job's open-job counts), sent first beside a settlement's or a
- * release's key and account UPDATEs and ledger rows, all pipelined in one round trip on PostgreSQL,
- * so the rows every submit and settlement of a key waits for are held for that round trip and the
- * COMMIT (docs/performance.md "Issue 36: PostgreSQL round trips"). Lock order: the counters' rows
- * (api_keys, people), the key row, then the account row, as in reserve.
- */
-export type WithLocks = () => Promise<unknown>;
+// The ledger's row and argument types live in ledger-types.ts (this file's 600-line budget).
+export type {
+  EntryKind,
+  HoldRow,
+  ReserveAround,
+  ReserveInput,
+  SettleResult,
+  Source,
+  WithLocks,
+} from "./ledger-types.ts";
 
 /** What a pipelined statement settled with: its value, or its error thrown. */
 function fulfilled<T>(r: PromiseSettledResult<T>): T {
@@ -96,27 +62,6 @@ export interface MovedRow extends BalanceRow {
  */
 export interface BalanceWatcher {
   moved(tx: Sql, accountId: string, after: MovedRow, credit: boolean): Promise<void>;
-}
-
-/**
- * 400 validation_error for a credit that would take a balance above MAX_BALANCE_MICRO (see there
- * why); the body names the limit, also as `max_balance_micro`. Nothing is written.
- */
-export function balanceLimitError(
-  currency: Currency,
-  balanceMicro: bigint,
-  amountMicro: bigint,
-): DomainError {
-  return new DomainError(
-    "validation_error",
-    `A credit of ${formatMicro(amountMicro)} ${currency} would take the balance of ${formatMicro(balanceMicro)} above the maximum balance of ${formatMicro(MAX_BALANCE_MICRO)} ${currency}.`,
-    { param: "amount", extra: { max_balance_micro: MAX_BALANCE_MICRO.toString() } },
-  );
-}
-
-/** Whether `err` is a refusal by the maximum balance (balanceLimitError). */
-export function isBalanceLimitError(err: unknown): err is DomainError {
-  return err instanceof DomainError && err.extra?.max_balance_micro !== undefined;
 }
 
 /** A usage_daily row's delta: its key, and the charges and calls to add. */
@@ -162,6 +107,16 @@ export class Ledger extends SqlStore {
   protected override s = {
     account: this.q<{ currency: Currency } & BalanceRow, [string]>(
       "SELECT currency, balance_micro, held_micro FROM accounts WHERE id = ?",
+    ),
+    // The account, the key's monthly limit and the alert threshold (reserve's path), read unlocked:
+    // a limit set meanwhile applies from the key's next reservation.
+    accountForHold: this.q<
+      MovedRow & { currency: Currency; key_limit_micro: bigint | null },
+      [string, string | null]
+    >(
+      `SELECT currency, balance_micro, held_micro, alert_threshold_micro, alert_armed,
+           (SELECT monthly_limit_micro FROM api_keys WHERE id = ?2) AS key_limit_micro
+         FROM accounts WHERE id = ?1`,
     ),
     reserveFunds: this.q<MovedRow, [bigint, string, bigint]>(
       `UPDATE accounts SET held_micro = held_micro + ?1
@@ -212,6 +167,11 @@ export class Ledger extends SqlStore {
          FROM accounts WHERE id = ?13`,
     ),
     getHold: this.q<HoldRow, [string]>("SELECT * FROM holds WHERE id = ?"),
+    // A hold to settle or release, with its account's alert threshold (holdToResolve).
+    holdToResolve: this.q<HoldRow & { alert_threshold_micro: bigint | null }, [string]>(
+      `SELECT holds.*, accounts.alert_threshold_micro FROM holds
+         JOIN accounts ON accounts.id = holds.account_id WHERE holds.id = ?`,
+    ),
     // A page of holds by primary key in one statement (the requests CSV: one per 1,000 jobs).
     getHolds: this.q<HoldRow, [string]>(`SELECT * FROM holds WHERE id IN (${jsonList(this.sql)})`),
     resolveHold: this.q<HoldRow, [string, bigint | null, bigint | null, number, string]>(
@@ -255,8 +215,9 @@ export class Ledger extends SqlStore {
     if (input.quotedUsdMicro < 0n || input.quotedUsdMicro > MAX_MICRO) {
       throw new RangeError(`reserve: quoted amount out of range (${input.quotedUsdMicro})`);
     }
+    const alone = !this.inCallersTx;
     return await this.atomicOrJoin(async (self) => {
-      const account = await self.s.account.get(input.accountId);
+      const account = await self.s.accountForHold.get(input.accountId, input.keyId);
       if (!account) throw new DomainError("not_found", `No account ${input.accountId}.`);
       const rate = account.currency === "USD" ? null : await self.rateFor(account.currency);
       const amount = rate === null ? input.quotedUsdMicro : usdMicroToRubMicro(input.quotedUsdMicro, rate);
@@ -280,37 +241,42 @@ export class Ledger extends SqlStore {
         resolved_at: null,
       };
       const { id, key_id: keyId } = hold;
-      const ids = [id, keyId, input.modelId, input.requestId] as const;
-      await Promise.all([
-        self.s.insertHold.run(
-          ...ids,
-          input.accountId,
-          input.source,
-          account.currency,
-          amount,
-          input.quotedUsdMicro,
-          rate,
-          now,
-        ),
+      const ids = [id, keyId, input.modelId, input.requestId, input.accountId, input.source] as const;
+      // A key's monthly limit or an account's alert is checked in code once the rows are locked;
+      // otherwise every refusal is a failing statement (CHECK constraints) and on PostgreSQL the
+      // COMMIT goes in the same round: the key's and the account's rows are held for no round
+      // trip (docs/performance.md "Issue 36: PostgreSQL submits with one key").
+      const limited = keyId !== null && account.key_limit_micro !== null;
+      const final = (alone || around.last === true) && !limited && account.alert_threshold_micro === null;
+      // One round: the new rows (the hold, the caller's), then the caller's counter, the key row,
+      // the account row (settle's and release's lock order too) and the hold's ledger row.
+      const sent = [
+        self.s.insertHold.run(...ids, account.currency, amount, input.quotedUsdMicro, rate, now),
         around.beforeLocks?.(hold),
-      ]);
-      // In this order: the caller's counter, the key row, the account row (the lock order of
-      // settle and release too), and the ledger row with the account's figures after the hold.
-      const [own, key, moved, entry] = await Promise.allSettled([
         around.withLocks?.(),
-        keyId ? self.s.holdOnKey.get(amount, keyId) : null,
-        self.s.reserveFunds.get(amount, input.accountId, amount),
+        keyId === null
+          ? null
+          : limited
+            ? self.s.holdOnKey.get(amount, keyId)
+            : self.s.addKeyHeld.run(amount, keyId).then(() => null),
+        // Refused: no row (conditional UPDATE), or on the final path CHECK (held <= balance) failing.
+        final
+          ? self.s.moveFunds.get(0n, amount, input.accountId).catch(nullIfChecked)
+          : self.s.reserveFunds.get(amount, input.accountId, amount),
         self.entryAfter(input.accountId, "hold", input.source, amount, 0n, amount, 0n, hold, null, now),
-      ]);
-      if (own.status === "rejected") throw own.reason;
+      ] as const;
+      if (final) void self.sql.commitNow?.();
+      const [held, job, own, key, moved, entry] = await Promise.allSettled(sent);
+      // The first refusal in the order sent (PostgreSQL runs nothing after a failed statement):
+      // the cap (429), the key's limit, the balance (402).
+      for (const r of [held, job, own]) fulfilled(r);
       const keyRow = fulfilled(key);
-      const after = fulfilled(moved);
-      fulfilled(entry);
       // A key with a monthly limit took nothing above (holdOnKey adds 0): checked now, under its lock.
-      if (keyId && keyRow && keyRow.monthly_limit_micro !== null) {
+      if (keyId !== null && keyRow && keyRow.monthly_limit_micro !== null) {
         await self.checkKeyLimit(keyId, keyRow, amount, account.currency);
         await self.s.addKeyHeld.run(amount, keyId);
       }
+      const after = fulfilled(moved);
       if (!after) {
         const available = account.balance_micro - account.held_micro;
         throw new DomainError(
@@ -319,6 +285,9 @@ export class Ledger extends SqlStore {
           { extra: { billing_url: self.options.billingUrl } },
         );
       }
+      fulfilled(entry);
+      // An alert threshold set since the read is seen at the next movement (it fires on a level).
+      if (final) return hold;
       await self.watch(input.accountId, after, false);
       return hold;
     });
@@ -328,10 +297,16 @@ export class Ledger extends SqlStore {
    * Charges the actual price (micro-USD, converted with the rate fixed in the hold) capped at the
    * hold, and releases the rest. A hold that is no longer open is left alone: `changed` is false.
    */
-  async settle(holdId: string, actualUsdMicro: bigint, withLocks?: WithLocks): Promise<SettleResult> {
+  async settle(
+    holdId: string,
+    actualUsdMicro: bigint,
+    withLocks?: WithLocks,
+    last = false,
+  ): Promise<SettleResult> {
     if (actualUsdMicro < 0n) throw new RangeError("settle: actual amount must be non-negative");
+    const alone = !this.inCallersTx;
     return await this.atomicOrJoin(async (self) => {
-      const hold = await self.s.getHold.get(holdId);
+      const { hold, final } = (await self.holdToResolve(holdId, alone || last)) ?? {};
       if (!hold) throw new Error(`settle: no hold ${holdId}`);
       if (hold.status !== "open") return { changed: false, hold };
       const usd = actualUsdMicro < hold.quoted_usd_micro ? actualUsdMicro : hold.quoted_usd_micro;
@@ -347,8 +322,8 @@ export class Ledger extends SqlStore {
       const { account_id: account, source, key_id: keyId } = hold;
       // Pipelined in this order (see WithLocks): the caller's counters, the key's row, the account's
       // (charge and release in one UPDATE), the key's month, the account's day (usage_daily), and the
-      // ledger rows.
-      const [, , moved] = await Promise.all([
+      // ledger rows; the COMMIT behind them when final (nothing here can refuse).
+      const sent = [
         withLocks?.(),
         keyId ? self.s.addKeyHeld.run(-hold.amount_micro, keyId) : null,
         self.s.moveFunds.get(-charge, -hold.amount_micro, account),
@@ -356,32 +331,35 @@ export class Ledger extends SqlStore {
         self.addUsage(account, Math.floor(now / 86_400), keyId ?? "", hold.model_id ?? "", charge),
         self.entryAfter(account, "charge", source, charge, -charge, -charge, rest, hold, null, now),
         rest > 0n ? self.entryAfter(account, "release", source, rest, 0n, -rest, 0n, hold, null, now) : null,
-      ]);
-      const after = moved!;
-      await self.watch(hold.account_id, after, false);
+      ] as const;
+      if (final) void self.sql.commitNow?.();
+      const [, , moved] = await Promise.all(sent);
+      if (!final) await self.watch(hold.account_id, moved!, false);
       self.onCharge?.(hold.currency, hold.model_id, charge);
       return { changed: true, hold: resolved };
     });
   }
 
   /** Releases the whole hold, charging nothing (failed or cancelled work). No-op if resolved. */
-  async release(holdId: string, reason?: string, withLocks?: WithLocks): Promise<SettleResult> {
+  async release(holdId: string, reason?: string, withLocks?: WithLocks, last = false): Promise<SettleResult> {
+    const alone = !this.inCallersTx;
     return await this.atomicOrJoin(async (self) => {
-      const hold = await self.s.getHold.get(holdId);
+      const { hold, final } = (await self.holdToResolve(holdId, alone || last)) ?? {};
       if (!hold) throw new Error(`release: no hold ${holdId}`);
       const now = self.now();
       const resolved = await self.s.resolveHold.get("released", null, null, now, holdId);
       if (!resolved) return { changed: false, hold };
       const { account_id: account, amount_micro: amount } = hold;
-      // Pipelined in this order (see WithLocks).
-      const [, , moved] = await Promise.all([
+      // Pipelined in this order (see WithLocks), the COMMIT behind them when final.
+      const sent = [
         withLocks?.(),
         hold.key_id ? self.s.addKeyHeld.run(-amount, hold.key_id) : null,
         self.s.moveFunds.get(0n, -amount, account),
         self.entryAfter(account, "release", hold.source, amount, 0n, -amount, 0n, hold, reason ?? null, now),
-      ]);
-      const after = moved!;
-      await self.watch(hold.account_id, after, false);
+      ] as const;
+      if (final) void self.sql.commitNow?.();
+      const [, , moved] = await Promise.all(sent);
+      if (!final) await self.watch(hold.account_id, moved!, false);
       return { changed: true, hold: resolved };
     });
   }
@@ -507,6 +485,14 @@ export class Ledger extends SqlStore {
   private async watch(accountId: string, after: MovedRow, credit: boolean): Promise<void> {
     if (after.alert_threshold_micro !== null && this.balanceWatcher)
       await this.balanceWatcher.moved(this.sql, accountId, after, credit);
+  }
+
+  /** A hold; `final`: nothing follows and no alert threshold to watch, so the COMMIT may go with it. */
+  private async holdToResolve(holdId: string, last: boolean) {
+    const row = await this.s.holdToResolve.get(holdId);
+    if (!row) return null;
+    const { alert_threshold_micro: threshold, ...hold } = row;
+    return { hold: hold as HoldRow, final: last && threshold === null };
   }
 
   /** `key`: the key's row as locked by reserve (its held money is read with the lock, not again). */

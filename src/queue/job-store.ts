@@ -1,4 +1,4 @@
-import { afterCommit, type Sql } from "../db/sql.ts";
+import { afterCommit, nullIfChecked, type Sql } from "../db/sql.ts";
 import { jsonList, SqlStore } from "../db/store.ts";
 import type { JobOutputStore, OutputRow } from "../files/job-output-store.ts";
 import type { Ledger, WithLocks } from "../ledger/ledger.ts";
@@ -144,8 +144,13 @@ export class JobStore extends SqlStore {
     get: this.q<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?"),
     getOwned: this.q<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND account_id = ?"),
     addOpen: this.q("UPDATE api_keys SET open_jobs = open_jobs + ? WHERE id = ?"),
-    takeKeySlot: this.q("UPDATE api_keys SET open_jobs = open_jobs + 1 WHERE id = ? AND open_jobs < ?"),
-    takePersonSlot: this.q("UPDATE people SET open_jobs = open_jobs + 1 WHERE id = ? AND open_jobs < ?"),
+    // At the cap: -1, which CHECK (open_jobs >= 0) refuses, so a COMMIT sent behind it rolls back.
+    takeKeySlot: this.q(
+      "UPDATE api_keys SET open_jobs = CASE WHEN open_jobs < ?2 THEN open_jobs + 1 ELSE -1 END WHERE id = ?1",
+    ),
+    takePersonSlot: this.q(
+      "UPDATE people SET open_jobs = CASE WHEN open_jobs < ?2 THEN open_jobs + 1 ELSE -1 END WHERE id = ?1",
+    ),
     addPersonOpen: this.q("UPDATE people SET open_jobs = open_jobs + ? WHERE id = ?"),
     byPerson: this.q<JobRow, [string, string, string, number]>(
       `SELECT * FROM jobs WHERE person_id = ? AND id < ? AND account_id = ? ORDER BY id DESC LIMIT ?`,
@@ -313,7 +318,7 @@ export class JobStore extends SqlStore {
   /** One more open job for its opener (key, or keyless person) below `max`; false at the cap. */
   async takeSlot(keyId: string | null, personId: string | null, max: number): Promise<boolean> {
     const s = keyId !== null ? this.s.takeKeySlot.run(keyId, max) : this.s.takePersonSlot.run(personId!, max);
-    return (await s).changes === 1;
+    return (await s.catch(nullIfChecked))?.changes === 1;
   }
 
   /**
@@ -430,7 +435,7 @@ export class JobStore extends SqlStore {
     const job = await this.toFinal(id, "COMPLETED", ["IN_PROGRESS"], ending, now, async (self, row, open) => {
       await Promise.all([
         self.outputs.record(id, outputs, now, now + outputTtlMs),
-        self.ledger.settle(row.hold_id, chargeUsdMicro, open),
+        self.ledger.settle(row.hold_id, chargeUsdMicro, open, true),
       ]);
       const told = self.onCompleted;
       // The charge is the delivery's price, never above the quote (= the hold's USD), so it is the revenue.
@@ -462,7 +467,7 @@ export class JobStore extends SqlStore {
     // upstream and be billed there, for what we cannot know: unknown (null). docs/money.md.
     const ending = { output: null, actualUnits: null, code, message, cost: to === "CANCELLED" ? 0n : null };
     const job = await this.toFinal(id, to, from, ending, now, async (self, row, open) => {
-      await self.ledger.release(row.hold_id, code ?? to.toLowerCase(), open);
+      await self.ledger.release(row.hold_id, code ?? to.toLowerCase(), open, true);
     });
     if (job) {
       this.index.remove(job);
@@ -498,8 +503,9 @@ export class JobStore extends SqlStore {
         e.cost,
       );
       if (!row) return null;
-      // The counters, once: by the ledger beside its rows (WithLocks: one pipelined round on
-      // PostgreSQL), else here. The requests rollup (job_stats_daily) is one of them.
+      // The hooks first: the ledger's last round may carry the COMMIT (Ledger.settle, `last`).
+      for (const hook of self.finalHooks) await hook(self.sql, row);
+      // The counters (job_stats_daily too), once: by the ledger in its round (WithLocks), else here.
       let counting: Promise<unknown> | null = null;
       const open = async () => {
         counting ??= Promise.all([self.countOpen(row.key_id, row.person_id, -1), self.stats.count(row)]);
@@ -507,15 +513,14 @@ export class JobStore extends SqlStore {
       };
       await settle(self, row, open);
       await open();
-      for (const hook of self.finalHooks) await hook(self.sql, row);
       return row;
     });
   }
 
   /** Moves the open-job counters of a job's key and person (api_keys, people) by `delta`. */
   private async countOpen(keyId: string | null, personId: string | null, delta: number): Promise<void> {
-    if (keyId) await this.s.addOpen.run(delta, keyId);
-    if (personId) await this.s.addPersonOpen.run(delta, personId);
+    const key = keyId && this.s.addOpen.run(delta, keyId); // both sent at once (Ledger.settle's COMMIT)
+    await Promise.all([key, personId && this.s.addPersonOpen.run(delta, personId)]);
   }
 
   /**
