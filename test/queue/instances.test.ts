@@ -171,6 +171,7 @@ describe.each(dialects().filter((d) => d === "postgres"))(
         "idempotency-purge",
         "retention-sweep",
         "request-retention",
+        "ledger-retention",
         "order-expiry",
       ]);
       const { a, b } = await setup(dialect);
