@@ -20,15 +20,7 @@ import type {
 import { monthOf } from "./month.ts";
 
 // The ledger's row and argument types live in ledger-types.ts (this file's 600-line budget).
-export type {
-  EntryKind,
-  HoldRow,
-  ReserveAround,
-  ReserveInput,
-  SettleResult,
-  Source,
-  WithLocks,
-} from "./ledger-types.ts";
+export type * from "./ledger-types.ts";
 
 /** What a pipelined statement settled with: its value, or its error thrown. */
 function fulfilled<T>(r: PromiseSettledResult<T>): T {
