@@ -377,19 +377,7 @@ export class Ledger extends SqlStore {
     return await this.atomic(async (self) => {
       const account = await self.requireAccount(accountId);
       const after = await self.credit(accountId, account, amountMicro);
-      await self.entryAfter(
-        accountId,
-        "topup",
-        source,
-        amountMicro,
-        amountMicro,
-        0n,
-        0n,
-        NO_HOLD,
-        reason,
-        self.now(),
-        refId,
-      );
+      await self.creditEntry(accountId, "topup", source, amountMicro, amountMicro, reason, refId);
       await self.watch(accountId, after, true);
       return after;
     });
@@ -423,19 +411,7 @@ export class Ledger extends SqlStore {
         );
       }
       const abs = deltaMicro < 0n ? -deltaMicro : deltaMicro;
-      await self.entryAfter(
-        accountId,
-        "adjustment",
-        "ADMIN",
-        abs,
-        deltaMicro,
-        0n,
-        0n,
-        NO_HOLD,
-        reason,
-        self.now(),
-        refId,
-      );
+      await self.creditEntry(accountId, "adjustment", "ADMIN", abs, deltaMicro, reason, refId);
       await self.watch(accountId, after, deltaMicro > 0n);
       return after;
     });
@@ -526,6 +502,19 @@ export class Ledger extends SqlStore {
     const account = await this.s.account.get(accountId);
     if (!account) throw new DomainError("not_found", `No account ${accountId}.`, { param: "account_id" });
     return account;
+  }
+
+  /** A top-up's or an adjustment's row: no hold, the balance moved by `delta`, now. */
+  private async creditEntry(
+    accountId: string,
+    kind: "topup" | "adjustment",
+    source: Source,
+    amount: bigint,
+    delta: bigint,
+    reason: string | null,
+    refId: string | null,
+  ): Promise<void> {
+    await this.entryAfter(accountId, kind, source, amount, delta, 0n, 0n, NO_HOLD, reason, this.now(), refId);
   }
 
   /**
