@@ -1,7 +1,7 @@
 import type { LiveSettings } from "../config/schema.ts";
 import { type Bus, LocalBus, publishAfterCommit } from "../db/bus.ts";
 import { GroupCommit } from "../db/group-commit.ts";
-import type { Sql } from "../db/sql.ts";
+import { afterCommit, type Sql } from "../db/sql.ts";
 import type { BlobBackend } from "../files/blob-backend.ts";
 import { LocalBlobBackend } from "../files/blob-backend-local.ts";
 import { inputReader } from "../files/input-reader.ts";
@@ -75,9 +75,11 @@ export function createQueueServices(sql: Sql, services: { ledger: Ledger }, o: Q
       webhookWaker.wake();
     }
   };
-  // Counted inside the final-state transaction, like the webhook: its commit is the event.
+  // Counted when the final-state transaction commits (its commit is the event), in the same run of
+  // after-commit calls as the charge's count: a scrape never sees a job finished and not yet charged.
   const metrics = new Metrics();
-  const countFinal = (_tx: Sql, job: JobRow) => metrics.jobsFinished.inc([job.model_id, job.status], 1);
+  const countFinal = (_tx: Sql, job: JobRow) =>
+    afterCommit(() => metrics.jobsFinished.inc([job.model_id, job.status], 1));
   services.ledger.onCharge = (currency, modelId, micro) =>
     metrics.charged.inc([currency, modelId ?? ""], micro);
   const jobOutputs = new JobOutputStore(sql);

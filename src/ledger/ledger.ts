@@ -1,6 +1,6 @@
 import type { Currency } from "../accounts/store.ts";
 import { addToRollup, type Rollup } from "../db/rollups.ts";
-import { nullIfChecked, type Sql } from "../db/sql.ts";
+import { afterCommit, nullIfChecked, type Sql } from "../db/sql.ts";
 import { jsonList, SqlStore } from "../db/store.ts";
 import { DomainError } from "../lib/errors.ts";
 import { newTimeOrderedId } from "../lib/ids.ts";
@@ -329,7 +329,9 @@ export class Ledger extends SqlStore {
       if (final) void self.sql.commitNow?.();
       const [, , moved] = await Promise.all(sent);
       if (!final) await self.watch(hold.account_id, moved!, false);
-      self.onCharge?.(hold.currency, hold.model_id, charge);
+      // Told once the charge is committed, with the final-state hooks' counts (one synchronous run).
+      const told = self.onCharge;
+      if (told) afterCommit(() => told(hold.currency, hold.model_id, charge));
       return { changed: true, hold: resolved };
     });
   }

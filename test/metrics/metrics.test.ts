@@ -120,6 +120,31 @@ describe("GET /metrics: content", () => {
     expect(sampleValue(f, "gengate_workers_busy", { provider: "sandbox" })).toBe(0);
   });
 
+  test("a final state and its charge are counted at the commit, together: inside the transaction neither", async () => {
+    // A scrape in the window between the two counts saw the job finished and not yet charged (CI,
+    // PostgreSQL: the charge was counted a round trip after the final state).
+    const { t, scrape, submit } = await setup();
+    const { request_id } = await submit("sandbox/image", { prompt: "a", num_images: 1 });
+    const job = (await t.ctx.jobs.claimNext("sandbox", [], "w", 60_000, Date.now()))!;
+    expect(job.id).toBe(request_id);
+    const finished = () => t.ctx.metrics.jobsFinished.get(["sandbox/image", "COMPLETED"]);
+    const charged = () => Number(t.ctx.metrics.charged.get(["USD", "sandbox/image"]));
+    let inside: number[] = [];
+    await t.ctx.sql.tx(async (tx) => {
+      expect(await t.ctx.jobs.in(tx).complete(job.id, {}, [], 1_000n, "1", 60_000, Date.now())).toBe(true);
+      inside = [finished(), charged()];
+    });
+    expect(inside).toEqual([0, 0]);
+    expect([finished(), charged()]).toEqual([1, 1_000]);
+    const f = await scrape();
+    expect(
+      sampleValue(f, "gengate_jobs_finished_total", { model: "sandbox/image", state: "COMPLETED" }),
+    ).toBe(1);
+    expect(sampleValue(f, "gengate_charged_micro_total", { currency: "USD", model: "sandbox/image" })).toBe(
+      1_000,
+    );
+  });
+
   test("a chat completion counts as a finished job and a charge of the chat model", async () => {
     const { t, scrape } = await setup();
     const res = await t.request("/v1/chat/completions", {
