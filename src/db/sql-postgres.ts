@@ -90,9 +90,9 @@ export class PostgresSql implements Sql {
     if (this.conn?.commit) throw new SqlTxEndedError();
     const outer = this.depth === 0 ? undefined : openTransaction.getStore();
     const root = outer?.root ?? this;
-    // A savepoint defers to its root transaction's commit (a rolled-back savepoint's hints may
-    // still run then: they are hints).
-    const deferred: (() => void)[] = outer?.afterCommit ?? [];
+    // A savepoint's afterCommit calls are kept apart and join its transaction's when it is released
+    // (a rolled-back savepoint's are dropped): they run once the root transaction commits.
+    const deferred: (() => void)[] = [];
     const body = async (inner: PostgresSql): Promise<T> => {
       const scope: TxScope = { root, open: true, afterCommit: deferred };
       try {
@@ -103,7 +103,11 @@ export class PostgresSql implements Sql {
       }
     };
     try {
-      if (this.depth > 0) return await this.#savepoint(body);
+      if (this.depth > 0) {
+        const result = await this.#savepoint(body);
+        outer?.afterCommit.push(...deferred);
+        return result;
+      }
       const reserved = await (this.client as SQL).reserve();
       try {
         const result = await this.#transaction(reserved, body);

@@ -211,17 +211,25 @@ class SqliteTx implements Sql {
     const name = `gengate_sp${this.depth}`;
     this.core.exec(`SAVEPOINT ${name}`);
     const inner = new SqliteTx(this.core, this.depth + 1, this.rollups ? new Rollups() : null);
+    // Its afterCommit calls are kept apart and join the transaction's only if it is released.
+    const outer = openTransaction.getStore();
+    const scope = outer && { root: outer.root, open: true, afterCommit: [] as (() => void)[] };
     let result: T;
     try {
-      result = await fn(inner);
+      result = scope ? await openTransaction.run(scope, fn, inner) : await fn(inner);
     } catch (err) {
       inner.ended = true;
+      if (scope) scope.open = false;
       this.core.rollback(`ROLLBACK TO ${name}`, `RELEASE ${name}`);
-      throw err; // its rollup deltas are dropped with it
+      throw err; // its rollup deltas and afterCommit calls are dropped with it
     }
     inner.ended = true;
     this.core.exec(`RELEASE ${name}`);
     if (inner.rollups) this.rollups!.absorb(inner.rollups);
+    if (scope) {
+      scope.open = false;
+      outer!.afterCommit.push(...scope.afterCommit);
+    }
     return result;
   }
 }

@@ -127,7 +127,7 @@ export class SqlNestingError extends Error {
 export interface TxScope {
   root: object;
   open: boolean;
-  /** What `afterCommit` deferred: run once the outermost transaction committed (shared by savepoints). */
+  /** What `afterCommit` deferred: run once the outermost transaction committed (a savepoint's join it when released). */
   afterCommit: (() => void)[];
 }
 

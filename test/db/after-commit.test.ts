@@ -44,4 +44,37 @@ describe.each(dialects())("afterCommit (%s)", (dialect) => {
     ).rejects.toThrow("no");
     expect(seen).toEqual(["outside", "committed", "savepoint"]);
   });
+
+  test("a rolled-back savepoint's calls are dropped, a released one's run at the commit, in order", async () => {
+    // A group commit's item is a savepoint: one that failed after its settlement must not count it
+    // (metrics, hints) when the others commit.
+    const t = await openTestSql(dialect);
+    opened.push(t);
+    const { sql } = t;
+    await sql.run("CREATE TABLE t (v BIGINT NOT NULL)");
+    const seen: string[] = [];
+    await sql.tx(async (tx) => {
+      afterCommit(() => seen.push("before"));
+      await expect(
+        tx.tx(async (sp) => {
+          await sp.run("INSERT INTO t (v) VALUES (1)");
+          afterCommit(() => seen.push("rolled back"));
+          await sp.tx(async () => {
+            afterCommit(() => seen.push("inside the rolled-back one"));
+          });
+          throw new Error("no");
+        }),
+      ).rejects.toThrow("no");
+      await tx.tx(async (sp) => {
+        await sp.run("INSERT INTO t (v) VALUES (2)");
+        afterCommit(() => seen.push("released"));
+        await sp.tx(async () => {
+          afterCommit(() => seen.push("nested"));
+        });
+      });
+      afterCommit(() => seen.push("after"));
+      expect(seen).toEqual([]);
+    });
+    expect(seen).toEqual(["before", "released", "nested", "after"]);
+  });
 });
