@@ -9,12 +9,16 @@ afterAll(async () => {
 });
 
 describe.each(dialects())("afterCommit (%s)", (dialect) => {
-  test("runs after the commit (the row visible then), at once outside a transaction, never after a rollback", async () => {
+  /** A database of the dialect with a table `t`, and the list the deferred calls write to. */
+  async function withTable() {
     const t = await openTestSql(dialect);
     opened.push(t);
-    const { sql } = t;
-    await sql.run("CREATE TABLE t (v BIGINT NOT NULL)");
-    const seen: string[] = [];
+    await t.sql.run("CREATE TABLE t (v BIGINT NOT NULL)");
+    return { sql: t.sql, seen: [] as string[] };
+  }
+
+  test("runs after the commit (the row visible then), at once outside a transaction, never after a rollback", async () => {
+    const { sql, seen } = await withTable();
     afterCommit(() => seen.push("outside"));
     expect(seen).toEqual(["outside"]);
 
@@ -48,11 +52,7 @@ describe.each(dialects())("afterCommit (%s)", (dialect) => {
   test("a rolled-back savepoint's calls are dropped, a released one's run at the commit, in order", async () => {
     // A group commit's item is a savepoint: one that failed after its settlement must not count it
     // (metrics, hints) when the others commit.
-    const t = await openTestSql(dialect);
-    opened.push(t);
-    const { sql } = t;
-    await sql.run("CREATE TABLE t (v BIGINT NOT NULL)");
-    const seen: string[] = [];
+    const { sql, seen } = await withTable();
     await sql.tx(async (tx) => {
       afterCommit(() => seen.push("before"));
       await expect(
